@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# kfab top-level Makefile.
+#
+#   make            build kernel/kfab.ko, libshim, tools and selftests
+#   make demo       install what is missing, boot a VM with kfab loaded and
+#                   show `fi_info -p kfab` (README's first command)
+#   make test       host tests, checkpatch, sparse, then the selftests in a VM
+#   make install    install the module and the library on this host
+#
+# KDIR defaults to the Debian 6.1 headers that match the test VM's kernel.
+
+KVER     ?= $(shell tools/kver)
+KDIR     ?= /usr/src/linux-headers-$(KVER)
+KFAB_CACHE ?= /var/cache/kfab
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+
+# The kselftest harness and checkpatch come from Debian's linux-source-6.1,
+# extracted (never copied into the tree) by tools/ksrc into the cache.
+KSRC     ?= $(shell tools/ksrc --print-dir)
+KSFT_DIR := $(KSRC)/tools/testing/selftests
+
+# The test build of the module, with CONFIG_KFAB_TEST, lives apart from the
+# production one so that `make` never produces a test-enabled kernel/kfab.ko.
+KTEST_DIR := $(CURDIR)/build/ktest
+
+export KFAB_CACHE
+
+.PHONY: all module module-test libshim tools selftests deps ksrc check \
+	checkpatch sparse test demo install clean
+
+all: module libshim tools selftests
+
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m modules
+
+module-test:
+	@mkdir -p $(KTEST_DIR)/kernel $(KTEST_DIR)/uapi/linux
+	@cp -u kernel/*.c kernel/*.h kernel/Kbuild $(KTEST_DIR)/kernel/
+	@cp -u uapi/linux/*.h $(KTEST_DIR)/uapi/linux/
+	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_TEST=y modules
+
+libshim:
+	$(MAKE) -C libshim
+
+tools: libshim
+	$(MAKE) -C tools
+
+selftests: libshim ksrc
+	$(MAKE) -C selftests KSFT_DIR=$(KSFT_DIR)
+
+deps:
+	tools/install-deps
+
+ksrc:
+	@tools/ksrc
+
+checkpatch: ksrc
+	perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
+		--ignore FILE_PATH_CHANGES -f \
+		$(filter-out %.mod.c,$(wildcard kernel/*.c kernel/*.h)) uapi/linux/kfab.h
+
+sparse:
+	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_TEST=y \
+		C=2 CF="-Wsparse-error -Wsparse-all" modules
+
+check: module-test checkpatch sparse
+
+test: deps
+	$(MAKE) all module-test
+	selftests/run-tests
+
+demo: deps
+	$(MAKE) all
+	tools/kfab-vm -- fi_info -p kfab
+
+install: module libshim
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m INSTALL_MOD_DIR=extra modules_install
+	depmod -a $(KVER)
+	$(MAKE) -C libshim install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+	install -D -m 0644 uapi/linux/kfab.h $(DESTDIR)$(PREFIX)/include/linux/kfab.h
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean
+	-$(MAKE) -C libshim clean
+	-$(MAKE) -C tools clean
+	-$(MAKE) -C selftests clean
+	rm -rf build

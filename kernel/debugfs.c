@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * debugfs: /sys/kernel/debug/kfab/ (layout in Documentation/sysfs-debugfs.rst).
+ *
+ * "contexts" lists every open file of /dev/kfab with its opener and its
+ * objects.  debugfs is for root and for debugging: nothing here is ABI.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "kfab.h"
+
+static struct dentry *kfab_debugfs_root;
+
+static void kfab_debugfs_show_ctx(struct seq_file *s, struct kfab_ctx *ctx)
+{
+	struct kfab_object *obj;
+	unsigned long index;
+
+	seq_printf(s, "context %u pid %d uid %u comm %s\n", ctx->id, ctx->tgid,
+		   from_kuid(&init_user_ns, ctx->uid), ctx->comm);
+
+	xa_lock(&ctx->objects);
+	xa_for_each(&ctx->objects, index, obj)
+		seq_printf(s, "\t%s %u users %u\n",
+			   kfab_object_type_name(obj->type), obj->id,
+			   refcount_read(&obj->users));
+	xa_unlock(&ctx->objects);
+}
+
+static int kfab_debugfs_contexts_show(struct seq_file *s, void *unused)
+{
+	struct kfab_ctx *ctx;
+
+	mutex_lock(&kfab_ctx_lock);
+	list_for_each_entry(ctx, &kfab_ctx_list, node)
+		kfab_debugfs_show_ctx(s, ctx);
+	mutex_unlock(&kfab_ctx_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_contexts);
+
+void kfab_debugfs_init(void)
+{
+	/* debugfs failures are not fatal: the module works without it. */
+	kfab_debugfs_root = debugfs_create_dir("kfab", NULL);
+	debugfs_create_file("contexts", 0400, kfab_debugfs_root, NULL,
+			    &kfab_debugfs_contexts_fops);
+}
+
+void kfab_debugfs_exit(void)
+{
+	debugfs_remove_recursive(kfab_debugfs_root);
+}

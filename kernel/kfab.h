@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kfab internal definitions shared by the files of the module.
+ *
+ * Object model: every open of /dev/kfab makes a struct kfab_ctx.  Objects a
+ * context creates (domains now; AVs, CQs and endpoints later) sit in the
+ * context's xarray under a small integer id.  Each object carries a refcount
+ * of its users: the table holds one, and every object or operation that
+ * depends on it holds one more.  An object can be destroyed only when the
+ * table's reference is the last one, so a parent outlives its children.
+ */
+#ifndef KFAB_H
+#define KFAB_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/types.h>
+#include <linux/uidgid.h>
+#include <linux/xarray.h>
+
+#include <linux/kfab.h>
+
+#define KFAB_MODULE_VERSION_MAJOR	0
+#define KFAB_MODULE_VERSION_MINOR	1
+#define KFAB_MODULE_VERSION_PATCH	0
+
+/* Upper bound on any command's struct: bounds the zero-tail check. */
+#define KFAB_MAX_IOCTL_SIZE		PAGE_SIZE
+
+extern unsigned int kfab_max_objects;
+
+enum kfab_obj_type {
+	KFAB_OBJ_NONE,		/* reserved slot: allocated, not yet visible */
+	KFAB_OBJ_DOMAIN,
+	KFAB_OBJ_TYPE_MAX,
+};
+
+struct kfab_ctx;
+
+struct kfab_object {
+	enum kfab_obj_type type;
+	u32 id;
+	/* One for the context's table, one per dependent object or user. */
+	refcount_t users;
+	struct kfab_ctx *ctx;
+};
+
+/* Per-type behaviour, indexed by enum kfab_obj_type. */
+struct kfab_object_ops {
+	const char *name;
+	/* Frees the object; called once its last user is gone. */
+	void (*destroy)(struct kfab_object *obj);
+};
+
+/* One per open file of /dev/kfab. */
+struct kfab_ctx {
+	struct xarray objects;
+	u32 id;				/* node-unique, for debugfs */
+	pid_t tgid;			/* of the opener, in the initial pid ns */
+	kuid_t uid;
+	char comm[TASK_COMM_LEN];
+	struct list_head node;		/* on kfab_ctx_list */
+};
+
+/* main.c */
+extern struct mutex kfab_ctx_lock;
+extern struct list_head kfab_ctx_list;
+extern atomic_t kfab_nr_ctx;
+
+/* Arguments of one ioctl, handed to its handler by the dispatcher. */
+struct kfab_ucmd {
+	struct kfab_ctx *ctx;
+	void __user *ubuffer;
+	u32 user_size;
+	void *cmd;		/* kernel copy of the user's struct */
+};
+
+int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len);
+
+/* object.c */
+struct kfab_object *kfab_object_alloc(struct kfab_ctx *ctx, size_t size,
+				      enum kfab_obj_type type);
+void kfab_object_abort(struct kfab_ctx *ctx, struct kfab_object *obj);
+void kfab_object_finalize(struct kfab_ctx *ctx, struct kfab_object *obj);
+struct kfab_object *kfab_object_get(struct kfab_ctx *ctx, u32 id,
+				    enum kfab_obj_type type);
+void kfab_object_put(struct kfab_object *obj);
+int kfab_object_destroy(struct kfab_ctx *ctx, u32 id);
+void kfab_ctx_destroy_all(struct kfab_ctx *ctx);
+const char *kfab_object_type_name(enum kfab_obj_type type);
+int kfab_ioctl_destroy(struct kfab_ucmd *ucmd);
+
+/* domain.c */
+struct kfab_domain {
+	struct kfab_object obj;
+};
+
+int kfab_ioctl_domain_alloc(struct kfab_ucmd *ucmd);
+void kfab_domain_destroy(struct kfab_object *obj);
+
+/* sysfs.c */
+extern const struct attribute_group *kfab_sysfs_groups[];
+
+/* debugfs.c */
+void kfab_debugfs_init(void);
+void kfab_debugfs_exit(void);
+
+#endif /* KFAB_H */

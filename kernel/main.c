@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kfab: the libfabric (OFI) object model in the kernel.
+ *
+ * This file holds the misc device /dev/kfab, the life of a file context and
+ * the ioctl dispatcher.  The ABI rules the dispatcher enforces are written at
+ * the top of uapi/linux/kfab.h.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/nospec.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "kfab.h"
+
+unsigned int kfab_max_objects = 4096;
+module_param_named(max_objects, kfab_max_objects, uint, 0444);
+MODULE_PARM_DESC(max_objects, "Most objects one open file of /dev/kfab may hold (default 4096)");
+
+/* Protects kfab_ctx_list and kfab_next_ctx_id. */
+DEFINE_MUTEX(kfab_ctx_lock);
+LIST_HEAD(kfab_ctx_list);
+atomic_t kfab_nr_ctx = ATOMIC_INIT(0);
+static u32 kfab_next_ctx_id;
+
+static int kfab_fops_open(struct inode *inode, struct file *filp)
+{
+	struct kfab_ctx *ctx;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
+	if (!ctx)
+		return -ENOMEM;
+	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	ctx->tgid = task_tgid_nr(current);
+	ctx->uid = current_euid();
+	get_task_comm(ctx->comm, current);
+
+	mutex_lock(&kfab_ctx_lock);
+	ctx->id = ++kfab_next_ctx_id;
+	list_add_tail(&ctx->node, &kfab_ctx_list);
+	atomic_inc(&kfab_nr_ctx);
+	mutex_unlock(&kfab_ctx_lock);
+
+	filp->private_data = ctx;
+	return 0;
+}
+
+static int kfab_fops_release(struct inode *inode, struct file *filp)
+{
+	struct kfab_ctx *ctx = filp->private_data;
+
+	mutex_lock(&kfab_ctx_lock);
+	list_del(&ctx->node);
+	atomic_dec(&kfab_nr_ctx);
+	mutex_unlock(&kfab_ctx_lock);
+
+	kfab_ctx_destroy_all(ctx);
+	kfree(ctx);
+	return 0;
+}
+
+/**
+ * kfab_ucmd_respond() - copy a command's struct back to user space
+ * @ucmd: the command
+ * @cmd_len: the kernel's size of the struct
+ *
+ * Copies as much as the user's struct holds.  When the user's struct is
+ * longer, its tail was already checked to be zero on the way in.
+ *
+ * Return: 0 or -EFAULT.
+ */
+int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len)
+{
+	if (copy_to_user(ucmd->ubuffer, ucmd->cmd,
+			 min_t(size_t, ucmd->user_size, cmd_len)))
+		return -EFAULT;
+	return 0;
+}
+
+static int kfab_ioctl_query(struct kfab_ucmd *ucmd)
+{
+	struct kfab_query *cmd = ucmd->cmd;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+
+	/* Every output is written, whatever user space left in it. */
+	*cmd = (struct kfab_query) {
+		.size = cmd->size,
+		.abi_version = KFAB_ABI_VERSION,
+		.features = IS_ENABLED(CONFIG_KFAB_TEST) ? KFAB_FEATURE_TEST : 0,
+		.max_objects = kfab_max_objects,
+		.max_ioctl_size = KFAB_MAX_IOCTL_SIZE,
+		.module_version = KFAB_MODULE_VERSION_MAJOR << 16 |
+				  KFAB_MODULE_VERSION_MINOR << 8 |
+				  KFAB_MODULE_VERSION_PATCH,
+	};
+	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+/* Big enough for any command's struct. */
+union kfab_ucmd_buffer {
+	struct kfab_query query;
+	struct kfab_destroy destroy;
+	struct kfab_domain_alloc domain_alloc;
+};
+
+struct kfab_ioctl_op {
+	unsigned int size;	/* of the kernel's struct */
+	unsigned int min_size;	/* of the first version of the struct */
+	int (*execute)(struct kfab_ucmd *ucmd);
+};
+
+/*
+ * One line per command: its number, handler, struct and the last member of
+ * the struct's first version (which fixes the smallest size accepted).
+ */
+#define KFAB_IOCTL_OP(_nr, _fn, _struct, _last)				\
+	[_nr] = {							\
+		.size = sizeof(_struct) +				\
+			BUILD_BUG_ON_ZERO(sizeof(union kfab_ucmd_buffer) < \
+					  sizeof(_struct)),		\
+		.min_size = offsetofend(_struct, _last),		\
+		.execute = _fn,						\
+	}
+
+static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
+	KFAB_IOCTL_OP(KFAB_CMD_QUERY, kfab_ioctl_query, struct kfab_query,
+		      __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_DESTROY, kfab_ioctl_destroy,
+		      struct kfab_destroy, id),
+	KFAB_IOCTL_OP(KFAB_CMD_DOMAIN_ALLOC, kfab_ioctl_domain_alloc,
+		      struct kfab_domain_alloc, __reserved),
+};
+
+static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,
+			    unsigned long arg)
+{
+	struct kfab_ucmd ucmd = {
+		.ctx = filp->private_data,
+		.ubuffer = (void __user *)arg,
+	};
+	union kfab_ucmd_buffer buf;
+	const struct kfab_ioctl_op *op;
+	unsigned int nr = _IOC_NR(cmd);
+	int rc;
+
+	/* The size bits of @cmd are not checked: the struct's size is. */
+	if (_IOC_TYPE(cmd) != KFAB_TYPE ||
+	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
+	    nr >= ARRAY_SIZE(kfab_ioctl_ops))
+		return -ENOTTY;
+	op = &kfab_ioctl_ops[array_index_nospec(nr, ARRAY_SIZE(kfab_ioctl_ops))];
+	if (!op->execute)
+		return -ENOTTY;
+
+	rc = get_user(ucmd.user_size, (u32 __user *)ucmd.ubuffer);
+	if (rc)
+		return rc;
+	if (ucmd.user_size < op->min_size)
+		return -EINVAL;
+	if (ucmd.user_size > KFAB_MAX_IOCTL_SIZE)
+		return -E2BIG;
+
+	ucmd.cmd = &buf;
+	rc = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer,
+				   ucmd.user_size);
+	if (rc)
+		return rc;
+	return op->execute(&ucmd);
+}
+
+static const struct file_operations kfab_fops = {
+	.owner = THIS_MODULE,
+	.open = kfab_fops_open,
+	.release = kfab_fops_release,
+	.unlocked_ioctl = kfab_fops_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice kfab_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = KFAB_DEVICE_NAME,
+	.fops = &kfab_fops,
+	.groups = kfab_sysfs_groups,
+	/* Access is decided per object (AV modes and owners), not here. */
+	.mode = 0666,
+};
+
+static int __init kfab_init(void)
+{
+	int rc;
+
+	if (!kfab_max_objects) {
+		pr_err("kfab: max_objects must be at least 1\n");
+		return -EINVAL;
+	}
+
+	kfab_debugfs_init();
+	rc = misc_register(&kfab_misc);
+	if (rc) {
+		kfab_debugfs_exit();
+		return rc;
+	}
+	return 0;
+}
+
+static void __exit kfab_exit(void)
+{
+	misc_deregister(&kfab_misc);
+	kfab_debugfs_exit();
+}
+
+module_init(kfab_init);
+module_exit(kfab_exit);
+
+MODULE_DESCRIPTION("kfab: libfabric objects (AVs, receive contexts, completion rings) in the kernel");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_VERSION(__stringify(KFAB_MODULE_VERSION_MAJOR) "."
+	       __stringify(KFAB_MODULE_VERSION_MINOR) "."
+	       __stringify(KFAB_MODULE_VERSION_PATCH));
