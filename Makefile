@@ -6,6 +6,9 @@
 #   make demo       install what is missing, boot a VM with kfab loaded and
 #                   show `fi_info -p kfab` (README's first command)
 #   make test       host tests, checkpatch, sparse, then the selftests in a VM
+#                   on the stock Debian kernel and on a debug kernel (KASAN,
+#                   lockdep, kmemleak, UBSAN, failslab), built once and cached
+#   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make install    install the module and the library on this host
 #
 # KDIR defaults to the Debian 6.1 headers that match the test VM's kernel.
@@ -24,10 +27,12 @@ KSFT_DIR := $(KSRC)/tools/testing/selftests
 # The test build of the module, with CONFIG_KFAB_TEST, lives apart from the
 # production one so that `make` never produces a test-enabled kernel/kfab.ko.
 KTEST_DIR := $(CURDIR)/build/ktest
+# The same, built against the debug kernel's tree.
+KDEBUG_DIR := $(CURDIR)/build/kdebug
 
 export KFAB_CACHE
 
-.PHONY: all module module-test libshim tools selftests deps ksrc check \
+.PHONY: all module module-test module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
 	checkpatch sparse test demo install clean
 
 all: module libshim tools selftests
@@ -35,11 +40,26 @@ all: module libshim tools selftests
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m modules
 
+# copy-tree DIR: the module's sources, for a build outside kernel/
+define copy-tree
+	@mkdir -p $(1)/kernel $(1)/uapi/linux
+	@cp -u kernel/*.c kernel/*.h kernel/Kbuild $(1)/kernel/
+	@cp -u uapi/linux/*.h $(1)/uapi/linux/
+endef
+
 module-test:
-	@mkdir -p $(KTEST_DIR)/kernel $(KTEST_DIR)/uapi/linux
-	@cp -u kernel/*.c kernel/*.h kernel/Kbuild $(KTEST_DIR)/kernel/
-	@cp -u uapi/linux/*.h $(KTEST_DIR)/uapi/linux/
+	$(call copy-tree,$(KTEST_DIR))
 	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_TEST=y modules
+
+# Builds the debug kernel first if it is not cached (minutes, once).
+debug-kernel:
+	@mkdir -p build
+	tools/kfab-debug-kernel >build/debug-kernel-dir
+
+module-debug: debug-kernel
+	$(call copy-tree,$(KDEBUG_DIR))
+	$(MAKE) -C $$(cat build/debug-kernel-dir)/build M=$(KDEBUG_DIR)/kernel \
+		CONFIG_KFAB=m CONFIG_KFAB_TEST=y modules
 
 libshim:
 	$(MAKE) -C libshim
@@ -68,8 +88,12 @@ sparse:
 check: module-test checkpatch sparse
 
 test: deps
-	$(MAKE) all module-test
+	$(MAKE) all module-test module-debug
 	selftests/run-tests
+
+fuzz: deps
+	$(MAKE) all module-test module-debug
+	KFAB_FUZZ_OPS=1000000 selftests/run-tests --fuzz-only
 
 demo: deps
 	$(MAKE) all

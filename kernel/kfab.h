@@ -61,6 +61,10 @@ struct kfab_ctx {
 	kuid_t uid;
 	char comm[TASK_COMM_LEN];
 	struct list_head node;		/* on kfab_ctx_list */
+#ifdef CONFIG_KFAB_TEST
+	/* Passes to go before each fault point fires; 0 = disarmed. */
+	atomic_t test_fault[KFAB_FAULT_POINT_MAX];
+#endif
 };
 
 /* main.c */
@@ -77,6 +81,7 @@ struct kfab_ucmd {
 };
 
 int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len);
+int kfab_ucmd_copy_out(struct kfab_ucmd *ucmd, size_t cmd_len);
 
 /* object.c */
 struct kfab_object *kfab_object_alloc(struct kfab_ctx *ctx, size_t size,
@@ -98,6 +103,19 @@ struct kfab_domain {
 
 int kfab_ioctl_domain_alloc(struct kfab_ucmd *ucmd);
 void kfab_domain_destroy(struct kfab_object *obj);
+
+/* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
+#ifdef CONFIG_KFAB_TEST
+bool kfab_test_should_fail(struct kfab_ctx *ctx,
+			   enum kfab_test_fault_point point);
+int kfab_ioctl_test_fault(struct kfab_ucmd *ucmd);
+#else
+static inline bool kfab_test_should_fail(struct kfab_ctx *ctx,
+					 enum kfab_test_fault_point point)
+{
+	return false;
+}
+#endif
 
 /* sysfs.c */
 extern const struct attribute_group *kfab_sysfs_groups[];

@@ -63,7 +63,7 @@ static int kfab_fops_release(struct inode *inode, struct file *filp)
 }
 
 /**
- * kfab_ucmd_respond() - copy a command's struct back to user space
+ * kfab_ucmd_copy_out() - copy a command's struct back to user space
  * @ucmd: the command
  * @cmd_len: the kernel's size of the struct
  *
@@ -72,12 +72,20 @@ static int kfab_fops_release(struct inode *inode, struct file *filp)
  *
  * Return: 0 or -EFAULT.
  */
-int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len)
+int kfab_ucmd_copy_out(struct kfab_ucmd *ucmd, size_t cmd_len)
 {
 	if (copy_to_user(ucmd->ubuffer, ucmd->cmd,
 			 min_t(size_t, ucmd->user_size, cmd_len)))
 		return -EFAULT;
 	return 0;
+}
+
+/* kfab_ucmd_copy_out() for commands, with a fault-injection point. */
+int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len)
+{
+	if (kfab_test_should_fail(ucmd->ctx, KFAB_FAULT_COPY_OUT))
+		return -EFAULT;
+	return kfab_ucmd_copy_out(ucmd, cmd_len);
 }
 
 static int kfab_ioctl_query(struct kfab_ucmd *ucmd)
@@ -106,6 +114,9 @@ union kfab_ucmd_buffer {
 	struct kfab_query query;
 	struct kfab_destroy destroy;
 	struct kfab_domain_alloc domain_alloc;
+#ifdef CONFIG_KFAB_TEST
+	struct kfab_test_fault test_fault;
+#endif
 };
 
 struct kfab_ioctl_op {
@@ -134,6 +145,10 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_destroy, id),
 	KFAB_IOCTL_OP(KFAB_CMD_DOMAIN_ALLOC, kfab_ioctl_domain_alloc,
 		      struct kfab_domain_alloc, __reserved),
+#ifdef CONFIG_KFAB_TEST
+	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
+		      struct kfab_test_fault, out_remaining),
+#endif
 };
 
 static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,

@@ -25,51 +25,7 @@
 #include <linux/kfab.h>
 
 #include "kselftest_harness.h"
-
-#define KFAB_DEV "/dev/kfab"
-#define SYSFS_DIR "/sys/class/misc/kfab"
-
-static int kfab_open(void)
-{
-	return open(KFAB_DEV, O_RDWR | O_CLOEXEC);
-}
-
-/* ioctl() returning -errno, so ASSERT_EQ(-EINVAL, ...) reads naturally */
-static int kfab_ioctl(int fd, unsigned long cmd, void *arg)
-{
-	return ioctl(fd, cmd, arg) ? -errno : 0;
-}
-
-static int domain_alloc(int fd, uint32_t *id)
-{
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	int rc = kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
-
-	if (!rc)
-		*id = cmd.out_domain_id;
-	return rc;
-}
-
-static int destroy(int fd, uint32_t id)
-{
-	struct kfab_destroy cmd = { .size = sizeof(cmd), .id = id };
-
-	return kfab_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
-}
-
-static long read_sysfs_long(const char *path)
-{
-	char buf[64] = "";
-	long val = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		val = strtol(buf, NULL, 10);
-	fclose(f);
-	return val;
-}
+#include "kfab_test.h"
 
 FIXTURE(kfab) {
 	int fd;
@@ -190,7 +146,7 @@ TEST_F(kfab, longer_struct_with_zero_tail_is_accepted)
 	buf.cmd.size = sizeof(buf);
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &buf));
 	EXPECT_NE(0, buf.cmd.out_domain_id);
-	EXPECT_EQ(0, destroy(self->fd, buf.cmd.out_domain_id));
+	EXPECT_EQ(0, kfab_destroy(self->fd, buf.cmd.out_domain_id));
 
 	memset(&qbuf, 0, sizeof(qbuf));
 	qbuf.q.size = sizeof(qbuf);
@@ -283,14 +239,14 @@ TEST_F(kfab, domain_alloc_and_destroy)
 {
 	uint32_t a, b;
 
-	ASSERT_EQ(0, domain_alloc(self->fd, &a));
-	ASSERT_EQ(0, domain_alloc(self->fd, &b));
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &a));
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &b));
 	EXPECT_NE(0, a);
 	EXPECT_NE(0, b);
 	EXPECT_NE(a, b);
-	EXPECT_EQ(0, destroy(self->fd, a));
-	EXPECT_EQ(-ENOENT, destroy(self->fd, a));
-	EXPECT_EQ(0, destroy(self->fd, b));
+	EXPECT_EQ(0, kfab_destroy(self->fd, a));
+	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, a));
+	EXPECT_EQ(0, kfab_destroy(self->fd, b));
 }
 
 TEST_F(kfab, domain_alloc_rejects_flags_and_reserved)
@@ -305,21 +261,21 @@ TEST_F(kfab, domain_alloc_rejects_flags_and_reserved)
 
 TEST_F(kfab, destroy_of_unknown_id_is_enoent)
 {
-	EXPECT_EQ(-ENOENT, destroy(self->fd, 0));
-	EXPECT_EQ(-ENOENT, destroy(self->fd, 1));
-	EXPECT_EQ(-ENOENT, destroy(self->fd, 12345));
-	EXPECT_EQ(-ENOENT, destroy(self->fd, UINT32_MAX));
+	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 0));
+	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 1));
+	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 12345));
+	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, UINT32_MAX));
 }
 
 TEST_F(kfab, domain_ids_reuse_after_destroy)
 {
 	uint32_t a, b;
 
-	ASSERT_EQ(0, domain_alloc(self->fd, &a));
-	ASSERT_EQ(0, destroy(self->fd, a));
-	ASSERT_EQ(0, domain_alloc(self->fd, &b));
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &a));
+	ASSERT_EQ(0, kfab_destroy(self->fd, a));
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &b));
 	EXPECT_EQ(a, b);
-	EXPECT_EQ(0, destroy(self->fd, b));
+	EXPECT_EQ(0, kfab_destroy(self->fd, b));
 }
 
 TEST_F(kfab, objects_belong_to_their_file)
@@ -328,13 +284,13 @@ TEST_F(kfab, objects_belong_to_their_file)
 	uint32_t id, oid;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, domain_alloc(self->fd, &id));
-	ASSERT_EQ(0, domain_alloc(other, &oid));
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	ASSERT_EQ(0, kfab_domain_alloc(other, &oid));
 	/* Same numbers, different tables: neither reaches the other. */
 	EXPECT_EQ(id, oid);
-	EXPECT_EQ(0, destroy(other, oid));
-	EXPECT_EQ(-ENOENT, destroy(other, oid));
-	EXPECT_EQ(0, destroy(self->fd, id));
+	EXPECT_EQ(0, kfab_destroy(other, oid));
+	EXPECT_EQ(-ENOENT, kfab_destroy(other, oid));
+	EXPECT_EQ(0, kfab_destroy(self->fd, id));
 	close(other);
 }
 
@@ -347,10 +303,10 @@ TEST_F(kfab, object_limit_gives_enospc)
 	if (q.max_objects > 100000)
 		SKIP(return, "max_objects %u too large to fill", q.max_objects);
 	for (i = 0; i < q.max_objects; i++)
-		ASSERT_EQ(0, domain_alloc(self->fd, &id));
-	EXPECT_EQ(-ENOSPC, domain_alloc(self->fd, &id));
-	EXPECT_EQ(0, destroy(self->fd, q.max_objects / 2));
-	EXPECT_EQ(0, domain_alloc(self->fd, &id));
+		ASSERT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(-ENOSPC, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(0, kfab_destroy(self->fd, q.max_objects / 2));
+	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
 	EXPECT_EQ(q.max_objects / 2, id);
 	/* The rest go when the file closes (teardown). */
 }
@@ -359,12 +315,12 @@ TEST_F(kfab, object_limit_gives_enospc)
 
 TEST(sysfs_reports_abi_version)
 {
-	EXPECT_EQ(KFAB_ABI_VERSION, read_sysfs_long(SYSFS_DIR "/abi_version"));
+	EXPECT_EQ(KFAB_ABI_VERSION, read_sysfs_long(KFAB_SYSFS "/abi_version"));
 }
 
 TEST(sysfs_counts_open_contexts)
 {
-	long base = read_sysfs_long(SYSFS_DIR "/contexts");
+	long base = read_sysfs_long(KFAB_SYSFS "/contexts");
 	int fds[8];
 	int i;
 
@@ -373,10 +329,10 @@ TEST(sysfs_counts_open_contexts)
 		fds[i] = kfab_open();
 		ASSERT_LE(0, fds[i]);
 	}
-	EXPECT_EQ(base + 8, read_sysfs_long(SYSFS_DIR "/contexts"));
+	EXPECT_EQ(base + 8, read_sysfs_long(KFAB_SYSFS "/contexts"));
 	for (i = 0; i < 8; i++)
 		close(fds[i]);
-	EXPECT_EQ(base, read_sysfs_long(SYSFS_DIR "/contexts"));
+	EXPECT_EQ(base, read_sysfs_long(KFAB_SYSFS "/contexts"));
 }
 
 TEST(debugfs_lists_contexts_and_objects)
@@ -388,7 +344,7 @@ TEST(debugfs_lists_contexts_and_objects)
 	FILE *f;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, domain_alloc(fd, &id));
+	ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
 	f = fopen("/sys/kernel/debug/kfab/contexts", "r");
 	if (!f)
 		SKIP(close(fd); return, "debugfs not mounted");
@@ -407,7 +363,7 @@ TEST(debugfs_lists_contexts_and_objects)
 
 TEST(open_close_1000_times)
 {
-	long base = read_sysfs_long(SYSFS_DIR "/contexts");
+	long base = read_sysfs_long(KFAB_SYSFS "/contexts");
 	uint32_t id;
 	int i, fd;
 
@@ -415,11 +371,11 @@ TEST(open_close_1000_times)
 		fd = kfab_open();
 		ASSERT_LE(0, fd);
 		/* Leave objects behind on purpose: close must free them. */
-		ASSERT_EQ(0, domain_alloc(fd, &id));
-		ASSERT_EQ(0, domain_alloc(fd, &id));
+		ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+		ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
 		ASSERT_EQ(0, close(fd));
 	}
-	EXPECT_EQ(base, read_sysfs_long(SYSFS_DIR "/contexts"));
+	EXPECT_EQ(base, read_sysfs_long(KFAB_SYSFS "/contexts"));
 }
 
 static int churn(int fd, int rounds)
@@ -432,7 +388,7 @@ static int churn(int fd, int rounds)
 		if (kfab_ioctl(fd, KFAB_IOC_QUERY, &q) ||
 		    q.abi_version != KFAB_ABI_VERSION)
 			return -1;
-		if (domain_alloc(fd, &id) || destroy(fd, id))
+		if (kfab_domain_alloc(fd, &id) || kfab_destroy(fd, id))
 			return -1;
 	}
 	return 0;
@@ -498,7 +454,7 @@ static void *destroy_all_thread(void *p)
 
 	for (i = 0; i < 20000; i++)
 		for (id = 1; id < 8; id++)
-			destroy(arg->fd, id);
+			kfab_destroy(arg->fd, id);
 	return NULL;
 }
 
@@ -513,10 +469,10 @@ TEST(destroy_races_with_alloc)
 	arg.fd = fd;
 	ASSERT_EQ(0, pthread_create(&th, NULL, destroy_all_thread, &arg));
 	for (i = 0; i < 20000; i++) {
-		int rc = domain_alloc(fd, &id);
+		int rc = kfab_domain_alloc(fd, &id);
 
 		ASSERT_EQ(0, rc);
-		rc = destroy(fd, id);
+		rc = kfab_destroy(fd, id);
 		ASSERT_TRUE(rc == 0 || rc == -ENOENT);
 	}
 	pthread_join(th, NULL);
@@ -531,20 +487,20 @@ TEST(fork_shares_the_context)
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, domain_alloc(fd, &id));
+	ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(destroy(fd, id) ? 1 : 0);
+		_exit(kfab_destroy(fd, id) ? 1 : 0);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(-ENOENT, destroy(fd, id));
+	EXPECT_EQ(-ENOENT, kfab_destroy(fd, id));
 	close(fd);
 }
 
 TEST(killed_process_releases_its_context)
 {
-	long base = read_sysfs_long(SYSFS_DIR "/contexts");
+	long base = read_sysfs_long(KFAB_SYSFS "/contexts");
 	int status, pipefd[2];
 	pid_t pid;
 	char c;
@@ -557,17 +513,17 @@ TEST(killed_process_releases_its_context)
 		int i, fd = kfab_open();
 
 		for (i = 0; fd >= 0 && i < 100; i++)
-			domain_alloc(fd, &id);
+			kfab_domain_alloc(fd, &id);
 		if (write(pipefd[1], "x", 1) != 1)
 			_exit(1);
 		pause();
 		_exit(0);
 	}
 	ASSERT_EQ(1, read(pipefd[0], &c, 1));
-	EXPECT_EQ(base + 1, read_sysfs_long(SYSFS_DIR "/contexts"));
+	EXPECT_EQ(base + 1, read_sysfs_long(KFAB_SYSFS "/contexts"));
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	EXPECT_EQ(base, read_sysfs_long(SYSFS_DIR "/contexts"));
+	EXPECT_EQ(base, read_sysfs_long(KFAB_SYSFS "/contexts"));
 	close(pipefd[0]);
 	close(pipefd[1]);
 }

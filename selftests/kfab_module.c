@@ -18,6 +18,7 @@
 #include <linux/kfab.h>
 
 #include "kselftest_harness.h"
+#include "kfab_test.h"
 
 static int load(const char *params)
 {
@@ -46,13 +47,12 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static int query(int fd)
+static int query_ok(int fd)
 {
-	struct kfab_query q = { .size = sizeof(q) };
+	struct kfab_query q;
+	int rc = kfab_query(fd, &q);
 
-	if (ioctl(fd, KFAB_IOC_QUERY, &q))
-		return -errno;
-	return q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO;
+	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
 }
 
 FIXTURE(module) {
@@ -76,13 +76,14 @@ FIXTURE_TEARDOWN(module)
 
 TEST_F(module, rmmod_refused_while_a_file_is_open)
 {
-	int fd = open("/dev/kfab", O_RDWR | O_CLOEXEC);
-	int rc;
+	int fd, rc;
 
+	RETURN_IF_SETUP_SKIPPED();
+	fd = kfab_open();
 	ASSERT_LE(0, fd);
 	rc = unload();
 	EXPECT_TRUE(rc == -EWOULDBLOCK || rc == -EBUSY) TH_LOG("rc %d", rc);
-	EXPECT_EQ(0, query(fd));
+	EXPECT_EQ(0, query_ok(fd));
 	close(fd);
 }
 
@@ -90,21 +91,23 @@ TEST_F(module, load_unload_loop)
 {
 	int i, fd;
 
+	RETURN_IF_SETUP_SKIPPED();
 	for (i = 0; i < 20; i++) {
 		ASSERT_EQ(0, unload());
 		EXPECT_FALSE(exists("/dev/kfab"));
 		EXPECT_FALSE(exists("/sys/class/misc/kfab"));
 		EXPECT_FALSE(exists("/sys/kernel/debug/kfab"));
 		ASSERT_EQ(0, load(""));
-		fd = open("/dev/kfab", O_RDWR | O_CLOEXEC);
+		fd = kfab_open();
 		ASSERT_LE(0, fd);
-		EXPECT_EQ(0, query(fd));
+		EXPECT_EQ(0, query_ok(fd));
 		close(fd);
 	}
 }
 
 TEST_F(module, second_load_is_eexist)
 {
+	RETURN_IF_SETUP_SKIPPED();
 	EXPECT_EQ(-EEXIST, load(""));
 }
 
@@ -113,12 +116,13 @@ TEST_F(module, bad_parameters_are_refused)
 	struct kfab_query q = { .size = sizeof(q) };
 	int fd;
 
+	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, unload());
 	EXPECT_EQ(-EINVAL, load("max_objects=0"));
 	EXPECT_FALSE(exists("/dev/kfab"));
 
 	ASSERT_EQ(0, load("max_objects=7"));
-	fd = open("/dev/kfab", O_RDWR | O_CLOEXEC);
+	fd = kfab_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, KFAB_IOC_QUERY, &q));
 	EXPECT_EQ(7, q.max_objects);

@@ -44,4 +44,11 @@ KFAB_CHECK_OFF(kfab_domain_alloc, out_domain_id, 8);
 KFAB_CHECK_OFF(kfab_domain_alloc, __reserved, 12);
 KFAB_CHECK_CMD(KFAB_IOC_DOMAIN_ALLOC, kfab_domain_alloc);
 
+KFAB_CHECK_SIZE(kfab_test_fault, 16);
+KFAB_CHECK_OFF(kfab_test_fault, size, 0);
+KFAB_CHECK_OFF(kfab_test_fault, point, 4);
+KFAB_CHECK_OFF(kfab_test_fault, nth, 8);
+KFAB_CHECK_OFF(kfab_test_fault, out_remaining, 12);
+KFAB_CHECK_CMD(KFAB_IOC_TEST_FAULT, kfab_test_fault);
+
 #endif /* KFAB_UAPI_LAYOUT_H */

@@ -31,6 +31,8 @@ TEST(commands_are_iowr_with_the_kfab_type)
 TEST(test_commands_do_not_collide_with_production_ones)
 {
 	EXPECT_LT(KFAB_CMD_DOMAIN_ALLOC, KFAB_CMD_TEST_BASE);
+	EXPECT_EQ(KFAB_CMD_TEST_BASE, _IOC_NR(KFAB_IOC_TEST_FAULT));
+	EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(KFAB_IOC_TEST_FAULT));
 }
 
 TEST_HARNESS_MAIN

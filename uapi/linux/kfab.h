@@ -39,6 +39,7 @@ enum kfab_cmd_nr {
 	KFAB_CMD_DOMAIN_ALLOC = 0x02,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
+	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
 };
 
 /* Bits of kfab_query.features */
@@ -105,5 +106,42 @@ struct kfab_domain_alloc {
 
 #define KFAB_IOC_DOMAIN_ALLOC \
 	_IOWR(KFAB_TYPE, KFAB_CMD_DOMAIN_ALLOC, struct kfab_domain_alloc)
+
+/*
+ * Test-only commands.  They exist only in a module built with
+ * CONFIG_KFAB_TEST (KFAB_FEATURE_TEST); a production module answers -ENOTTY.
+ */
+
+/* Fault-injection points of KFAB_IOC_TEST_FAULT */
+enum kfab_test_fault_point {
+	/* kfab's own allocations of objects: fail with -ENOMEM */
+	KFAB_FAULT_ALLOC = 0,
+	/* copying a command's answer back to user space: fail with -EFAULT */
+	KFAB_FAULT_COPY_OUT = 1,
+	KFAB_FAULT_POINT_MAX,
+};
+
+/**
+ * struct kfab_test_fault - KFAB_IOC_TEST_FAULT: make the nth pass fail
+ * @size: sizeof(struct kfab_test_fault)
+ * @point: a KFAB_FAULT_* point (-EINVAL otherwise)
+ * @nth: the nth pass through @point in this file fails (1 = the next); 0
+ *	disarms
+ * @out_remaining: out: passes that were still to go before this call; 0
+ *	means the fault armed earlier has fired (or none was armed)
+ *
+ * Faults are per open file, one shot, and count passes made by any thread
+ * using the file.  This is how the selftests walk every failure path of
+ * every command, as the kernel's fail-nth does for allocations.
+ */
+struct kfab_test_fault {
+	__u32 size;
+	__u32 point;
+	__u32 nth;
+	__u32 out_remaining;
+};
+
+#define KFAB_IOC_TEST_FAULT \
+	_IOWR(KFAB_TYPE, KFAB_CMD_TEST_FAULT, struct kfab_test_fault)
 
 #endif /* _UAPI_LINUX_KFAB_H */

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: the ioctl wrappers of /dev/kfab.  This is the only file that
+ * talks to the device; everything else calls these.
+ *
+ * Each command struct is zero-initialised with .size set to the struct this
+ * library was built with (uapi/linux/kfab.h); the kernel accepts any size
+ * from the command's first version on.  Every wrapper returns 0 or -errno,
+ * which is also a libfabric error code (fi_errno.h's FI_E* equal errno).
+ */
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int kfab_dev_open(const char *path, int *fd)
+{
+	int ret = open(path, O_RDWR | O_CLOEXEC);
+
+	if (ret < 0)
+		return -errno;
+	*fd = ret;
+	return 0;
+}
+
+void kfab_dev_close(int fd)
+{
+	/* The kernel destroys what is left in the file's context. */
+	close(fd);
+}
+
+static int kfab_dev_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+int kfab_dev_query(int fd, struct kfab_query *query)
+{
+	struct kfab_query cmd = { .size = sizeof(cmd) };
+	int ret = kfab_dev_ioctl(fd, KFAB_IOC_QUERY, &cmd);
+
+	if (!ret)
+		*query = cmd;
+	return ret;
+}
+
+int kfab_dev_domain_alloc(int fd, uint32_t *domain_id)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	int ret = kfab_dev_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+
+	if (!ret)
+		*domain_id = cmd.out_domain_id;
+	return ret;
+}
+
+int kfab_dev_destroy(int fd, uint32_t id)
+{
+	struct kfab_destroy cmd = { .size = sizeof(cmd), .id = id };
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
+}

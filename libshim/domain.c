@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: fid_domain.  A domain is a domain object of the kernel
+ * (KFAB_IOC_DOMAIN_ALLOC) in its fabric's file; it will be the parent of the
+ * AVs, CQs, counters and endpoints.  None of those exist yet: their open
+ * calls answer -FI_ENOSYS, as do memory registrations.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+/*
+ * A failed close changes nothing: the domain stays open and usable, so the
+ * caller may try again (-FI_EBUSY: the kernel still holds children).
+ */
+static int kfab_domain_close(struct fid *fid)
+{
+	struct kfab_domain *dom =
+		container_of(fid, struct kfab_domain, domain_fid.fid);
+	struct kfab_fabric *fab = dom->fabric;
+	int ret;
+
+	ret = kfab_dev_destroy(fab->fd, dom->id);
+	if (ret) {
+		KFAB_WARN(DOMAIN, "domain %u: KFAB_IOC_DESTROY: %s\n", dom->id,
+			  fi_strerror(-ret));
+		return ret;
+	}
+
+	pthread_mutex_lock(&fab->lock);
+	fab->domain_cnt--;
+	pthread_mutex_unlock(&fab->lock);
+	free(dom);
+	return 0;
+}
+
+static const struct fi_ops kfab_domain_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_domain_close,
+	.bind = kfab_no_bind,
+	.control = kfab_no_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static const struct fi_ops_domain kfab_domain_ops = {
+	.size = sizeof(struct fi_ops_domain),
+	.av_open = kfab_no_av_open,
+	.cq_open = kfab_no_cq_open,
+	.endpoint = kfab_no_endpoint,
+	.scalable_ep = kfab_no_scalable_ep,
+	.cntr_open = kfab_no_cntr_open,
+	.poll_open = kfab_no_poll_open,
+	.stx_ctx = kfab_no_stx_ctx,
+	.srx_ctx = kfab_no_srx_ctx,
+	.query_atomic = kfab_no_query_atomic,
+	.query_collective = kfab_no_query_collective,
+	.endpoint2 = kfab_no_endpoint2,
+};
+
+static const struct fi_ops_mr kfab_domain_mr_ops = {
+	.size = sizeof(struct fi_ops_mr),
+	.reg = kfab_no_mr_reg,
+	.regv = kfab_no_mr_regv,
+	.regattr = kfab_no_mr_regattr,
+};
+
+bool kfab_is_domain(const struct fid_domain *domain)
+{
+	return domain->fid.fclass == FI_CLASS_DOMAIN &&
+	       domain->fid.ops == &kfab_domain_fi_ops;
+}
+
+/**
+ * kfab_domain_open() - struct fi_ops_fabric.domain: fi_domain() for kfab
+ * @fabric: a kfab fabric
+ * @info: an fi_info of kfab's (its hints must match what kfab offers, as
+ *	  in fi_getinfo(); domain_attr->name, if set, must be kfab's)
+ * @domain: out: the new domain
+ * @context: the application's context for the fid
+ *
+ * Return: 0; -FI_EINVAL without @info; -FI_ENODATA when @info asks for
+ * what kfab does not offer; -FI_ENOMEM; or the kernel's -errno (-ENOSPC
+ * once the fabric's file holds max_objects objects).
+ */
+int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, void *context)
+{
+	struct kfab_fabric *fab = to_kfab_fabric(fabric);
+	struct kfab_domain *dom;
+	int ret;
+
+	if (!info || !domain)
+		return -FI_EINVAL;
+	ret = kfab_info_check(info);
+	if (ret)
+		return ret;
+
+	dom = calloc(1, sizeof(*dom));
+	if (!dom)
+		return -FI_ENOMEM;
+
+	pthread_mutex_lock(&fab->lock);
+	ret = kfab_dev_domain_alloc(fab->fd, &dom->id);
+	if (!ret)
+		fab->domain_cnt++;
+	pthread_mutex_unlock(&fab->lock);
+	if (ret) {
+		KFAB_WARN(DOMAIN, "KFAB_IOC_DOMAIN_ALLOC: %s\n",
+			  fi_strerror(-ret));
+		free(dom);
+		return ret;
+	}
+
+	dom->fabric = fab;
+	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
+	dom->domain_fid.fid.context = context;
+	dom->domain_fid.fid.ops = (struct fi_ops *)&kfab_domain_fi_ops;
+	dom->domain_fid.ops = (struct fi_ops_domain *)&kfab_domain_ops;
+	dom->domain_fid.mr = (struct fi_ops_mr *)&kfab_domain_mr_ops;
+	*domain = &dom->domain_fid;
+	KFAB_DBG(DOMAIN, "domain %u opened\n", dom->id);
+	return 0;
+}
+
+/* fi_domain2(): kfab is no peer domain yet, so no flag is known. */
+int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain, uint64_t flags,
+		      void *context)
+{
+	if (flags) {
+		KFAB_INFO(DOMAIN, "fi_domain2 flags 0x%llx not supported\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	return kfab_domain_open(fabric, info, domain, context);
+}

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: stubs for the operations kfab does not implement yet.
+ *
+ * libfabric requires every op table to be fully populated (fi_provider(7));
+ * libfabric 1.17 keeps its fi_no_* helpers inside the library, so kfab has
+ * its own.  Each answers the error the man page of the operation lists for
+ * "not supported": -FI_ENOSYS almost everywhere.  When a feature lands, its
+ * table entry moves to the real function and the stub goes away.
+ */
+#include "internal.h"
+
+/* ---- struct fi_ops ---- */
+
+int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	(void)fid; (void)bfid; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_control(struct fid *fid, int command, void *arg)
+{
+	(void)fid; (void)command; (void)arg;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		     void **ops, void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_tostr(const struct fid *fid, char *buf, size_t len)
+{
+	(void)fid; (void)buf; (void)len;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		    void *ops, void *context)
+{
+	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- struct fi_ops_fabric ---- */
+
+int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		       struct fid_pep **pep, void *context)
+{
+	(void)fabric; (void)info; (void)pep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		    struct fid_eq **eq, void *context)
+{
+	(void)fabric; (void)attr; (void)eq; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		      struct fid_wait **waitset)
+{
+	(void)fabric; (void)attr; (void)waitset;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
+{
+	(void)fabric; (void)fids; (void)count;
+	return -FI_ENOSYS;
+}
+
+/* ---- struct fi_ops_domain ---- */
+
+int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		    struct fid_av **av, void *context)
+{
+	(void)domain; (void)attr; (void)av; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		    struct fid_cq **cq, void *context)
+{
+	(void)domain; (void)attr; (void)cq; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
+		     struct fid_ep **ep, void *context)
+{
+	(void)domain; (void)info; (void)ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **sep, void *context)
+{
+	(void)domain; (void)info; (void)sep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		      struct fid_cntr **cntr, void *context)
+{
+	(void)domain; (void)attr; (void)cntr; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		      struct fid_poll **pollset)
+{
+	(void)domain; (void)attr; (void)pollset;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		    struct fid_stx **stx, void *context)
+{
+	(void)domain; (void)attr; (void)stx; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context)
+{
+	(void)domain; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			 enum fi_op op, struct fi_atomic_attr *attr,
+			 uint64_t flags)
+{
+	(void)domain; (void)datatype; (void)op; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_query_collective(struct fid_domain *domain,
+			     enum fi_collective_op coll,
+			     struct fi_collective_attr *attr, uint64_t flags)
+{
+	(void)domain; (void)coll; (void)attr; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep, uint64_t flags, void *context)
+{
+	(void)domain; (void)info; (void)ep; (void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- struct fi_ops_mr ---- */
+
+int kfab_no_mr_reg(struct fid *fid, const void *buf, size_t len,
+		   uint64_t access, uint64_t offset, uint64_t requested_key,
+		   uint64_t flags, struct fid_mr **mr, void *context)
+{
+	(void)fid; (void)buf; (void)len; (void)access; (void)offset;
+	(void)requested_key; (void)flags; (void)mr; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		    uint64_t access, uint64_t offset, uint64_t requested_key,
+		    uint64_t flags, struct fid_mr **mr, void *context)
+{
+	(void)fid; (void)iov; (void)count; (void)access; (void)offset;
+	(void)requested_key; (void)flags; (void)mr; (void)context;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		       uint64_t flags, struct fid_mr **mr)
+{
+	(void)fid; (void)attr; (void)flags; (void)mr;
+	return -FI_ENOSYS;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kfab/kfab.h - extensions of the kfab libfabric provider.
+ *
+ * The calls here are static inline wrappers over libfabric's own extension
+ * hooks (fi_get_val() with provider-specific names that have FI_PROV_SPECIFIC
+ * set, as rdma/fabric.h asks), so an application needs only -lfabric and no
+ * link against libkfab: the provider that libfabric loaded from
+ * FI_PROVIDER_PATH answers them, and libfabric's hook providers pass them
+ * through.  Called on an object of another provider they fail with whatever
+ * that provider answers for an unknown name (normally -FI_ENOSYS).
+ */
+#ifndef KFAB_KFAB_H
+#define KFAB_KFAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The provider's version, as fi_info reports it in fabric_attr->prov_version. */
+#define KFAB_PROV_VERSION	FI_VERSION(0, 1)
+
+/**
+ * struct kfab_abi_info - what the kfab kernel module told a fabric
+ * @size: in: sizeof(struct kfab_abi_info) of the caller (kfab_query() sets it)
+ * @abi_version: KFAB_ABI_VERSION of the module (<linux/kfab.h>)
+ * @features: KFAB_FEATURE_* bits of the module
+ * @max_objects: most kernel objects (domains, ...) one fabric may hold
+ * @max_ioctl_size: largest command struct the module accepts
+ * @module_version: the module's version, (major << 16 | minor << 8 | patch)
+ *
+ * Grows only at the end.  The provider fills what the caller's @size holds
+ * and zeroes members of a newer caller that it does not know.
+ */
+struct kfab_abi_info {
+	uint32_t size;
+	uint32_t abi_version;
+	uint32_t features;
+	uint32_t max_objects;
+	uint32_t max_ioctl_size;
+	uint32_t module_version;
+};
+
+/* fi_get_val() name on a kfab fabric: val is a struct kfab_abi_info *. */
+#define KFAB_FABRIC_ABI_INFO	((int)(FI_PROV_SPECIFIC | 0x4b460001U))
+
+/**
+ * kfab_query() - the kernel ABI version and limits behind a kfab fabric
+ * @fabric: a fabric opened with fi_fabric() from a kfab fi_info
+ * @info: filled in on success
+ *
+ * The values are those the module reported when the fabric was opened
+ * (KFAB_IOC_QUERY); no system call is made.
+ *
+ * Return: 0, or -FI_EINVAL for a NULL @info, or the error of a fabric that
+ * is not kfab's (normally -FI_ENOSYS).
+ */
+static inline int kfab_query(struct fid_fabric *fabric,
+			     struct kfab_abi_info *info)
+{
+	if (!info)
+		return -FI_EINVAL;
+	info->size = sizeof(*info);
+	return fi_get_val(&fabric->fid, KFAB_FABRIC_ABI_INFO, info);
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KFAB_KFAB_H */

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: the fi_info kfab offers, and hints matched against it.
+ *
+ * kfab states only what exists.  Today that is fabrics and domains: no
+ * endpoint, AV, CQ, counter or memory registration can be opened yet.  So:
+ *
+ *  - caps = FI_LOCAL_COMM and nothing else.  FI_LOCAL_COMM is a secondary
+ *    capability that says where peers may be (on this host: kfab is a
+ *    kernel module of one machine) without promising any data transfer
+ *    interface; FI_REMOTE_COMM is never claimed.  FI_MSG, FI_TAGGED,
+ *    FI_RMA, FI_ATOMIC... appear when their endpoints work, so until then
+ *    hints asking for any of them get -FI_ENODATA and the application moves
+ *    on to a provider that can serve it.  With hints == NULL (or caps == 0)
+ *    kfab still lists one fi_info, so fi_info(1) and fi_fabric()/fi_domain()
+ *    users can find it.
+ *  - addr_format = FI_FORMAT_UNSPEC: a provider-specific, opaque address
+ *    that applications exchange out of band (fi_getinfo(3)).  kfab's
+ *    endpoint names will be kernel-assigned and mean nothing outside kfab;
+ *    FI_ADDR_STR or sockaddrs would promise a parser and a network kfab
+ *    does not have.  Hints asking for any concrete format get -FI_ENODATA.
+ *  - ep_type FI_EP_RDM: the endpoint type kfab is built for.  MSG and
+ *    DGRAM are refused, which also keeps the rxm/rxd utility providers from
+ *    stacking on kfab.
+ *  - Sizes and counts of what cannot be created are 0 (tx/rx queue sizes,
+ *    max_msg_size, cq/ep/cntr/mr counts, key sizes); the structural one
+ *    transmit and one receive context per endpoint are reported as 1.
+ *  - threading FI_THREAD_SAFE (objects lock what they change), so any
+ *    threading hint is satisfied and echoed back; control progress
+ *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
+ *    progress FI_PROGRESS_MANUAL, the promise that is always true; no mode
+ *    and no mr_mode bit is required; av_type FI_AV_UNSPEC until AVs exist.
+ *
+ * Matching follows fi_getinfo(3): a non-zero hint must be supported or the
+ * answer is -FI_ENODATA; zero is a wildcard, except for mode bits, where
+ * the hints list what the application can live with.  Each refusal is
+ * logged at FI_LOG_INFO with the field that failed (FI_LOG_LEVEL=info).
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/*
+ * Not const only because struct fi_info points at its attributes through
+ * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
+ */
+static struct fi_tx_attr kfab_tx_attr = {
+	.caps = 0,
+	.mode = 0,
+	.op_flags = 0,
+	.msg_order = FI_ORDER_NONE,
+	.comp_order = FI_ORDER_NONE,
+	.inject_size = 0,
+	.size = 0,
+	.iov_limit = 0,
+	.rma_iov_limit = 0,
+};
+
+static struct fi_rx_attr kfab_rx_attr = {
+	.caps = 0,
+	.mode = 0,
+	.op_flags = 0,
+	.msg_order = FI_ORDER_NONE,
+	.comp_order = FI_ORDER_NONE,
+	.total_buffered_recv = 0,
+	.size = 0,
+	.iov_limit = 0,
+};
+
+static struct fi_ep_attr kfab_ep_attr = {
+	.type = FI_EP_RDM,
+	.protocol = FI_PROTO_UNSPEC,
+	.protocol_version = 0,
+	.max_msg_size = 0,
+	.tx_ctx_cnt = 1,
+	.rx_ctx_cnt = 1,
+};
+
+static struct fi_domain_attr kfab_domain_attr = {
+	.name = KFAB_DOMAIN_NAME,
+	.threading = FI_THREAD_SAFE,
+	.control_progress = FI_PROGRESS_AUTO,
+	.data_progress = FI_PROGRESS_MANUAL,
+	.resource_mgmt = FI_RM_ENABLED,
+	.av_type = FI_AV_UNSPEC,
+	.mr_mode = 0,
+	.max_ep_tx_ctx = 1,
+	.max_ep_rx_ctx = 1,
+	.caps = FI_LOCAL_COMM,
+	.mode = 0,
+};
+
+/* prov_name stays NULL: libfabric's core fills it in (and api_version). */
+static struct fi_fabric_attr kfab_fabric_attr = {
+	.name = KFAB_FABRIC_NAME,
+	.prov_version = KFAB_PROV_VERSION,
+};
+
+static const struct fi_info kfab_offer = {
+	.caps = FI_LOCAL_COMM,
+	.mode = 0,
+	.addr_format = FI_FORMAT_UNSPEC,
+	.tx_attr = &kfab_tx_attr,
+	.rx_attr = &kfab_rx_attr,
+	.ep_attr = &kfab_ep_attr,
+	.domain_attr = &kfab_domain_attr,
+	.fabric_attr = &kfab_fabric_attr,
+};
+
+/* ---- the three shapes of a hint ---- */
+
+/* A set of capabilities or flags: each one asked for must be offered. */
+static bool kfab_bits_ok(const char *field, uint64_t want, uint64_t have)
+{
+	if (!(want & ~have))
+		return true;
+	KFAB_INFO(CORE, "hints: %s 0x%llx not offered (kfab: 0x%llx)\n", field,
+		  (unsigned long long)want, (unsigned long long)have);
+	return false;
+}
+
+/* Mode bits: every one kfab requires must be one the application accepts. */
+static bool kfab_mode_ok(const char *field, uint64_t accepted,
+			 uint64_t required)
+{
+	if (!(required & ~accepted))
+		return true;
+	KFAB_INFO(CORE, "hints: %s 0x%llx lacks what kfab requires (0x%llx)\n",
+		  field, (unsigned long long)accepted,
+		  (unsigned long long)required);
+	return false;
+}
+
+/* A size or count: what is asked for must fit in what is offered. */
+static bool kfab_max_ok(const char *field, size_t want, size_t have)
+{
+	if (want <= have)
+		return true;
+	KFAB_INFO(CORE, "hints: %s %zu above kfab's %zu\n", field, want, have);
+	return false;
+}
+
+/* One value of an enum (or a name): unspecified, or exactly kfab's. */
+static bool kfab_enum_ok(const char *field, int want, int have)
+{
+	if (!want || want == have)
+		return true;
+	KFAB_INFO(CORE, "hints: %s %d not offered (kfab: %d)\n", field, want,
+		  have);
+	return false;
+}
+
+static bool kfab_name_ok(const char *field, const char *want,
+			 const char *have)
+{
+	if (!want || !strcmp(want, have))
+		return true;
+	KFAB_INFO(CORE, "hints: %s \"%s\" is not kfab's \"%s\"\n", field, want,
+		  have);
+	return false;
+}
+
+/* An enum where kfab serves every value: unspecified or up to @max. */
+static bool kfab_range_ok(const char *field, int want, int max)
+{
+	if (want >= 0 && want <= max)
+		return true;
+	KFAB_INFO(CORE, "hints: %s %d unknown\n", field, want);
+	return false;
+}
+
+/* ---- per attribute struct ---- */
+
+static bool kfab_tx_attr_ok(const struct fi_tx_attr *want)
+{
+	const struct fi_tx_attr *have = &kfab_tx_attr;
+
+	if (!want)
+		return true;
+	/* Old applications copy info->caps here: judge against those. */
+	return kfab_bits_ok("tx_attr->caps", want->caps, kfab_offer.caps) &&
+	       kfab_mode_ok("tx_attr->mode", want->mode, have->mode) &&
+	       kfab_bits_ok("tx_attr->op_flags", want->op_flags, have->op_flags) &&
+	       kfab_bits_ok("tx_attr->msg_order", want->msg_order, have->msg_order) &&
+	       kfab_bits_ok("tx_attr->comp_order", want->comp_order, have->comp_order) &&
+	       kfab_max_ok("tx_attr->inject_size", want->inject_size, have->inject_size) &&
+	       kfab_max_ok("tx_attr->size", want->size, have->size) &&
+	       kfab_max_ok("tx_attr->iov_limit", want->iov_limit, have->iov_limit) &&
+	       kfab_max_ok("tx_attr->rma_iov_limit", want->rma_iov_limit,
+			   have->rma_iov_limit) &&
+	       kfab_enum_ok("tx_attr->tclass", want->tclass, FI_TC_UNSPEC);
+}
+
+static bool kfab_rx_attr_ok(const struct fi_rx_attr *want)
+{
+	const struct fi_rx_attr *have = &kfab_rx_attr;
+
+	if (!want)
+		return true;
+	return kfab_bits_ok("rx_attr->caps", want->caps, kfab_offer.caps) &&
+	       kfab_mode_ok("rx_attr->mode", want->mode, have->mode) &&
+	       kfab_bits_ok("rx_attr->op_flags", want->op_flags, have->op_flags) &&
+	       kfab_bits_ok("rx_attr->msg_order", want->msg_order, have->msg_order) &&
+	       kfab_bits_ok("rx_attr->comp_order", want->comp_order, have->comp_order) &&
+	       kfab_max_ok("rx_attr->total_buffered_recv", want->total_buffered_recv,
+			   have->total_buffered_recv) &&
+	       kfab_max_ok("rx_attr->size", want->size, have->size) &&
+	       kfab_max_ok("rx_attr->iov_limit", want->iov_limit, have->iov_limit);
+}
+
+static bool kfab_ep_attr_ok(const struct fi_ep_attr *want)
+{
+	const struct fi_ep_attr *have = &kfab_ep_attr;
+
+	if (!want)
+		return true;
+	/* FI_SHARED_CONTEXT (SIZE_MAX) fails too: there are no stx/srx. */
+	return kfab_enum_ok("ep_attr->type", want->type, have->type) &&
+	       kfab_enum_ok("ep_attr->protocol", want->protocol, have->protocol) &&
+	       kfab_max_ok("ep_attr->protocol_version", want->protocol_version,
+			   have->protocol_version) &&
+	       kfab_max_ok("ep_attr->max_msg_size", want->max_msg_size,
+			   have->max_msg_size) &&
+	       kfab_max_ok("ep_attr->max_order_raw_size", want->max_order_raw_size,
+			   have->max_order_raw_size) &&
+	       kfab_max_ok("ep_attr->max_order_war_size", want->max_order_war_size,
+			   have->max_order_war_size) &&
+	       kfab_max_ok("ep_attr->max_order_waw_size", want->max_order_waw_size,
+			   have->max_order_waw_size) &&
+	       kfab_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt, have->tx_ctx_cnt) &&
+	       kfab_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt, have->rx_ctx_cnt) &&
+	       kfab_max_ok("ep_attr->auth_key_size", want->auth_key_size,
+			   have->auth_key_size);
+}
+
+static bool kfab_domain_attr_ok(const struct fi_domain_attr *want)
+{
+	const struct fi_domain_attr *have = &kfab_domain_attr;
+
+	if (!want)
+		return true;
+	if (want->domain && !kfab_is_domain(want->domain)) {
+		KFAB_INFO(CORE, "hints: domain_attr->domain is not a kfab domain\n");
+		return false;
+	}
+	/*
+	 * Thread safety satisfies every threading model, automatic control
+	 * progress every control progress hint, and kfab runs with or without
+	 * resource management, so those hints only need to be known values.
+	 * kfab requires no mr_mode bit, so every mr_mode hint fits.
+	 */
+	return kfab_name_ok("domain_attr->name", want->name, have->name) &&
+	       kfab_range_ok("domain_attr->threading", want->threading,
+			     FI_THREAD_ENDPOINT) &&
+	       kfab_range_ok("domain_attr->control_progress",
+			     want->control_progress, FI_PROGRESS_MANUAL) &&
+	       kfab_enum_ok("domain_attr->data_progress", want->data_progress,
+			    have->data_progress) &&
+	       kfab_range_ok("domain_attr->resource_mgmt", want->resource_mgmt,
+			     FI_RM_ENABLED) &&
+	       kfab_enum_ok("domain_attr->av_type", want->av_type, have->av_type) &&
+	       kfab_max_ok("domain_attr->mr_key_size", want->mr_key_size,
+			   have->mr_key_size) &&
+	       kfab_max_ok("domain_attr->cq_data_size", want->cq_data_size,
+			   have->cq_data_size) &&
+	       kfab_max_ok("domain_attr->cq_cnt", want->cq_cnt, have->cq_cnt) &&
+	       kfab_max_ok("domain_attr->ep_cnt", want->ep_cnt, have->ep_cnt) &&
+	       kfab_max_ok("domain_attr->tx_ctx_cnt", want->tx_ctx_cnt,
+			   have->tx_ctx_cnt) &&
+	       kfab_max_ok("domain_attr->rx_ctx_cnt", want->rx_ctx_cnt,
+			   have->rx_ctx_cnt) &&
+	       kfab_max_ok("domain_attr->max_ep_tx_ctx", want->max_ep_tx_ctx,
+			   have->max_ep_tx_ctx) &&
+	       kfab_max_ok("domain_attr->max_ep_rx_ctx", want->max_ep_rx_ctx,
+			   have->max_ep_rx_ctx) &&
+	       kfab_max_ok("domain_attr->max_ep_stx_ctx", want->max_ep_stx_ctx,
+			   have->max_ep_stx_ctx) &&
+	       kfab_max_ok("domain_attr->max_ep_srx_ctx", want->max_ep_srx_ctx,
+			   have->max_ep_srx_ctx) &&
+	       kfab_max_ok("domain_attr->cntr_cnt", want->cntr_cnt, have->cntr_cnt) &&
+	       kfab_max_ok("domain_attr->mr_iov_limit", want->mr_iov_limit,
+			   have->mr_iov_limit) &&
+	       kfab_bits_ok("domain_attr->caps", want->caps, have->caps) &&
+	       kfab_mode_ok("domain_attr->mode", want->mode, have->mode) &&
+	       kfab_max_ok("domain_attr->auth_key_size", want->auth_key_size,
+			   have->auth_key_size) &&
+	       kfab_max_ok("domain_attr->max_err_data", want->max_err_data,
+			   have->max_err_data) &&
+	       kfab_max_ok("domain_attr->mr_cnt", want->mr_cnt, have->mr_cnt) &&
+	       kfab_enum_ok("domain_attr->tclass", want->tclass, FI_TC_UNSPEC);
+}
+
+static bool kfab_fabric_attr_ok(const struct fi_fabric_attr *want)
+{
+	if (!want)
+		return true;
+	if (want->fabric && !kfab_is_fabric(want->fabric)) {
+		KFAB_INFO(CORE, "hints: fabric_attr->fabric is not a kfab fabric\n");
+		return false;
+	}
+	/* prov_name was the core's to match; versions are outputs. */
+	return kfab_name_ok("fabric_attr->name", want->name,
+			    kfab_fabric_attr.name);
+}
+
+/**
+ * kfab_info_check() - do hints ask only for what kfab offers?
+ * @hints: fi_getinfo() hints, or the fi_info handed to fi_domain(); NULL
+ *	   matches
+ *
+ * Return: 0, or -FI_ENODATA (the reason is logged at FI_LOG_INFO).
+ */
+int kfab_info_check(const struct fi_info *hints)
+{
+	if (!hints)
+		return 0;
+	if (kfab_bits_ok("caps", hints->caps, kfab_offer.caps) &&
+	    kfab_mode_ok("mode", hints->mode, kfab_offer.mode) &&
+	    kfab_enum_ok("addr_format", hints->addr_format,
+			 kfab_offer.addr_format) &&
+	    kfab_tx_attr_ok(hints->tx_attr) &&
+	    kfab_rx_attr_ok(hints->rx_attr) &&
+	    kfab_ep_attr_ok(hints->ep_attr) &&
+	    kfab_domain_attr_ok(hints->domain_attr) &&
+	    kfab_fabric_attr_ok(hints->fabric_attr))
+		return 0;
+	return -FI_ENODATA;
+}
+
+/*
+ * Before API 1.5 mr_mode was an enum, and an application gets back the
+ * FI_MR_BASIC or FI_MR_SCALABLE it asked for (kfab has nothing to register,
+ * so either is true); an old caller with no preference gets FI_MR_SCALABLE,
+ * the one of the two that asks nothing of it.  From 1.5 on mr_mode lists the
+ * bits the provider requires: none.
+ */
+static int kfab_mr_mode(uint32_t version, int hint)
+{
+	if (hint == FI_MR_BASIC || hint == FI_MR_SCALABLE)
+		return hint;
+	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
+		return FI_MR_SCALABLE;
+	return kfab_domain_attr.mr_mode;
+}
+
+/**
+ * kfab_info_get() - the fi_info list kfab answers fi_getinfo() with
+ * @version: the API version the caller asked for
+ * @hints: the caller's hints, already accepted by kfab_info_check(), or NULL
+ * @info: out: the list, for the caller to fi_freeinfo()
+ *
+ * Where kfab serves several values of a hint, the answer carries the one the
+ * application asked for.
+ *
+ * Return: 0 or -FI_ENOMEM.
+ */
+int kfab_info_get(uint32_t version, const struct fi_info *hints,
+		  struct fi_info **info)
+{
+	const struct fi_domain_attr *want;
+	struct fi_domain_attr *attr;
+	struct fi_info *fi;
+
+	fi = fi_dupinfo(&kfab_offer);
+	if (!fi)
+		return -FI_ENOMEM;
+
+	attr = fi->domain_attr;
+	want = hints ? hints->domain_attr : NULL;
+	if (want && want->threading)
+		attr->threading = want->threading;
+	if (want && want->control_progress)
+		attr->control_progress = want->control_progress;
+	if (want && want->resource_mgmt)
+		attr->resource_mgmt = want->resource_mgmt;
+	attr->mr_mode = kfab_mr_mode(version, want ? want->mr_mode : 0);
+
+	*info = fi;
+	return 0;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libshim: kfab's libfabric provider - private declarations.
+ *
+ * The provider maps libfabric's fid_* objects onto objects of the kfab
+ * kernel module (/dev/kfab).  One file per object, as libfabric's providers
+ * do:
+ *
+ *   prov.c    fi_prov_ini(), the struct fi_provider, getinfo, parameters
+ *   info.c    the fi_info kfab offers and the matching of hints against it
+ *   fabric.c  fid_fabric: one open file of the device per fabric
+ *   domain.c  fid_domain: one kernel domain object per domain
+ *   dev.c     the ioctl wrappers, the only code that talks to the device
+ *   enosys.c  stubs for every operation that does not exist yet
+ *
+ * Every op table is static const and fully populated.  libfabric's public
+ * structs hold non-const op pointers (struct fid.ops and friends), so the
+ * tables are cast when installed: nothing in libfabric writes through them.
+ */
+#ifndef KFAB_INTERNAL_H
+#define KFAB_INTERNAL_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_log.h>
+#include <rdma/providers/fi_prov.h>
+
+#include <linux/kfab.h>
+
+#include <kfab/kfab.h>
+
+/* Names kfab reports in fi_info and expects back in fi_fabric/fi_domain. */
+#define KFAB_PROV_NAME		"kfab"
+#define KFAB_FABRIC_NAME	"kfab"
+#define KFAB_DOMAIN_NAME	"kfab0"
+#define KFAB_DEFAULT_DEV	"/dev/kfab"
+
+/* rdma/fabric.h has one; this is the same, for when it has not. */
+#ifndef container_of
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+/* ---- provider (prov.c) ---- */
+
+extern struct fi_provider kfab_prov;
+
+/* The device path: FI_KFAB_DEV, read once when libfabric loads kfab. */
+const char *kfab_dev_path(void);
+
+/*
+ * Logging: libfabric's FI_WARN/FI_INFO/FI_DBG with kfab's provider and a
+ * FI_LOG_<subsys> subsystem, e.g. KFAB_WARN(DOMAIN, "...\n").  FI_DBG
+ * compiles to nothing unless built with ENABLE_DEBUG=1 (make DEBUG=1).
+ */
+#define KFAB_WARN(subsys, ...)	FI_WARN(&kfab_prov, FI_LOG_##subsys, __VA_ARGS__)
+#define KFAB_INFO(subsys, ...)	FI_INFO(&kfab_prov, FI_LOG_##subsys, __VA_ARGS__)
+#define KFAB_DBG(subsys, ...)	FI_DBG(&kfab_prov, FI_LOG_##subsys, __VA_ARGS__)
+
+/* ---- fi_info (info.c) ---- */
+
+int kfab_info_get(uint32_t version, const struct fi_info *hints,
+		  struct fi_info **info);
+int kfab_info_check(const struct fi_info *hints);
+
+/* ---- device (dev.c): each returns 0 or -errno ---- */
+
+int kfab_dev_open(const char *path, int *fd);
+void kfab_dev_close(int fd);
+int kfab_dev_query(int fd, struct kfab_query *query);
+int kfab_dev_domain_alloc(int fd, uint32_t *domain_id);
+int kfab_dev_destroy(int fd, uint32_t id);
+
+/* ---- fabric (fabric.c) ---- */
+
+/**
+ * struct kfab_fabric - a fid_fabric: one open file of the kfab device
+ * @fabric_fid: what libfabric sees
+ * @fd: the open device; every object of this fabric lives in its context
+ * @abi: the device's answer to KFAB_IOC_QUERY when the fabric was opened
+ * @lock: protects @domain_cnt
+ * @domain_cnt: open domains; the fabric cannot close while any is open
+ */
+struct kfab_fabric {
+	struct fid_fabric fabric_fid;
+	int fd;
+	struct kfab_query abi;
+	pthread_mutex_t lock;
+	unsigned int domain_cnt;
+};
+
+static inline struct kfab_fabric *to_kfab_fabric(struct fid_fabric *fabric)
+{
+	return container_of(fabric, struct kfab_fabric, fabric_fid);
+}
+
+int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+		     void *context);
+bool kfab_is_fabric(const struct fid_fabric *fabric);
+int kfab_fabric_dev_open(int *fd, struct kfab_query *abi);
+
+/* ---- domain (domain.c) ---- */
+
+/**
+ * struct kfab_domain - a fid_domain: a domain object of the kernel
+ * @domain_fid: what libfabric sees
+ * @fabric: the parent; holds one count in its domain_cnt for us
+ * @id: the kernel's id of the domain in @fabric's file
+ */
+struct kfab_domain {
+	struct fid_domain domain_fid;
+	struct kfab_fabric *fabric;
+	uint32_t id;
+};
+
+static inline struct kfab_domain *to_kfab_domain(struct fid_domain *domain)
+{
+	return container_of(domain, struct kfab_domain, domain_fid);
+}
+
+int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+		     struct fid_domain **domain, void *context);
+int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
+		      struct fid_domain **domain, uint64_t flags,
+		      void *context);
+bool kfab_is_domain(const struct fid_domain *domain);
+
+/* ---- stubs (enosys.c) ---- */
+
+/* struct fi_ops */
+int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int kfab_no_control(struct fid *fid, int command, void *arg);
+int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+		     void **ops, void *context);
+int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
+int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+		    void *ops, void *context);
+
+/* struct fi_ops_fabric */
+int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		       struct fid_pep **pep, void *context);
+int kfab_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		    struct fid_eq **eq, void *context);
+int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		      struct fid_wait **waitset);
+int kfab_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
+
+/* struct fi_ops_domain */
+int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		    struct fid_av **av, void *context);
+int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		    struct fid_cq **cq, void *context);
+int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
+		     struct fid_ep **ep, void *context);
+int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+			struct fid_ep **sep, void *context);
+int kfab_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		      struct fid_cntr **cntr, void *context);
+int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		      struct fid_poll **pollset);
+int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+		    struct fid_stx **stx, void *context);
+int kfab_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
+		    struct fid_ep **rx_ep, void *context);
+int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+			 enum fi_op op, struct fi_atomic_attr *attr,
+			 uint64_t flags);
+int kfab_no_query_collective(struct fid_domain *domain,
+			     enum fi_collective_op coll,
+			     struct fi_collective_attr *attr, uint64_t flags);
+int kfab_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		      struct fid_ep **ep, uint64_t flags, void *context);
+
+/* struct fi_ops_mr */
+int kfab_no_mr_reg(struct fid *fid, const void *buf, size_t len,
+		   uint64_t access, uint64_t offset, uint64_t requested_key,
+		   uint64_t flags, struct fid_mr **mr, void *context);
+int kfab_no_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		    uint64_t access, uint64_t offset, uint64_t requested_key,
+		    uint64_t flags, struct fid_mr **mr, void *context);
+int kfab_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		       uint64_t flags, struct fid_mr **mr);
+
+#endif /* KFAB_INTERNAL_H */

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: the provider itself - fi_prov_ini(), getinfo, cleanup.
+ *
+ * libfabric's core dlopen()s every *fi.so in FI_PROVIDER_PATH (by default
+ * $libdir/libfabric) and calls fi_prov_ini(), the one symbol it looks up.
+ * From then on the core calls kfab only through struct fi_provider and the
+ * op tables of the objects kfab hands out.
+ */
+#include <limits.h>
+#include <string.h>
+
+#include "internal.h"
+
+static char kfab_dev[PATH_MAX] = KFAB_DEFAULT_DEV;
+
+const char *kfab_dev_path(void)
+{
+	return kfab_dev;
+}
+
+/*
+ * fi_getinfo() reaches this for every caller of libfabric whose hints do not
+ * exclude kfab, including the rxm/rxd utility providers probing for MSG and
+ * DGRAM endpoints, so the hints are matched before the device is touched,
+ * and a missing device is only worth an info line: it is the normal state of
+ * a machine without the module.
+ */
+static int kfab_getinfo(uint32_t version, const char *node,
+			const char *service, uint64_t flags,
+			const struct fi_info *hints, struct fi_info **info)
+{
+	struct kfab_query abi;
+	int fd, ret;
+
+	(void)flags;
+	/*
+	 * kfab has no addresses yet (no endpoints): node, service and
+	 * FI_SOURCE select nothing, so they are accepted and ignored.
+	 */
+	if (node || service)
+		KFAB_INFO(CORE, "node \"%s\" / service \"%s\" ignored: kfab has no addressing yet\n",
+			  node ? node : "", service ? service : "");
+
+	ret = kfab_info_check(hints);
+	if (ret)
+		return ret;
+
+	ret = kfab_fabric_dev_open(&fd, &abi);
+	if (ret) {
+		KFAB_INFO(CORE, "%s unusable (%s): kfab offers nothing\n",
+			  kfab_dev_path(), fi_strerror(-ret));
+		return -FI_ENODATA;
+	}
+	kfab_dev_close(fd);
+
+	return kfab_info_get(version, hints, info);
+}
+
+static void kfab_cleanup(void)
+{
+	/* Nothing global to release: every resource belongs to an object. */
+}
+
+struct fi_provider kfab_prov = {
+	.name = KFAB_PROV_NAME,
+	.version = KFAB_PROV_VERSION,
+	/*
+	 * The libfabric API kfab is written against.  The core skips a
+	 * provider whose fi_version is below what the application asks for,
+	 * so this is also the newest API a caller may request from kfab.
+	 */
+	.fi_version = FI_VERSION(1, 17),
+	.getinfo = kfab_getinfo,
+	.fabric = kfab_fabric_open,
+	.cleanup = kfab_cleanup,
+};
+
+FI_EXT_INI
+{
+	char *dev = NULL;
+
+	fi_param_define(&kfab_prov, "dev", FI_PARAM_STRING,
+			"Path of the kfab device (default: %s)",
+			KFAB_DEFAULT_DEV);
+
+	/*
+	 * Read once, when libfabric loads kfab, like every libfabric
+	 * parameter: a process sees one device for its whole life.
+	 */
+	if (!fi_param_get_str(&kfab_prov, "dev", &dev) && dev && *dev) {
+		if (strlen(dev) < sizeof(kfab_dev))
+			strcpy(kfab_dev, dev);
+		else
+			KFAB_WARN(CORE, "FI_KFAB_DEV too long, using %s\n",
+				  kfab_dev);
+	}
+	KFAB_INFO(CORE, "device %s\n", kfab_dev);
+
+	return &kfab_prov;
+}

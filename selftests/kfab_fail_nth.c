@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Walk every failure point of every command that allocates or answers, the
+ * way iommufd's fail_nth selftest does: make the 1st, 2nd, ... pass fail
+ * until the command runs through with the fault unfired, and check after
+ * each failure that the command failed cleanly and left nothing behind.
+ *
+ * Two sources of faults:
+ *  - kfab's own points (KFAB_IOC_TEST_FAULT, CONFIG_KFAB_TEST): object
+ *    allocation and the copy of the answer to user space, on any kernel;
+ *  - the kernel's failslab/fail_page_alloc with /proc/thread-self/fail-nth,
+ *    which fails every slab and page allocation the syscall makes, kfab's
+ *    and the core kernel's alike (debug kernel only).
+ *
+ * "Left nothing behind" is checked through id reuse: object ids are the
+ * lowest free ones, so a leaked or half-published object would shift the
+ * next id; and through the open-file count in sysfs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <linux/kfab.h>
+
+#include "kselftest_harness.h"
+#include "kfab_test.h"
+
+#define FAIL_NTH "/proc/thread-self/fail-nth"
+#define MAX_WALK 1000
+
+static bool has_test_feature(int fd)
+{
+	struct kfab_query q = { .size = sizeof(q) };
+
+	return !kfab_ioctl(fd, KFAB_IOC_QUERY, &q) &&
+	       (q.features & KFAB_FEATURE_TEST);
+}
+
+/* Arm @point to fail on the @nth pass; returns what was still to go. */
+static int arm(int fd, unsigned int point, unsigned int nth)
+{
+	struct kfab_test_fault f = {
+		.size = sizeof(f), .point = point, .nth = nth,
+	};
+
+	if (kfab_ioctl(fd, KFAB_IOC_TEST_FAULT, &f))
+		return -1;
+	return f.out_remaining;
+}
+
+/*
+ * The operations walked.  Each runs against a file that holds exactly one
+ * domain (id 1) and reports 0 or -errno; the expected state afterwards is
+ * the same whether it failed or not, once "undo" has run.
+ */
+struct walk_op {
+	const char *name;
+	int (*run)(int fd);
+	void (*undo)(int fd);	/* after a success: back to one domain */
+};
+
+static int op_query(int fd)
+{
+	struct kfab_query q = { .size = sizeof(q) };
+	int rc = kfab_ioctl(fd, KFAB_IOC_QUERY, &q);
+
+	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
+}
+
+static int op_domain_alloc(int fd)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	int rc = kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+
+	/* The lowest free id: anything else means a slot leaked. */
+	return rc ? rc : (cmd.out_domain_id == 2 ? 0 : -EPROTO);
+}
+
+static void undo_domain_alloc(int fd)
+{
+	struct kfab_destroy d = { .size = sizeof(d), .id = 2 };
+
+	kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+}
+
+static int op_destroy(int fd)
+{
+	struct kfab_destroy d = { .size = sizeof(d), .id = 1 };
+
+	return kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+}
+
+static void undo_destroy(int fd)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+
+	kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+}
+
+static const struct walk_op walk_ops[] = {
+	{ "query", op_query, NULL },
+	{ "domain_alloc", op_domain_alloc, undo_domain_alloc },
+	{ "destroy", op_destroy, undo_destroy },
+};
+
+/* The file's state is one domain, id 1, and nothing else. */
+static bool state_is_one_domain(int fd)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	struct kfab_destroy d = { .size = sizeof(d) };
+
+	/* Ids are the lowest free: a leaked slot would make this 3 or more. */
+	if (kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd) || cmd.out_domain_id != 2)
+		return false;
+	d.id = 2;
+	if (kfab_ioctl(fd, KFAB_IOC_DESTROY, &d))
+		return false;
+	/* Destroy and re-create id 1 to prove it is a live domain. */
+	d.id = 1;
+	if (kfab_ioctl(fd, KFAB_IOC_DESTROY, &d))
+		return false;
+	if (kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd))
+		return false;
+	return cmd.out_domain_id == 1;
+}
+
+FIXTURE(walk) {
+	int fd;
+};
+
+FIXTURE_VARIANT(walk) {
+	unsigned int point;
+	int expected;
+};
+
+FIXTURE_VARIANT_ADD(walk, alloc) {
+	.point = KFAB_FAULT_ALLOC,
+	.expected = -ENOMEM,
+};
+
+FIXTURE_VARIANT_ADD(walk, copy_out) {
+	.point = KFAB_FAULT_COPY_OUT,
+	.expected = -EFAULT,
+};
+
+FIXTURE_SETUP(walk)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+
+	self->fd = kfab_open();
+	ASSERT_LE(0, self->fd);
+	if (!has_test_feature(self->fd))
+		SKIP(return, "module built without CONFIG_KFAB_TEST");
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &cmd));
+	ASSERT_EQ(1, cmd.out_domain_id);
+}
+
+FIXTURE_TEARDOWN(walk)
+{
+	close(self->fd);
+}
+
+TEST_F(walk, kfab_fault_points_fail_cleanly)
+{
+	unsigned int i, n, fired;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < sizeof(walk_ops) / sizeof(walk_ops[0]); i++) {
+		const struct walk_op *op = &walk_ops[i];
+
+		fired = 0;
+		for (n = 1; n < MAX_WALK; n++) {
+			int rc, remaining;
+
+			ASSERT_EQ(0, arm(self->fd, variant->point, n));
+			rc = op->run(self->fd);
+			remaining = arm(self->fd, variant->point, 0);
+			if (remaining > 0) {
+				/* Fewer than n passes: ran through. */
+				ASSERT_EQ(0, rc) TH_LOG("%s", op->name);
+				if (op->undo)
+					op->undo(self->fd);
+				break;
+			}
+			fired++;
+			EXPECT_TRUE(rc == 0 || rc == variant->expected)
+				TH_LOG("%s: pass %u: rc %d", op->name, n, rc);
+			if (!rc && op->undo)
+				op->undo(self->fd);
+			ASSERT_TRUE(state_is_one_domain(self->fd))
+				TH_LOG("%s: pass %u left a mess", op->name, n);
+		}
+		ASSERT_LT(n, MAX_WALK);
+		TH_LOG("%s: %u failure points", op->name, fired);
+	}
+}
+
+TEST_F(walk, faults_are_per_file)
+{
+	int other;
+
+	RETURN_IF_SETUP_SKIPPED();
+	other = kfab_open();
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, arm(self->fd, variant->point, 1));
+	EXPECT_EQ(0, op_query(other));
+	EXPECT_EQ(1, arm(self->fd, variant->point, 0));
+	close(other);
+}
+
+TEST_F(walk, bad_point_is_einval)
+{
+	struct kfab_test_fault f = {
+		.size = sizeof(f), .point = KFAB_FAULT_POINT_MAX, .nth = 1,
+	};
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_TEST_FAULT, &f));
+	f.point = UINT32_MAX;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_TEST_FAULT, &f));
+}
+
+/* failslab + fail_page_alloc through /proc/thread-self/fail-nth */
+
+static int write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, val, strlen(val));
+	close(fd);
+	return n == (ssize_t)strlen(val) ? 0 : -EIO;
+}
+
+static int set_fail_nth(unsigned int n)
+{
+	char buf[16];
+
+	snprintf(buf, sizeof(buf), "%u", n);
+	return write_file(FAIL_NTH, buf);
+}
+
+static int get_fail_nth(void)
+{
+	char buf[16] = "";
+	int fd = open(FAIL_NTH, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 ? atoi(buf) : -1;
+}
+
+static bool setup_failslab(void)
+{
+	if (access(FAIL_NTH, W_OK))
+		return false;
+	/* GFP_KERNEL allocations are exempt unless told otherwise; and no
+	 * stack dumps: the test bed treats "Call Trace" as a kernel splat.
+	 */
+	return !write_file("/sys/kernel/debug/failslab/ignore-gfp-wait", "N") &&
+	       !write_file("/sys/kernel/debug/failslab/verbose", "0") &&
+	       !write_file("/sys/kernel/debug/fail_page_alloc/ignore-gfp-wait", "N") &&
+	       !write_file("/sys/kernel/debug/fail_page_alloc/verbose", "0");
+}
+
+FIXTURE(failslab) {
+	int fd;
+};
+
+FIXTURE_SETUP(failslab)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+
+	if (!setup_failslab())
+		SKIP(return, "no fail-nth: kernel without FAULT_INJECTION");
+	self->fd = kfab_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &cmd));
+	ASSERT_EQ(1, cmd.out_domain_id);
+}
+
+FIXTURE_TEARDOWN(failslab)
+{
+	if (self->fd > 0)
+		close(self->fd);
+}
+
+TEST_F(failslab, every_allocating_ioctl_fails_cleanly)
+{
+	unsigned int i, n, fired;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < sizeof(walk_ops) / sizeof(walk_ops[0]); i++) {
+		const struct walk_op *op = &walk_ops[i];
+
+		fired = 0;
+		for (n = 1; n < MAX_WALK; n++) {
+			int rc, left;
+
+			ASSERT_EQ(0, set_fail_nth(n));
+			rc = op->run(self->fd);
+			left = get_fail_nth();
+			set_fail_nth(0);
+			if (left > 0) {
+				ASSERT_EQ(0, rc) TH_LOG("%s", op->name);
+				if (op->undo)
+					op->undo(self->fd);
+				break;
+			}
+			fired++;
+			EXPECT_TRUE(rc == 0 || rc == -ENOMEM)
+				TH_LOG("%s: pass %u: rc %d", op->name, n, rc);
+			if (!rc && op->undo)
+				op->undo(self->fd);
+			ASSERT_TRUE(state_is_one_domain(self->fd))
+				TH_LOG("%s: pass %u left a mess", op->name, n);
+		}
+		ASSERT_LT(n, MAX_WALK);
+		TH_LOG("%s: %u allocation points", op->name, fired);
+	}
+}
+
+TEST_F(failslab, open_fails_cleanly)
+{
+	long base = kfab_contexts();
+	unsigned int n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (n = 1; n < MAX_WALK; n++) {
+		int fd, left;
+
+		ASSERT_EQ(0, set_fail_nth(n));
+		fd = kfab_open();
+		left = get_fail_nth();
+		set_fail_nth(0);
+		if (fd >= 0)
+			close(fd);
+		else
+			EXPECT_EQ(ENOMEM, errno);
+		EXPECT_EQ(base, kfab_contexts());
+		if (left > 0) {
+			ASSERT_LE(0, fd);
+			break;
+		}
+	}
+	ASSERT_LT(n, MAX_WALK);
+}
+
+TEST_HARNESS_MAIN

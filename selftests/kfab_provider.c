@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The kfab libfabric provider (libshim/) through libfabric's public API:
+ * fi_getinfo, fi_fabric, fi_domain, the op tables and the kfab extension.
+ *
+ * Runs in two places.  On the host there is no /dev/kfab: the tests that
+ * need no device run, the others SKIP.  In the VM, with kfab.ko loaded,
+ * everything runs.  The device is FI_KFAB_DEV if set, else /dev/kfab, as
+ * for the provider.
+ *
+ * FI_PROVIDER_PATH must name libshim/prov (the runner sets it).  Each test
+ * sets FI_PROVIDER=kfab, so that no other provider answers, before its
+ * first libfabric call: libfabric reads its parameters once, when it
+ * initialises, and the harness runs every test in a fresh forked process in
+ * which libfabric has not been initialised yet.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include <linux/kfab.h>
+#include <kfab/kfab.h>
+
+/* The harness has an unused parameter; this file builds with -Wextra. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
+#define NR_DOMAINS	64
+
+static const char *kfab_dev(void)
+{
+	const char *dev = getenv("FI_KFAB_DEV");
+
+	return dev && *dev ? dev : "/dev/kfab";
+}
+
+static bool have_device(void)
+{
+	return !access(kfab_dev(), R_OK | W_OK);
+}
+
+/* Hints naming kfab, as fi_info -p kfab passes them. */
+static struct fi_info *kfab_hints(void)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		return NULL;
+	hints->mode = ~0ULL;
+	hints->domain_attr->mode = ~0ULL;
+	hints->domain_attr->mr_mode = ~(FI_MR_BASIC | FI_MR_SCALABLE);
+	hints->fabric_attr->prov_name = strdup("kfab");
+	return hints;
+}
+
+/*
+ * Whether libfabric loaded kfab at all (fi_info -l): without it every
+ * fi_getinfo() answers -FI_ENODATA, so the ENODATA tests would prove nothing.
+ */
+static bool kfab_is_loaded(void)
+{
+	struct fi_info *info = NULL, *cur;
+	bool found = false;
+
+	if (fi_getinfo(API_VERSION, NULL, NULL, FI_PROV_ATTR_ONLY, NULL, &info))
+		return false;
+	for (cur = info; cur; cur = cur->next)
+		found |= cur->fabric_attr->prov_name &&
+			 !strcmp(cur->fabric_attr->prov_name, "kfab");
+	fi_freeinfo(info);
+	return found;
+}
+
+/* Open file descriptors of this process. */
+static int count_fds(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	struct dirent *d;
+	int n = 0;
+
+	if (!dir)
+		return -1;
+	while ((d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	closedir(dir);
+	return n - 1;	/* the directory's own */
+}
+
+/* ---- fi_getinfo ---- */
+
+FIXTURE(provider) {
+	bool have_dev;
+};
+
+FIXTURE_SETUP(provider)
+{
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	self->have_dev = have_device();
+}
+
+FIXTURE_TEARDOWN(provider)
+{
+}
+
+#define NEED_DEVICE(have)						\
+	do {								\
+		if (!(have))						\
+			SKIP(return, "%s absent: needs kfab.ko (VM)",	\
+			     kfab_dev());				\
+	} while (0)
+
+TEST_F(provider, getinfo_without_device_returns_enodata)
+{
+	struct fi_info *hints, *info = NULL;
+
+	/*
+	 * On the host there is no device anyway; in the VM this hides it.
+	 * kfab reads FI_KFAB_DEV when libfabric loads it, at this process's
+	 * first libfabric call below.
+	 */
+	ASSERT_EQ(0, setenv("FI_KFAB_DEV", "/nonexistent/kfab", 1));
+	ASSERT_TRUE(kfab_is_loaded())
+		TH_LOG("kfab not loaded: FI_PROVIDER_PATH must name libshim/prov");
+
+	ASSERT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, NULL,
+					  &info));
+	EXPECT_EQ(NULL, info);
+
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	EXPECT_EQ(NULL, info);
+	fi_freeinfo(hints);
+}
+
+TEST_F(provider, getinfo_on_a_file_that_is_not_kfab_returns_enodata)
+{
+	struct fi_info *info = NULL;
+
+	/* /dev/null opens read-write but answers no kfab ioctl (ENOTTY). */
+	ASSERT_EQ(0, setenv("FI_KFAB_DEV", "/dev/null", 1));
+	ASSERT_TRUE(kfab_is_loaded())
+		TH_LOG("kfab not loaded: FI_PROVIDER_PATH must name libshim/prov");
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, NULL,
+					  &info));
+	EXPECT_EQ(NULL, info);
+}
+
+TEST_F(provider, getinfo_lists_kfab)
+{
+	struct fi_info *hints, *info = NULL;
+
+	NEED_DEVICE(self->have_dev);
+
+	/* No hints at all: kfab lists what it offers. */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, NULL, &info));
+	ASSERT_NE(NULL, info);
+	EXPECT_EQ(NULL, info->next);
+	ASSERT_NE(NULL, info->fabric_attr->prov_name);
+	EXPECT_STREQ("kfab", info->fabric_attr->prov_name);
+	EXPECT_STREQ("kfab", info->fabric_attr->name);
+	EXPECT_EQ((uint32_t)KFAB_PROV_VERSION, info->fabric_attr->prov_version);
+	EXPECT_EQ(API_VERSION, info->fabric_attr->api_version);
+	EXPECT_STREQ("kfab0", info->domain_attr->name);
+
+	/* Truthful: node-local, and no data transfer before endpoints. */
+	EXPECT_EQ(FI_LOCAL_COMM, info->caps);
+	EXPECT_EQ(FI_LOCAL_COMM, info->domain_attr->caps);
+	EXPECT_EQ(0ULL, info->tx_attr->caps);
+	EXPECT_EQ(0ULL, info->rx_attr->caps);
+	EXPECT_EQ(0ULL, info->mode);
+	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
+	EXPECT_EQ(FI_EP_RDM, (int)info->ep_attr->type);
+	EXPECT_EQ(0U, info->ep_attr->max_msg_size);
+	EXPECT_EQ(0U, info->tx_attr->size);
+	EXPECT_EQ(0U, info->rx_attr->size);
+	EXPECT_EQ(0U, info->tx_attr->inject_size);
+	EXPECT_EQ(FI_THREAD_SAFE, (int)info->domain_attr->threading);
+	EXPECT_EQ(FI_PROGRESS_AUTO, (int)info->domain_attr->control_progress);
+	EXPECT_EQ(FI_PROGRESS_MANUAL, (int)info->domain_attr->data_progress);
+	EXPECT_EQ(FI_AV_UNSPEC, (int)info->domain_attr->av_type);
+	EXPECT_EQ(0, info->domain_attr->mr_mode);
+	EXPECT_EQ(0U, info->domain_attr->ep_cnt);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* fi_info -p kfab's hints (every mode bit accepted) match too. */
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	ASSERT_NE(NULL, info);
+	EXPECT_STREQ("kfab", info->fabric_attr->prov_name);
+	EXPECT_EQ(0ULL, info->mode);		/* kfab needs no mode bit */
+	EXPECT_EQ(0, info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* A threading model the application asks for is echoed back. */
+	hints->domain_attr->threading = FI_THREAD_DOMAIN;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_THREAD_DOMAIN, (int)info->domain_attr->threading);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* node and service are accepted (and ignored) for now. */
+	EXPECT_EQ(0, fi_getinfo(API_VERSION, "localhost", "4711", 0, hints,
+				&info));
+	fi_freeinfo(info);
+	info = NULL;
+	EXPECT_EQ(0, fi_getinfo(API_VERSION, NULL, "4711", FI_SOURCE, hints,
+				&info));
+	fi_freeinfo(info);
+	info = NULL;
+	fi_freeinfo(hints);
+
+	/* Before API 1.5 mr_mode was an enum: kfab answers FI_MR_SCALABLE. */
+	ASSERT_EQ(0, fi_getinfo(FI_VERSION(1, 4), NULL, NULL, 0, NULL, &info));
+	EXPECT_EQ(FI_MR_SCALABLE, info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+}
+
+static void ask_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
+static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
+static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
+static void ask_msg(struct fi_info *h) { h->caps = FI_MSG; }
+static void ask_tagged(struct fi_info *h) { h->caps = FI_TAGGED; }
+static void ask_remote_comm(struct fi_info *h) { h->caps = FI_REMOTE_COMM; }
+static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
+static void ask_addr_str(struct fi_info *h) { h->addr_format = FI_ADDR_STR; }
+static void ask_auto_data_progress(struct fi_info *h)
+{
+	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
+}
+static void ask_av_table(struct fi_info *h) { h->domain_attr->av_type = FI_AV_TABLE; }
+static void ask_tx_queue(struct fi_info *h) { h->tx_attr->size = 1; }
+static void ask_max_msg_size(struct fi_info *h) { h->ep_attr->max_msg_size = 1; }
+static void ask_other_fabric(struct fi_info *h)
+{
+	h->fabric_attr->name = strdup("tcp");
+}
+static void ask_other_domain(struct fi_info *h)
+{
+	h->domain_attr->name = strdup("kfab1");
+}
+
+TEST_F(provider, getinfo_rejects_unsupported_hints)
+{
+	static const struct {
+		const char *what;
+		void (*ask)(struct fi_info *hints);
+	} cases[] = {
+		{ "ep_type FI_EP_MSG", ask_msg_ep },
+		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
+		{ "caps FI_RMA", ask_rma },
+		{ "caps FI_MSG", ask_msg },
+		{ "caps FI_TAGGED", ask_tagged },
+		{ "caps FI_REMOTE_COMM", ask_remote_comm },
+		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
+		{ "addr_format FI_ADDR_STR", ask_addr_str },
+		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
+		{ "av_type FI_AV_TABLE", ask_av_table },
+		{ "tx_attr->size 1", ask_tx_queue },
+		{ "ep_attr->max_msg_size 1", ask_max_msg_size },
+		{ "fabric name \"tcp\"", ask_other_fabric },
+		{ "domain name \"kfab1\"", ask_other_domain },
+	};
+	struct fi_info *hints, *info = NULL;
+	size_t i;
+
+	NEED_DEVICE(self->have_dev);
+
+	/* The hints the cases start from do match... */
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
+
+	/* ...and each single unsupported request makes them fail. */
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		info = NULL;
+		hints = kfab_hints();
+		ASSERT_NE(NULL, hints);
+		cases[i].ask(hints);
+		EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0,
+						  hints, &info))
+			TH_LOG("hints asking for %s", cases[i].what);
+		EXPECT_EQ(NULL, info);
+		fi_freeinfo(hints);
+	}
+}
+
+/* ---- fabrics and domains ---- */
+
+FIXTURE(fabric) {
+	struct fi_info *info;
+	struct fid_fabric *fabric;	/* NULL without the device */
+};
+
+/*
+ * Without the device the setup leaves ->fabric NULL and every test SKIPs:
+ * a SKIP in the setup of this harness version would still run the test.
+ */
+FIXTURE_SETUP(fabric)
+{
+	struct fi_info *hints;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!have_device())
+		return;
+
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+				&self->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
+}
+
+FIXTURE_TEARDOWN(fabric)
+{
+	if (self->fabric)
+		EXPECT_EQ(0, fi_close(&self->fabric->fid));
+	fi_freeinfo(self->info);
+}
+
+TEST_F(fabric, fabric_open_close)
+{
+	struct fi_fabric_attr attr;
+	struct fid_fabric *second;
+	int ctx, fds;
+
+	NEED_DEVICE(self->fabric);
+	EXPECT_EQ((size_t)FI_CLASS_FABRIC, self->fabric->fid.fclass);
+	EXPECT_EQ(API_VERSION, self->fabric->api_version);
+
+	/* Each fabric is one open file of the device, gone on close. */
+	fds = count_fds();
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &second, &ctx));
+	EXPECT_NE(self->fabric, second);
+	EXPECT_EQ(&ctx, second->fid.context);
+	EXPECT_EQ(fds + 1, count_fds());
+	ASSERT_EQ(0, fi_close(&second->fid));
+	EXPECT_EQ(fds, count_fds());
+
+	ASSERT_EQ(0, fi_close(&self->fabric->fid));
+	self->fabric = NULL;
+	EXPECT_EQ(fds - 1, count_fds());
+
+	/* Another fabric's name is not kfab's to open. */
+	attr = *self->info->fabric_attr;
+	attr.name = "tcp";
+	EXPECT_EQ(-FI_ENODATA, fi_fabric(&attr, &second, NULL));
+	EXPECT_EQ(fds - 1, count_fds());
+}
+
+TEST_F(fabric, domain_open_close)
+{
+	struct fid_domain *domain;
+	int ctx;
+
+	NEED_DEVICE(self->fabric);
+
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &domain, &ctx));
+	EXPECT_EQ((size_t)FI_CLASS_DOMAIN, domain->fid.fclass);
+	EXPECT_EQ(&ctx, domain->fid.context);
+	EXPECT_EQ(0, fi_close(&domain->fid));
+
+	/* fi_domain2() without flags is fi_domain(); kfab is no peer yet. */
+	ASSERT_EQ(0, fi_domain2(self->fabric, self->info, &domain, 0, NULL));
+	EXPECT_EQ(0, fi_close(&domain->fid));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_domain2(self->fabric, self->info, &domain,
+					    FI_PEER, NULL));
+}
+
+TEST_F(fabric, domain_open_checks_info)
+{
+	struct fid_domain *domain;
+	struct fi_info *info;
+
+	NEED_DEVICE(self->fabric);
+
+	EXPECT_EQ(-FI_EINVAL, fi_domain(self->fabric, NULL, &domain, NULL));
+
+	info = fi_dupinfo(self->info);
+	ASSERT_NE(NULL, info);
+
+	/* A domain name that is not kfab's. */
+	free(info->domain_attr->name);
+	info->domain_attr->name = strdup("kfab1");
+	EXPECT_EQ(-FI_ENODATA, fi_domain(self->fabric, info, &domain, NULL));
+
+	/* Something kfab does not offer. */
+	free(info->domain_attr->name);
+	info->domain_attr->name = NULL;
+	info->caps |= FI_TAGGED;
+	EXPECT_EQ(-FI_ENODATA, fi_domain(self->fabric, info, &domain, NULL));
+
+	/* No domain name means kfab's. */
+	info->caps = self->info->caps;
+	ASSERT_EQ(0, fi_domain(self->fabric, info, &domain, NULL));
+	EXPECT_EQ(0, fi_close(&domain->fid));
+	fi_freeinfo(info);
+}
+
+TEST_F(fabric, domain_close_before_fabric_enforced)
+{
+	struct fid_domain *domain, *other;
+
+	NEED_DEVICE(self->fabric);
+
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &domain, NULL));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fabric->fid));
+
+	/* The refused close changed nothing: the fabric still works. */
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &other, NULL));
+	EXPECT_EQ(0, fi_close(&other->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fabric->fid));
+
+	/* Children first, then the parent. */
+	EXPECT_EQ(0, fi_close(&domain->fid));
+	EXPECT_EQ(0, fi_close(&self->fabric->fid));
+	self->fabric = NULL;
+}
+
+TEST_F(fabric, many_domains)
+{
+	struct fid_domain *domains[NR_DOMAINS];
+	int i, j;
+
+	NEED_DEVICE(self->fabric);
+
+	for (i = 0; i < NR_DOMAINS; i++)
+		ASSERT_EQ(0, fi_domain(self->fabric, self->info, &domains[i],
+				       NULL))
+			TH_LOG("domain %d", i);
+	for (i = 0; i < NR_DOMAINS; i++)
+		for (j = i + 1; j < NR_DOMAINS; j++)
+			ASSERT_NE(domains[i], domains[j]);
+
+	/* Out of order: odd ones, then even ones; busy until the last. */
+	for (i = 1; i < NR_DOMAINS; i += 2)
+		ASSERT_EQ(0, fi_close(&domains[i]->fid)) TH_LOG("domain %d", i);
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fabric->fid));
+	for (i = 0; i < NR_DOMAINS; i += 2)
+		ASSERT_EQ(0, fi_close(&domains[i]->fid)) TH_LOG("domain %d", i);
+
+	EXPECT_EQ(0, fi_close(&self->fabric->fid));
+	self->fabric = NULL;
+}
+
+struct domain_churn {
+	struct fid_fabric *fabric;
+	struct fi_info *info;
+	int failures;
+};
+
+static void *domain_churn(void *arg)
+{
+	struct domain_churn *c = arg;
+	struct fid_domain *domains[NR_DOMAINS / 4];
+	int round, i;
+
+	for (round = 0; round < 8; round++) {
+		for (i = 0; i < NR_DOMAINS / 4; i++)
+			if (fi_domain(c->fabric, c->info, &domains[i], NULL)) {
+				c->failures++;
+				return NULL;
+			}
+		for (i = 0; i < NR_DOMAINS / 4; i++)
+			c->failures += !!fi_close(&domains[i]->fid);
+	}
+	return NULL;
+}
+
+TEST_F(fabric, domains_from_many_threads)
+{
+	struct domain_churn churn[4];
+	pthread_t threads[4];
+	int i;
+
+	NEED_DEVICE(self->fabric);
+
+	for (i = 0; i < 4; i++) {
+		churn[i] = (struct domain_churn){ self->fabric, self->info, 0 };
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, domain_churn,
+					    &churn[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, pthread_join(threads[i], NULL));
+		EXPECT_EQ(0, churn[i].failures) TH_LOG("thread %d", i);
+	}
+
+	/* Every count came back down: the fabric closes. */
+	EXPECT_EQ(0, fi_close(&self->fabric->fid));
+	self->fabric = NULL;
+}
+
+/*
+ * Every member of each op table, by name.  The static asserts stop the
+ * build when libfabric's headers grow a table, so a new member cannot
+ * slip past this list.
+ */
+typedef void (*fn_t)(void);
+_Static_assert(sizeof(struct fi_ops) == sizeof(size_t) + 6 * sizeof(fn_t),
+	       "struct fi_ops changed: update the checks below");
+_Static_assert(sizeof(struct fi_ops_fabric) == sizeof(size_t) + 6 * sizeof(fn_t),
+	       "struct fi_ops_fabric changed: update the checks below");
+_Static_assert(sizeof(struct fi_ops_domain) == sizeof(size_t) + 11 * sizeof(fn_t),
+	       "struct fi_ops_domain changed: update the checks below");
+_Static_assert(sizeof(struct fi_ops_mr) == sizeof(size_t) + 3 * sizeof(fn_t),
+	       "struct fi_ops_mr changed: update the checks below");
+
+#define EXPECT_OP(ops, type, member) \
+	EXPECT_TRUE((ops)->member != NULL) TH_LOG(#type "." #member " is NULL")
+
+#define EXPECT_FI_OPS(ops)						\
+	do {								\
+		EXPECT_EQ(sizeof(struct fi_ops), (ops)->size);		\
+		EXPECT_OP(ops, fi_ops, close);				\
+		EXPECT_OP(ops, fi_ops, bind);				\
+		EXPECT_OP(ops, fi_ops, control);			\
+		EXPECT_OP(ops, fi_ops, ops_open);			\
+		EXPECT_OP(ops, fi_ops, tostr);				\
+		EXPECT_OP(ops, fi_ops, ops_set);			\
+	} while (0)
+
+TEST_F(fabric, ops_tables_fully_populated)
+{
+	struct fid_domain *domain;
+	struct fi_ops_fabric *fops;
+	struct fi_ops_domain *dops;
+	struct fi_ops_mr *mops;
+	struct fi_eq_attr eq_attr = { .size = 16 };
+	struct fi_wait_attr wait_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_poll_attr poll_attr = { 0 };
+	struct fi_atomic_attr atomic_attr;
+	struct fi_collective_attr coll_attr;
+	struct fi_mr_attr mr_attr = { 0 };
+	struct iovec iov;
+	char buf[64];
+	void *out = NULL;
+
+	NEED_DEVICE(self->fabric);
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &domain, NULL));
+
+	/* The fabric's tables. */
+	EXPECT_FI_OPS(self->fabric->fid.ops);
+	fops = self->fabric->ops;
+	EXPECT_EQ(sizeof(struct fi_ops_fabric), fops->size);
+	EXPECT_OP(fops, fi_ops_fabric, domain);
+	EXPECT_OP(fops, fi_ops_fabric, passive_ep);
+	EXPECT_OP(fops, fi_ops_fabric, eq_open);
+	EXPECT_OP(fops, fi_ops_fabric, wait_open);
+	EXPECT_OP(fops, fi_ops_fabric, trywait);
+	EXPECT_OP(fops, fi_ops_fabric, domain2);
+
+	/* The domain's tables. */
+	EXPECT_FI_OPS(domain->fid.ops);
+	dops = domain->ops;
+	EXPECT_EQ(sizeof(struct fi_ops_domain), dops->size);
+	EXPECT_OP(dops, fi_ops_domain, av_open);
+	EXPECT_OP(dops, fi_ops_domain, cq_open);
+	EXPECT_OP(dops, fi_ops_domain, endpoint);
+	EXPECT_OP(dops, fi_ops_domain, scalable_ep);
+	EXPECT_OP(dops, fi_ops_domain, cntr_open);
+	EXPECT_OP(dops, fi_ops_domain, poll_open);
+	EXPECT_OP(dops, fi_ops_domain, stx_ctx);
+	EXPECT_OP(dops, fi_ops_domain, srx_ctx);
+	EXPECT_OP(dops, fi_ops_domain, query_atomic);
+	EXPECT_OP(dops, fi_ops_domain, query_collective);
+	EXPECT_OP(dops, fi_ops_domain, endpoint2);
+	mops = domain->mr;
+	EXPECT_EQ(sizeof(struct fi_ops_mr), mops->size);
+	EXPECT_OP(mops, fi_ops_mr, reg);
+	EXPECT_OP(mops, fi_ops_mr, regv);
+	EXPECT_OP(mops, fi_ops_mr, regattr);
+
+	/* What does not exist yet says so, and hands out nothing. */
+	EXPECT_EQ(-FI_ENOSYS, fi_passive_ep(self->fabric, self->info,
+					    (struct fid_pep **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_eq_open(self->fabric, &eq_attr,
+					 (struct fid_eq **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_wait_open(self->fabric, &wait_attr,
+					   (struct fid_wait **)&out));
+	EXPECT_EQ(-FI_ENOSYS, fi_trywait(self->fabric, NULL, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_open_ops(&self->fabric->fid, "kfab_none", 0,
+					  &out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->fabric->fid, FI_GETWAIT, &out));
+
+	EXPECT_EQ(-FI_ENOSYS, fi_av_open(domain, &av_attr,
+					 (struct fid_av **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(domain, &cq_attr,
+					 (struct fid_cq **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_endpoint(domain, self->info,
+					  (struct fid_ep **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_endpoint2(domain, self->info,
+					   (struct fid_ep **)&out, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,
+					     (struct fid_ep **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(domain, &cntr_attr,
+					   (struct fid_cntr **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_poll_open(domain, &poll_attr,
+					   (struct fid_poll **)&out));
+	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
+					     (struct fid_stx **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_srx_context(domain, self->info->rx_attr,
+					     (struct fid_ep **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_query_atomic(domain, FI_INT32, FI_SUM,
+					      &atomic_attr, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_query_collective(domain, FI_BARRIER,
+						  &coll_attr, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_reg(domain, buf, sizeof(buf), FI_SEND, 0,
+					0, 0, (struct fid_mr **)&out, NULL));
+	iov.iov_base = buf;
+	iov.iov_len = sizeof(buf);
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_regv(domain, &iov, 1, FI_SEND, 0, 0, 0,
+					 (struct fid_mr **)&out, NULL));
+	mr_attr.mr_iov = &iov;
+	mr_attr.iov_count = 1;
+	mr_attr.access = FI_SEND;
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(domain, &mr_attr, 0,
+					    (struct fid_mr **)&out));
+	EXPECT_EQ(-FI_ENOSYS, fi_domain_bind(domain, &self->fabric->fid, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_open_ops(&domain->fid, "kfab_none", 0, &out,
+					  NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_set_ops(&domain->fid, "kfab_none", 0, NULL,
+					 NULL));
+	EXPECT_EQ(NULL, out);
+
+	EXPECT_EQ(0, fi_close(&domain->fid));
+}
+
+/* ---- <kfab/kfab.h> ---- */
+
+TEST_F(fabric, abi_version_via_extension)
+{
+	struct kfab_query query = { .size = sizeof(query) };
+	struct kfab_abi_info abi;
+	int fd;
+
+	NEED_DEVICE(self->fabric);
+
+	memset(&abi, 0xa5, sizeof(abi));
+	ASSERT_EQ(0, kfab_query(self->fabric, &abi));
+	EXPECT_EQ(sizeof(abi), abi.size);
+	EXPECT_EQ((uint32_t)KFAB_ABI_VERSION, abi.abi_version);
+	EXPECT_NE(0U, abi.max_objects);
+	EXPECT_LE(sizeof(struct kfab_query), abi.max_ioctl_size);
+
+	/* The same numbers the device gives when asked directly. */
+	fd = open(kfab_dev(), O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, KFAB_IOC_QUERY, &query));
+	close(fd);
+	EXPECT_EQ(query.abi_version, abi.abi_version);
+	EXPECT_EQ(query.features, abi.features);
+	EXPECT_EQ(query.max_objects, abi.max_objects);
+	EXPECT_EQ(query.max_ioctl_size, abi.max_ioctl_size);
+	EXPECT_EQ(query.module_version, abi.module_version);
+}
+
+TEST_F(fabric, abi_info_extension_checks_its_struct)
+{
+	struct {
+		struct kfab_abi_info info;
+		uint32_t newer[3];
+	} big;
+	struct kfab_abi_info abi;
+	int i;
+
+	NEED_DEVICE(self->fabric);
+
+	EXPECT_EQ(-FI_EINVAL, kfab_query(self->fabric, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_get_val(&self->fabric->fid,
+					 KFAB_FABRIC_ABI_INFO, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_get_val(&self->fabric->fid,
+					 (int)(FI_PROV_SPECIFIC | 0x1234), &abi));
+
+	/* Too short to hold even the ABI version; absurdly long. */
+	abi.size = sizeof(abi.size);
+	EXPECT_EQ(-FI_EINVAL, fi_get_val(&self->fabric->fid,
+					 KFAB_FABRIC_ABI_INFO, &abi));
+	abi.size = 1U << 20;
+	EXPECT_EQ(-FI_E2BIG, fi_get_val(&self->fabric->fid,
+					KFAB_FABRIC_ABI_INFO, &abi));
+
+	/* An older caller's struct: nothing past its end is written. */
+	memset(&abi, 0xa5, sizeof(abi));
+	abi.size = offsetof(struct kfab_abi_info, features);
+	ASSERT_EQ(0, fi_get_val(&self->fabric->fid, KFAB_FABRIC_ABI_INFO,
+				&abi));
+	EXPECT_EQ((uint32_t)KFAB_ABI_VERSION, abi.abi_version);
+	EXPECT_EQ(0xa5a5a5a5U, abi.features);
+	EXPECT_EQ(0xa5a5a5a5U, abi.module_version);
+
+	/* A newer caller's struct: what kfab does not know reads as zero. */
+	memset(&big, 0xa5, sizeof(big));
+	big.info.size = sizeof(big);
+	ASSERT_EQ(0, fi_get_val(&self->fabric->fid, KFAB_FABRIC_ABI_INFO,
+				&big));
+	EXPECT_EQ(sizeof(big), big.info.size);
+	EXPECT_EQ((uint32_t)KFAB_ABI_VERSION, big.info.abi_version);
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0U, big.newer[i]);
+}
+
+TEST_HARNESS_MAIN
