@@ -97,7 +97,8 @@ fuzz: deps
 
 demo: deps
 	$(MAKE) all
-	tools/kfab-vm -- fi_info -p kfab
+	tools/kfab-vm -- sh -c 'tools/kfabctl info && echo && fi_info -p kfab'
+
 
 install: module libshim
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m INSTALL_MOD_DIR=extra modules_install
@@ -105,6 +106,7 @@ install: module libshim
 	$(MAKE) -C libshim install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	install -D -m 0644 uapi/linux/kfab.h $(DESTDIR)$(PREFIX)/include/linux/kfab.h
+	[ -n "$(DESTDIR)" ] || ldconfig
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean

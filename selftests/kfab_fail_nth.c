@@ -165,11 +165,18 @@ FIXTURE_TEARDOWN(walk)
 	close(self->fd);
 }
 
-TEST_F(walk, kfab_fault_points_fail_cleanly)
+/*
+ * A source of faults: arm(fd, point, n) makes the nth pass fail (n > 0) or
+ * disarms (n == 0); either way it returns the passes that were still to go,
+ * so 0 after an operation means the fault fired inside it.
+ */
+typedef int (*arm_fn)(int fd, unsigned int point, unsigned int nth);
+
+static void walk_all_ops(struct __test_metadata *_metadata, int fd,
+			 arm_fn arm_fault, unsigned int point, int expected)
 {
 	unsigned int i, n, fired;
 
-	RETURN_IF_SETUP_SKIPPED();
 	for (i = 0; i < sizeof(walk_ops) / sizeof(walk_ops[0]); i++) {
 		const struct walk_op *op = &walk_ops[i];
 
@@ -177,27 +184,34 @@ TEST_F(walk, kfab_fault_points_fail_cleanly)
 		for (n = 1; n < MAX_WALK; n++) {
 			int rc, remaining;
 
-			ASSERT_EQ(0, arm(self->fd, variant->point, n));
-			rc = op->run(self->fd);
-			remaining = arm(self->fd, variant->point, 0);
+			ASSERT_EQ(0, arm_fault(fd, point, n));
+			rc = op->run(fd);
+			remaining = arm_fault(fd, point, 0);
 			if (remaining > 0) {
-				/* Fewer than n passes: ran through. */
+				/* Fewer than n passes: it ran through. */
 				ASSERT_EQ(0, rc) TH_LOG("%s", op->name);
 				if (op->undo)
-					op->undo(self->fd);
+					op->undo(fd);
 				break;
 			}
 			fired++;
-			EXPECT_TRUE(rc == 0 || rc == variant->expected)
+			EXPECT_TRUE(rc == 0 || rc == expected)
 				TH_LOG("%s: pass %u: rc %d", op->name, n, rc);
 			if (!rc && op->undo)
-				op->undo(self->fd);
-			ASSERT_TRUE(state_is_one_domain(self->fd))
+				op->undo(fd);
+			ASSERT_TRUE(state_is_one_domain(fd))
 				TH_LOG("%s: pass %u left a mess", op->name, n);
 		}
 		ASSERT_LT(n, MAX_WALK);
 		TH_LOG("%s: %u failure points", op->name, fired);
 	}
+}
+
+TEST_F(walk, kfab_fault_points_fail_cleanly)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	walk_all_ops(_metadata, self->fd, arm, variant->point,
+		     variant->expected);
 }
 
 TEST_F(walk, faults_are_per_file)
@@ -239,30 +253,31 @@ static int write_file(const char *path, const char *val)
 	return n == (ssize_t)strlen(val) ? 0 : -EIO;
 }
 
-static int set_fail_nth(unsigned int n)
-{
-	char buf[16];
+/*
+ * /proc/thread-self/fail-nth, opened once: opening it allocates, which
+ * would itself consume the count.
+ */
+static int fail_nth_fd = -1;
 
-	snprintf(buf, sizeof(buf), "%u", n);
-	return write_file(FAIL_NTH, buf);
-}
-
-static int get_fail_nth(void)
+static int arm_fail_nth(int fd, unsigned int point, unsigned int nth)
 {
 	char buf[16] = "";
-	int fd = open(FAIL_NTH, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
 
-	if (fd < 0)
+	if (nth) {
+		snprintf(buf, sizeof(buf), "%u", nth);
+		return pwrite(fail_nth_fd, buf, strlen(buf), 0) > 0 ? 0 : -1;
+	}
+	if (pread(fail_nth_fd, buf, sizeof(buf) - 1, 0) <= 0 ||
+	    pwrite(fail_nth_fd, "0", 1, 0) != 1)
 		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return n > 0 ? atoi(buf) : -1;
+	return atoi(buf);
 }
 
 static bool setup_failslab(void)
 {
-	if (access(FAIL_NTH, W_OK))
+	if (fail_nth_fd < 0)
+		fail_nth_fd = open(FAIL_NTH, O_RDWR | O_CLOEXEC);
+	if (fail_nth_fd < 0)
 		return false;
 	/* GFP_KERNEL allocations are exempt unless told otherwise; and no
 	 * stack dumps: the test bed treats "Call Trace" as a kernel splat.
@@ -297,37 +312,8 @@ FIXTURE_TEARDOWN(failslab)
 
 TEST_F(failslab, every_allocating_ioctl_fails_cleanly)
 {
-	unsigned int i, n, fired;
-
 	RETURN_IF_SETUP_SKIPPED();
-	for (i = 0; i < sizeof(walk_ops) / sizeof(walk_ops[0]); i++) {
-		const struct walk_op *op = &walk_ops[i];
-
-		fired = 0;
-		for (n = 1; n < MAX_WALK; n++) {
-			int rc, left;
-
-			ASSERT_EQ(0, set_fail_nth(n));
-			rc = op->run(self->fd);
-			left = get_fail_nth();
-			set_fail_nth(0);
-			if (left > 0) {
-				ASSERT_EQ(0, rc) TH_LOG("%s", op->name);
-				if (op->undo)
-					op->undo(self->fd);
-				break;
-			}
-			fired++;
-			EXPECT_TRUE(rc == 0 || rc == -ENOMEM)
-				TH_LOG("%s: pass %u: rc %d", op->name, n, rc);
-			if (!rc && op->undo)
-				op->undo(self->fd);
-			ASSERT_TRUE(state_is_one_domain(self->fd))
-				TH_LOG("%s: pass %u left a mess", op->name, n);
-		}
-		ASSERT_LT(n, MAX_WALK);
-		TH_LOG("%s: %u allocation points", op->name, fired);
-	}
+	walk_all_ops(_metadata, self->fd, arm_fail_nth, 0, -ENOMEM);
 }
 
 TEST_F(failslab, open_fails_cleanly)
@@ -339,10 +325,9 @@ TEST_F(failslab, open_fails_cleanly)
 	for (n = 1; n < MAX_WALK; n++) {
 		int fd, left;
 
-		ASSERT_EQ(0, set_fail_nth(n));
+		ASSERT_EQ(0, arm_fail_nth(-1, 0, n));
 		fd = kfab_open();
-		left = get_fail_nth();
-		set_fail_nth(0);
+		left = arm_fail_nth(-1, 0, 0);
 		if (fd >= 0)
 			close(fd);
 		else

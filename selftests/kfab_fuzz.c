@@ -94,9 +94,8 @@
 #include <linux/kfab.h>
 
 #include "kselftest.h"
+#include "kfab_test.h"
 
-#define KFAB_DEV		"/dev/kfab"
-#define SYSFS_CONTEXTS		"/sys/class/misc/kfab/contexts"
 #define DEBUGFS_CONTEXTS	"/sys/kernel/debug/kfab/contexts"
 
 #define MAX_PROCS	32
@@ -1771,20 +1770,6 @@ static void __attribute__((noreturn)) worker(unsigned int slot, unsigned int gen
 
 /* The parent */
 
-static long read_contexts(void)
-{
-	char buf[64] = "";
-	long val = -1;
-	FILE *f = fopen(SYSFS_CONTEXTS, "r");
-
-	if (!f)
-		return -1;
-	if (fgets(buf, sizeof(buf), f))
-		val = strtol(buf, NULL, 10);
-	fclose(f);
-	return val;
-}
-
 static void dump_debugfs(void)
 {
 	char line[256];
@@ -2117,9 +2102,9 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
 	shm->budget = cfg.ops;
 
-	base = read_contexts();
+	base = kfab_contexts();
 	if (base < 0)
-		ksft_print_msg("cannot read %s: no leak check\n", SYSFS_CONTEXTS);
+		ksft_print_msg("cannot read %s/contexts: no leak check\n", KFAB_SYSFS);
 
 	fd = open(KFAB_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -2154,7 +2139,7 @@ int main(int argc, char **argv)
 
 	if (base >= 0) {
 		/* Releases finish before wait() returns; allow a moment anyway. */
-		for (i = 0; i < 200 && (now = read_contexts()) != base; i++)
+		for (i = 0; i < 200 && (now = kfab_contexts()) != base; i++)
 			usleep(10000);
 		if (now != base) {
 			fail(NULL, "contexts: %ld at start, %ld at the end: leaked", base,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Helpers shared by kfab's VM selftests.  Include after kselftest_harness.h.
+ * Helpers shared by kfab's VM selftests.
  */
 #ifndef KFAB_TEST_H
 #define KFAB_TEST_H
