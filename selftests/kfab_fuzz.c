@@ -273,7 +273,6 @@ struct fuzz_op {
 struct fuzz_shared {
 	uint64_t budget;		/* operations, UINT64_MAX: no limit */
 	uint64_t deadline_ns;		/* CLOCK_MONOTONIC, 0: none */
-	uint64_t claimed;		/* budget units handed out */
 	uint64_t count[NR_KINDS_MAX];	/* operations issued, by kind */
 	uint64_t faults;		/* SIGSEGV/SIGBUS in a device mapping */
 	uint64_t failures;
@@ -410,23 +409,39 @@ static uint64_t now_ns(void)
 
 /* Budget */
 
+static uint64_t total_ops(void)
+{
+	uint64_t sum = 0;
+	unsigned int k;
+
+	/* Kinds past the last one in use stay zero. */
+	for (k = 0; k < NR_KINDS_MAX; k++)
+		sum += __atomic_load_n(&shm->count[k], __ATOMIC_RELAXED);
+	return sum;
+}
+
+/*
+ * The budget counts operations issued, not handed out: an operation a
+ * worker took just before it was SIGKILLed was never issued, and must not
+ * use up budget.  Workers running at once may overshoot by one each.
+ */
 static bool budget_over(void)
 {
 	if (__atomic_load_n(&shm->stop, __ATOMIC_RELAXED))
 		return true;
 	if (shm->deadline_ns && now_ns() >= shm->deadline_ns)
 		return true;
-	return __atomic_load_n(&shm->claimed, __ATOMIC_RELAXED) >= shm->budget;
+	return total_ops() >= shm->budget;
 }
 
-/* Take one unit of budget for an operation about to be issued. */
+/* May one more operation be issued? */
 static bool take_op(void)
 {
 	if (__atomic_load_n(&shm->stop, __ATOMIC_RELAXED))
 		return false;
 	if (shm->deadline_ns && now_ns() >= shm->deadline_ns)
 		return false;
-	return __atomic_fetch_add(&shm->claimed, 1, __ATOMIC_RELAXED) < shm->budget;
+	return total_ops() < shm->budget;
 }
 
 static void count(unsigned int kind)
@@ -1782,16 +1797,6 @@ static void dump_debugfs(void)
 	while (fgets(line, sizeof(line), f) && n++ < 40)
 		ksft_print_msg("  %s", line);
 	fclose(f);
-}
-
-static uint64_t total_ops(void)
-{
-	uint64_t sum = 0;
-	unsigned int k;
-
-	for (k = 0; k < NR_KINDS; k++)
-		sum += __atomic_load_n(&shm->count[k], __ATOMIC_RELAXED);
-	return sum;
 }
 
 struct fuzz_slot {
