@@ -12,6 +12,7 @@
 #ifndef KFAB_H
 #define KFAB_H
 
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
@@ -20,6 +21,8 @@
 #include <linux/xarray.h>
 
 #include <linux/kfab.h>
+
+#include "compat.h"
 
 #define KFAB_MODULE_VERSION_MAJOR	0
 #define KFAB_MODULE_VERSION_MINOR	1
@@ -56,6 +59,7 @@ struct kfab_object_ops {
 /* One per open file of /dev/kfab. */
 struct kfab_ctx {
 	struct xarray objects;
+	struct xarray regions;		/* mmap cookie -> struct kfab_region */
 	u32 id;				/* node-unique, for debugfs */
 	pid_t tgid;			/* of the opener, in the initial pid ns */
 	kuid_t uid;
@@ -95,6 +99,31 @@ int kfab_object_destroy(struct kfab_ctx *ctx, u32 id);
 void kfab_ctx_destroy_all(struct kfab_ctx *ctx);
 const char *kfab_object_type_name(enum kfab_obj_type type);
 int kfab_ioctl_destroy(struct kfab_ucmd *ucmd);
+
+/* mmap.c: memory shared with user space */
+
+/**
+ * struct kfab_region - zeroed pages that user space maps with mmap()
+ * @ref: the owning object, each context it is offered to and each VMA
+ * @vaddr: the kernel's address of the pages (vmalloc_user())
+ * @size: bytes, a multiple of PAGE_SIZE
+ * @read_only: user space may never map it writable
+ */
+struct kfab_region {
+	struct kref ref;
+	void *vaddr;
+	size_t size;
+	bool read_only;
+};
+
+struct kfab_region *kfab_region_alloc(size_t size, bool read_only);
+void kfab_region_get(struct kfab_region *region);
+void kfab_region_put(struct kfab_region *region);
+int kfab_region_offer(struct kfab_ctx *ctx, struct kfab_region *region,
+		      u64 *out_offset);
+void kfab_region_withdraw(struct kfab_ctx *ctx, u64 offset);
+void kfab_ctx_regions_destroy(struct kfab_ctx *ctx);
+int kfab_fops_mmap(struct file *filp, struct vm_area_struct *vma);
 
 /* domain.c */
 struct kfab_domain {

@@ -34,6 +34,7 @@ static int kfab_fops_open(struct inode *inode, struct file *filp)
 	if (!ctx)
 		return -ENOMEM;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
+	xa_init_flags(&ctx->regions, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	ctx->tgid = task_tgid_nr(current);
 	ctx->uid = current_euid();
 	get_task_comm(ctx->comm, current);
@@ -58,6 +59,7 @@ static int kfab_fops_release(struct inode *inode, struct file *filp)
 	mutex_unlock(&kfab_ctx_lock);
 
 	kfab_ctx_destroy_all(ctx);
+	kfab_ctx_regions_destroy(ctx);
 	kfree(ctx);
 	return 0;
 }
@@ -193,6 +195,7 @@ static const struct file_operations kfab_fops = {
 	.open = kfab_fops_open,
 	.release = kfab_fops_release,
 	.unlocked_ioctl = kfab_fops_ioctl,
+	.mmap = kfab_fops_mmap,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };

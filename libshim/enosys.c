@@ -67,12 +67,6 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	return -FI_ENOSYS;
 }
 
-int kfab_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count)
-{
-	(void)fabric; (void)fids; (void)count;
-	return -FI_ENOSYS;
-}
-
 /* ---- struct fi_ops_domain ---- */
 
 int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,

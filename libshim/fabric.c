@@ -128,13 +128,39 @@ static const struct fi_ops kfab_fabric_fi_ops = {
 	.ops_set = kfab_no_ops_set,
 };
 
+/*
+ * fi_trywait(): every object with a wait object answers for itself through
+ * its control op (KFAB_CTRL_TRYWAIT), so this file needs to know none of
+ * them.  The first object that is not ready decides: -FI_EAGAIN.
+ */
+static int kfab_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+			       int count)
+{
+	int i, ret;
+
+	(void)fabric;
+	if (count < 0 || (count && !fids))
+		return -FI_EINVAL;
+	for (i = 0; i < count; i++) {
+		if (!fids[i] || !fids[i]->ops || !fids[i]->ops->control)
+			return -FI_EINVAL;
+		ret = fids[i]->ops->control(fids[i], KFAB_CTRL_TRYWAIT, NULL);
+		/* An object without a wait object cannot be waited on. */
+		if (ret == -FI_ENOSYS)
+			return -FI_EINVAL;
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 static const struct fi_ops_fabric kfab_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = kfab_domain_open,
 	.passive_ep = kfab_no_passive_ep,
 	.eq_open = kfab_no_eq_open,
 	.wait_open = kfab_no_wait_open,
-	.trywait = kfab_no_trywait,
+	.trywait = kfab_fabric_trywait,
 	.domain2 = kfab_domain_open2,
 };
 

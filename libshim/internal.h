@@ -102,6 +102,14 @@ static inline struct kfab_fabric *to_kfab_fabric(struct fid_fabric *fabric)
 	return container_of(fabric, struct kfab_fabric, fabric_fid);
 }
 
+/*
+ * A private fi_control() command: "may the caller block on your wait
+ * object?"  Objects with a wait object (EQ, CQ, counter) answer 0 when they
+ * are empty and armed, -FI_EAGAIN when something is ready to be read; the
+ * rest answer -FI_ENOSYS.  fi_trywait() asks each object it is given.
+ */
+#define KFAB_CTRL_TRYWAIT	0x6b660001
+
 int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		     void *context);
 bool kfab_is_fabric(const struct fid_fabric *fabric);
@@ -151,7 +159,6 @@ int kfab_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		    struct fid_eq **eq, void *context);
 int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
-int kfab_no_trywait(struct fid_fabric *fabric, struct fid **fids, int count);
 
 /* struct fi_ops_domain */
 int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
