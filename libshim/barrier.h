@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * libshim: the memory barriers of the memory kfab shares with the kernel
+ * (CQ rings, counters, AV tables).  The one place they live: every access to
+ * shared memory that orders anything goes through these, and each use says
+ * beside it which kernel barrier it pairs with.
+ *
+ * They are the compiler's __atomic builtins, which on x86-64 and arm64 match
+ * the kernel's smp_load_acquire()/smp_store_release()/smp_mb().
+ */
+#ifndef KFAB_BARRIER_H
+#define KFAB_BARRIER_H
+
+#include <stdint.h>
+
+/* READ_ONCE()/WRITE_ONCE(): one untorn access the compiler cannot fuse. */
+#define kfab_read_once(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
+#define kfab_write_once(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
+/* smp_load_acquire()/smp_store_release() */
+#define kfab_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define kfab_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+
+/* smp_rmb() and smp_mb() */
+#define kfab_smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define kfab_smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
+
+#endif /* KFAB_BARRIER_H */
