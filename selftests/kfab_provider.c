@@ -549,6 +549,7 @@ _Static_assert(sizeof(struct fi_ops_mr) == sizeof(size_t) + 3 * sizeof(fn_t),
 TEST_F(fabric, ops_tables_fully_populated)
 {
 	struct fid_domain *domain;
+	struct fid *dfid;
 	struct fi_ops_fabric *fops;
 	struct fi_ops_domain *dops;
 	struct fi_ops_mr *mops;
@@ -607,7 +608,12 @@ TEST_F(fabric, ops_tables_fully_populated)
 					 (struct fid_eq **)&out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_wait_open(self->fabric, &wait_attr,
 					   (struct fid_wait **)&out));
-	EXPECT_EQ(-FI_ENOSYS, fi_trywait(self->fabric, NULL, 0));
+	/* fi_trywait() asks each object; none given, nothing is pending. */
+	EXPECT_EQ(0, fi_trywait(self->fabric, NULL, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, NULL, 1));
+	/* A domain has no wait object to block on. */
+	dfid = &domain->fid;
+	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, &dfid, 1));
 	EXPECT_EQ(-FI_ENOSYS, fi_open_ops(&self->fabric->fid, "kfab_none", 0,
 					  &out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->fabric->fid, FI_GETWAIT, &out));
