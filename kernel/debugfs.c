@@ -3,7 +3,8 @@
  * debugfs: /sys/kernel/debug/kfab/ (layout in Documentation/sysfs-debugfs.rst).
  *
  * "contexts" lists every open file of /dev/kfab with its opener and its
- * objects.  debugfs is for root and for debugging: nothing here is ABI.
+ * objects; "avs" every address vector of the node with its entries.
+ * debugfs is for root and for debugging: nothing here is ABI.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -40,12 +41,21 @@ static int kfab_debugfs_contexts_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_contexts);
 
+static int kfab_debugfs_avs_show(struct seq_file *s, void *unused)
+{
+	kfab_av_debugfs_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_avs);
+
 void kfab_debugfs_init(void)
 {
 	/* debugfs failures are not fatal: the module works without it. */
 	kfab_debugfs_root = debugfs_create_dir("kfab", NULL);
 	debugfs_create_file("contexts", 0400, kfab_debugfs_root, NULL,
 			    &kfab_debugfs_contexts_fops);
+	debugfs_create_file("avs", 0400, kfab_debugfs_root, NULL,
+			    &kfab_debugfs_avs_fops);
 }
 
 void kfab_debugfs_exit(void)

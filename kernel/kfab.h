@@ -16,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
+#include <linux/seq_file.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
 #include <linux/xarray.h>
@@ -36,6 +37,7 @@ extern unsigned int kfab_max_objects;
 enum kfab_obj_type {
 	KFAB_OBJ_NONE,		/* reserved slot: allocated, not yet visible */
 	KFAB_OBJ_DOMAIN,
+	KFAB_OBJ_AV,
 	KFAB_OBJ_TYPE_MAX,
 };
 
@@ -132,6 +134,37 @@ struct kfab_domain {
 
 int kfab_ioctl_domain_alloc(struct kfab_ucmd *ucmd);
 void kfab_domain_destroy(struct kfab_object *obj);
+
+/* av.c: address vectors (Documentation/av.rst) */
+struct kfab_av_table;
+
+/**
+ * struct kfab_av - an AV handle: one open of an AV by one file
+ * @obj: the object in the file's table
+ * @domain: the parent; this handle holds one of its users
+ * @table: the table, shared with every other handle of a named AV
+ * @read_only: this handle may not insert or remove
+ * @mmap_offset: where the file maps @table's region; 0 before it is offered
+ * @opener: on @table's list of handles, under kfab_av_lock
+ */
+struct kfab_av {
+	struct kfab_object obj;
+	struct kfab_object *domain;
+	struct kfab_av_table *table;
+	bool read_only;
+	u64 mmap_offset;
+	struct list_head opener;
+};
+
+int kfab_ioctl_av_open(struct kfab_ucmd *ucmd);
+int kfab_ioctl_av_insert(struct kfab_ucmd *ucmd);
+int kfab_ioctl_av_remove(struct kfab_ucmd *ucmd);
+int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd);
+void kfab_av_destroy(struct kfab_object *obj);
+int kfab_av_init(void);
+void kfab_av_exit(void);
+unsigned int kfab_av_count(bool named_only);
+void kfab_av_debugfs_show(struct seq_file *s);
 
 /* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
 #ifdef CONFIG_KFAB_TEST

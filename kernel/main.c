@@ -116,6 +116,10 @@ union kfab_ucmd_buffer {
 	struct kfab_query query;
 	struct kfab_destroy destroy;
 	struct kfab_domain_alloc domain_alloc;
+	struct kfab_av_open av_open;
+	struct kfab_av_insert av_insert;
+	struct kfab_av_remove av_remove;
+	struct kfab_av_unlink av_unlink;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
 #endif
@@ -147,6 +151,14 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_destroy, id),
 	KFAB_IOCTL_OP(KFAB_CMD_DOMAIN_ALLOC, kfab_ioctl_domain_alloc,
 		      struct kfab_domain_alloc, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_AV_OPEN, kfab_ioctl_av_open,
+		      struct kfab_av_open, out_mmap_size),
+	KFAB_IOCTL_OP(KFAB_CMD_AV_INSERT, kfab_ioctl_av_insert,
+		      struct kfab_av_insert, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_AV_REMOVE, kfab_ioctl_av_remove,
+		      struct kfab_av_remove, indices),
+	KFAB_IOCTL_OP(KFAB_CMD_AV_UNLINK, kfab_ioctl_av_unlink,
+		      struct kfab_av_unlink, name),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_remaining),
@@ -218,6 +230,10 @@ static int __init kfab_init(void)
 		return -EINVAL;
 	}
 
+	rc = kfab_av_init();
+	if (rc)
+		return rc;
+
 	kfab_debugfs_init();
 	rc = misc_register(&kfab_misc);
 	if (rc) {
@@ -231,6 +247,8 @@ static void __exit kfab_exit(void)
 {
 	misc_deregister(&kfab_misc);
 	kfab_debugfs_exit();
+	/* No file is open any more: only persistent named AVs are left. */
+	kfab_av_exit();
 }
 
 module_init(kfab_init);

@@ -17,6 +17,10 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.name = "domain",
 		.destroy = kfab_domain_destroy,
 	},
+	[KFAB_OBJ_AV] = {
+		.name = "av",
+		.destroy = kfab_av_destroy,
+	},
 };
 
 const char *kfab_object_type_name(enum kfab_obj_type type)

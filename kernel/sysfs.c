@@ -22,9 +22,25 @@ static ssize_t contexts_show(struct device *dev, struct device_attribute *attr,
 }
 static DEVICE_ATTR_RO(contexts);
 
+static ssize_t avs_show(struct device *dev, struct device_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kfab_av_count(false));
+}
+static DEVICE_ATTR_RO(avs);
+
+static ssize_t named_avs_show(struct device *dev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kfab_av_count(true));
+}
+static DEVICE_ATTR_RO(named_avs);
+
 static struct attribute *kfab_sysfs_attrs[] = {
 	&dev_attr_abi_version.attr,
 	&dev_attr_contexts.attr,
+	&dev_attr_avs.attr,
+	&dev_attr_named_avs.attr,
 	NULL,
 };
 

@@ -17,7 +17,7 @@
  *  - User pointers travel as __u64; every struct is naturally aligned with
  *    explicit padding ("__reserved" members, which must be zero on input).
  *  - Unknown commands get -ENOTTY; unknown flags get -EOPNOTSUPP.
- *  - Objects (domains now; AVs, CQs, endpoints later) live in the file
+ *  - Objects (domains, AVs; CQs, endpoints later) live in the file
  *    context that created them and are named by a __u32 id, never 0.
  *    KFAB_IOC_DESTROY destroys any of them; closing the file destroys all.
  */
@@ -142,15 +142,18 @@ struct kfab_addr {
 /*
  * Address vectors.  An AV is a table of addresses; the index of an entry is
  * the fi_addr_t user space uses (FI_AV_TABLE and FI_AV_MAP alike).  An AV is
- * unnamed (private to the file that opened it) or named: one table on the
+ * unnamed (private to the handle that opened it) or named: one table on the
  * node that every file opening the same name shares, across processes and
  * containers, guarded by an owner, a group and a mode (Documentation/av.rst).
  *
  * Inserting takes the lowest unused index; inserting an address the table
- * holds already returns the index it has.  Every opener maps the table
- * read-only (struct kfab_av_table), so lookups cost no system call.
+ * holds already returns the index it has, so every opener of a named AV
+ * gets the same index for the same address.  Every opener maps the table
+ * read-only (struct kfab_av_header), so lookups cost no system call.  The
+ * table has a fixed capacity, chosen when the AV is created.
  */
 enum kfab_av_type {
+	KFAB_AV_TYPE_UNSPEC = 0,	/* open: the AV's type, or TABLE */
 	KFAB_AV_TYPE_TABLE = 1,
 	KFAB_AV_TYPE_MAP = 2,
 };
@@ -186,34 +189,41 @@ enum kfab_av_open_out_flags {
 /**
  * struct kfab_av_open - KFAB_IOC_AV_OPEN: open an unnamed or named AV
  * @size: sizeof(struct kfab_av_open)
- * @flags: KFAB_AV_OPEN_* bits
+ * @flags: KFAB_AV_OPEN_* bits; all but the first need a @name (-EINVAL)
  * @domain_id: the parent domain, of this file
  * @type: a KFAB_AV_TYPE_*; opening a named AV of another type is -EINVAL
- * @count: entries wanted; 0 asks for the default.  A named AV that exists
- *	keeps the size it was created with; @out_count tells it.
+ * @count: entries wanted; 0 asks for the module's default.  Above the
+ *	module's av_max_count: -EINVAL.  A named AV that exists keeps the
+ *	capacity it was created with; @out_count tells it.
  * @mode: creating a named AV: its permission bits (0 to 0777, the way
  *	chmod reads them, read = may open, write = may insert and remove);
- *	otherwise ignored
+ *	otherwise ignored.  Bits above 0777: -EINVAL.
  * @uid: with KFAB_AV_OPEN_SET_OWNER: the owner
  * @gid: with KFAB_AV_OPEN_SET_OWNER: the group
  * @__reserved: must be 0
+ * @out_av_id: out: id of the AV handle in this file
  * @name: user pointer to the NUL-terminated name, 0 for an unnamed AV.
  *	1 to KFAB_AV_NAME_MAX - 1 characters of [A-Za-z0-9._-], not starting
  *	with '.'; anything else is -EINVAL (-ENAMETOOLONG without a NUL
  *	in the first KFAB_AV_NAME_MAX bytes).
- * @map_addr: named FI_AV_MAP: the map_addr of fi_av_attr.  The first
- *	opener's value is kept; fi_addr_t values are the same for all
- *	openers whatever they pass.
- * @out_av_id: out: id of the AV handle in this file
+ * @map_addr: named FI_AV_MAP: the map_addr of fi_av_attr.  The creator's
+ *	value is kept (the module picks one when it is 0); fi_addr_t values
+ *	are the same for all openers whatever they pass.
  * @out_type: out: the AV's type
  * @out_count: out: entries the table holds
  * @out_flags: out: KFAB_AV_OUT_* bits
- * @out_map_addr: out: the AV's map_addr
+ * @__reserved2: out: zero
+ * @out_map_addr: out: the AV's map_addr (0 for an unnamed AV)
  * @out_mmap_offset: out: mmap() offset of the table (read-only, shared)
  * @out_mmap_size: out: bytes to map
  *
- * -EACCES when the AV's owner, group and mode refuse the access asked,
- * -EDQUOT when the owner's limits on named AVs or entries are reached.
+ * Opening an existing named AV without KFAB_AV_OPEN_READ_ONLY asks for
+ * read and write access.  -EACCES when the AV's owner, group and mode
+ * refuse the access asked (CAP_DAC_OVERRIDE in the initial user ns
+ * overrides the mode), -EDQUOT when the owner's limits on named AVs or on
+ * their entries are reached (module parameters av_max_named_per_user and
+ * av_max_entries_per_user; CAP_SYS_RESOURCE in the initial user ns is
+ * exempt).
  */
 struct kfab_av_open {
 	__u32 size;
@@ -254,13 +264,14 @@ struct kfab_av_open {
  * @indices: user pointer to __u32[@count], out: each address's index, or
  *	KFAB_AV_INDEX_NONE when it failed
  * @errors: user pointer to __s32[@count], out: 0 or the -errno of each
- *	address (-EINVAL malformed, -ENOSPC table full, -EDQUOT owner's
- *	entry limit); 0 when not wanted
+ *	address (-EINVAL malformed, -ENOSPC table full, -ENOMEM); 0 when not
+ *	wanted
  * @out_inserted: out: how many addresses got an index
  * @__reserved: must be 0
  *
  * Addresses are inserted in order; one that fails does not stop the rest.
- * The command itself fails only for bad arguments, before inserting any.
+ * The command fails (inserting nothing) for bad arguments; -EFAULT while
+ * writing @indices or @errors comes after the inserts were made.
  */
 struct kfab_av_insert {
 	__u32 size;
@@ -321,14 +332,20 @@ struct kfab_av_unlink {
 	_IOWR(KFAB_TYPE, KFAB_CMD_AV_UNLINK, struct kfab_av_unlink)
 
 /*
- * The mapped table of an AV, read-only for user space.  The kernel changes
- * an entry as a seqcount writer: @seq odd while it writes, even and one
- * higher after.  A reader loads @seq with acquire semantics, retries while
- * it is odd, copies the entry, issues a read barrier and retries if @seq
- * changed.  @flags has KFAB_AV_ENTRY_VALID while the index is in use.
+ * The mapped table of an AV, read-only for user space: a struct
+ * kfab_av_header, then struct kfab_av_entry[capacity] at @entries_offset.
+ *
+ * Memory ordering.  The kernel is the only writer and changes one entry at
+ * a time as a seqcount writer: it makes @seq odd (then smp_wmb()), writes
+ * @flags and @addr, then makes @seq even again with smp_store_release().
+ * A reader loads @seq with acquire semantics and retries while it is odd,
+ * copies the entry, issues a read barrier (smp_rmb()) and retries if @seq
+ * changed.  @used and @generation are written with smp_store_release()
+ * after the entries they describe: a reader that loads @generation with
+ * acquire semantics sees every entry written before it.
  */
 enum kfab_av_entry_flags {
-	KFAB_AV_ENTRY_VALID = 1 << 0,
+	KFAB_AV_ENTRY_VALID = 1 << 0,	/* the index is in use */
 };
 
 struct kfab_av_entry {
@@ -339,15 +356,15 @@ struct kfab_av_entry {
 };
 
 /**
- * struct kfab_av_table - the start of what mmap() of out_mmap_offset shows;
- * the entries (struct kfab_av_entry[@capacity]) follow at @entries_offset
- * @capacity: entries in @entries
+ * struct kfab_av_header - the start of what mmap() of out_mmap_offset shows
+ * @capacity: entries in the table
  * @used: entries in use now
  * @entry_size: sizeof(struct kfab_av_entry) of the kernel
- * @entries_offset: byte offset of @entries from the start of the mapping
+ * @entries_offset: byte offset of the entries from the start of the mapping
  * @generation: bumped after every change to the table
+ * @__reserved: zero
  */
-struct kfab_av_table {
+struct kfab_av_header {
 	__u32 capacity;
 	__u32 used;
 	__u32 entry_size;
