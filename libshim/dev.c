@@ -61,3 +61,41 @@ int kfab_dev_destroy(int fd, uint32_t id)
 
 	return kfab_dev_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
 }
+
+int kfab_dev_av_open(int fd, struct kfab_av_open *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_dev_ioctl(fd, KFAB_IOC_AV_OPEN, cmd);
+}
+
+int kfab_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
+		       uint32_t count, uint32_t *indices, int32_t *errors,
+		       uint32_t *inserted)
+{
+	struct kfab_av_insert cmd = {
+		.size = sizeof(cmd),
+		.av_id = av_id,
+		.count = count,
+		.addrs = (uintptr_t)addrs,
+		.indices = (uintptr_t)indices,
+		.errors = (uintptr_t)errors,
+	};
+	int ret = kfab_dev_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
+
+	if (!ret)
+		*inserted = cmd.out_inserted;
+	return ret;
+}
+
+int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
+		       uint32_t count)
+{
+	struct kfab_av_remove cmd = {
+		.size = sizeof(cmd),
+		.av_id = av_id,
+		.count = count,
+		.indices = (uintptr_t)indices,
+	};
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
+}

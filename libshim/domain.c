@@ -46,7 +46,7 @@ static const struct fi_ops kfab_domain_fi_ops = {
 
 static const struct fi_ops_domain kfab_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
-	.av_open = kfab_no_av_open,
+	.av_open = kfab_av_open,
 	.cq_open = kfab_no_cq_open,
 	.endpoint = kfab_no_endpoint,
 	.scalable_ep = kfab_no_scalable_ep,

@@ -69,13 +69,6 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 
 /* ---- struct fi_ops_domain ---- */
 
-int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		    struct fid_av **av, void *context)
-{
-	(void)domain; (void)attr; (void)av; (void)context;
-	return -FI_ENOSYS;
-}
-
 int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		    struct fid_cq **cq, void *context)
 {

@@ -10,6 +10,7 @@
  *   info.c    the fi_info kfab offers and the matching of hints against it
  *   fabric.c  fid_fabric: one open file of the device per fabric
  *   domain.c  fid_domain: one kernel domain object per domain
+ *   av.c      fid_av: a kernel AV handle and its table, mapped read-only
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *
@@ -78,6 +79,12 @@ void kfab_dev_close(int fd);
 int kfab_dev_query(int fd, struct kfab_query *query);
 int kfab_dev_domain_alloc(int fd, uint32_t *domain_id);
 int kfab_dev_destroy(int fd, uint32_t id);
+int kfab_dev_av_open(int fd, struct kfab_av_open *cmd);
+int kfab_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
+		       uint32_t count, uint32_t *indices, int32_t *errors,
+		       uint32_t *inserted);
+int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
+		       uint32_t count);
 
 /* ---- fabric (fabric.c) ---- */
 
@@ -141,6 +148,26 @@ int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		      void *context);
 bool kfab_is_domain(const struct fid_domain *domain);
 
+/* ---- address vectors (av.c) ---- */
+
+/* The mode of named AVs this process creates: FI_KFAB_AV_MODE (octal). */
+unsigned int kfab_av_create_mode(void);
+
+struct kfab_av;
+
+int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		 struct fid_av **av, void *context);
+/* For endpoints: the AV behind a fid, NULL unless it is a kfab AV. */
+struct kfab_av *kfab_av_from_fid(struct fid *fid);
+/* An endpoint binds to or unbinds from the AV: fi_close() is -FI_EBUSY between. */
+void kfab_av_bind_ep(struct kfab_av *av);
+void kfab_av_unbind_ep(struct kfab_av *av);
+/* The address at @fi_addr, read from the mapped table: 0 or -FI_EINVAL. */
+int kfab_av_resolve(struct kfab_av *av, fi_addr_t fi_addr,
+		    struct kfab_addr *addr);
+/* What a completion reports for @fi_addr: its FI_AV_USER_ID, or itself. */
+fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr);
+
 /* ---- stubs (enosys.c) ---- */
 
 /* struct fi_ops */
@@ -161,8 +188,6 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
 
 /* struct fi_ops_domain */
-int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
-		    struct fid_av **av, void *context);
 int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		    struct fid_cq **cq, void *context);
 int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,

@@ -8,15 +8,22 @@
  * op tables of the objects kfab hands out.
  */
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
 static char kfab_dev[PATH_MAX] = KFAB_DEFAULT_DEV;
+static unsigned int kfab_av_mode = 0600;
 
 const char *kfab_dev_path(void)
 {
 	return kfab_dev;
+}
+
+unsigned int kfab_av_create_mode(void)
+{
+	return kfab_av_mode;
 }
 
 /*
@@ -96,6 +103,20 @@ FI_EXT_INI
 				  kfab_dev);
 	}
 	KFAB_INFO(CORE, "device %s\n", kfab_dev);
+
+	fi_param_define(&kfab_prov, "av_mode", FI_PARAM_STRING,
+			"Permission bits, in octal, of the named AVs this process creates (default: 0600; see fi_kfab(7))");
+	dev = NULL;
+	if (!fi_param_get_str(&kfab_prov, "av_mode", &dev) && dev && *dev) {
+		char *end;
+		unsigned long mode = strtoul(dev, &end, 8);
+
+		if (*end || mode > 0777)
+			KFAB_WARN(CORE, "FI_KFAB_AV_MODE \"%s\" is not an octal mode, using %04o\n",
+				  dev, kfab_av_mode);
+		else
+			kfab_av_mode = mode;
+	}
 
 	return &kfab_prov;
 }

@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: fid_av.  An AV is a handle on an AV of the kernel
+ * (KFAB_IOC_AV_OPEN) whose table this process maps read-only: inserts and
+ * removes are ioctls, lookups read the mapping and make no system call.
+ * A named AV (fi_av_attr.name) is one table for the whole node; every
+ * process that opens the name maps the same pages and gets the same
+ * fi_addr_t for the same address (Documentation/av.rst).
+ *
+ * fi_addr_t is the table index for FI_AV_TABLE and FI_AV_MAP alike.  With
+ * rx_ctx_bits, the top bits carry a receive context (fi_rx_addr()); the
+ * index is what is left below them.
+ *
+ * Addresses are struct kfab_addr (16 bytes, <linux/kfab.h>); as a string
+ * (fi_av_straddr, fi_av_insertsvc) an address reads "fi_kfab://NODE/EP",
+ * NODE 0 being this node.
+ *
+ * FI_EVENT inserts are carried out at once (or, with FI_MORE, at the next
+ * insert without it) and reported on the bound EQ: an error entry per
+ * failed address, then one FI_AV_COMPLETE entry.  FI_MORE batches only
+ * asynchronous inserts: a synchronous insert must return how many
+ * addresses it inserted, so it cannot wait for the next call.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rdma/fi_eq.h>
+
+#include "barrier.h"
+#include "internal.h"
+
+#define KFAB_ADDR_PREFIX	"fi_kfab://"
+#define KFAB_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)
+#define KFAB_AV_INSERT_FLAGS	(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID)
+/* rx_ctx_bits beyond this would eat into the 32-bit index. */
+#define KFAB_AV_MAX_RX_CTX_BITS	32
+
+/* An FI_EVENT insert waiting for the end of an FI_MORE batch. */
+struct kfab_av_req {
+	struct kfab_av_req *next;
+	struct kfab_addr *addrs;
+	size_t count;
+	fi_addr_t *fi_addr;
+	uint64_t *user_ids;	/* FI_AV_USER_ID values, or NULL */
+	void *context;
+};
+
+/**
+ * struct kfab_av - a fid_av
+ * @av_fid: what libfabric sees
+ * @domain: the parent domain
+ * @id: the kernel's id of the AV handle, in the fabric's file
+ * @type: FI_AV_TABLE or FI_AV_MAP
+ * @rx_ctx_bits: from fi_av_attr
+ * @flags: fi_av_attr.flags (FI_EVENT, FI_READ, FI_SYMMETRIC)
+ * @map: the table, mapped read-only; @map_size bytes
+ * @hdr: the table's header in @map
+ * @capacity: entries the table holds
+ * @lock: protects everything below
+ * @eq: the bound EQ, or NULL
+ * @ep_cnt: endpoints bound to the AV
+ * @user_ids: FI_AV_USER_ID of each index, or NULL; @user_ids_len entries
+ * @pending: FI_EVENT inserts of an unfinished FI_MORE batch, oldest first
+ */
+struct kfab_av {
+	struct fid_av av_fid;
+	struct kfab_domain *domain;
+	uint32_t id;
+	enum fi_av_type type;
+	int rx_ctx_bits;
+	uint64_t flags;
+	void *map;
+	size_t map_size;
+	const struct kfab_av_header *hdr;
+	uint32_t capacity;
+	pthread_mutex_t lock;
+	struct kfab_eq *eq;
+	unsigned int ep_cnt;
+	uint64_t *user_ids;
+	size_t user_ids_len;
+	struct kfab_av_req *pending, **pending_tail;
+};
+
+static inline int kfab_av_fd(const struct kfab_av *av)
+{
+	return av->domain->fabric->fd;
+}
+
+/* ---- reading the mapped table ---- */
+
+static const struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
+						 uint32_t index)
+{
+	return (const void *)((const char *)av->map +
+			      av->hdr->entries_offset +
+			      (size_t)index * av->hdr->entry_size);
+}
+
+/*
+ * The reader side of the entry's seqcount (uapi/linux/kfab.h): the acquire
+ * load of seq pairs with the kernel's smp_store_release() of the even seq,
+ * the rmb with its smp_wmb() after the odd one.
+ */
+static bool kfab_av_read_entry(const struct kfab_av *av, uint32_t index,
+			       struct kfab_addr *addr)
+{
+	const struct kfab_av_entry *e = kfab_av_entry(av, index);
+	uint32_t seq, flags;
+
+	for (;;) {
+		seq = kfab_load_acquire(&e->seq);
+		if (seq & 1)
+			continue;
+		flags = kfab_read_once(&e->flags);
+		addr->family = kfab_read_once(&e->addr.family);
+		addr->__reserved = 0;
+		addr->node = kfab_read_once(&e->addr.node);
+		addr->ep = kfab_read_once(&e->addr.ep);
+		kfab_smp_rmb();
+		if (kfab_read_once(&e->seq) == seq)
+			break;
+	}
+	return flags & KFAB_AV_ENTRY_VALID;
+}
+
+/* The table index in @fi_addr, below the receive context bits. */
+static bool kfab_av_index(const struct kfab_av *av, fi_addr_t fi_addr,
+			  uint32_t *index)
+{
+	uint64_t i = fi_addr;
+
+	if (fi_addr == FI_ADDR_NOTAVAIL)
+		return false;
+	if (av->rx_ctx_bits)
+		i &= (1ULL << (64 - av->rx_ctx_bits)) - 1;
+	if (i >= av->capacity)
+		return false;
+	*index = (uint32_t)i;
+	return true;
+}
+
+int kfab_av_resolve(struct kfab_av *av, fi_addr_t fi_addr,
+		    struct kfab_addr *addr)
+{
+	uint32_t index;
+
+	if (!kfab_av_index(av, fi_addr, &index) ||
+	    !kfab_av_read_entry(av, index, addr))
+		return -FI_EINVAL;
+	return 0;
+}
+
+fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr)
+{
+	fi_addr_t id = fi_addr;
+	uint32_t index;
+
+	pthread_mutex_lock(&av->lock);
+	if (av->user_ids && kfab_av_index(av, fi_addr, &index) &&
+	    index < av->user_ids_len)
+		id = av->user_ids[index];
+	pthread_mutex_unlock(&av->lock);
+	return id;
+}
+
+/* ---- inserting ---- */
+
+/* Remember @id as what completions report for @index (under av->lock). */
+static int kfab_av_set_user_id(struct kfab_av *av, uint32_t index,
+			       uint64_t id)
+{
+	if (index >= av->user_ids_len) {
+		size_t len = av->capacity;
+		uint64_t *ids = realloc(av->user_ids, len * sizeof(*ids));
+		size_t i;
+
+		if (!ids)
+			return -FI_ENOMEM;
+		for (i = av->user_ids_len; i < len; i++)
+			ids[i] = i;
+		av->user_ids = ids;
+		av->user_ids_len = len;
+	}
+	av->user_ids[index] = id;
+	return 0;
+}
+
+/*
+ * Insert @count addresses, KFAB_AV_BATCH_MAX to an ioctl.  Each address's
+ * index (KFAB_AV_INDEX_NONE when it failed) goes to @indices and its status
+ * (0 or a negative fabric errno) to @errors.  When the kernel refuses a
+ * call itself, the addresses it was given and those after them fail with
+ * its error (those before were inserted).
+ *
+ * Return: the number inserted.
+ */
+static size_t kfab_av_insert_batch(struct kfab_av *av,
+				   const struct kfab_addr *addrs, size_t count,
+				   uint32_t *indices, int *errors)
+{
+	size_t done = 0, inserted = 0, i;
+	int32_t *errs = (int32_t *)errors;	/* same size, see below */
+	int ret;
+
+	_Static_assert(sizeof(int) == sizeof(int32_t), "errors are __s32");
+	while (done < count) {
+		uint32_t n = count - done < KFAB_AV_BATCH_MAX ?
+			     count - done : KFAB_AV_BATCH_MAX;
+		uint32_t got;
+
+		ret = kfab_dev_av_insert(kfab_av_fd(av), av->id, addrs + done,
+					 n, indices + done, errs + done, &got);
+		if (ret) {
+			KFAB_WARN(AV, "AV %u: KFAB_IOC_AV_INSERT: %s\n",
+				  av->id, fi_strerror(-ret));
+			for (i = done; i < count; i++) {
+				indices[i] = KFAB_AV_INDEX_NONE;
+				errors[i] = ret;
+			}
+			break;
+		}
+		inserted += got;
+		done += n;
+	}
+	return inserted;
+}
+
+/*
+ * Hand the results of an insert to the caller: fi_addr values, and the
+ * FI_AV_USER_ID of each address inserted.  Return: the number inserted.
+ */
+static size_t kfab_av_insert_results(struct kfab_av *av, size_t count,
+				     const uint32_t *indices, int *errors,
+				     fi_addr_t *fi_addr,
+				     const uint64_t *user_ids)
+{
+	size_t i, inserted = 0;
+
+	pthread_mutex_lock(&av->lock);
+	for (i = 0; i < count; i++) {
+		if (!errors[i] && user_ids)
+			errors[i] = kfab_av_set_user_id(av, indices[i],
+							user_ids[i]);
+		if (fi_addr)
+			fi_addr[i] = errors[i] ? FI_ADDR_NOTAVAIL : indices[i];
+		if (!errors[i])
+			inserted++;
+	}
+	pthread_mutex_unlock(&av->lock);
+	return inserted;
+}
+
+/*
+ * Report one FI_EVENT insert: an error entry per failed address (data: its
+ * position in the call), then FI_AV_COMPLETE (data: the number inserted).
+ * The EQ keeps every entry the provider posts.  @errors NULL: there was no
+ * memory to try the insert, every address failed with -FI_ENOMEM.
+ */
+static void kfab_av_report(struct kfab_av *av, struct kfab_av_req *req,
+			   const int *errors, size_t inserted)
+{
+	struct fi_eq_entry done = {
+		.fid = &av->av_fid.fid,
+		.context = req->context,
+		.data = inserted,
+	};
+	size_t i;
+
+	for (i = 0; i < req->count; i++) {
+		struct fi_eq_err_entry err = {
+			.fid = &av->av_fid.fid,
+			.context = req->context,
+			.data = i,
+			.err = errors ? -errors[i] : FI_ENOMEM,
+		};
+
+		if (err.err && kfab_eq_post_err(av->eq, &err))
+			KFAB_WARN(AV, "AV %u: no memory for an EQ error entry\n",
+				  av->id);
+	}
+	if (kfab_eq_post(av->eq, FI_AV_COMPLETE, &done, sizeof(done)))
+		KFAB_WARN(AV, "AV %u: no memory for FI_AV_COMPLETE\n", av->id);
+}
+
+static void kfab_av_req_free(struct kfab_av_req *req)
+{
+	free(req->addrs);
+	free(req->user_ids);
+	free(req);
+}
+
+/*
+ * The end of an FI_MORE batch: the addresses of every pending insert go to
+ * the kernel together, in as few ioctls as KFAB_AV_BATCH_MAX allows, then
+ * each insert is reported in the order it was made.
+ */
+static void kfab_av_flush(struct kfab_av *av)
+{
+	struct kfab_av_req *list, *req, *next;
+	struct kfab_addr *addrs = NULL;
+	uint32_t *indices = NULL;
+	int *errors = NULL;
+	size_t total = 0, at, i;
+
+	pthread_mutex_lock(&av->lock);
+	list = av->pending;
+	av->pending = NULL;
+	av->pending_tail = &av->pending;
+	pthread_mutex_unlock(&av->lock);
+
+	for (req = list; req; req = req->next)
+		total += req->count;
+	if (total) {
+		addrs = malloc(total * sizeof(*addrs));
+		indices = malloc(total * sizeof(*indices));
+		errors = malloc(total * sizeof(*errors));
+	}
+	if (addrs && indices && errors) {
+		at = 0;
+		for (req = list; req; req = req->next) {
+			memcpy(addrs + at, req->addrs,
+			       req->count * sizeof(*addrs));
+			at += req->count;
+		}
+		kfab_av_insert_batch(av, addrs, total, indices, errors);
+	} else {
+		free(errors);
+		errors = NULL;
+	}
+
+	at = 0;
+	for (req = list; req; req = next) {
+		size_t inserted = 0;
+
+		next = req->next;
+		if (errors)
+			inserted = kfab_av_insert_results(av, req->count,
+							  indices + at,
+							  errors + at,
+							  req->fi_addr,
+							  req->user_ids);
+		else if (req->fi_addr)
+			for (i = 0; i < req->count; i++)
+				req->fi_addr[i] = FI_ADDR_NOTAVAIL;
+		kfab_av_report(av, req, errors ? errors + at : NULL, inserted);
+		at += req->count;
+		kfab_av_req_free(req);
+	}
+	free(errors);
+	free(indices);
+	free(addrs);
+}
+
+static int kfab_av_queue(struct kfab_av *av, const struct kfab_addr *addrs,
+			 size_t count, fi_addr_t *fi_addr, uint64_t flags,
+			 void *context)
+{
+	struct kfab_av_req *req = calloc(1, sizeof(*req));
+	size_t i;
+
+	if (!req)
+		return -FI_ENOMEM;
+	req->count = count;
+	req->fi_addr = fi_addr;
+	req->context = context;
+	req->addrs = malloc((count ? count : 1) * sizeof(*addrs));
+	if (!req->addrs)
+		goto err;
+	if (count)
+		memcpy(req->addrs, addrs, count * sizeof(*addrs));
+	if (flags & FI_AV_USER_ID) {
+		req->user_ids = malloc((count ? count : 1) * sizeof(uint64_t));
+		if (!req->user_ids)
+			goto err;
+		for (i = 0; i < count; i++)
+			req->user_ids[i] = fi_addr[i];
+	}
+
+	pthread_mutex_lock(&av->lock);
+	*av->pending_tail = req;
+	av->pending_tail = &req->next;
+	pthread_mutex_unlock(&av->lock);
+
+	if (!(flags & FI_MORE))
+		kfab_av_flush(av);
+	return 0;
+
+err:
+	kfab_av_req_free(req);
+	return -FI_ENOMEM;
+}
+
+/* What every insert call checks before it touches anything. */
+static int kfab_av_insert_check(struct kfab_av *av, size_t count,
+				fi_addr_t *fi_addr, uint64_t flags,
+				void *context)
+{
+	if (flags & ~KFAB_AV_INSERT_FLAGS)
+		return -FI_EBADFLAGS;
+	if (av->flags & FI_READ)
+		return -FI_EPERM;
+	if ((flags & FI_AV_USER_ID) && count && !fi_addr)
+		return -FI_EINVAL;
+	if (av->flags & FI_EVENT) {
+		if (flags & FI_SYNC_ERR)
+			return -FI_EBADFLAGS;
+		if (!av->eq)
+			return -FI_ENOEQ;
+	} else if ((flags & FI_SYNC_ERR) && count && !context) {
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+static int kfab_av_insert_addrs(struct kfab_av *av,
+				const struct kfab_addr *addrs, size_t count,
+				fi_addr_t *fi_addr, uint64_t flags,
+				void *context)
+{
+	uint64_t *user_ids = NULL;
+	uint32_t *indices = NULL;
+	int *errors = NULL, ret;
+	size_t i;
+
+	ret = kfab_av_insert_check(av, count, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	if (av->flags & FI_EVENT)
+		return kfab_av_queue(av, addrs, count, fi_addr, flags, context);
+	if (!count)
+		return 0;
+	if (count > INT_MAX)
+		return -FI_EINVAL;
+
+	ret = -FI_ENOMEM;
+	indices = malloc(count * sizeof(*indices));
+	errors = flags & FI_SYNC_ERR ? context : malloc(count * sizeof(*errors));
+	if (!indices || !errors)
+		goto out;
+	if (flags & FI_AV_USER_ID) {
+		user_ids = malloc(count * sizeof(*user_ids));
+		if (!user_ids)
+			goto out;
+		for (i = 0; i < count; i++)
+			user_ids[i] = fi_addr[i];
+	}
+	kfab_av_insert_batch(av, addrs, count, indices, errors);
+	ret = kfab_av_insert_results(av, count, indices, errors, fi_addr,
+				     user_ids);
+out:
+	free(user_ids);
+	if (errors != context)
+		free(errors);
+	free(indices);
+	return ret;
+}
+
+static int kfab_av_insert(struct fid_av *av_fid, const void *addr,
+			  size_t count, fi_addr_t *fi_addr, uint64_t flags,
+			  void *context)
+{
+	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+
+	if (count && !addr)
+		return -FI_EINVAL;
+	return kfab_av_insert_addrs(av, addr, count, fi_addr, flags, context);
+}
+
+/* ---- addresses as strings ---- */
+
+/* A whole string of decimal digits that fits @max. */
+static bool kfab_parse_u64(const char *s, uint64_t max, uint64_t *val)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*val = strtoull(s, &end, 10);
+	return !errno && !*end && *val <= max;
+}
+
+/* "fi_kfab://NODE/EP" */
+static bool kfab_parse_addr_str(const char *s, struct kfab_addr *addr)
+{
+	char node[24], ep[24];
+	uint64_t n, e;
+	const char *slash;
+
+	if (strncmp(s, KFAB_ADDR_PREFIX, strlen(KFAB_ADDR_PREFIX)))
+		return false;
+	s += strlen(KFAB_ADDR_PREFIX);
+	slash = strchr(s, '/');
+	if (!slash || (size_t)(slash - s) >= sizeof(node) ||
+	    strlen(slash + 1) >= sizeof(ep))
+		return false;
+	memcpy(node, s, slash - s);
+	node[slash - s] = '\0';
+	strcpy(ep, slash + 1);
+	if (!kfab_parse_u64(node, UINT32_MAX, &n) ||
+	    !kfab_parse_u64(ep, UINT64_MAX, &e))
+		return false;
+	*addr = (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .node = n,
+				    .ep = e };
+	return true;
+}
+
+/*
+ * fi_av_insertsvc: node is a node number (NULL: this node, 0) and service
+ * an endpoint number, or node is a whole "fi_kfab://NODE/EP" and service
+ * NULL.
+ */
+static int kfab_av_insertsvc(struct fid_av *av_fid, const char *node,
+			     const char *service, fi_addr_t *fi_addr,
+			     uint64_t flags, void *context)
+{
+	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct kfab_addr addr = { .family = KFAB_ADDR_LOCAL };
+	uint64_t n = 0, e;
+
+	if (node && !service) {
+		if (!kfab_parse_addr_str(node, &addr))
+			return -FI_EINVAL;
+	} else {
+		if ((node && !kfab_parse_u64(node, UINT32_MAX, &n)) ||
+		    !kfab_parse_u64(service, UINT64_MAX, &e))
+			return -FI_EINVAL;
+		addr.node = n;
+		addr.ep = e;
+	}
+	return kfab_av_insert_addrs(av, &addr, 1, fi_addr, flags, context);
+}
+
+/*
+ * fi_av_insertsym: nodes node .. node + nodecnt - 1 (numbers), for each the
+ * endpoints service .. service + svccnt - 1, in that order.
+ */
+static int kfab_av_insertsym(struct fid_av *av_fid, const char *node,
+			     size_t nodecnt, const char *service,
+			     size_t svccnt, fi_addr_t *fi_addr,
+			     uint64_t flags, void *context)
+{
+	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct kfab_addr *addrs;
+	uint64_t n, e;
+	size_t i, j, count;
+	int ret;
+
+	if (!nodecnt || !svccnt || !kfab_parse_u64(node, UINT32_MAX, &n) ||
+	    !kfab_parse_u64(service, UINT64_MAX, &e))
+		return -FI_EINVAL;
+	if (nodecnt > UINT32_MAX - n + 1 || svccnt - 1 > UINT64_MAX - e ||
+	    svccnt > SIZE_MAX / nodecnt / sizeof(*addrs))
+		return -FI_EINVAL;
+	count = nodecnt * svccnt;
+	addrs = malloc(count * sizeof(*addrs));
+	if (!addrs)
+		return -FI_ENOMEM;
+	for (i = 0; i < nodecnt; i++)
+		for (j = 0; j < svccnt; j++)
+			addrs[i * svccnt + j] = (struct kfab_addr){
+				.family = KFAB_ADDR_LOCAL,
+				.node = n + i,
+				.ep = e + j,
+			};
+	ret = kfab_av_insert_addrs(av, addrs, count, fi_addr, flags, context);
+	free(addrs);
+	return ret;
+}
+
+static const char *kfab_av_straddr(struct fid_av *av_fid, const void *addr,
+				   char *buf, size_t *len)
+{
+	const struct kfab_addr *a = addr;
+	char str[64];
+	int n;
+
+	(void)av_fid;
+	if (!len)
+		return NULL;
+	if (!a)
+		n = snprintf(str, sizeof(str), KFAB_ADDR_PREFIX "(null)");
+	else if (a->family == KFAB_ADDR_LOCAL)
+		n = snprintf(str, sizeof(str), KFAB_ADDR_PREFIX "%" PRIu32 "/%" PRIu64,
+			     a->node, (uint64_t)a->ep);
+	else
+		n = snprintf(str, sizeof(str), KFAB_ADDR_PREFIX "family%u",
+			     a->family);
+	if (buf && *len) {
+		size_t copy = (size_t)n < *len ? (size_t)n : *len - 1;
+
+		memcpy(buf, str, copy);
+		buf[copy] = '\0';
+	}
+	*len = n + 1;
+	return buf;
+}
+
+/* ---- removing, looking up ---- */
+
+static int kfab_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
+			  size_t count, uint64_t flags)
+{
+	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	uint32_t *indices;
+	size_t done, i;
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (av->flags & FI_READ)
+		return -FI_EPERM;
+	if (!count)
+		return 0;
+	if (!fi_addr)
+		return -FI_EINVAL;
+	indices = malloc(count * sizeof(*indices));
+	if (!indices)
+		return -FI_ENOMEM;
+	for (i = 0; i < count; i++) {
+		if (!kfab_av_index(av, fi_addr[i], &indices[i])) {
+			ret = -FI_EINVAL;
+			goto out;
+		}
+	}
+	for (done = 0; done < count && !ret; done += KFAB_AV_BATCH_MAX) {
+		size_t n = count - done;
+
+		if (n > KFAB_AV_BATCH_MAX)
+			n = KFAB_AV_BATCH_MAX;
+		ret = kfab_dev_av_remove(kfab_av_fd(av), av->id,
+					 indices + done, n);
+	}
+	if (!ret && av->user_ids) {
+		pthread_mutex_lock(&av->lock);
+		for (i = 0; i < count; i++)
+			if (indices[i] < av->user_ids_len)
+				av->user_ids[indices[i]] = indices[i];
+		pthread_mutex_unlock(&av->lock);
+	}
+out:
+	free(indices);
+	return ret;
+}
+
+static int kfab_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
+			  void *addr, size_t *addrlen)
+{
+	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct kfab_addr found;
+	int ret;
+
+	if (!addrlen || (*addrlen && !addr))
+		return -FI_EINVAL;
+	ret = kfab_av_resolve(av, fi_addr, &found);
+	if (ret)
+		return ret;
+	memcpy(addr, &found, *addrlen < sizeof(found) ? *addrlen :
+							  sizeof(found));
+	*addrlen = sizeof(found);
+	return 0;
+}
+
+static int kfab_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+		       struct fid_av_set **av_set, void *context)
+{
+	(void)av; (void)attr; (void)av_set; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- the fid ---- */
+
+static int kfab_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct kfab_av *av = container_of(fid, struct kfab_av, av_fid.fid);
+	struct kfab_eq *eq;
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	eq = bfid ? kfab_eq_from_fid(bfid) : NULL;
+	if (!eq)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&av->lock);
+	if (av->eq) {
+		ret = -FI_EBUSY;
+	} else {
+		av->eq = eq;
+		kfab_eq_bind(eq);
+	}
+	pthread_mutex_unlock(&av->lock);
+	return ret;
+}
+
+static int kfab_av_close(struct fid *fid)
+{
+	struct kfab_av *av = container_of(fid, struct kfab_av, av_fid.fid);
+	int ret;
+
+	pthread_mutex_lock(&av->lock);
+	ret = av->ep_cnt ? -FI_EBUSY : 0;
+	pthread_mutex_unlock(&av->lock);
+	if (ret)
+		return ret;
+
+	/* An unfinished FI_MORE batch is carried out and reported. */
+	if (av->pending)
+		kfab_av_flush(av);
+	ret = kfab_dev_destroy(kfab_av_fd(av), av->id);
+	if (ret) {
+		KFAB_WARN(AV, "AV %u: KFAB_IOC_DESTROY: %s\n", av->id,
+			  fi_strerror(-ret));
+		return ret;
+	}
+	munmap(av->map, av->map_size);
+	if (av->eq)
+		kfab_eq_unbind(av->eq);
+	pthread_mutex_destroy(&av->lock);
+	free(av->user_ids);
+	free(av);
+	return 0;
+}
+
+static const struct fi_ops kfab_av_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_av_close,
+	.bind = kfab_av_bind,
+	.control = kfab_no_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static const struct fi_ops_av kfab_av_ops = {
+	.size = sizeof(struct fi_ops_av),
+	.insert = kfab_av_insert,
+	.insertsvc = kfab_av_insertsvc,
+	.insertsym = kfab_av_insertsym,
+	.remove = kfab_av_remove,
+	.lookup = kfab_av_lookup,
+	.straddr = kfab_av_straddr,
+	.av_set = kfab_av_set,
+};
+
+struct kfab_av *kfab_av_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_AV || fid->ops != &kfab_av_fi_ops)
+		return NULL;
+	return container_of(fid, struct kfab_av, av_fid.fid);
+}
+
+void kfab_av_bind_ep(struct kfab_av *av)
+{
+	pthread_mutex_lock(&av->lock);
+	av->ep_cnt++;
+	pthread_mutex_unlock(&av->lock);
+}
+
+void kfab_av_unbind_ep(struct kfab_av *av)
+{
+	pthread_mutex_lock(&av->lock);
+	av->ep_cnt--;
+	pthread_mutex_unlock(&av->lock);
+}
+
+/* The kernel's answer must describe a table that fits its mapping. */
+static bool kfab_av_map_ok(const struct kfab_av *av)
+{
+	const struct kfab_av_header *hdr = av->hdr;
+
+	return av->map_size >= sizeof(*hdr) &&
+	       hdr->entry_size >= sizeof(struct kfab_av_entry) &&
+	       hdr->capacity == av->capacity &&
+	       hdr->entries_offset >= sizeof(*hdr) &&
+	       hdr->entries_offset <= av->map_size &&
+	       (av->map_size - hdr->entries_offset) / hdr->entry_size >=
+	       hdr->capacity;
+}
+
+static int kfab_av_open_check(const struct fi_av_attr *attr)
+{
+	if (attr->flags & ~KFAB_AV_OPEN_FLAGS)
+		return -FI_EBADFLAGS;
+	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
+	    attr->type != FI_AV_MAP)
+		return -FI_EINVAL;
+	if (attr->rx_ctx_bits < 0 ||
+	    attr->rx_ctx_bits > KFAB_AV_MAX_RX_CTX_BITS)
+		return -FI_EINVAL;
+	if (attr->count > UINT32_MAX)
+		return -FI_EINVAL;
+	if ((attr->flags & FI_READ) && !attr->name)
+		return -FI_EINVAL;
+	return 0;
+}
+
+/**
+ * kfab_av_open() - struct fi_ops_domain.av_open: fi_av_open() for kfab
+ * @domain: a kfab domain
+ * @attr: the attributes; type FI_AV_UNSPEC comes back as the type chosen,
+ *	  and a named AV's map_addr comes back when it was NULL
+ * @av: out: the new AV
+ * @context: the application's context for the fid
+ *
+ * Return: 0; -FI_EINVAL for bad attributes; -FI_EBADFLAGS for unknown
+ * flags; -FI_ENOENT for FI_READ of a name that does not exist; -FI_EACCES
+ * when the named AV's owner and mode refuse; -EDQUOT when the owner's
+ * limits are reached; -FI_ENOMEM.
+ */
+int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+		 struct fid_av **av_fid, void *context)
+{
+	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct kfab_av_open cmd = { 0 };
+	struct kfab_av *av;
+	int ret;
+
+	if (!attr || !av_fid)
+		return -FI_EINVAL;
+	ret = kfab_av_open_check(attr);
+	if (ret)
+		return ret;
+
+	av = calloc(1, sizeof(*av));
+	if (!av)
+		return -FI_ENOMEM;
+	ret = -pthread_mutex_init(&av->lock, NULL);
+	if (ret)
+		goto err_free;
+
+	cmd.domain_id = dom->id;
+	cmd.type = attr->type == FI_AV_MAP ? KFAB_AV_TYPE_MAP :
+		   attr->type == FI_AV_TABLE ? KFAB_AV_TYPE_TABLE :
+					       KFAB_AV_TYPE_UNSPEC;
+	cmd.count = attr->count;
+	if (attr->name) {
+		cmd.name = (uintptr_t)attr->name;
+		cmd.map_addr = (uintptr_t)attr->map_addr;
+		cmd.mode = kfab_av_create_mode();
+		if (attr->flags & FI_READ)
+			cmd.flags |= KFAB_AV_OPEN_READ_ONLY;
+	}
+	ret = kfab_dev_av_open(dom->fabric->fd, &cmd);
+	if (ret) {
+		KFAB_INFO(AV, "KFAB_IOC_AV_OPEN%s%s: %s\n",
+			  attr->name ? " " : "", attr->name ? attr->name : "",
+			  fi_strerror(-ret));
+		goto err_mutex;
+	}
+	av->id = cmd.out_av_id;
+
+	av->map_size = cmd.out_mmap_size;
+	av->map = mmap(NULL, av->map_size, PROT_READ, MAP_SHARED,
+		       dom->fabric->fd, cmd.out_mmap_offset);
+	if (av->map == MAP_FAILED) {
+		ret = -errno;
+		KFAB_WARN(AV, "AV %u: mmap: %s\n", av->id, fi_strerror(-ret));
+		goto err_destroy;
+	}
+	av->hdr = av->map;
+	av->capacity = cmd.out_count;
+	if (!kfab_av_map_ok(av)) {
+		KFAB_WARN(AV, "AV %u: the kernel's table does not fit its mapping\n",
+			  av->id);
+		ret = -FI_EOTHER;
+		goto err_unmap;
+	}
+
+	av->domain = dom;
+	av->type = cmd.out_type == KFAB_AV_TYPE_MAP ? FI_AV_MAP : FI_AV_TABLE;
+	av->rx_ctx_bits = attr->rx_ctx_bits;
+	av->flags = attr->flags;
+	av->pending_tail = &av->pending;
+	av->av_fid.fid.fclass = FI_CLASS_AV;
+	av->av_fid.fid.context = context;
+	av->av_fid.fid.ops = (struct fi_ops *)&kfab_av_fi_ops;
+	av->av_fid.ops = (struct fi_ops_av *)&kfab_av_ops;
+
+	attr->type = av->type;
+	if (attr->name && !attr->map_addr)
+		attr->map_addr = (void *)(uintptr_t)cmd.out_map_addr;
+	*av_fid = &av->av_fid;
+	KFAB_DBG(AV, "AV %u opened: %u entries%s%s\n", av->id, av->capacity,
+		 attr->name ? ", name " : "", attr->name ? attr->name : "");
+	return 0;
+
+err_unmap:
+	munmap(av->map, av->map_size);
+err_destroy:
+	kfab_dev_destroy(dom->fabric->fd, av->id);
+err_mutex:
+	pthread_mutex_destroy(&av->lock);
+err_free:
+	free(av);
+	return ret;
+}
