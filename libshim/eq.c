@@ -528,8 +528,8 @@ static ssize_t kfab_eq_sread_cond(struct kfab_eq *eq, uint32_t *event,
 			pthread_cond_wait(&eq->cond, &eq->wait_mutex);
 			continue;
 		}
-		err = pthread_cond_timedwait(&eq->cond, &eq->wait_mutex,
-					     deadline);
+		err = pthread_cond_clockwait(&eq->cond, &eq->wait_mutex,
+					     CLOCK_MONOTONIC, deadline);
 		if (err == ETIMEDOUT) {
 			ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
 			break;
@@ -772,7 +772,6 @@ static int kfab_eq_check_attr(const struct fi_eq_attr *attr)
 
 static int kfab_eq_init_wait(struct kfab_eq *eq)
 {
-	pthread_condattr_t cattr;
 	int ret;
 
 	eq->efd = -1;
@@ -785,17 +784,16 @@ static int kfab_eq_init_wait(struct kfab_eq *eq)
 		}
 	}
 
+	/*
+	 * Default attributes: an application that gets them through
+	 * FI_GETWAIT (FI_WAIT_MUTEX_COND) may pthread_cond_timedwait() with a
+	 * CLOCK_REALTIME deadline, as for any condition variable.  kfab's own
+	 * timed waits use pthread_cond_clockwait() on CLOCK_MONOTONIC.
+	 */
 	ret = -pthread_mutex_init(&eq->wait_mutex, NULL);
 	if (ret)
 		goto err_efd;
-	ret = -pthread_condattr_init(&cattr);
-	if (ret)
-		goto err_mutex;
-	/* Timed waits count in CLOCK_MONOTONIC, immune to clock changes. */
-	ret = -pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
-	if (!ret)
-		ret = -pthread_cond_init(&eq->cond, &cattr);
-	pthread_condattr_destroy(&cattr);
+	ret = -pthread_cond_init(&eq->cond, NULL);
 	if (ret)
 		goto err_mutex;
 	return 0;
