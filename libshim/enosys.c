@@ -53,13 +53,6 @@ int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-int kfab_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
-		    struct fid_eq **eq, void *context)
-{
-	(void)fabric; (void)attr; (void)eq; (void)context;
-	return -FI_ENOSYS;
-}
-
 int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset)
 {

@@ -55,14 +55,15 @@ static int kfab_fabric_close(struct fid *fid)
 {
 	struct kfab_fabric *fab =
 		container_of(fid, struct kfab_fabric, fabric_fid.fid);
-	unsigned int domains;
+	unsigned int domains, eqs;
 
 	pthread_mutex_lock(&fab->lock);
 	domains = fab->domain_cnt;
+	eqs = fab->eq_cnt;
 	pthread_mutex_unlock(&fab->lock);
-	if (domains) {
-		KFAB_WARN(FABRIC, "fabric still has %u open domain(s)\n",
-			  domains);
+	if (domains || eqs) {
+		KFAB_WARN(FABRIC, "fabric still has %u open domain(s), %u open EQ(s)\n",
+			  domains, eqs);
 		return -FI_EBUSY;
 	}
 
@@ -158,7 +159,7 @@ static const struct fi_ops_fabric kfab_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = kfab_domain_open,
 	.passive_ep = kfab_no_passive_ep,
-	.eq_open = kfab_no_eq_open,
+	.eq_open = kfab_eq_open,
 	.wait_open = kfab_no_wait_open,
 	.trywait = kfab_fabric_trywait,
 	.domain2 = kfab_domain_open2,

@@ -11,6 +11,7 @@
  *   fabric.c  fid_fabric: one open file of the device per fabric
  *   domain.c  fid_domain: one kernel domain object per domain
  *   av.c      fid_av: a kernel AV handle and its table, mapped read-only
+ *   eq.c      fid_eq: event queues, user-space objects of the fabric
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *
@@ -30,6 +31,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
@@ -93,8 +95,9 @@ int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
  * @fabric_fid: what libfabric sees
  * @fd: the open device; every object of this fabric lives in its context
  * @abi: the device's answer to KFAB_IOC_QUERY when the fabric was opened
- * @lock: protects @domain_cnt
+ * @lock: protects @domain_cnt and @eq_cnt
  * @domain_cnt: open domains; the fabric cannot close while any is open
+ * @eq_cnt: open EQs; the same
  */
 struct kfab_fabric {
 	struct fid_fabric fabric_fid;
@@ -102,6 +105,7 @@ struct kfab_fabric {
 	struct kfab_query abi;
 	pthread_mutex_t lock;
 	unsigned int domain_cnt;
+	unsigned int eq_cnt;
 };
 
 static inline struct kfab_fabric *to_kfab_fabric(struct fid_fabric *fabric)
@@ -168,6 +172,43 @@ int kfab_av_resolve(struct kfab_av *av, fi_addr_t fi_addr,
 /* What a completion reports for @fi_addr: its FI_AV_USER_ID, or itself. */
 fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr);
 
+/* ---- event queues (eq.c) ---- */
+
+/* attr->size 0 in fi_eq_open() means this many events. */
+#define KFAB_EQ_DEFAULT_SIZE	256
+
+/*
+ * An EQ; the struct fid_eq is its first member, eq_fid.  Other libshim
+ * objects post their asynchronous events to it:
+ *
+ * kfab_eq_from_fid()  the kfab EQ behind @fid, or NULL when @fid is not one
+ *                     (e.g. the EQ an application binds to an AV).
+ * kfab_eq_post()      appends a normal event of @len bytes (copied), e.g.
+ *                     FI_AV_COMPLETE with a struct fi_eq_entry.  Never
+ *                     refused for lack of room: kfab's own events are kept
+ *                     beyond attr->size (and counted).  0, or -FI_ENOMEM
+ *                     (-FI_EINVAL for a NULL @eq, or NULL @buf with @len).
+ * kfab_eq_post_err()  appends an error entry: *@err is copied, and so are
+ *                     err->err_data_size bytes of err->err_data if both are
+ *                     set.  err->err is a positive FI_E* value, prov_errno a
+ *                     positive errno or 0.  Same returns.
+ * kfab_eq_bind()      an object now refers to @eq: fi_close(eq) answers
+ *                     -FI_EBUSY until the matching kfab_eq_unbind().
+ *
+ * All are thread-safe and may be called from any thread.
+ */
+struct kfab_eq;
+
+struct kfab_eq *kfab_eq_from_fid(struct fid *fid);
+int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
+		 size_t len);
+int kfab_eq_post_err(struct kfab_eq *eq, const struct fi_eq_err_entry *err);
+void kfab_eq_bind(struct kfab_eq *eq);
+void kfab_eq_unbind(struct kfab_eq *eq);
+
+int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		 struct fid_eq **eq, void *context);
+
 /* ---- stubs (enosys.c) ---- */
 
 /* struct fi_ops */
@@ -182,8 +223,6 @@ int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 /* struct fi_ops_fabric */
 int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);
-int kfab_no_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
-		    struct fid_eq **eq, void *context);
 int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
 

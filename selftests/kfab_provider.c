@@ -531,6 +531,8 @@ _Static_assert(sizeof(struct fi_ops_domain) == sizeof(size_t) + 11 * sizeof(fn_t
 	       "struct fi_ops_domain changed: update the checks below");
 _Static_assert(sizeof(struct fi_ops_mr) == sizeof(size_t) + 3 * sizeof(fn_t),
 	       "struct fi_ops_mr changed: update the checks below");
+_Static_assert(sizeof(struct fi_ops_eq) == sizeof(size_t) + 5 * sizeof(fn_t),
+	       "struct fi_ops_eq changed: update the checks below");
 
 #define EXPECT_OP(ops, type, member) \
 	EXPECT_TRUE((ops)->member != NULL) TH_LOG(#type "." #member " is NULL")
@@ -553,6 +555,8 @@ TEST_F(fabric, ops_tables_fully_populated)
 	struct fi_ops_fabric *fops;
 	struct fi_ops_domain *dops;
 	struct fi_ops_mr *mops;
+	struct fi_ops_eq *eops;
+	struct fid_eq *eq;
 	struct fi_eq_attr eq_attr = { .size = 16 };
 	struct fi_wait_attr wait_attr = { .wait_obj = FI_WAIT_UNSPEC };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
@@ -580,6 +584,21 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_OP(fops, fi_ops_fabric, trywait);
 	EXPECT_OP(fops, fi_ops_fabric, domain2);
 
+	/* An EQ's tables (selftests/kfab_eq tests what they do). */
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
+	EXPECT_FI_OPS(eq->fid.ops);
+	eops = eq->ops;
+	EXPECT_EQ(sizeof(struct fi_ops_eq), eops->size);
+	EXPECT_OP(eops, fi_ops_eq, read);
+	EXPECT_OP(eops, fi_ops_eq, readerr);
+	EXPECT_OP(eops, fi_ops_eq, write);
+	EXPECT_OP(eops, fi_ops_eq, sread);
+	EXPECT_OP(eops, fi_ops_eq, strerror);
+	EXPECT_EQ(-FI_ENOSYS, fi_open_ops(&eq->fid, "kfab_none", 0, &out,
+					  NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&eq->fid, FI_ENABLE, NULL));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+
 	/* The domain's tables. */
 	EXPECT_FI_OPS(domain->fid.ops);
 	dops = domain->ops;
@@ -604,8 +623,6 @@ TEST_F(fabric, ops_tables_fully_populated)
 	/* What does not exist yet says so, and hands out nothing. */
 	EXPECT_EQ(-FI_ENOSYS, fi_passive_ep(self->fabric, self->info,
 					    (struct fid_pep **)&out, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_eq_open(self->fabric, &eq_attr,
-					 (struct fid_eq **)&out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_wait_open(self->fabric, &wait_attr,
 					   (struct fid_wait **)&out));
 	/* fi_trywait() asks each object; none given, nothing is pending. */

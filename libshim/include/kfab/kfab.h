@@ -70,6 +70,16 @@ static inline int kfab_query(struct fid_fabric *fabric,
 	return fi_get_val(&fabric->fid, KFAB_FABRIC_ABI_INFO, info);
 }
 
+/*
+ * fi_eq_write() flag on a kfab EQ: insert an error entry.  buf is a
+ * struct fi_eq_err_entry and len its size; the event argument is ignored.
+ * The entry (and err_data_size bytes of err_data, if both are set) is
+ * copied; fi_eq_read() then answers -FI_EAVAIL when it reaches it and
+ * fi_eq_readerr() returns it.  libfabric 1.17 has no standard flag for
+ * this.  The EQ's size and FI_WRITE rules apply as for any fi_eq_write().
+ */
+#define KFAB_EQ_WRITE_ERR	(1ULL << 62)
+
 #ifdef __cplusplus
 }
 #endif

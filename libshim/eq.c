@@ -1,0 +1,868 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: fid_eq, the event queue (fi_eq(3)).
+ *
+ * An EQ is a user-space object of its fabric: no kernel object backs it.
+ * Its events come from the application (fi_eq_write) and from libshim
+ * itself through kfab_eq_post()/kfab_eq_post_err(), e.g. the completion of
+ * an asynchronous AV insert.  Events are kept in one FIFO list; an error
+ * entry is reported in order: fi_eq_read() answers -FI_EAVAIL while the
+ * entry at the head is an error, and fi_eq_readerr() takes it.
+ *
+ * Size and overflow.  attr->size (0: KFAB_EQ_DEFAULT_SIZE) bounds what the
+ * application may insert: fi_eq_write() answers -FI_EAGAIN while the EQ
+ * holds size events or more.  Events that libshim posts are never refused
+ * for lack of room, since the operation they complete has already happened
+ * and could not be retried: they are kept beyond size (entries are
+ * allocated one by one, so nothing is preallocated for size either) and
+ * counted in @beyond_size.  Only a failed allocation (-FI_ENOMEM) is
+ * returned to the poster, which then reports the failure through the call
+ * that caused the event.  So the EQ never enters fi_eq(3)'s "overrun"
+ * state and never answers -FI_EOVERRUN.
+ *
+ * Wait objects (attr->wait_obj):
+ *   FI_WAIT_NONE        no fi_eq_sread (-FI_ENOSYS), no fi_trywait
+ *   FI_WAIT_UNSPEC      fi_eq_sread sleeps on a condition variable;
+ *                       FI_GETWAIT has nothing to hand out (-FI_ENOSYS)
+ *   FI_WAIT_FD          an eventfd, readable exactly while the EQ holds an
+ *                       event (normal or error); FI_GETWAIT gives the int
+ *   FI_WAIT_POLLFD      the same eventfd as a one-entry struct pollfd list
+ *   FI_WAIT_MUTEX_COND  FI_GETWAIT gives a mutex and a condition variable
+ *                       that every insertion broadcasts while holding the
+ *                       mutex (see kfab_eq_wake()); fi_eq_sread uses them
+ *   FI_WAIT_YIELD       fi_eq_sread spins with sched_yield()
+ *   FI_WAIT_SET         -FI_ENOSYS: kfab has no wait sets (fi_wait_open)
+ *
+ * Events from the kernel (connection management, later).  The kernel will
+ * queue them in a kfab object of the fabric's file whose poll() reports
+ * them.  The EQ will then hold that object's id and, in kfab_eq_pull()
+ * (called under the lock by every read, readerr, sread and trywait before
+ * the list is looked at), move what the kernel holds into the list with
+ * the same code as kfab_eq_post(); fi_eq_sread and the FD/POLLFD wait
+ * objects will then wait on the eventfd and on the device file (POLLFD
+ * answers two pollfds; FI_WAIT_FD an epoll fd holding both).  Nothing of
+ * the list, the overflow policy or the error path changes.
+ *
+ * Locking: @lock protects the list, the counters and the eventfd's state;
+ * every entry point takes it (FI_THREAD_SAFE).  @wait_mutex/@cond only
+ * serve sleepers (UNSPEC, MUTEX_COND) and are never taken under @lock.
+ */
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+
+#include <rdma/fi_eq.h>
+
+#include "internal.h"
+
+/**
+ * struct kfab_eq_entry - one event in an EQ
+ * @next: the list, oldest first
+ * @event: the event number (FI_AV_COMPLETE, ...) of a normal entry
+ * @is_err: an error entry: @err is what fi_eq_readerr() returns
+ * @len: bytes in @data (normal entries)
+ * @min_len: the smallest buffer fi_eq_read() accepts for it; below @len
+ *	     only for connection events, whose bytes past struct
+ *	     fi_eq_cm_entry are connection data that fi_eq(3) lets the
+ *	     application's buffer truncate
+ * @err: the error (error entries); @err.err_data is our own copy or NULL
+ * @data: the event (normal entries)
+ */
+struct kfab_eq_entry {
+	struct kfab_eq_entry *next;
+	uint32_t event;
+	bool is_err;
+	size_t len;
+	size_t min_len;
+	struct fi_eq_err_entry err;
+	uint8_t data[];
+};
+
+/**
+ * struct kfab_eq - a fid_eq
+ * @eq_fid: what libfabric sees; the first member
+ * @fabric: the parent; holds one count in its eq_cnt for us
+ * @api_version: the fabric's; decides how fi_eq_readerr() hands out err_data
+ * @size: how many events the application may have queued (fi_eq_write)
+ * @flags: attr->flags (FI_WRITE, FI_AFFINITY)
+ * @wait_obj: attr->wait_obj
+ * @lock: protects everything below
+ * @head, @tail: the events, oldest first
+ * @count: entries in the list, errors included
+ * @beyond_size: events libshim posted while @count was @size or more
+ * @bind_cnt: objects that refer to this EQ (kfab_eq_bind()): no close
+ * @saved_err_data: the err_data last handed out by fi_eq_readerr() in the
+ *		    provider's buffer; freed by the next readerr or close
+ * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD), else -1; its counter is
+ *	 1 while @count > 0 and 0 otherwise
+ * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
+ */
+struct kfab_eq {
+	struct fid_eq eq_fid;
+	struct kfab_fabric *fabric;
+	uint32_t api_version;
+	size_t size;
+	uint64_t flags;
+	enum fi_wait_obj wait_obj;
+
+	pthread_mutex_t lock;
+	struct kfab_eq_entry *head, *tail;
+	size_t count;
+	uint64_t beyond_size;
+	unsigned int bind_cnt;
+	void *saved_err_data;
+	int efd;
+
+	pthread_mutex_t wait_mutex;
+	pthread_cond_t cond;
+};
+
+static const struct fi_ops kfab_eq_fi_ops;
+
+static struct kfab_eq *to_kfab_eq(struct fid_eq *eq)
+{
+	return container_of(eq, struct kfab_eq, eq_fid);
+}
+
+struct kfab_eq *kfab_eq_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_EQ || fid->ops != &kfab_eq_fi_ops)
+		return NULL;
+	return container_of(fid, struct kfab_eq, eq_fid.fid);
+}
+
+static bool kfab_eq_uses_cond(const struct kfab_eq *eq)
+{
+	return eq->wait_obj == FI_WAIT_UNSPEC ||
+	       eq->wait_obj == FI_WAIT_MUTEX_COND;
+}
+
+/*
+ * Where kernel events will be moved into the list (see the top of the
+ * file).  Today every event is in the list already.  Called with @lock.
+ */
+static void kfab_eq_pull(struct kfab_eq *eq)
+{
+	(void)eq;
+}
+
+/* The eventfd follows @count across 0: called with @lock, after a change. */
+static void kfab_eq_efd_update(struct kfab_eq *eq, size_t old_count)
+{
+	uint64_t val = 1;
+	ssize_t n = 0;
+
+	if (eq->efd < 0)
+		return;
+	if (!old_count && eq->count)
+		n = write(eq->efd, &val, sizeof(val));
+	else if (old_count && !eq->count)
+		n = read(eq->efd, &val, sizeof(val));
+	/* Neither can fail: the counter only ever moves between 0 and 1. */
+	if (n < 0)
+		KFAB_WARN(EQ, "eventfd: %s\n", strerror(errno));
+}
+
+/*
+ * Sleepers on the condition variable re-check under @wait_mutex, which the
+ * inserter takes after the entry is in the list: a sleeper either sees the
+ * entry or is already waiting when the broadcast comes.
+ */
+static void kfab_eq_wake(struct kfab_eq *eq)
+{
+	if (!kfab_eq_uses_cond(eq))
+		return;
+	pthread_mutex_lock(&eq->wait_mutex);
+	pthread_cond_broadcast(&eq->cond);
+	pthread_mutex_unlock(&eq->wait_mutex);
+}
+
+static void kfab_eq_free_entry(struct kfab_eq_entry *entry)
+{
+	if (entry->is_err)
+		free(entry->err.err_data);
+	free(entry);
+}
+
+/*
+ * Appends @entry.  @from_app: an fi_eq_write(), refused with -FI_EAGAIN
+ * when the EQ is full; libshim's own events are always taken.
+ */
+static int kfab_eq_insert(struct kfab_eq *eq, struct kfab_eq_entry *entry,
+			  bool from_app)
+{
+	size_t old_count;
+
+	entry->next = NULL;
+	pthread_mutex_lock(&eq->lock);
+	if (eq->count >= eq->size) {
+		if (from_app) {
+			pthread_mutex_unlock(&eq->lock);
+			return -FI_EAGAIN;
+		}
+		if (!eq->beyond_size++)
+			KFAB_WARN(EQ, "EQ full (%zu events): kfab keeps its own events beyond attr->size\n",
+				  eq->size);
+	}
+	old_count = eq->count++;
+	if (eq->tail)
+		eq->tail->next = entry;
+	else
+		eq->head = entry;
+	eq->tail = entry;
+	kfab_eq_efd_update(eq, old_count);
+	pthread_mutex_unlock(&eq->lock);
+
+	kfab_eq_wake(eq);
+	return 0;
+}
+
+/* Takes the head off the list: called with @lock, the list not empty. */
+static struct kfab_eq_entry *kfab_eq_remove_head(struct kfab_eq *eq)
+{
+	struct kfab_eq_entry *entry = eq->head;
+	size_t old_count = eq->count--;
+
+	eq->head = entry->next;
+	if (!eq->head)
+		eq->tail = NULL;
+	kfab_eq_efd_update(eq, old_count);
+	return entry;
+}
+
+static struct kfab_eq_entry *kfab_eq_new_event(uint32_t event, const void *buf,
+					       size_t len)
+{
+	struct kfab_eq_entry *entry;
+
+	entry = calloc(1, sizeof(*entry) + len);
+	if (!entry)
+		return NULL;
+	entry->event = event;
+	entry->len = len;
+	if (len)
+		memcpy(entry->data, buf, len);
+	/* Connection data past the header may be cut to the reader's buffer. */
+	entry->min_len = len;
+	if ((event == FI_CONNREQ || event == FI_CONNECTED ||
+	     event == FI_SHUTDOWN) && len > sizeof(struct fi_eq_cm_entry))
+		entry->min_len = sizeof(struct fi_eq_cm_entry);
+	return entry;
+}
+
+static struct kfab_eq_entry *kfab_eq_new_err(const struct fi_eq_err_entry *err)
+{
+	struct kfab_eq_entry *entry;
+
+	entry = calloc(1, sizeof(*entry));
+	if (!entry)
+		return NULL;
+	entry->is_err = true;
+	entry->err = *err;
+	entry->err.err_data = NULL;
+	entry->err.err_data_size = 0;
+	if (err->err_data && err->err_data_size) {
+		entry->err.err_data = malloc(err->err_data_size);
+		if (!entry->err.err_data) {
+			free(entry);
+			return NULL;
+		}
+		memcpy(entry->err.err_data, err->err_data, err->err_data_size);
+		entry->err.err_data_size = err->err_data_size;
+	}
+	return entry;
+}
+
+/* ---- the internal API (internal.h) ---- */
+
+int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
+		 size_t len)
+{
+	struct kfab_eq_entry *entry;
+
+	if (!eq || (len && !buf))
+		return -FI_EINVAL;
+	entry = kfab_eq_new_event(event, buf, len);
+	if (!entry)
+		return -FI_ENOMEM;
+	return kfab_eq_insert(eq, entry, false);
+}
+
+int kfab_eq_post_err(struct kfab_eq *eq, const struct fi_eq_err_entry *err)
+{
+	struct kfab_eq_entry *entry;
+
+	if (!eq || !err)
+		return -FI_EINVAL;
+	entry = kfab_eq_new_err(err);
+	if (!entry)
+		return -FI_ENOMEM;
+	return kfab_eq_insert(eq, entry, false);
+}
+
+void kfab_eq_bind(struct kfab_eq *eq)
+{
+	pthread_mutex_lock(&eq->lock);
+	eq->bind_cnt++;
+	pthread_mutex_unlock(&eq->lock);
+}
+
+void kfab_eq_unbind(struct kfab_eq *eq)
+{
+	pthread_mutex_lock(&eq->lock);
+	if (eq->bind_cnt)
+		eq->bind_cnt--;
+	else
+		KFAB_WARN(EQ, "kfab_eq_unbind() without kfab_eq_bind()\n");
+	pthread_mutex_unlock(&eq->lock);
+}
+
+/* ---- struct fi_ops_eq ---- */
+
+static ssize_t kfab_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
+			    size_t len, uint64_t flags)
+{
+	struct kfab_eq *eq = to_kfab_eq(eq_fid);
+	struct kfab_eq_entry *entry;
+	ssize_t ret;
+
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	if (len && !buf)
+		return -FI_EINVAL;
+
+	pthread_mutex_lock(&eq->lock);
+	kfab_eq_pull(eq);
+	entry = eq->head;
+	if (!entry) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	if (entry->is_err) {
+		ret = -FI_EAVAIL;
+		goto out;
+	}
+	if (len < entry->min_len) {
+		ret = -FI_ETOOSMALL;
+		goto out;
+	}
+
+	ret = len < entry->len ? len : entry->len;
+	if (ret)
+		memcpy(buf, entry->data, ret);
+	if (event)
+		*event = entry->event;
+	if (!(flags & FI_PEEK))
+		free(kfab_eq_remove_head(eq));
+out:
+	pthread_mutex_unlock(&eq->lock);
+	return ret;
+}
+
+/*
+ * err_data, as fi_eq(3) asks: an application on API 1.5 or later that
+ * passes a buffer (err_data and a non-zero err_data_size) gets a copy, cut
+ * to its size, and err_data_size says how much was copied.  Otherwise
+ * err_data points into a buffer of the provider that stays valid until the
+ * next fi_eq_readerr() on this EQ (or its close), and err_data_size is its
+ * size.  Without error data: err_data NULL and err_data_size 0 either way.
+ */
+static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
+			       struct fi_eq_err_entry *buf, uint64_t flags)
+{
+	struct kfab_eq *eq = to_kfab_eq(eq_fid);
+	struct kfab_eq_entry *entry;
+	size_t user_size, n;
+	bool user_buf;
+	void *user_data;
+
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	if (!buf)
+		return -FI_EINVAL;
+
+	user_buf = FI_VERSION_GE(eq->api_version, FI_VERSION(1, 5)) &&
+		   buf->err_data && buf->err_data_size;
+	user_data = buf->err_data;
+	user_size = buf->err_data_size;
+
+	pthread_mutex_lock(&eq->lock);
+	kfab_eq_pull(eq);
+	entry = eq->head;
+	if (!entry || !entry->is_err) {
+		pthread_mutex_unlock(&eq->lock);
+		return -FI_EAGAIN;
+	}
+
+	/* The buffer handed out last time is no longer promised. */
+	free(eq->saved_err_data);
+	eq->saved_err_data = NULL;
+
+	*buf = entry->err;
+	if (user_buf) {
+		n = entry->err.err_data_size < user_size ?
+		    entry->err.err_data_size : user_size;
+		if (n)
+			memcpy(user_data, entry->err.err_data, n);
+		buf->err_data = user_data;
+		buf->err_data_size = n;
+	}
+
+	if (!(flags & FI_PEEK)) {
+		kfab_eq_remove_head(eq);
+		if (user_buf)
+			free(entry->err.err_data);
+		else
+			eq->saved_err_data = entry->err.err_data;
+		free(entry);
+	}
+	pthread_mutex_unlock(&eq->lock);
+	return sizeof(*buf);
+}
+
+static ssize_t kfab_eq_write(struct fid_eq *eq_fid, uint32_t event,
+			     const void *buf, size_t len, uint64_t flags)
+{
+	struct kfab_eq *eq = to_kfab_eq(eq_fid);
+	struct kfab_eq_entry *entry;
+	int ret;
+
+	if (flags & ~KFAB_EQ_WRITE_ERR)
+		return -FI_EBADFLAGS;
+	/* fi_eq(3): without FI_WRITE the application may not write. */
+	if (!(eq->flags & FI_WRITE)) {
+		KFAB_INFO(EQ, "fi_eq_write on an EQ opened without FI_WRITE\n");
+		return -FI_EINVAL;
+	}
+	if (len && !buf)
+		return -FI_EINVAL;
+
+	if (flags & KFAB_EQ_WRITE_ERR) {
+		if (len != sizeof(struct fi_eq_err_entry) || !buf)
+			return -FI_EINVAL;
+		entry = kfab_eq_new_err(buf);
+	} else {
+		entry = kfab_eq_new_event(event, buf, len);
+	}
+	if (!entry)
+		return -FI_ENOMEM;
+
+	ret = kfab_eq_insert(eq, entry, true);
+	if (ret) {
+		kfab_eq_free_entry(entry);
+		return ret;
+	}
+	return len;
+}
+
+/* The time left until @deadline in ms, rounded up; 0 once it passed. */
+static int kfab_ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+	int64_t ns;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ns = (int64_t)(deadline->tv_sec - now.tv_sec) * 1000000000 +
+	     (deadline->tv_nsec - now.tv_nsec);
+	if (ns <= 0)
+		return 0;
+	return (int)((ns + 999999) / 1000000);
+}
+
+static void kfab_deadline(struct timespec *deadline, int timeout)
+{
+	clock_gettime(CLOCK_MONOTONIC, deadline);
+	deadline->tv_sec += timeout / 1000;
+	deadline->tv_nsec += (long)(timeout % 1000) * 1000000;
+	if (deadline->tv_nsec >= 1000000000) {
+		deadline->tv_sec++;
+		deadline->tv_nsec -= 1000000000;
+	}
+}
+
+/* FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait. */
+static ssize_t kfab_eq_sread_fd(struct kfab_eq *eq, uint32_t *event,
+				void *buf, size_t len, int timeout,
+				uint64_t flags, const struct timespec *deadline)
+{
+	struct pollfd pfd = { .fd = eq->efd, .events = POLLIN };
+	ssize_t ret;
+	int n;
+
+	for (;;) {
+		ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		if (timeout >= 0) {
+			timeout = kfab_ms_left(deadline);
+			if (!timeout)
+				return -FI_EAGAIN;
+		}
+		n = poll(&pfd, 1, timeout);
+		if (n < 0 && errno == EINTR)
+			return -FI_EAGAIN;
+		if (n < 0)
+			return -errno;
+	}
+}
+
+/* FI_WAIT_UNSPEC, FI_WAIT_MUTEX_COND: the condition variable. */
+static ssize_t kfab_eq_sread_cond(struct kfab_eq *eq, uint32_t *event,
+				  void *buf, size_t len, int timeout,
+				  uint64_t flags, const struct timespec *deadline)
+{
+	ssize_t ret;
+	int err;
+
+	pthread_mutex_lock(&eq->wait_mutex);
+	for (;;) {
+		ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+		if (ret != -FI_EAGAIN)
+			break;
+		if (timeout < 0) {
+			pthread_cond_wait(&eq->cond, &eq->wait_mutex);
+			continue;
+		}
+		err = pthread_cond_clockwait(&eq->cond, &eq->wait_mutex,
+					     CLOCK_MONOTONIC, deadline);
+		if (err == ETIMEDOUT) {
+			ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&eq->wait_mutex);
+	return ret;
+}
+
+/* FI_WAIT_YIELD */
+static ssize_t kfab_eq_sread_yield(struct kfab_eq *eq, uint32_t *event,
+				   void *buf, size_t len, int timeout,
+				   uint64_t flags,
+				   const struct timespec *deadline)
+{
+	ssize_t ret;
+
+	for (;;) {
+		ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+		if (ret != -FI_EAGAIN)
+			return ret;
+		if (timeout >= 0 && !kfab_ms_left(deadline))
+			return -FI_EAGAIN;
+		sched_yield();
+	}
+}
+
+/*
+ * fi_eq_sread(): timeout < 0 waits for ever, 0 reads once, otherwise ms.
+ * -FI_EAGAIN when the time is up with nothing read.  fi_eq(3) forbids it
+ * on FI_WAIT_NONE (and FI_WAIT_SET) EQs: -FI_ENOSYS, as libfabric's own
+ * providers answer.
+ */
+static ssize_t kfab_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
+			     void *buf, size_t len, int timeout,
+			     uint64_t flags)
+{
+	struct kfab_eq *eq = to_kfab_eq(eq_fid);
+	struct timespec deadline = { 0 };
+
+	if (eq->wait_obj == FI_WAIT_NONE) {
+		KFAB_INFO(EQ, "fi_eq_sread on an EQ opened with FI_WAIT_NONE\n");
+		return -FI_ENOSYS;
+	}
+	if (flags & ~FI_PEEK)
+		return -FI_EBADFLAGS;
+	if (timeout > 0)
+		kfab_deadline(&deadline, timeout);
+	else if (!timeout)
+		return kfab_eq_read(eq_fid, event, buf, len, flags);
+
+	switch (eq->wait_obj) {
+	case FI_WAIT_FD:
+	case FI_WAIT_POLLFD:
+		return kfab_eq_sread_fd(eq, event, buf, len, timeout, flags,
+					&deadline);
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_MUTEX_COND:
+		return kfab_eq_sread_cond(eq, event, buf, len, timeout, flags,
+					  &deadline);
+	case FI_WAIT_YIELD:
+		return kfab_eq_sread_yield(eq, event, buf, len, timeout, flags,
+					   &deadline);
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/*
+ * kfab's prov_errno is a positive errno or FI_E* value, so fi_strerror()
+ * names it; err_data holds nothing strerror needs.
+ */
+static const char *kfab_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
+				    const void *err_data, char *buf, size_t len)
+{
+	const char *str = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	(void)eq_fid; (void)err_data;
+	if (buf && len) {
+		snprintf(buf, len, "%s", str);
+		return buf;
+	}
+	return str;
+}
+
+static const struct fi_ops_eq kfab_eq_ops = {
+	.size = sizeof(struct fi_ops_eq),
+	.read = kfab_eq_read,
+	.readerr = kfab_eq_readerr,
+	.write = kfab_eq_write,
+	.sread = kfab_eq_sread,
+	.strerror = kfab_eq_strerror,
+};
+
+/* ---- struct fi_ops ---- */
+
+/*
+ * fi_close(): -FI_EBUSY while another object is bound to the EQ, and then
+ * nothing changes.  Events still queued are dropped, as fi_eq(3) says.
+ */
+static int kfab_eq_close(struct fid *fid)
+{
+	struct kfab_eq *eq = container_of(fid, struct kfab_eq, eq_fid.fid);
+	struct kfab_fabric *fab = eq->fabric;
+	struct kfab_eq_entry *entry, *next;
+	unsigned int binds;
+
+	pthread_mutex_lock(&eq->lock);
+	binds = eq->bind_cnt;
+	pthread_mutex_unlock(&eq->lock);
+	if (binds) {
+		KFAB_WARN(EQ, "EQ still bound to %u object(s)\n", binds);
+		return -FI_EBUSY;
+	}
+
+	if (eq->beyond_size)
+		KFAB_INFO(EQ, "EQ of size %zu held %llu provider event(s) beyond its size\n",
+			  eq->size, (unsigned long long)eq->beyond_size);
+	for (entry = eq->head; entry; entry = next) {
+		next = entry->next;
+		kfab_eq_free_entry(entry);
+	}
+	free(eq->saved_err_data);
+	if (eq->efd >= 0)
+		close(eq->efd);
+	pthread_cond_destroy(&eq->cond);
+	pthread_mutex_destroy(&eq->wait_mutex);
+	pthread_mutex_destroy(&eq->lock);
+
+	pthread_mutex_lock(&fab->lock);
+	fab->eq_cnt--;
+	pthread_mutex_unlock(&fab->lock);
+	free(eq);
+	return 0;
+}
+
+static int kfab_eq_getwait(struct kfab_eq *eq, void *arg)
+{
+	struct fi_mutex_cond *mc;
+	struct fi_wait_pollfd *pfd;
+
+	if (!arg)
+		return -FI_EINVAL;
+	switch (eq->wait_obj) {
+	case FI_WAIT_FD:
+		*(int *)arg = eq->efd;
+		return 0;
+	case FI_WAIT_POLLFD:
+		pfd = arg;
+		if (pfd->nfds < 1 || !pfd->fd) {
+			pfd->nfds = 1;
+			return -FI_ETOOSMALL;
+		}
+		pfd->fd[0] = (struct pollfd){ .fd = eq->efd, .events = POLLIN };
+		pfd->nfds = 1;
+		/* The set never changes while the EQ is open. */
+		pfd->change_index = 1;
+		return 0;
+	case FI_WAIT_MUTEX_COND:
+		mc = arg;
+		mc->mutex = &eq->wait_mutex;
+		mc->cond = &eq->cond;
+		return 0;
+	default:
+		/* NONE has no wait object; UNSPEC and YIELD none to hand out. */
+		return -FI_ENOSYS;
+	}
+}
+
+static int kfab_eq_control(struct fid *fid, int command, void *arg)
+{
+	struct kfab_eq *eq = container_of(fid, struct kfab_eq, eq_fid.fid);
+	int ret;
+
+	switch (command) {
+	case FI_GETWAIT:
+		return kfab_eq_getwait(eq, arg);
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = eq->wait_obj;
+		return 0;
+	case KFAB_CTRL_TRYWAIT:
+		/* fi_trywait(): 0 when empty, so the caller may block. */
+		if (eq->wait_obj == FI_WAIT_NONE)
+			return -FI_ENOSYS;
+		pthread_mutex_lock(&eq->lock);
+		kfab_eq_pull(eq);
+		ret = eq->count ? -FI_EAGAIN : 0;
+		pthread_mutex_unlock(&eq->lock);
+		return ret;
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static const struct fi_ops kfab_eq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_eq_close,
+	.bind = kfab_no_bind,
+	.control = kfab_eq_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+/* ---- fi_eq_open ---- */
+
+static int kfab_eq_check_attr(const struct fi_eq_attr *attr)
+{
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+	case FI_WAIT_POLLFD:
+	case FI_WAIT_MUTEX_COND:
+	case FI_WAIT_YIELD:
+		break;
+	case FI_WAIT_SET:
+		KFAB_INFO(EQ, "FI_WAIT_SET: kfab has no wait sets\n");
+		return -FI_ENOSYS;
+	default:
+		KFAB_INFO(EQ, "unknown wait_obj %d\n", (int)attr->wait_obj);
+		return -FI_EINVAL;
+	}
+	if (attr->flags & ~(uint64_t)(FI_WRITE | FI_AFFINITY)) {
+		KFAB_INFO(EQ, "EQ flags 0x%llx not supported\n",
+			  (unsigned long long)attr->flags);
+		return -FI_EBADFLAGS;
+	}
+	/*
+	 * No interrupt is ever raised for an EQ: the signaling vector is a
+	 * hint with nothing to steer, accepted and ignored.
+	 */
+	if (attr->flags & FI_AFFINITY)
+		KFAB_INFO(EQ, "signaling_vector %d ignored: kfab EQs raise no interrupts\n",
+			  attr->signaling_vector);
+	return 0;
+}
+
+static int kfab_eq_init_wait(struct kfab_eq *eq)
+{
+	int ret;
+
+	eq->efd = -1;
+	if (eq->wait_obj == FI_WAIT_FD || eq->wait_obj == FI_WAIT_POLLFD) {
+		eq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (eq->efd < 0) {
+			ret = -errno;
+			KFAB_WARN(EQ, "eventfd: %s\n", strerror(errno));
+			return ret;
+		}
+	}
+
+	/*
+	 * Default attributes: an application that gets them through
+	 * FI_GETWAIT (FI_WAIT_MUTEX_COND) may pthread_cond_timedwait() with a
+	 * CLOCK_REALTIME deadline, as for any condition variable.  kfab's own
+	 * timed waits use pthread_cond_clockwait() on CLOCK_MONOTONIC.
+	 */
+	ret = -pthread_mutex_init(&eq->wait_mutex, NULL);
+	if (ret)
+		goto err_efd;
+	ret = -pthread_cond_init(&eq->cond, NULL);
+	if (ret)
+		goto err_mutex;
+	return 0;
+
+err_mutex:
+	pthread_mutex_destroy(&eq->wait_mutex);
+err_efd:
+	if (eq->efd >= 0)
+		close(eq->efd);
+	return ret;
+}
+
+/**
+ * kfab_eq_open() - struct fi_ops_fabric.eq_open: fi_eq_open() for kfab
+ * @fabric: a kfab fabric
+ * @attr: size (0: KFAB_EQ_DEFAULT_SIZE), flags (FI_WRITE, FI_AFFINITY),
+ *	  wait_obj (see the top of this file), signaling_vector (ignored)
+ * @eq: out: the new EQ
+ * @context: the application's context for the fid
+ *
+ * Return: 0; -FI_EINVAL for a NULL @attr or @eq or an unknown wait_obj;
+ * -FI_EBADFLAGS for other flags; -FI_ENOSYS for FI_WAIT_SET; -FI_ENOMEM;
+ * -errno when no eventfd can be had.
+ */
+int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+		 struct fid_eq **eq_fid, void *context)
+{
+	struct kfab_fabric *fab = to_kfab_fabric(fabric);
+	struct kfab_eq *eq;
+	int ret;
+
+	if (!attr || !eq_fid)
+		return -FI_EINVAL;
+	ret = kfab_eq_check_attr(attr);
+	if (ret)
+		return ret;
+
+	eq = calloc(1, sizeof(*eq));
+	if (!eq)
+		return -FI_ENOMEM;
+	eq->fabric = fab;
+	eq->api_version = fabric->api_version;
+	eq->size = attr->size ? attr->size : KFAB_EQ_DEFAULT_SIZE;
+	eq->flags = attr->flags;
+	eq->wait_obj = attr->wait_obj;
+
+	ret = -pthread_mutex_init(&eq->lock, NULL);
+	if (ret)
+		goto err_free;
+	ret = kfab_eq_init_wait(eq);
+	if (ret)
+		goto err_lock;
+
+	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
+	eq->eq_fid.fid.context = context;
+	eq->eq_fid.fid.ops = (struct fi_ops *)&kfab_eq_fi_ops;
+	eq->eq_fid.ops = (struct fi_ops_eq *)&kfab_eq_ops;
+
+	pthread_mutex_lock(&fab->lock);
+	fab->eq_cnt++;
+	pthread_mutex_unlock(&fab->lock);
+	*eq_fid = &eq->eq_fid;
+	KFAB_DBG(EQ, "EQ opened: size %zu, wait_obj %d, flags 0x%llx\n",
+		 eq->size, (int)eq->wait_obj, (unsigned long long)eq->flags);
+	return 0;
+
+err_lock:
+	pthread_mutex_destroy(&eq->lock);
+err_free:
+	free(eq);
+	return ret;
+}
