@@ -659,8 +659,9 @@ static int kfab_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 	ret = kfab_av_resolve(av, fi_addr, &found);
 	if (ret)
 		return ret;
-	memcpy(addr, &found, *addrlen < sizeof(found) ? *addrlen :
-							  sizeof(found));
+	if (*addrlen)
+		memcpy(addr, &found, *addrlen < sizeof(found) ? *addrlen :
+								  sizeof(found));
 	*addrlen = sizeof(found);
 	return 0;
 }

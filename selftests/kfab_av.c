@@ -1,0 +1,1325 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Address vectors: the kernel's AV commands (FIXTURE(ioctl): ABI, named
+ * AVs, sharing, permissions, limits, lifetime) and libfabric's fi_av(3)
+ * through the kfab provider (FIXTURE(fi_av)), one test per behaviour.
+ *
+ * Needs /dev/kfab (the VM); on the host every test SKIPs.  Runs as root:
+ * the permission tests drop to other uids in forked children.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+#include "kfab_test.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
+#define PARAMS		"/sys/module/kfab/parameters/"
+#define DEBUGFS_AVS	"/sys/kernel/debug/kfab/avs"
+
+static bool have_device(void)
+{
+	return !access(KFAB_DEV, R_OK | W_OK);
+}
+
+static struct kfab_addr local_addr(uint64_t ep)
+{
+	return (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .ep = ep };
+}
+
+/* A name unique to this test process, so tests never share AVs. */
+static const char *test_name(const char *what)
+{
+	char *name;
+
+	/* Freed with the test's process, which the harness forks per test. */
+	if (asprintf(&name, "t%d-%s", getpid(), what) < 0)
+		abort();
+	return name;
+}
+
+/* ---- raw ioctls ---- */
+
+static int av_open(int fd, uint32_t domain, const char *name, uint32_t flags,
+		   uint32_t mode, struct kfab_av_open *out)
+{
+	struct kfab_av_open cmd = {
+		.size = sizeof(cmd),
+		.flags = flags,
+		.domain_id = domain,
+		.mode = mode,
+		.name = (uintptr_t)name,
+	};
+	int rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &cmd);
+
+	if (out)
+		*out = cmd;
+	return rc;
+}
+
+static int av_insert(int fd, uint32_t av, const struct kfab_addr *addrs,
+		     uint32_t count, uint32_t *indices, int32_t *errors,
+		     uint32_t *inserted)
+{
+	struct kfab_av_insert cmd = {
+		.size = sizeof(cmd),
+		.av_id = av,
+		.count = count,
+		.addrs = (uintptr_t)addrs,
+		.indices = (uintptr_t)indices,
+		.errors = (uintptr_t)errors,
+	};
+	int rc = kfab_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
+
+	if (inserted)
+		*inserted = cmd.out_inserted;
+	return rc;
+}
+
+static int av_insert_one(int fd, uint32_t av, uint64_t ep, uint32_t *index)
+{
+	struct kfab_addr a = local_addr(ep);
+	int32_t err;
+	int rc = av_insert(fd, av, &a, 1, index, &err, NULL);
+
+	return rc ? rc : err;
+}
+
+static int av_remove(int fd, uint32_t av, const uint32_t *indices,
+		     uint32_t count)
+{
+	struct kfab_av_remove cmd = {
+		.size = sizeof(cmd),
+		.av_id = av,
+		.count = count,
+		.indices = (uintptr_t)indices,
+	};
+
+	return kfab_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
+}
+
+static int av_unlink(int fd, const char *name)
+{
+	struct kfab_av_unlink cmd = { .size = sizeof(cmd),
+				      .name = (uintptr_t)name };
+
+	return kfab_ioctl(fd, KFAB_IOC_AV_UNLINK, &cmd);
+}
+
+/* The mapped table of an open AV, read-only. */
+struct av_map {
+	void *base;
+	size_t size;
+	const struct kfab_av_header *hdr;
+};
+
+static int av_map(int fd, const struct kfab_av_open *o, struct av_map *m)
+{
+	m->size = o->out_mmap_size;
+	m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd,
+		       o->out_mmap_offset);
+	if (m->base == MAP_FAILED)
+		return -errno;
+	m->hdr = m->base;
+	return 0;
+}
+
+/* The entry at @index, read the way uapi/linux/kfab.h says. */
+static bool av_map_read(const struct av_map *m, uint32_t index,
+			struct kfab_addr *addr)
+{
+	const struct kfab_av_entry *e = (const void *)((const char *)m->base +
+		m->hdr->entries_offset + (size_t)index * m->hdr->entry_size);
+	uint32_t seq, flags;
+
+	do {
+		seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+		flags = e->flags;
+		*addr = e->addr;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || __atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq);
+	return flags & KFAB_AV_ENTRY_VALID;
+}
+
+static long read_param(const char *name)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	return read_sysfs_long(path);
+}
+
+static int write_param(const char *name, long val)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), PARAMS "%s", name);
+	f = fopen(path, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "%ld\n", val);
+	return fclose(f) ? -errno : 0;
+}
+
+/* Become @uid/@gid for good (no capabilities left), in a forked child. */
+static void become(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) || setresgid(gid, gid, gid) ||
+	    setresuid(uid, uid, uid))
+		_exit(100);
+}
+
+/*
+ * Run @fn in a child as @uid/@gid and return its exit status; the child
+ * opens its own file of the device and a domain in it.
+ */
+static int as_user(uid_t uid, gid_t gid,
+		   int (*fn)(int fd, uint32_t dom, const void *arg),
+		   const void *arg)
+{
+	pid_t pid = fork();
+	int status;
+
+	if (!pid) {
+		uint32_t dom;
+		int fd;
+
+		become(uid, gid);
+		fd = kfab_open();
+		if (fd < 0 || kfab_domain_alloc(fd, &dom))
+			_exit(101);
+		_exit(fn(fd, dom, arg));
+	}
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/* Child bodies: exit status 0 when the kernel answered what was expected. */
+struct open_expect {
+	const char *name;
+	uint32_t flags;
+	int rc;
+};
+
+static int child_open(int fd, uint32_t dom, const void *arg)
+{
+	const struct open_expect *e = arg;
+
+	return av_open(fd, dom, e->name, e->flags, 0600, NULL) == e->rc ? 0 : 1;
+}
+
+static int child_unlink_refused(int fd, uint32_t dom, const void *arg)
+{
+	(void)dom;
+	return av_unlink(fd, arg) == -EPERM ? 0 : 1;
+}
+
+FIXTURE(ioctl) {
+	int fd;
+	uint32_t dom;
+};
+
+FIXTURE_SETUP(ioctl)
+{
+	self->fd = -1;
+	if (!have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	self->fd = kfab_open();
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &self->dom));
+}
+
+FIXTURE_TEARDOWN(ioctl)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+TEST_F(ioctl, unnamed_open_maps_a_read_only_table)
+{
+	struct kfab_av_open o;
+	struct av_map m = { 0 };
+	void *w;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
+	EXPECT_NE(0, o.out_av_id);
+	EXPECT_EQ(KFAB_AV_TYPE_TABLE, o.out_type);
+	EXPECT_LE(read_param("av_default_count"), o.out_count);
+	EXPECT_EQ(0, o.out_flags);
+	EXPECT_EQ(0, o.out_map_addr);
+	ASSERT_EQ(0, av_map(self->fd, &o, &m));
+	EXPECT_EQ(o.out_count, m.hdr->capacity);
+	EXPECT_EQ(sizeof(struct kfab_av_entry), m.hdr->entry_size);
+	EXPECT_EQ(0, m.hdr->used);
+
+	/* Never writable: not by mmap(), not by mprotect() later. */
+	w = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
+		 o.out_mmap_offset);
+	EXPECT_EQ(MAP_FAILED, w);
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, mprotect(m.base, m.size, PROT_READ | PROT_WRITE));
+	/* Private mappings would stop seeing the kernel's writes. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, m.size, PROT_READ, MAP_PRIVATE,
+				   self->fd, o.out_mmap_offset));
+
+	/* The parent domain cannot go while the AV holds it. */
+	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, self->dom));
+	EXPECT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
+	EXPECT_EQ(0, kfab_destroy(self->fd, self->dom));
+	/* The mapping outlives the AV. */
+	EXPECT_EQ(o.out_count, m.hdr->capacity);
+	munmap(m.base, m.size);
+}
+
+TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
+{
+	struct kfab_addr addrs[4] = { local_addr(10), local_addr(11),
+				      local_addr(12), local_addr(11) };
+	uint32_t idx[4], inserted, i;
+	int32_t errs[4];
+	struct kfab_addr got;
+	struct kfab_av_open o;
+	struct av_map m = { 0 };
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
+	ASSERT_EQ(0, av_map(self->fd, &o, &m));
+	ASSERT_EQ(0, av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
+			       &inserted));
+	EXPECT_EQ(4, inserted);
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(i, idx[i]);
+		EXPECT_EQ(0, errs[i]);
+		ASSERT_TRUE(av_map_read(&m, i, &got));
+		EXPECT_EQ(0, memcmp(&addrs[i], &got, sizeof(got)));
+	}
+	/* An address the table holds keeps its index. */
+	EXPECT_EQ(1, idx[3]);
+	EXPECT_EQ(3, m.hdr->used);
+	EXPECT_FALSE(av_map_read(&m, 3, &got));
+
+	/* Remove, then the freed index is the next one given. */
+	i = 1;
+	ASSERT_EQ(0, av_remove(self->fd, o.out_av_id, &i, 1));
+	EXPECT_FALSE(av_map_read(&m, 1, &got));
+	EXPECT_EQ(2, m.hdr->used);
+	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 13, &i));
+	EXPECT_EQ(1, i);
+	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 11, &i));
+	EXPECT_EQ(3, i);
+	munmap(m.base, m.size);
+}
+
+TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
+{
+	struct kfab_addr bad[5] = {
+		{ .family = KFAB_ADDR_UNSPEC, .ep = 1 },
+		{ .family = KFAB_ADDR_LOCAL, .__reserved = 1, .ep = 1 },
+		{ .family = KFAB_ADDR_LOCAL, .node = 7, .ep = 1 },
+		{ .family = KFAB_ADDR_LOCAL, .ep = 0 },
+		{ .family = KFAB_ADDR_LOCAL, .ep = 5 },
+	};
+	struct kfab_av_open o;
+	uint32_t idx[5], inserted, i;
+	int32_t errs[5];
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
+	ASSERT_EQ(0, av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+			       &inserted));
+	EXPECT_EQ(1, inserted);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(-EINVAL, errs[i]);
+		EXPECT_EQ(KFAB_AV_INDEX_NONE, idx[i]);
+	}
+	EXPECT_EQ(0, errs[4]);
+	EXPECT_EQ(0, idx[4]);
+
+	/* Fill the table: the next address finds no room. */
+	for (i = 1; i < o.out_count; i++)
+		ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 100 + i, NULL));
+	EXPECT_EQ(-ENOSPC, av_insert_one(self->fd, o.out_av_id, 99, NULL));
+}
+
+TEST_F(ioctl, hostile_arguments_get_clear_errors)
+{
+	struct kfab_av_open o;
+	struct kfab_addr a = local_addr(1);
+	struct kfab_av_insert ins = { .size = sizeof(ins) };
+	struct kfab_av_open c = { .size = sizeof(c) };
+	uint32_t idx[3] = { 0, 0, 12345 };
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
+
+	/* open */
+	EXPECT_EQ(-ENOENT, av_open(self->fd, 999, NULL, 0, 0, NULL));
+	EXPECT_EQ(-ENOENT, av_open(self->fd, o.out_av_id, NULL, 0, 0, NULL));
+	EXPECT_EQ(-EOPNOTSUPP, av_open(self->fd, self->dom, NULL, 1 << 20, 0,
+				       NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, NULL,
+				   KFAB_AV_OPEN_READ_ONLY, 0, NULL));
+	c.domain_id = self->dom;
+	c.type = 3;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
+	c.type = 0;
+	c.count = read_param("av_max_count") + 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
+	c.count = 0;
+	c.__reserved = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
+	c.__reserved = 0;
+	c.size = offsetof(struct kfab_av_open, out_mmap_size);
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
+	c.size = sizeof(c);
+	c.name = 1;
+	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
+
+	/* insert */
+	EXPECT_EQ(-ENOENT, av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
+	EXPECT_EQ(-ENOENT, av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
+				     NULL));
+	EXPECT_EQ(-E2BIG, av_insert(self->fd, o.out_av_id, &a,
+				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL));
+	EXPECT_EQ(-E2BIG, av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
+				    NULL, NULL, NULL));
+	EXPECT_EQ(-EFAULT, av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
+				     NULL, NULL));
+	EXPECT_EQ(-EFAULT, av_insert(self->fd, o.out_av_id, (void *)1, 1,
+				     NULL, NULL, NULL));
+	/* A bad output pointer: the insert happened, the copy failed. */
+	EXPECT_EQ(-EFAULT, av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
+				     NULL, NULL));
+	EXPECT_EQ(0, av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
+	ins.av_id = o.out_av_id;
+	ins.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
+	ins.flags = 0;
+	ins.__reserved = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
+
+	/* remove: all or nothing */
+	EXPECT_EQ(-EINVAL, av_remove(self->fd, o.out_av_id, idx, 2));
+	EXPECT_EQ(-EINVAL, av_remove(self->fd, o.out_av_id, &idx[2], 1));
+	EXPECT_EQ(-EFAULT, av_remove(self->fd, o.out_av_id, NULL, 1));
+	EXPECT_EQ(-E2BIG, av_remove(self->fd, o.out_av_id, idx,
+				    KFAB_AV_BATCH_MAX + 1));
+	EXPECT_EQ(-ENOENT, av_remove(self->fd, 999, idx, 1));
+	EXPECT_EQ(0, av_remove(self->fd, o.out_av_id, idx, 0));
+	/* The entry is still there after every refusal. */
+	EXPECT_EQ(0, av_remove(self->fd, o.out_av_id, idx, 1));
+
+	/* unlink */
+	EXPECT_EQ(-EFAULT, av_unlink(self->fd, NULL));
+	EXPECT_EQ(-ENOENT, av_unlink(self->fd, test_name("none")));
+}
+
+TEST_F(ioctl, names_are_validated)
+{
+	char name[200];
+	char *page;
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* Every length from the longest valid name to well past the limit. */
+	for (len = KFAB_AV_NAME_MAX - 1; len < sizeof(name); len++) {
+		memset(name, 'a', len);
+		name[len] = '\0';
+		EXPECT_EQ(len < KFAB_AV_NAME_MAX ? 0 : -ENAMETOOLONG,
+			  av_open(self->fd, self->dom, name, 0, 0600, NULL));
+	}
+	EXPECT_EQ(0, av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "", 0, 0600, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, ".hidden", 0, 0600, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "a/b", 0, 0600, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "a b", 0, 0600, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "caf\xc3\xa9", 0,
+				   0600, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "x\n", 0, 0600, NULL));
+	EXPECT_EQ(-ENAMETOOLONG, av_unlink(self->fd, name));
+
+	/* A name running into an unmapped page: -EFAULT, not a read past it. */
+	page = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, page);
+	ASSERT_EQ(0, munmap(page + 4096, 4096));
+	memset(page + 4096 - 10, 'b', 10);
+	EXPECT_EQ(-EFAULT, av_open(self->fd, self->dom, page + 4096 - 10, 0,
+				   0600, NULL));
+	munmap(page, 4096);
+}
+
+TEST_F(ioctl, named_open_flags)
+{
+	const char *name = test_name("flags");
+	struct kfab_av_open o, o2, c = { .size = sizeof(c) };
+	uint32_t zero = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_READ_ONLY, 0, NULL));
+	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_EXCL,
+				   0, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_NO_CREATE | KFAB_AV_OPEN_PERSIST,
+				   0, NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, name, 0, 01000, NULL));
+
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, KFAB_AV_OPEN_EXCL,
+			     0640, &o));
+	EXPECT_EQ(KFAB_AV_OUT_CREATED, o.out_flags);
+	EXPECT_NE(0, o.out_map_addr);
+	EXPECT_EQ(-EEXIST, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_EXCL, 0640, NULL));
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, KFAB_AV_OPEN_READ_ONLY,
+			     0, &o2));
+	EXPECT_EQ(KFAB_AV_OUT_READ_ONLY, o2.out_flags);
+	EXPECT_EQ(o.out_count, o2.out_count);
+	EXPECT_EQ(o.out_map_addr, o2.out_map_addr);
+
+	/* A read-only handle changes nothing. */
+	EXPECT_EQ(-EPERM, av_insert_one(self->fd, o2.out_av_id, 1, NULL));
+	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 1, NULL));
+	EXPECT_EQ(-EPERM, av_remove(self->fd, o2.out_av_id, &zero, 1));
+	/* Another type than the AV's: refused. */
+	c.domain_id = self->dom;
+	c.type = KFAB_AV_TYPE_MAP;
+	c.name = (uintptr_t)name;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
+	/* The last close takes the name away. */
+	EXPECT_EQ(1, read_sysfs_long(KFAB_SYSFS "/named_avs") >= 1);
+	EXPECT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
+	EXPECT_EQ(0, kfab_destroy(self->fd, o2.out_av_id));
+	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
+}
+
+TEST_F(ioctl, named_av_is_one_table_for_every_opener)
+{
+	const char *name = test_name("shared");
+	struct kfab_av_open a, b;
+	struct av_map ma = { 0 }, mb = { 0 };
+	struct kfab_addr got;
+	uint32_t ia, ib, dom2;
+	int fd2;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fd2 = kfab_open();
+	ASSERT_LE(0, fd2);
+	ASSERT_EQ(0, kfab_domain_alloc(fd2, &dom2));
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, &a));
+	ASSERT_EQ(0, av_open(fd2, dom2, name, 0, 0600, &b));
+	EXPECT_EQ(KFAB_AV_OUT_CREATED, a.out_flags);
+	EXPECT_EQ(0, b.out_flags);
+	ASSERT_EQ(0, av_map(self->fd, &a, &ma));
+	ASSERT_EQ(0, av_map(fd2, &b, &mb));
+
+	ASSERT_EQ(0, av_insert_one(self->fd, a.out_av_id, 42, &ia));
+	ASSERT_EQ(0, av_insert_one(fd2, b.out_av_id, 42, &ib));
+	EXPECT_EQ(ia, ib);
+	ASSERT_EQ(0, av_insert_one(fd2, b.out_av_id, 43, &ib));
+	/* What one file inserted, the other reads without a system call. */
+	ASSERT_TRUE(av_map_read(&ma, ib, &got));
+	EXPECT_EQ(43, got.ep);
+	EXPECT_EQ(2, ma.hdr->used);
+	EXPECT_EQ(ma.hdr->generation, mb.hdr->generation);
+
+	/* The AV lives while anyone holds it open. */
+	close(fd2);
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, KFAB_AV_OPEN_NO_CREATE,
+			     0, &b));
+	EXPECT_EQ(2, ma.hdr->used);
+	munmap(ma.base, ma.size);
+	munmap(mb.base, mb.size);
+}
+
+TEST_F(ioctl, other_uid_is_refused_a_0600_av)
+{
+	const char *name = test_name("private");
+	struct open_expect rw = { name, 0, -EACCES };
+	struct open_expect ro = { name, KFAB_AV_OPEN_READ_ONLY, -EACCES };
+	struct open_expect create = { test_name("mine"), 0, 0 };
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, NULL));
+	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
+	EXPECT_EQ(0, as_user(1000, 1000, child_open, &ro));
+	/* An unprivileged user may create a name of its own. */
+	EXPECT_EQ(0, as_user(1000, 1000, child_open, &create));
+	/* ... and may not unlink root's. */
+	EXPECT_EQ(0, as_user(1000, 1000, child_unlink_refused, name));
+}
+
+TEST_F(ioctl, group_readable_av_is_readable_by_the_group)
+{
+	const char *name = test_name("group");
+	struct open_expect ro = { name, KFAB_AV_OPEN_READ_ONLY, 0 };
+	struct open_expect rw = { name, 0, -EACCES };
+	struct kfab_av_open o = { .size = sizeof(o), .domain_id = self->dom,
+				  .flags = KFAB_AV_OPEN_SET_OWNER,
+				  .mode = 0640, .uid = 0, .gid = 2000 };
+
+	RETURN_IF_SETUP_SKIPPED();
+	o.name = (uintptr_t)name;
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
+	/* A member of group 2000 reads, and may not write. */
+	EXPECT_EQ(0, as_user(1500, 2000, child_open, &ro));
+	EXPECT_EQ(0, as_user(1500, 2000, child_open, &rw));
+	/* Somebody else may not even read. */
+	ro.rc = -EACCES;
+	EXPECT_EQ(0, as_user(1500, 1500, child_open, &ro));
+}
+
+TEST_F(ioctl, set_owner_hands_the_av_to_another_user)
+{
+	const char *name = test_name("owned");
+	struct open_expect rw = { name, 0, 0 };
+	struct kfab_av_open o = { .size = sizeof(o), .domain_id = self->dom,
+				  .flags = KFAB_AV_OPEN_SET_OWNER |
+					   KFAB_AV_OPEN_PERSIST,
+				  .mode = 0600, .uid = 1000, .gid = 1000 };
+
+	RETURN_IF_SETUP_SKIPPED();
+	o.name = (uintptr_t)name;
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
+	ASSERT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
+	/* Persistent: the name stays with no opener; uid 1000 owns it. */
+	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
+	rw.rc = -EACCES;
+	EXPECT_EQ(0, as_user(1001, 1001, child_open, &rw));
+	EXPECT_EQ(0, av_unlink(self->fd, name));
+	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
+}
+
+/* Creation flags reserved to the administrator. */
+static int child_privileged_flags(int fd, uint32_t dom, const void *arg)
+{
+	struct kfab_av_open o = { .size = sizeof(o), .domain_id = dom,
+				  .mode = 0600, .uid = 0, .gid = 0 };
+
+	o.name = (uintptr_t)arg;
+	o.flags = KFAB_AV_OPEN_PERSIST;
+	if (kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &o) != -EPERM)
+		return 1;
+	o.flags = KFAB_AV_OPEN_SET_OWNER;
+	if (kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &o) != -EPERM)
+		return 2;
+	return 0;
+}
+
+TEST_F(ioctl, persist_and_set_owner_need_privileges)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(0, as_user(1000, 1000, child_privileged_flags,
+			     test_name("priv")));
+}
+
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/*
+ * Root of a new user namespace whose uid and gid 0 are 1000 outside, as a
+ * container runtime sets it up: root in there, nobody special here.
+ */
+TEST_F(ioctl, user_namespace_root_is_not_root)
+{
+	const char *name = test_name("nsroot");
+	int go[2], ready[2], status;
+	char path[64], c;
+	pid_t pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, NULL));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	if (!pid) {
+		uint32_t dom;
+		int fd;
+
+		if (unshare(CLONE_NEWUSER) || write(ready[1], "u", 1) != 1 ||
+		    read(go[0], &c, 1) != 1)
+			_exit(10);
+		/* Now mapped: become the namespace's root, uid 1000 outside. */
+		if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || getuid())
+			_exit(11);
+		fd = kfab_open();
+		if (fd < 0 || kfab_domain_alloc(fd, &dom))
+			_exit(12);
+		if (av_open(fd, dom, name, KFAB_AV_OPEN_READ_ONLY, 0, NULL) !=
+		    -EACCES)
+			_exit(13);
+		if (av_open(fd, dom, name, 0, 0600, NULL) != -EACCES)
+			_exit(14);
+		if (av_unlink(fd, name) != -EPERM)
+			_exit(15);
+		/* Privileged flags need privileges outside the namespace. */
+		if (child_privileged_flags(fd, dom, test_name("nspriv")))
+			_exit(16);
+		_exit(0);
+	}
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+	ASSERT_EQ(0, write_file(path, "0 1000 1\n"));
+	snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+	ASSERT_EQ(0, write_file(path, "0 1000 1\n"));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+static int open_count(int fd, uint32_t dom, int n, uint32_t count)
+{
+	char name[KFAB_AV_NAME_MAX];
+	struct kfab_av_open c = { .size = sizeof(c), .domain_id = dom,
+				  .mode = 0600, .count = count };
+
+	snprintf(name, sizeof(name), "q%d-%d", getpid(), n);
+	c.name = (uintptr_t)name;
+	return kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &c);
+}
+
+/* Limits set by the test: 2 named AVs, 3000 entries. */
+static int child_quota(int fd, uint32_t dom, const void *arg)
+{
+	(void)arg;
+	if (open_count(fd, dom, 1, 100) || open_count(fd, dom, 2, 100))
+		return 1;
+	if (open_count(fd, dom, 3, 100) != -EDQUOT)
+		return 2;
+	/* Unnamed AVs are not named ones. */
+	if (av_open(fd, dom, NULL, 0, 0, NULL))
+		return 3;
+	/* Closing gives the room back. */
+	close(fd);
+	fd = kfab_open();
+	if (kfab_domain_alloc(fd, &dom))
+		return 4;
+	if (open_count(fd, dom, 4, 100000) != -EINVAL)
+		return 5;
+	if (open_count(fd, dom, 5, 4000) != -EDQUOT)
+		return 6;
+	if (open_count(fd, dom, 6, 2000) || open_count(fd, dom, 7, 100))
+		return 7;
+	return 0;
+}
+
+TEST_F(ioctl, per_user_limits_are_enforced)
+{
+	long named = read_param("av_max_named_per_user");
+	long entries = read_param("av_max_entries_per_user");
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_LT(0, named);
+	ASSERT_EQ(0, write_param("av_max_named_per_user", 2));
+	ASSERT_EQ(0, write_param("av_max_entries_per_user", 3000));
+	EXPECT_EQ(0, as_user(1000, 1000, child_quota, NULL));
+	EXPECT_EQ(0, write_param("av_max_named_per_user", named));
+	EXPECT_EQ(0, write_param("av_max_entries_per_user", entries));
+}
+
+TEST_F(ioctl, sigkill_while_holding_a_named_av_leaves_nothing)
+{
+	const char *name = test_name("killed");
+	long before = read_sysfs_long(KFAB_SYSFS "/named_avs");
+	long avs = read_sysfs_long(KFAB_SYSFS "/avs");
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	if (!pid) {
+		struct kfab_av_open o;
+		int fd = kfab_open();
+		uint32_t dom;
+
+		if (fd < 0 || kfab_domain_alloc(fd, &dom) ||
+		    av_open(fd, dom, name, 0, 0600, &o) ||
+		    av_insert_one(fd, o.out_av_id, 7, NULL))
+			_exit(1);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	EXPECT_EQ(before + 1, read_sysfs_long(KFAB_SYSFS "/named_avs"));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(before, read_sysfs_long(KFAB_SYSFS "/named_avs"));
+	EXPECT_EQ(avs, read_sysfs_long(KFAB_SYSFS "/avs"));
+	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
+	close(ready[0]);
+	close(ready[1]);
+}
+
+TEST_F(ioctl, debugfs_lists_each_av)
+{
+	const char *name = test_name("shown");
+	char line[512], want[128];
+	bool seen_av = false, seen_opener = false, seen_entry = false;
+	struct kfab_av_open o;
+	FILE *f;
+
+	RETURN_IF_SETUP_SKIPPED();
+
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0640, &o));
+	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 4242, NULL));
+	f = fopen(DEBUGFS_AVS, "r");
+	if (!f)
+		SKIP(return, "no debugfs");
+	snprintf(want, sizeof(want), " name %s type table owner 0 group 0 mode 0640 ",
+		 name);
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, want) && strstr(line, " openers 1 "))
+			seen_av = true;
+		else if (seen_av && strstr(line, "\topener context") &&
+			 strstr(line, " rw"))
+			seen_opener = true;
+		else if (seen_av && strstr(line, "\tentry 0 local:0:4242"))
+			seen_entry = true;
+	}
+	fclose(f);
+	EXPECT_TRUE(seen_av);
+	EXPECT_TRUE(seen_opener);
+	EXPECT_TRUE(seen_entry);
+}
+
+/* ---- fi_av(3) through the provider ---- */
+
+FIXTURE(fi_av) {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+};
+
+FIXTURE_VARIANT(fi_av) {
+	enum fi_av_type type;
+	bool named;
+};
+
+FIXTURE_VARIANT_ADD(fi_av, table) { .type = FI_AV_TABLE };
+FIXTURE_VARIANT_ADD(fi_av, map) { .type = FI_AV_MAP };
+FIXTURE_VARIANT_ADD(fi_av, unspec) { .type = FI_AV_UNSPEC };
+FIXTURE_VARIANT_ADD(fi_av, named) { .type = FI_AV_TABLE, .named = true };
+
+FIXTURE_SETUP(fi_av)
+{
+	struct fi_info *hints;
+
+	self->fabric = NULL;
+	self->info = NULL;
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	hints = fi_allocinfo();
+	ASSERT_NE(NULL, hints);
+	hints->fabric_attr->prov_name = strdup("kfab");
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+				&self->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+}
+
+FIXTURE_TEARDOWN(fi_av)
+{
+	if (self->fabric) {
+		EXPECT_EQ(0, fi_close(&self->domain->fid));
+		EXPECT_EQ(0, fi_close(&self->fabric->fid));
+	}
+	fi_freeinfo(self->info);
+}
+
+static struct fi_av_attr av_attr(const FIXTURE_VARIANT(fi_av) *v,
+				 const char *what)
+{
+	struct fi_av_attr attr = { .type = v->type };
+
+	if (v->named)
+		attr.name = strdup(test_name(what));
+	return attr;
+}
+
+TEST_F(fi_av, open_reports_the_type_and_inserts_sequential_indices)
+{
+	struct fi_av_attr attr = av_attr(variant, "seq");
+	struct kfab_addr addrs[3] = { local_addr(1), local_addr(2),
+				      local_addr(3) };
+	struct kfab_addr got;
+	fi_addr_t fa[3];
+	size_t len;
+	struct fid_av *av;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, &attr));
+	EXPECT_EQ(variant->type == FI_AV_UNSPEC ? FI_AV_TABLE : variant->type,
+		  attr.type);
+	EXPECT_EQ(FI_CLASS_AV, av->fid.fclass);
+	ASSERT_EQ(3, fi_av_insert(av, addrs, 3, fa, 0, NULL));
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ((fi_addr_t)i, fa[i]);
+		len = sizeof(got);
+		ASSERT_EQ(0, fi_av_lookup(av, fa[i], &got, &len));
+		EXPECT_EQ(sizeof(got), len);
+		EXPECT_EQ(0, memcmp(&addrs[i], &got, sizeof(got)));
+	}
+	/* fi_addr may be NULL: the indices are known. */
+	EXPECT_EQ(0, fi_av_insert(av, addrs, 0, NULL, 0, NULL));
+	addrs[0] = local_addr(4);
+	EXPECT_EQ(1, fi_av_insert(av, addrs, 1, NULL, 0, NULL));
+	len = sizeof(got);
+	ASSERT_EQ(0, fi_av_lookup(av, 3, &got, &len));
+	EXPECT_EQ(4, got.ep);
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, lookup_truncates_and_reports_the_size)
+{
+	struct fi_av_attr attr = av_attr(variant, "trunc");
+	struct kfab_addr a = local_addr(0x1122334455667788ULL), got;
+	unsigned char small[4];
+	fi_addr_t fa;
+	size_t len;
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
+	len = sizeof(small);
+	ASSERT_EQ(0, fi_av_lookup(av, fa, small, &len));
+	EXPECT_EQ(sizeof(struct kfab_addr), len);
+	EXPECT_EQ(0, memcmp(small, &a, sizeof(small)));
+	len = 0;
+	EXPECT_EQ(0, fi_av_lookup(av, fa, NULL, &len));
+	EXPECT_EQ(sizeof(struct kfab_addr), len);
+	/* Bogus fi_addr values. */
+	len = sizeof(got);
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa + 1, &got, &len));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, FI_ADDR_NOTAVAIL, &got, &len));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, 1ULL << 40, &got, &len));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa, &got, NULL));
+	len = sizeof(got);
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa, NULL, &len));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, remove_then_reinsert_takes_the_lowest_index)
+{
+	struct fi_av_attr attr = av_attr(variant, "reins");
+	struct kfab_addr addrs[4] = { local_addr(1), local_addr(2),
+				      local_addr(3), local_addr(4) };
+	fi_addr_t fa[4], again, bogus = 1000;
+	struct kfab_addr got;
+	size_t len = sizeof(got);
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(4, fi_av_insert(av, addrs, 4, fa, 0, NULL));
+	ASSERT_EQ(0, fi_av_remove(av, &fa[1], 2, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa[1], &got, &len));
+	ASSERT_EQ(1, fi_av_insert(av, &addrs[2], 1, &again, 0, NULL));
+	EXPECT_EQ(fa[1], again);
+	ASSERT_EQ(1, fi_av_insert(av, &addrs[1], 1, &again, 0, NULL));
+	EXPECT_EQ(fa[2], again);
+
+	EXPECT_EQ(-FI_EINVAL, fi_av_remove(av, &bogus, 1, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_remove(av, NULL, 1, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_remove(av, fa, 1, FI_MORE));
+	bogus = FI_ADDR_NOTAVAIL;
+	EXPECT_EQ(-FI_EINVAL, fi_av_remove(av, &bogus, 1, 0));
+	EXPECT_EQ(0, fi_av_remove(av, fa, 0, 0));
+	/* Nothing was removed by the refusals. */
+	EXPECT_EQ(0, fi_av_lookup(av, fa[0], &got, &len));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, failed_inserts_are_fi_addr_notavail_and_sync_err_says_why)
+{
+	struct fi_av_attr attr = av_attr(variant, "fail");
+	struct kfab_addr addrs[3] = { local_addr(1), { .family = 9, .ep = 2 },
+				      local_addr(3) };
+	fi_addr_t fa[3];
+	int errs[3] = { -1, -1, -1 };
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(2, fi_av_insert(av, addrs, 3, fa, FI_SYNC_ERR, errs));
+	EXPECT_EQ(0, fa[0]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[1]);
+	EXPECT_EQ(1, fa[2]);
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-FI_EINVAL, errs[1]);
+	EXPECT_EQ(0, errs[2]);
+	/* FI_SYNC_ERR needs its array. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert(av, addrs, 1, fa, FI_SYNC_ERR, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert(av, NULL, 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insert(av, addrs, 1, fa, FI_PEEK, NULL));
+	/* FI_AV_USER_ID reads ids from fi_addr: it must be there. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_insert(av, addrs, 1, NULL, FI_AV_USER_ID,
+					   NULL));
+	fa[0] = 0xabcdef;
+	EXPECT_EQ(1, fi_av_insert(av, &addrs[0], 1, fa, FI_AV_USER_ID, NULL));
+	EXPECT_EQ(0, fa[0]);
+	/* Sync inserts with FI_MORE are carried out at once. */
+	addrs[0] = local_addr(77);
+	EXPECT_EQ(1, fi_av_insert(av, addrs, 1, fa, FI_MORE, NULL));
+	EXPECT_EQ(2, fa[0]);
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, fi_event_reports_on_the_bound_eq)
+{
+	struct fi_av_attr attr = av_attr(variant, "event");
+	struct fi_eq_attr eq_attr = { .size = 8, .wait_obj = FI_WAIT_NONE };
+	struct kfab_addr addrs[3] = { local_addr(1), { .family = 9 },
+				      local_addr(3) };
+	struct fi_eq_err_entry err = { 0 };
+	struct fi_eq_entry entry;
+	struct kfab_addr many[20];
+	fi_addr_t fa[3], fb[2], fc;
+	uint32_t event;
+	struct fid_eq *eq;
+	struct fid_av *av;
+	int ctx1, ctx2, ctx3, i, n = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	attr.flags = FI_EVENT;
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_ENOEQ, fi_av_insert(av, addrs, 3, fa, 0, &ctx1));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_bind(av, &eq->fid, 1));
+	EXPECT_EQ(-FI_EINVAL, fi_av_bind(av, &self->domain->fid, 0));
+	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
+	EXPECT_EQ(-FI_EBUSY, fi_av_bind(av, &eq->fid, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insert(av, addrs, 3, fa, FI_SYNC_ERR,
+					      &ctx1));
+
+	EXPECT_EQ(0, fi_av_insert(av, addrs, 3, fa, 0, &ctx1));
+	EXPECT_EQ(-FI_EAVAIL, fi_eq_read(eq, &event, &entry, sizeof(entry), 0));
+	ASSERT_EQ(sizeof(err), fi_eq_readerr(eq, &err, 0));
+	EXPECT_EQ(&av->fid, err.fid);
+	EXPECT_EQ(&ctx1, err.context);
+	EXPECT_EQ(1, err.data);
+	EXPECT_EQ(FI_EINVAL, err.err);
+	ASSERT_EQ(sizeof(entry), fi_eq_read(eq, &event, &entry, sizeof(entry),
+					    0));
+	EXPECT_EQ(FI_AV_COMPLETE, event);
+	EXPECT_EQ(&ctx1, entry.context);
+	EXPECT_EQ(2, entry.data);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[1]);
+	EXPECT_EQ(1, fa[2]);
+
+	/* FI_MORE: nothing happens until the batch ends, then all, in order. */
+	addrs[0] = local_addr(10);
+	addrs[1] = local_addr(11);
+	addrs[2] = local_addr(12);
+	EXPECT_EQ(0, fi_av_insert(av, addrs, 2, fb, FI_MORE, &ctx2));
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_read(eq, &event, &entry, sizeof(entry), 0));
+	EXPECT_EQ(0, fi_av_insert(av, &addrs[2], 1, &fc, 0, &ctx3));
+	ASSERT_EQ(sizeof(entry), fi_eq_read(eq, &event, &entry, sizeof(entry),
+					    0));
+	EXPECT_EQ(&ctx2, entry.context);
+	EXPECT_EQ(2, entry.data);
+	ASSERT_EQ(sizeof(entry), fi_eq_read(eq, &event, &entry, sizeof(entry),
+					    0));
+	EXPECT_EQ(&ctx3, entry.context);
+	EXPECT_EQ(1, entry.data);
+	EXPECT_EQ(2, fb[0]);
+	EXPECT_EQ(3, fb[1]);
+	EXPECT_EQ(4, fc);
+
+	/* Every event is kept, even beyond the EQ's size. */
+	for (i = 0; i < 20; i++)
+		many[i] = (struct kfab_addr){ .family = 9 };
+	EXPECT_EQ(0, fi_av_insert(av, many, 20, NULL, 0, &ctx1));
+	while (fi_eq_readerr(eq, &err, 0) > 0)
+		n++;
+	EXPECT_EQ(20, n);
+	ASSERT_EQ(sizeof(entry), fi_eq_read(eq, &event, &entry, sizeof(entry),
+					    0));
+	EXPECT_EQ(0, entry.data);
+
+	/* The EQ stays while the AV refers to it. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&eq->fid));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, close_carries_out_an_unfinished_batch)
+{
+	struct fi_av_attr attr = av_attr(variant, "batch");
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_NONE };
+	struct kfab_addr a = local_addr(5);
+	struct fi_eq_entry entry;
+	uint32_t event;
+	fi_addr_t fa;
+	struct fid_eq *eq;
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	attr.flags = FI_EVENT;
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
+	EXPECT_EQ(0, fi_av_insert(av, &a, 1, &fa, FI_MORE, NULL));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	ASSERT_EQ(sizeof(entry), fi_eq_read(eq, &event, &entry, sizeof(entry),
+					    0));
+	EXPECT_EQ(FI_AV_COMPLETE, event);
+	EXPECT_EQ(1, entry.data);
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, insertsvc_insertsym_and_straddr)
+{
+	struct fi_av_attr attr = av_attr(variant, "svc");
+	struct kfab_addr got, a = local_addr(42);
+	fi_addr_t fa[8];
+	char buf[64], tiny[8];
+	size_t len;
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	len = sizeof(buf);
+	EXPECT_TRUE(buf == fi_av_straddr(av, &a, buf, &len));
+	EXPECT_STREQ("fi_kfab://0/42", buf);
+	EXPECT_EQ(strlen(buf) + 1, len);
+	len = sizeof(tiny);
+	EXPECT_TRUE(tiny == fi_av_straddr(av, &a, tiny, &len));
+	EXPECT_STREQ("fi_kfab", tiny);
+	EXPECT_EQ(strlen("fi_kfab://0/42") + 1, len);
+
+	EXPECT_EQ(1, fi_av_insertsvc(av, "0", "42", &fa[0], 0, NULL));
+	EXPECT_EQ(1, fi_av_insertsvc(av, NULL, "43", &fa[1], 0, NULL));
+	EXPECT_EQ(1, fi_av_insertsvc(av, buf, NULL, &fa[2], 0, NULL));
+	EXPECT_EQ(fa[0], fa[2]);
+	len = sizeof(got);
+	ASSERT_EQ(0, fi_av_lookup(av, fa[1], &got, &len));
+	EXPECT_EQ(43, got.ep);
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "zero", "42", fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "4x2", fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://0", NULL, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "-1", fa, 0, NULL));
+
+	/* Nodes 0 and 1, endpoints 100..102 each: node 1 is not reachable. */
+	EXPECT_EQ(3, fi_av_insertsym(av, "0", 2, "100", 3, fa, 0, NULL));
+	EXPECT_NE(FI_ADDR_NOTAVAIL, fa[0]);
+	EXPECT_NE(FI_ADDR_NOTAVAIL, fa[2]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[3]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[5]);
+	len = sizeof(got);
+	ASSERT_EQ(0, fi_av_lookup(av, fa[2], &got, &len));
+	EXPECT_EQ(102, got.ep);
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 0, "1", 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "a", 1, "1", 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "18446744073709551615",
+					      2, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", SIZE_MAX, "1", SIZE_MAX,
+					      fa, 0, NULL));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)
+{
+	struct fi_av_attr attr = av_attr(variant, "rx");
+	struct kfab_addr a = local_addr(9), got;
+	size_t len = sizeof(got);
+	fi_addr_t fa, rx;
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	attr.rx_ctx_bits = 40;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.rx_ctx_bits = -1;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.rx_ctx_bits = 4;
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
+	ASSERT_EQ(0, fi_av_lookup(av, fi_rx_addr(fa, 3, 4), &got, &len));
+	EXPECT_EQ(9, got.ep);
+	rx = fi_rx_addr(fa, 1, 4);
+	ASSERT_EQ(0, fi_av_remove(av, &rx, 1, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa, &got, &len));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+TEST_F(fi_av, open_refuses_bad_attributes)
+{
+	struct fi_av_attr attr = { .type = variant->type };
+	struct fid_av *av;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, NULL, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, NULL, NULL));
+	attr.flags = FI_READ;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.flags = FI_TAGGED;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.flags = 0;
+	attr.type = 77;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.type = variant->type;
+	attr.count = (size_t)UINT32_MAX + 1;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.count = 0;
+	attr.name = "bad name";
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	attr.name = test_name("absent");
+	attr.flags = FI_READ;
+	EXPECT_EQ(-FI_ENOENT, fi_av_open(self->domain, &attr, &av, NULL));
+	/* FI_SYMMETRIC is a hint kfab accepts. */
+	attr.name = NULL;
+	attr.flags = FI_SYMMETRIC;
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(0, fi_close(&av->fid));
+}
+
+TEST_F(fi_av, named_map_av_returns_its_map_addr)
+{
+	struct fi_av_attr attr = { .type = FI_AV_MAP,
+				   .name = test_name("mapaddr") };
+	struct fi_av_attr again;
+	struct fid_av *av, *av2;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_NE(NULL, attr.map_addr);
+	again = attr;
+	again.map_addr = NULL;
+	ASSERT_EQ(0, fi_av_open(self->domain, &again, &av2, NULL));
+	EXPECT_EQ(attr.map_addr, again.map_addr);
+	/* Another type than the AV's: refused. */
+	again.type = FI_AV_TABLE;
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &again, &av, NULL));
+	EXPECT_EQ(0, fi_close(&av2->fid));
+	EXPECT_EQ(0, fi_close(&av->fid));
+}
+
+/*
+ * The parent inserts into a named AV; a forked child opens it FI_READ, sees
+ * the same fi_addr_t for the same addresses, sees an insert the parent
+ * makes later without a call of its own, and can change nothing.
+ */
+TEST_F(fi_av, forked_reader_shares_a_named_av)
+{
+	struct fi_av_attr attr = { .type = variant->type,
+				   .name = test_name("fork") };
+	struct kfab_addr addrs[3] = { local_addr(21), local_addr(22),
+				      local_addr(23) };
+	int to_child[2], to_parent[2], status;
+	fi_addr_t fa[3];
+	struct fid_av *av;
+	pid_t pid;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(2, fi_av_insert(av, addrs, 2, fa, 0, NULL));
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+
+	pid = fork();
+	if (!pid) {
+		struct fi_av_attr ro = { .name = attr.name, .flags = FI_READ };
+		struct fid_fabric *fabric;
+		struct fid_domain *domain;
+		struct kfab_addr got;
+		struct fid_av *rav;
+		fi_addr_t fb;
+		size_t len;
+		int i;
+
+		/* A process of its own: its own fabric, domain and AV. */
+		if (fi_fabric(self->info->fabric_attr, &fabric, NULL) ||
+		    fi_domain(fabric, self->info, &domain, NULL) ||
+		    fi_av_open(domain, &ro, &rav, NULL))
+			_exit(1);
+		for (i = 0; i < 2; i++) {
+			len = sizeof(got);
+			if (fi_av_lookup(rav, fa[i], &got, &len) ||
+			    memcmp(&got, &addrs[i], sizeof(got)))
+				_exit(2);
+		}
+		if (fi_av_insert(rav, &addrs[2], 1, &fb, 0, NULL) != -FI_EPERM ||
+		    fi_av_remove(rav, fa, 1, 0) != -FI_EPERM)
+			_exit(3);
+		if (write(to_parent[1], "r", 1) != 1 ||
+		    read(to_child[0], &c, 1) != 1)
+			_exit(4);
+		len = sizeof(got);
+		if (fi_av_lookup(rav, 2, &got, &len) || got.ep != 23)
+			_exit(5);
+		if (fi_close(&rav->fid) || fi_close(&domain->fid) ||
+		    fi_close(&fabric->fid))
+			_exit(6);
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(to_parent[0], &c, 1));
+	ASSERT_EQ(1, fi_av_insert(av, &addrs[2], 1, &fa[2], 0, NULL));
+	EXPECT_EQ(2, fa[2]);
+	ASSERT_EQ(1, write(to_child[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, fi_close(&av->fid));
+}
+
+TEST_HARNESS_MAIN
