@@ -29,7 +29,8 @@
  *    threading hint is satisfied and echoed back; control progress
  *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
  *    progress FI_PROGRESS_MANUAL, the promise that is always true; no mode
- *    and no mr_mode bit is required; av_type FI_AV_UNSPEC until AVs exist.
+ *    and no mr_mode bit is required; av_type FI_AV_UNSPEC: both FI_AV_TABLE
+ *    and FI_AV_MAP work, and a hint for either is echoed back.
  *
  * Matching follows fi_getinfo(3): a non-zero hint must be supported or the
  * answer is -FI_ENODATA; zero is a wildcard, except for mode bits, where
@@ -246,7 +247,8 @@ static bool kfab_domain_attr_ok(const struct fi_domain_attr *want)
 	/*
 	 * Thread safety satisfies every threading model, automatic control
 	 * progress every control progress hint, and kfab runs with or without
-	 * resource management, so those hints only need to be known values.
+	 * resource management, and opens AVs of either type, so those hints
+	 * only need to be known values.
 	 * kfab requires no mr_mode bit, so every mr_mode hint fits.
 	 */
 	return kfab_name_ok("domain_attr->name", want->name, have->name) &&
@@ -258,7 +260,7 @@ static bool kfab_domain_attr_ok(const struct fi_domain_attr *want)
 			    have->data_progress) &&
 	       kfab_range_ok("domain_attr->resource_mgmt", want->resource_mgmt,
 			     FI_RM_ENABLED) &&
-	       kfab_enum_ok("domain_attr->av_type", want->av_type, have->av_type) &&
+	       kfab_range_ok("domain_attr->av_type", want->av_type, FI_AV_TABLE) &&
 	       kfab_max_ok("domain_attr->mr_key_size", want->mr_key_size,
 			   have->mr_key_size) &&
 	       kfab_max_ok("domain_attr->cq_data_size", want->cq_data_size,
@@ -373,6 +375,8 @@ int kfab_info_get(uint32_t version, const struct fi_info *hints,
 		attr->control_progress = want->control_progress;
 	if (want && want->resource_mgmt)
 		attr->resource_mgmt = want->resource_mgmt;
+	if (want && want->av_type)
+		attr->av_type = want->av_type;
 	attr->mr_mode = kfab_mr_mode(version, want ? want->mr_mode : 0);
 
 	*info = fi;

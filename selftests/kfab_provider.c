@@ -223,6 +223,19 @@ TEST_F(provider, getinfo_lists_kfab)
 	fi_freeinfo(info);
 	info = NULL;
 
+	/* So is an AV type: kfab opens both. */
+	hints->domain_attr->av_type = FI_AV_MAP;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_AV_MAP, (int)info->domain_attr->av_type);
+	fi_freeinfo(info);
+	info = NULL;
+	hints->domain_attr->av_type = FI_AV_TABLE;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_AV_TABLE, (int)info->domain_attr->av_type);
+	fi_freeinfo(info);
+	info = NULL;
+	hints->domain_attr->av_type = FI_AV_UNSPEC;
+
 	/* node and service are accepted (and ignored) for now. */
 	EXPECT_EQ(0, fi_getinfo(API_VERSION, "localhost", "4711", 0, hints,
 				&info));
@@ -252,7 +265,7 @@ static void ask_auto_data_progress(struct fi_info *h)
 {
 	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
 }
-static void ask_av_table(struct fi_info *h) { h->domain_attr->av_type = FI_AV_TABLE; }
+static void ask_bad_av_type(struct fi_info *h) { h->domain_attr->av_type = 3; }
 static void ask_tx_queue(struct fi_info *h) { h->tx_attr->size = 1; }
 static void ask_max_msg_size(struct fi_info *h) { h->ep_attr->max_msg_size = 1; }
 static void ask_other_fabric(struct fi_info *h)
@@ -279,7 +292,7 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
 		{ "addr_format FI_ADDR_STR", ask_addr_str },
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
-		{ "av_type FI_AV_TABLE", ask_av_table },
+		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size 1", ask_tx_queue },
 		{ "ep_attr->max_msg_size 1", ask_max_msg_size },
 		{ "fabric name \"tcp\"", ask_other_fabric },
@@ -551,6 +564,7 @@ _Static_assert(sizeof(struct fi_ops_eq) == sizeof(size_t) + 5 * sizeof(fn_t),
 TEST_F(fabric, ops_tables_fully_populated)
 {
 	struct fid_domain *domain;
+	struct fid_av *av;
 	struct fid *dfid;
 	struct fi_ops_fabric *fops;
 	struct fi_ops_domain *dops;
@@ -635,8 +649,26 @@ TEST_F(fabric, ops_tables_fully_populated)
 					  &out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->fabric->fid, FI_GETWAIT, &out));
 
-	EXPECT_EQ(-FI_ENOSYS, fi_av_open(domain, &av_attr,
-					 (struct fid_av **)&out, NULL));
+	/* The AV's tables. */
+	ASSERT_EQ(0, fi_av_open(domain, &av_attr, &av, NULL));
+	EXPECT_FI_OPS(av->fid.ops);
+	EXPECT_EQ(sizeof(struct fi_ops_av), av->ops->size);
+	EXPECT_OP(av->ops, fi_ops_av, insert);
+	EXPECT_OP(av->ops, fi_ops_av, insertsvc);
+	EXPECT_OP(av->ops, fi_ops_av, insertsym);
+	EXPECT_OP(av->ops, fi_ops_av, remove);
+	EXPECT_OP(av->ops, fi_ops_av, lookup);
+	EXPECT_OP(av->ops, fi_ops_av, straddr);
+	EXPECT_OP(av->ops, fi_ops_av, av_set);
+	EXPECT_EQ(-FI_ENOSYS, av->ops->av_set(av, NULL,
+					      (struct fid_av_set **)&out, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&av->fid, FI_GETWAIT, &out));
+	EXPECT_EQ(-FI_ENOSYS, fi_open_ops(&av->fid, "kfab_none", 0, &out,
+					  NULL));
+	/* An AV has no wait object to block on. */
+	dfid = &av->fid;
+	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, &dfid, 1));
+	EXPECT_EQ(0, fi_close(&av->fid));
 	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(domain, &cq_attr,
 					 (struct fid_cq **)&out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_endpoint(domain, self->info,
