@@ -48,6 +48,7 @@ MODULE_PARM_DESC(av_max_entries_per_user, "Most entries the named AVs of one own
 struct kfab_av_slot {
 	struct rhash_head node;
 	struct kfab_addr addr;
+	u32 index;		/* its own, so a hash hit needs no division */
 };
 
 /* What the named AVs of one owner cost, against the per-user limits. */
@@ -620,7 +621,7 @@ static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
 		return -EINVAL;
 	slot = rhashtable_lookup_fast(&t->by_addr, addr, kfab_av_hash_params);
 	if (slot) {
-		*index = slot - t->slots;
+		*index = slot->index;
 		return 0;
 	}
 	i = find_first_zero_bit(t->used_map, t->capacity);
@@ -630,6 +631,7 @@ static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
 		return -ENOMEM;
 	slot = &t->slots[i];
 	slot->addr = *addr;
+	slot->index = i;
 	rc = rhashtable_insert_fast(&t->by_addr, &slot->node,
 				    kfab_av_hash_params);
 	if (rc)
