@@ -828,6 +828,42 @@ TEST_F(ioctl, debugfs_lists_each_av)
 	EXPECT_TRUE(seen_entry);
 }
 
+/* The administrator's way: tools/kfabctl (vm-suite runs from selftests/). */
+TEST_F(ioctl, kfabctl_creates_and_removes_a_shared_av)
+{
+	const char *name = test_name("admin");
+	struct open_expect rw = { name, 0, 0 };
+	struct kfab_av_open o;
+	char cmd[256];
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (access("../tools/kfabctl", X_OK))
+		SKIP(return, "tools/kfabctl not built");
+	snprintf(cmd, sizeof(cmd),
+		 "../tools/kfabctl av create %s --mode 0660 --owner 0:3000 --count 10 >/dev/null",
+		 name);
+	ASSERT_EQ(0, system(cmd));
+	/* A second create of the name is refused. */
+	snprintf(cmd, sizeof(cmd), "../tools/kfabctl av create %s 2>/dev/null",
+		 name);
+	EXPECT_NE(0, system(cmd));
+	/* It outlives kfabctl; the group may use it, others may not. */
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, KFAB_AV_OPEN_NO_CREATE,
+			     0, &o));
+	EXPECT_LE(10, o.out_count);
+	EXPECT_EQ(0, as_user(1000, 3000, child_open, &rw));
+	rw.rc = -EACCES;
+	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
+	snprintf(cmd, sizeof(cmd), "../tools/kfabctl av list | grep -q ' name %s '",
+		 name);
+	EXPECT_EQ(0, system(cmd));
+	snprintf(cmd, sizeof(cmd), "../tools/kfabctl av rm %s", name);
+	EXPECT_EQ(0, system(cmd));
+	EXPECT_NE(0, system(cmd));
+	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
+}
+
 /* ---- fi_av(3) through the provider ---- */
 
 FIXTURE(fi_av) {

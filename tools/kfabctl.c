@@ -4,11 +4,18 @@
  *
  *   kfabctl info        the module's ABI version, features and limits
  *   kfabctl contexts    open files of /dev/kfab (from debugfs; root)
+ *   kfabctl av create NAME [--mode MODE] [--owner UID[:GID]] [--count N]
+ *                       [--type table|map]
+ *                       a persistent named AV, e.g. for a group of
+ *                       containers (root: CAP_SYS_ADMIN, CAP_CHOWN)
+ *   kfabctl av rm NAME  remove a name (its owner or root)
+ *   kfabctl av list     every AV of the node (from debugfs; root)
  *
- * It grows with kfab: named AVs (create, remove, list) come next, and later
- * it moves to generic netlink.
+ * It grows with kfab, and later moves to generic netlink.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +65,16 @@ static int cmd_info(void)
 	return q.abi_version == KFAB_ABI_VERSION ? 0 : 1;
 }
 
-static int cmd_contexts(void)
+static int cat_debugfs(const char *file)
 {
-	FILE *f = fopen(KFAB_DEBUGFS "/contexts", "r");
-	char line[512];
+	char path[128], line[512];
+	FILE *f;
 
+	snprintf(path, sizeof(path), KFAB_DEBUGFS "/%s", file);
+	f = fopen(path, "r");
 	if (!f) {
-		fprintf(stderr, "kfabctl: %s/contexts: %s (needs root and debugfs)\n",
-			KFAB_DEBUGFS, strerror(errno));
+		fprintf(stderr, "kfabctl: %s: %s (needs root and debugfs)\n",
+			path, strerror(errno));
 		return 1;
 	}
 	while (fgets(line, sizeof(line), f))
@@ -74,16 +83,181 @@ static int cmd_contexts(void)
 	return 0;
 }
 
+static int cmd_contexts(void)
+{
+	return cat_debugfs("contexts");
+}
+
+/* A whole number that fits @max, in @base (0: C's prefixes). */
+static int parse_uint(const char *s, int base, unsigned long max,
+		      unsigned long *val)
+{
+	char *end;
+
+	errno = 0;
+	*val = strtoul(s, &end, base);
+	return !*s || *end || errno || *val > max || *s == '-' ? -1 : 0;
+}
+
+static int av_error(const char *what, const char *name, int err)
+{
+	const char *hint = "";
+
+	switch (err) {
+	case EACCES:
+		hint = " (the AV's owner and mode refuse it)";
+		break;
+	case EPERM:
+		hint = " (needs root, or the AV's owner)";
+		break;
+	case EEXIST:
+		hint = " (remove it first: kfabctl av rm)";
+		break;
+	case EDQUOT:
+		hint = " (the owner's limit: module parameters av_max_named_per_user, av_max_entries_per_user)";
+		break;
+	case EINVAL:
+		hint = " (names: 1-63 of [A-Za-z0-9._-], not starting with '.')";
+		break;
+	}
+	fprintf(stderr, "kfabctl: %s %s: %s%s\n", what, name, strerror(err),
+		hint);
+	return 1;
+}
+
+static int cmd_av_create(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "owner", required_argument, NULL, 'o' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "type", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct kfab_av_open o = {
+		.size = sizeof(o),
+		.flags = KFAB_AV_OPEN_EXCL | KFAB_AV_OPEN_PERSIST,
+		.type = KFAB_AV_TYPE_TABLE,
+		.mode = 0600,
+	};
+	struct kfab_domain_alloc d = { .size = sizeof(d) };
+	unsigned long val;
+	char *gid;
+	int c, fd;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "m:o:c:t:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (parse_uint(optarg, 8, 0777, &val))
+				goto bad;
+			o.mode = val;
+			break;
+		case 'o':
+			gid = strchr(optarg, ':');
+			if (gid)
+				*gid++ = '\0';
+			if (parse_uint(optarg, 10, UINT32_MAX - 1, &val))
+				goto bad;
+			o.uid = val;
+			o.gid = val;
+			if (gid && parse_uint(gid, 10, UINT32_MAX - 1, &val))
+				goto bad;
+			if (gid)
+				o.gid = val;
+			o.flags |= KFAB_AV_OPEN_SET_OWNER;
+			break;
+		case 'c':
+			if (parse_uint(optarg, 10, UINT32_MAX, &val))
+				goto bad;
+			o.count = val;
+			break;
+		case 't':
+			if (!strcmp(optarg, "table"))
+				o.type = KFAB_AV_TYPE_TABLE;
+			else if (!strcmp(optarg, "map"))
+				o.type = KFAB_AV_TYPE_MAP;
+			else
+				goto bad;
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (optind != argc - 1)
+		goto bad;
+	o.name = (uintptr_t)argv[optind];
+
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &d)) {
+		fprintf(stderr, "kfabctl: KFAB_IOC_DOMAIN_ALLOC: %s\n",
+			strerror(errno));
+		close(fd);
+		return 1;
+	}
+	o.domain_id = d.out_domain_id;
+	if (ioctl(fd, KFAB_IOC_AV_OPEN, &o)) {
+		c = errno;
+		close(fd);
+		return av_error("create", argv[optind], c);
+	}
+	/* The name persists: closing our handle leaves the AV. */
+	close(fd);
+	printf("%s: %s, %u entries, mode %04o\n", argv[optind],
+	       o.out_type == KFAB_AV_TYPE_MAP ? "map" : "table", o.out_count,
+	       o.mode);
+	return 0;
+bad:
+	fprintf(stderr, "usage: kfabctl av create NAME [--mode OCTAL] [--owner UID[:GID]] [--count N] [--type table|map]\n");
+	return 2;
+}
+
+static int cmd_av_rm(const char *name)
+{
+	struct kfab_av_unlink u = { .size = sizeof(u), .name = (uintptr_t)name };
+	int fd = open_dev(), err;
+
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, KFAB_IOC_AV_UNLINK, &u)) {
+		err = errno;
+		close(fd);
+		return av_error("rm", name, err);
+	}
+	close(fd);
+	return 0;
+}
+
+static int cmd_av(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "create"))
+		return cmd_av_create(argc - 1, argv + 1);
+	if (argc == 3 && !strcmp(argv[1], "rm"))
+		return cmd_av_rm(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "list"))
+		return cat_debugfs("avs");
+	fprintf(stderr, "usage: kfabctl av create|rm|list ...\n");
+	return 2;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: kfabctl COMMAND\n"
 		"  info       ABI version, features and limits of the loaded module\n"
-		"  contexts   open files of /dev/kfab and their objects (root)\n");
+		"  contexts   open files of /dev/kfab and their objects (root)\n"
+		"  av create NAME [--mode OCTAL] [--owner UID[:GID]] [--count N] [--type table|map]\n"
+		"             a named AV that stays until removed (root)\n"
+		"  av rm NAME remove a named AV's name (its owner, or root)\n"
+		"  av list    every AV of the node, with owners and entries (root)\n");
 }
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "av"))
+		return cmd_av(argc - 1, argv + 1);
 	if (argc != 2) {
 		usage(stderr);
 		return 2;
