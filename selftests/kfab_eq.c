@@ -375,8 +375,6 @@ TEST_F(eq, read_and_write_reject_bad_arguments)
 					 0));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_eq_read(self->eq, &event, &e, sizeof(e),
 					    FI_WRITE));
-	EXPECT_EQ(-FI_EBADFLAGS, fi_eq_sread(self->eq, &event, &e, sizeof(e),
-					     0, FI_WRITE));
 	EXPECT_EQ(-FI_EINVAL, fi_eq_readerr(self->eq, NULL, 0));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_eq_readerr(self->eq, NULL, 1ULL << 40));
 	/* The refused calls took nothing. */
@@ -401,6 +399,7 @@ TEST_F(eq, write_needs_fi_write)
 
 TEST_F(eq, write_until_full_then_eagain)
 {
+	struct fi_eq_err_entry err = { .err = FI_EIO };
 	struct fi_eq_entry e;
 	uint32_t event;
 	int i;
@@ -417,7 +416,7 @@ TEST_F(eq, write_until_full_then_eagain)
 	e = entry_of(4);
 	EXPECT_EQ(-FI_EAGAIN, fi_eq_write(self->eq, FI_NOTIFY, &e, sizeof(e),
 					  0));
-	EXPECT_EQ(-FI_EAGAIN, fi_eq_write(self->eq, 0, &e, sizeof(e),
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_write(self->eq, 0, &err, sizeof(err),
 					  KFAB_EQ_WRITE_ERR));
 
 	/* One read makes room for exactly one more. */
@@ -508,8 +507,6 @@ TEST_F(eq, error_entry_makes_read_return_eavail)
 	EXPECT_EQ(-FI_EAVAIL, fi_eq_read(self->eq, &event, &e, sizeof(e), 0));
 	EXPECT_EQ(-FI_EAVAIL, fi_eq_read(self->eq, &event, &e, sizeof(e),
 					 FI_PEEK));
-	EXPECT_EQ(-FI_EAVAIL, fi_eq_sread(self->eq, &event, &e, sizeof(e), 0,
-					  0));
 
 	/* FI_PEEK on readerr leaves it too. */
 	memset(&err, 0, sizeof(err));
@@ -842,6 +839,10 @@ TEST_F(wait, sread_returns_a_queued_event_at_once)
 	write_err(_metadata, self->eq, FI_EIO, false);
 	EXPECT_EQ(-FI_EAVAIL, fi_eq_sread(self->eq, &event, &e, sizeof(e),
 					  -1, 0));
+	EXPECT_EQ(-FI_EAVAIL, fi_eq_sread(self->eq, &event, &e, sizeof(e),
+					  0, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_eq_sread(self->eq, &event, &e, sizeof(e),
+					     0, FI_WRITE));
 	EXPECT_EQ((ssize_t)sizeof(err), fi_eq_readerr(self->eq, &err, 0));
 
 	/* A buffer too small for the event: as fi_eq_read, at once. */
