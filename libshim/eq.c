@@ -679,10 +679,12 @@ static int kfab_eq_getwait(struct kfab_eq *eq, void *arg)
 		return 0;
 	case FI_WAIT_POLLFD:
 		pfd = arg;
-		if (pfd->nfds < 1 || !pfd->fd) {
+		if (pfd->nfds < 1) {
 			pfd->nfds = 1;
 			return -FI_ETOOSMALL;
 		}
+		if (!pfd->fd)
+			return -FI_EINVAL;
 		pfd->fd[0] = (struct pollfd){ .fd = eq->efd, .events = POLLIN };
 		pfd->nfds = 1;
 		/* The set never changes while the EQ is open. */
