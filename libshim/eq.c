@@ -367,7 +367,9 @@ out:
 /*
  * err_data, as fi_eq(3) asks: an application on API 1.5 or later that
  * passes a buffer (err_data and a non-zero err_data_size) gets a copy, cut
- * to its size, and err_data_size says how much was copied.  Otherwise
+ * to its size, and err_data_size says how much was copied.  The buffer
+ * the previous readerr handed out is not the application's (a struct
+ * reused as it came back from the last call).  Otherwise
  * err_data points into a buffer of the provider that stays valid until the
  * next fi_eq_readerr() on this EQ (or its close), and err_data_size is its
  * size.  Without error data: err_data NULL and err_data_size 0 either way.
@@ -386,8 +388,6 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 	if (!buf)
 		return -FI_EINVAL;
 
-	user_buf = FI_VERSION_GE(eq->api_version, FI_VERSION(1, 5)) &&
-		   buf->err_data && buf->err_data_size;
 	user_data = buf->err_data;
 	user_size = buf->err_data_size;
 
@@ -398,6 +398,14 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 		pthread_mutex_unlock(&eq->lock);
 		return -FI_EAGAIN;
 	}
+
+	/*
+	 * An application that reuses its struct passes back what the last
+	 * call gave it: the provider's buffer, which is freed below, is no
+	 * buffer of its own.
+	 */
+	user_buf = FI_VERSION_GE(eq->api_version, FI_VERSION(1, 5)) &&
+		   user_data && user_size && user_data != eq->saved_err_data;
 
 	/* The buffer handed out last time is no longer promised. */
 	free(eq->saved_err_data);
