@@ -163,7 +163,10 @@ static void kfab_eq_efd_update(struct kfab_eq *eq, size_t old_count)
 		n = write(eq->efd, &val, sizeof(val));
 	else if (old_count && !eq->count)
 		n = read(eq->efd, &val, sizeof(val));
-	/* Neither can fail: the counter only ever moves between 0 and 1. */
+	/*
+	 * Neither fails while the counter moves between 0 and 1 as here;
+	 * an application that read()s the fd itself breaks that.
+	 */
 	if (n < 0)
 		KFAB_WARN(EQ, "eventfd: %s\n", strerror(errno));
 }
@@ -240,6 +243,8 @@ static struct kfab_eq_entry *kfab_eq_new_event(uint32_t event, const void *buf,
 {
 	struct kfab_eq_entry *entry;
 
+	if (len > SIZE_MAX - sizeof(*entry))
+		return NULL;
 	entry = calloc(1, sizeof(*entry) + len);
 	if (!entry)
 		return NULL;

@@ -365,6 +365,8 @@ TEST_F(eq, read_and_write_reject_bad_arguments)
 
 	EXPECT_EQ(-FI_EINVAL, fi_eq_write(self->eq, FI_NOTIFY, NULL,
 					  sizeof(e), 0));
+	EXPECT_EQ(-FI_ENOMEM, fi_eq_write(self->eq, FI_NOTIFY, &e, SIZE_MAX,
+					  0));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_eq_write(self->eq, FI_NOTIFY, &e,
 					     sizeof(e), FI_PEEK));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_eq_write(self->eq, FI_NOTIFY, &e,
@@ -603,6 +605,31 @@ TEST_F(eq, readerr_err_data_into_app_buffer)
 	EXPECT_EQ(0U, err.err_data_size);
 }
 
+TEST_F(eq, readerr_with_a_reused_struct)
+{
+	struct fi_eq_err_entry err;
+	int i;
+
+	NEED_DEVICE(self->fabric);
+
+	for (i = 0; i < 3; i++)
+		write_err(_metadata, self->eq, FI_EIO, true);
+
+	/*
+	 * The usual loop: one struct, zeroed once.  From the second call on
+	 * its err_data is kfab's buffer of the call before, which is no
+	 * buffer of the application's: nothing is copied into it.
+	 */
+	memset(&err, 0, sizeof(err));
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ((ssize_t)sizeof(err),
+			  fi_eq_readerr(self->eq, &err, 0)) TH_LOG("error %d", i);
+		ASSERT_NE(NULL, err.err_data);
+		EXPECT_EQ(sizeof(err_blob), err.err_data_size);
+		EXPECT_EQ(0, memcmp(err.err_data, err_blob, sizeof(err_blob)));
+	}
+}
+
 TEST(readerr_before_api_1_5_uses_provider_buffer)
 {
 	struct fi_eq_attr attr = { .size = 4, .flags = FI_WRITE };
@@ -798,6 +825,8 @@ TEST_F(wait, getwait)
 		EXPECT_EQ(-FI_ETOOSMALL, fi_control(&self->eq->fid, FI_GETWAIT,
 						    &pollfd));
 		EXPECT_EQ(1U, pollfd.nfds);
+		EXPECT_EQ(-FI_EINVAL, fi_control(&self->eq->fid, FI_GETWAIT,
+						 &pollfd));
 		pollfd.fd = &pfd;
 		EXPECT_EQ(0, fi_control(&self->eq->fid, FI_GETWAIT, &pollfd));
 		EXPECT_EQ(1U, pollfd.nfds);
