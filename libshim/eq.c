@@ -163,7 +163,10 @@ static void kfab_eq_efd_update(struct kfab_eq *eq, size_t old_count)
 		n = write(eq->efd, &val, sizeof(val));
 	else if (old_count && !eq->count)
 		n = read(eq->efd, &val, sizeof(val));
-	/* Neither can fail: the counter only ever moves between 0 and 1. */
+	/*
+	 * Neither fails while the counter moves between 0 and 1 as here;
+	 * an application that read()s the fd itself breaks that.
+	 */
 	if (n < 0)
 		KFAB_WARN(EQ, "eventfd: %s\n", strerror(errno));
 }
@@ -240,6 +243,8 @@ static struct kfab_eq_entry *kfab_eq_new_event(uint32_t event, const void *buf,
 {
 	struct kfab_eq_entry *entry;
 
+	if (len > SIZE_MAX - sizeof(*entry))
+		return NULL;
 	entry = calloc(1, sizeof(*entry) + len);
 	if (!entry)
 		return NULL;
@@ -367,7 +372,9 @@ out:
 /*
  * err_data, as fi_eq(3) asks: an application on API 1.5 or later that
  * passes a buffer (err_data and a non-zero err_data_size) gets a copy, cut
- * to its size, and err_data_size says how much was copied.  Otherwise
+ * to its size, and err_data_size says how much was copied.  The buffer
+ * the previous readerr handed out is not the application's (a struct
+ * reused as it came back from the last call).  Otherwise
  * err_data points into a buffer of the provider that stays valid until the
  * next fi_eq_readerr() on this EQ (or its close), and err_data_size is its
  * size.  Without error data: err_data NULL and err_data_size 0 either way.
@@ -386,8 +393,6 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 	if (!buf)
 		return -FI_EINVAL;
 
-	user_buf = FI_VERSION_GE(eq->api_version, FI_VERSION(1, 5)) &&
-		   buf->err_data && buf->err_data_size;
 	user_data = buf->err_data;
 	user_size = buf->err_data_size;
 
@@ -398,6 +403,14 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 		pthread_mutex_unlock(&eq->lock);
 		return -FI_EAGAIN;
 	}
+
+	/*
+	 * An application that reuses its struct passes back what the last
+	 * call gave it: the provider's buffer, which is freed below, is no
+	 * buffer of its own.
+	 */
+	user_buf = FI_VERSION_GE(eq->api_version, FI_VERSION(1, 5)) &&
+		   user_data && user_size && user_data != eq->saved_err_data;
 
 	/* The buffer handed out last time is no longer promised. */
 	free(eq->saved_err_data);
@@ -679,10 +692,12 @@ static int kfab_eq_getwait(struct kfab_eq *eq, void *arg)
 		return 0;
 	case FI_WAIT_POLLFD:
 		pfd = arg;
-		if (pfd->nfds < 1 || !pfd->fd) {
+		if (pfd->nfds < 1) {
 			pfd->nfds = 1;
 			return -FI_ETOOSMALL;
 		}
+		if (!pfd->fd)
+			return -FI_EINVAL;
 		pfd->fd[0] = (struct pollfd){ .fd = eq->efd, .events = POLLIN };
 		pfd->nfds = 1;
 		/* The set never changes while the EQ is open. */
