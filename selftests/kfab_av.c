@@ -828,6 +828,82 @@ TEST_F(ioctl, debugfs_lists_each_av)
 	EXPECT_TRUE(seen_entry);
 }
 
+/*
+ * Four processes hammer one named AV at once: each inserts the same shared
+ * addresses and addresses of its own, removes and re-inserts its own, and
+ * checks every entry it reads from the mapping.  The shared addresses end
+ * with one index each, the same for everybody.
+ */
+#define STRESS_PROCS	4
+#define STRESS_SHARED	64
+#define STRESS_OWN	128
+
+static int stress_child(const char *name, int n, int report)
+{
+	struct kfab_addr addrs[STRESS_OWN];
+	uint32_t shared[STRESS_SHARED], own[STRESS_OWN], i, round, dom;
+	struct kfab_av_open o;
+	struct kfab_addr got;
+	struct av_map m = { 0 };
+	int fd = kfab_open();
+
+	if (fd < 0 || kfab_domain_alloc(fd, &dom) ||
+	    av_open(fd, dom, name, 0, 0600, &o) || av_map(fd, &o, &m))
+		return 1;
+	for (round = 0; round < 20; round++) {
+		for (i = 0; i < STRESS_SHARED; i++)
+			if (av_insert_one(fd, o.out_av_id, 1000 + i, &shared[i]))
+				return 2;
+		for (i = 0; i < STRESS_OWN; i++)
+			addrs[i] = local_addr(100000 * (n + 1) + i);
+		if (av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
+			      &i) || i != STRESS_OWN)
+			return 3;
+		for (i = 0; i < STRESS_OWN; i++)
+			if (!av_map_read(&m, own[i], &got) ||
+			    got.ep != addrs[i].ep)
+				return 4;
+		for (i = 0; i < STRESS_SHARED; i++)
+			if (!av_map_read(&m, shared[i], &got) ||
+			    got.ep != 1000 + i)
+				return 5;
+		if (av_remove(fd, o.out_av_id, own, STRESS_OWN))
+			return 6;
+	}
+	if (write(report, shared, sizeof(shared)) != sizeof(shared))
+		return 7;
+	return 0;
+}
+
+TEST_F(ioctl, concurrent_openers_of_a_named_av_agree)
+{
+	const char *name = test_name("stress");
+	uint32_t seen[STRESS_PROCS][STRESS_SHARED];
+	int report[2], status, i;
+	pid_t pids[STRESS_PROCS];
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* Hold it open, so that it outlives any one child. */
+	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, NULL));
+	ASSERT_EQ(0, pipe(report));
+	for (i = 0; i < STRESS_PROCS; i++) {
+		pids[i] = fork();
+		if (!pids[i])
+			_exit(stress_child(name, i, report[1]));
+		ASSERT_LT(0, pids[i]);
+	}
+	for (i = 0; i < STRESS_PROCS; i++) {
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status));
+	}
+	for (i = 0; i < STRESS_PROCS; i++) {
+		ASSERT_EQ(sizeof(seen[i]), read(report[0], seen[i],
+						 sizeof(seen[i])));
+		EXPECT_EQ(0, memcmp(seen[0], seen[i], sizeof(seen[i])));
+	}
+}
+
 /* The administrator's way: tools/kfabctl (vm-suite runs from selftests/). */
 TEST_F(ioctl, kfabctl_creates_and_removes_a_shared_av)
 {
