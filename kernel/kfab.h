@@ -107,13 +107,17 @@ int kfab_ioctl_destroy(struct kfab_ucmd *ucmd);
 /**
  * struct kfab_region - zeroed pages that user space maps with mmap()
  * @ref: the owning object, each context it is offered to and each VMA
- * @vaddr: the kernel's address of the pages (vmalloc_user())
+ * @vaddr: the kernel's address of the pages (vmap())
+ * @pages: the pages, charged to their allocator's memory cgroup
+ * @nr_pages: entries in @pages
  * @size: bytes, a multiple of PAGE_SIZE
  * @read_only: user space may never map it writable
  */
 struct kfab_region {
 	struct kref ref;
 	void *vaddr;
+	struct page **pages;
+	unsigned int nr_pages;
 	size_t size;
 	bool read_only;
 };

@@ -2,7 +2,10 @@
 /*
  * Memory shared with user space: completion rings, counters, AV tables.
  *
- * A region is zeroed vmalloc_user() memory with a reference count.  The
+ * A region is zeroed pages, mapped contiguously in the kernel with vmap()
+ * and charged to the memory cgroup of the task that allocates them (so a
+ * container's memory limit bounds what its processes make the kernel
+ * hold), with a reference count.  The
  * object that owns it holds one reference; every file context it is offered
  * to holds one through a cookie, the page-aligned mmap offset user space
  * passes to mmap() on its /dev/kfab file; every VMA that maps it holds one.
@@ -22,6 +25,18 @@
 /* Cookies: index << KFAB_MMAP_COOKIE_SHIFT, so a region may span 4 GiB. */
 #define KFAB_MMAP_COOKIE_SHIFT	32
 
+/* Free the pages of a region that has no kernel mapping (any more). */
+static void kfab_region_free_pages(struct kfab_region *region)
+{
+	unsigned int i;
+
+	if (region->pages)
+		for (i = 0; i < region->nr_pages && region->pages[i]; i++)
+			__free_page(region->pages[i]);
+	kvfree(region->pages);
+	kfree(region);
+}
+
 /**
  * kfab_region_alloc() - allocate zeroed memory to share with user space
  * @size: bytes; rounded up to whole pages
@@ -33,6 +48,7 @@
 struct kfab_region *kfab_region_alloc(size_t size, bool read_only)
 {
 	struct kfab_region *region;
+	unsigned int i;
 
 	size = PAGE_ALIGN(size);
 	if (!size || size > BIT_ULL(KFAB_MMAP_COOKIE_SHIFT))
@@ -40,23 +56,37 @@ struct kfab_region *kfab_region_alloc(size_t size, bool read_only)
 	region = kzalloc(sizeof(*region), GFP_KERNEL_ACCOUNT);
 	if (!region)
 		return ERR_PTR(-ENOMEM);
-	region->vaddr = vmalloc_user(size);
-	if (!region->vaddr) {
-		kfree(region);
-		return ERR_PTR(-ENOMEM);
+	region->nr_pages = size >> PAGE_SHIFT;
+	region->pages = kvcalloc(region->nr_pages, sizeof(*region->pages),
+				 GFP_KERNEL_ACCOUNT);
+	if (!region->pages)
+		goto err;
+	for (i = 0; i < region->nr_pages; i++) {
+		region->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!region->pages[i])
+			goto err;
 	}
+	/* VM_USERMAP: remap_vmalloc_range() maps only such areas. */
+	region->vaddr = vmap(region->pages, region->nr_pages,
+			     VM_MAP | VM_USERMAP, PAGE_KERNEL);
+	if (!region->vaddr)
+		goto err;
 	region->size = size;
 	region->read_only = read_only;
 	kref_init(&region->ref);
 	return region;
+
+err:
+	kfab_region_free_pages(region);
+	return ERR_PTR(-ENOMEM);
 }
 
 static void kfab_region_release(struct kref *ref)
 {
 	struct kfab_region *region = container_of(ref, struct kfab_region, ref);
 
-	vfree(region->vaddr);
-	kfree(region);
+	vunmap(region->vaddr);
+	kfab_region_free_pages(region);
 }
 
 void kfab_region_get(struct kfab_region *region)
