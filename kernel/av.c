@@ -576,6 +576,34 @@ static struct kfab_av *kfab_av_get_writable(struct kfab_ctx *ctx, u32 id,
 	return to_kfab_av(obj);
 }
 
+/*
+ * The common start of an insert or a remove: a writable handle and, for a
+ * non-zero @count, a kernel copy of the @count elements of @size bytes that
+ * user space passes at @uptr.  On success the caller puts the handle and
+ * kvfree()s the copy.
+ */
+static int kfab_av_batch_get(struct kfab_ucmd *ucmd, u32 av_id, u32 count,
+			     u64 uptr, size_t size, struct kfab_av **av,
+			     void **copy)
+{
+	int rc;
+
+	if (count > KFAB_AV_BATCH_MAX)
+		return -E2BIG;
+	*av = kfab_av_get_writable(ucmd->ctx, av_id, &rc);
+	if (!*av)
+		return rc;
+	*copy = NULL;
+	if (!count)
+		return 0;
+	*copy = vmemdup_user(u64_to_user_ptr(uptr), array_size(count, size));
+	if (IS_ERR(*copy)) {
+		kfab_object_put(&(*av)->obj);
+		return PTR_ERR(*copy);
+	}
+	return 0;
+}
+
 /* Write entry @i of the mapped table: the writer side of its seqcount. */
 static void kfab_av_entry_publish(struct kfab_av_table *t, u32 i,
 				  const struct kfab_addr *addr, u32 flags)
@@ -657,23 +685,15 @@ int kfab_ioctl_av_insert(struct kfab_ucmd *ucmd)
 		return -EOPNOTSUPP;
 	if (cmd->__reserved)
 		return -EINVAL;
-	if (cmd->count > KFAB_AV_BATCH_MAX)
-		return -E2BIG;
-	av = kfab_av_get_writable(ucmd->ctx, cmd->av_id, &rc);
-	if (!av)
+	rc = kfab_av_batch_get(ucmd, cmd->av_id, cmd->count, cmd->addrs,
+			       sizeof(*addrs), &av, (void **)&addrs);
+	if (rc)
 		return rc;
 	t = av->table;
 
 	cmd->out_inserted = 0;
 	if (!cmd->count)
 		goto respond;
-	addrs = vmemdup_user(u64_to_user_ptr(cmd->addrs),
-			     array_size(cmd->count, sizeof(*addrs)));
-	if (IS_ERR(addrs)) {
-		rc = PTR_ERR(addrs);
-		addrs = NULL;
-		goto out;
-	}
 	rc = -ENOMEM;
 	indices = kvmalloc_array(cmd->count, sizeof(*indices), GFP_KERNEL);
 	errors = kvmalloc_array(cmd->count, sizeof(*errors), GFP_KERNEL);
@@ -723,23 +743,13 @@ int kfab_ioctl_av_remove(struct kfab_ucmd *ucmd)
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	if (cmd->count > KFAB_AV_BATCH_MAX)
-		return -E2BIG;
-	av = kfab_av_get_writable(ucmd->ctx, cmd->av_id, &rc);
-	if (!av)
+	rc = kfab_av_batch_get(ucmd, cmd->av_id, cmd->count, cmd->indices,
+			       sizeof(*indices), &av, (void **)&indices);
+	if (rc)
 		return rc;
 	t = av->table;
-	if (!cmd->count) {
-		rc = 0;
+	if (!cmd->count)
 		goto out;
-	}
-	indices = vmemdup_user(u64_to_user_ptr(cmd->indices),
-			       array_size(cmd->count, sizeof(*indices)));
-	if (IS_ERR(indices)) {
-		rc = PTR_ERR(indices);
-		indices = NULL;
-		goto out;
-	}
 	rc = -ENOMEM;
 	seen = bitmap_zalloc(t->capacity, GFP_KERNEL);
 	if (!seen)
