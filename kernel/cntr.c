@@ -6,7 +6,8 @@
  * a page user space maps read-only, under a seqcount (the protocol is in
  * uapi/linux/kfab.h), so fi_cntr_read() costs no system call.  The mirror
  * is only ever written, never read back.  Every change signals the
- * counter's eventfd, if it has one.
+ * counter's eventfd, if it has one, and wakes the threads sleeping in
+ * KFAB_IOC_CNTR_WAIT.
  */
 #include <linux/eventfd.h>
 #include <linux/seq_file.h>
@@ -78,6 +79,7 @@ void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
 
 	if (cntr->eventfd)
 		kfab_eventfd_signal(cntr->eventfd);
+	wake_up_all(&cntr->wait);
 }
 
 void kfab_cntr_destroy(struct kfab_object *obj)
@@ -129,6 +131,7 @@ int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd)
 	cntr = to_kfab_cntr(obj);
 	cntr->domain = domain;	/* the reference is the counter's now */
 	spin_lock_init(&cntr->lock);
+	init_waitqueue_head(&cntr->wait);
 
 	if (cmd->flags & KFAB_CNTR_OPEN_EVENTFD) {
 		cntr->eventfd = eventfd_ctx_fdget(cmd->eventfd);
@@ -176,7 +179,6 @@ int kfab_ioctl_cntr_update(struct kfab_ucmd *ucmd)
 {
 	struct kfab_cntr_update *cmd = ucmd->cmd;
 	struct kfab_cntr *cntr;
-	int rc;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
@@ -192,6 +194,45 @@ int kfab_ioctl_cntr_update(struct kfab_ucmd *ucmd)
 	 * The update is done whatever happens to the answer: a caller that
 	 * cannot read it back reads the mapped values instead.
 	 */
-	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
-	return rc;
+	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+/* Whether a KFAB_IOC_CNTR_WAIT sleeper may go; snapshots the values. */
+static bool kfab_cntr_reached(struct kfab_cntr *cntr,
+			      struct kfab_cntr_wait *cmd)
+{
+	unsigned long irqflags;
+	bool done;
+
+	spin_lock_irqsave(&cntr->lock, irqflags);
+	cmd->out_value = cntr->value;
+	cmd->out_err = cntr->err;
+	done = cntr->value >= cmd->threshold || cntr->err != cmd->err;
+	spin_unlock_irqrestore(&cntr->lock, irqflags);
+	return done;
+}
+
+int kfab_ioctl_cntr_wait(struct kfab_ucmd *ucmd)
+{
+	struct kfab_cntr_wait *cmd = ucmd->cmd;
+	struct kfab_cntr *cntr;
+	long left;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	cntr = kfab_cntr_get(ucmd->ctx, cmd->cntr_id);
+	if (!cntr)
+		return -ENOENT;
+	/* The reference taken above makes KFAB_IOC_DESTROY -EBUSY meanwhile. */
+	left = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
+				     msecs_to_jiffies(cmd->timeout_ms);
+	left = wait_event_interruptible_timeout(cntr->wait,
+						kfab_cntr_reached(cntr, cmd),
+						left);
+	if (!left && !kfab_cntr_reached(cntr, cmd))
+		left = -ETIMEDOUT;
+	kfab_cntr_put(cntr);
+	if (left < 0)
+		return left;
+	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
 }

@@ -19,6 +19,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include <linux/kfab.h>
@@ -229,6 +230,7 @@ int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
  * @region: the page of @shared (read-only for user space)
  * @mmap_offset: mmap cookie of @region in the owner's file
  * @eventfd: signalled after every change, or NULL
+ * @wait: KFAB_IOC_CNTR_WAIT sleepers, woken by every change
  */
 struct kfab_cntr {
 	struct kfab_object obj;
@@ -240,10 +242,12 @@ struct kfab_cntr {
 	struct kfab_region *region;
 	u64 mmap_offset;
 	struct eventfd_ctx *eventfd;
+	wait_queue_head_t wait;
 };
 
 int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd);
 int kfab_ioctl_cntr_update(struct kfab_ucmd *ucmd);
+int kfab_ioctl_cntr_wait(struct kfab_ucmd *ucmd);
 void kfab_cntr_destroy(struct kfab_object *obj);
 void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj);
 struct kfab_cntr *kfab_cntr_get(struct kfab_ctx *ctx, u32 id);

@@ -121,6 +121,7 @@ union kfab_ucmd_buffer {
 	struct kfab_cq_readerr cq_readerr;
 	struct kfab_cntr_open cntr_open;
 	struct kfab_cntr_update cntr_update;
+	struct kfab_cntr_wait cntr_wait;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
 	struct kfab_test_cq_post test_cq_post;
@@ -163,6 +164,8 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_cntr_open, out_mmap_size),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_UPDATE, kfab_ioctl_cntr_update,
 		      struct kfab_cntr_update, out_err),
+	KFAB_IOCTL_OP(KFAB_CMD_CNTR_WAIT, kfab_ioctl_cntr_wait,
+		      struct kfab_cntr_wait, out_err),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_remaining),

@@ -10,6 +10,8 @@
  *   info.c    the fi_info kfab offers and the matching of hints against it
  *   fabric.c  fid_fabric: one open file of the device per fabric
  *   domain.c  fid_domain: one kernel domain object per domain
+ *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
+ *   cntr.c    fid_cntr: a kernel counter whose values are mapped
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *
@@ -26,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -78,6 +81,14 @@ void kfab_dev_close(int fd);
 int kfab_dev_query(int fd, struct kfab_query *query);
 int kfab_dev_domain_alloc(int fd, uint32_t *domain_id);
 int kfab_dev_destroy(int fd, uint32_t id);
+int kfab_dev_cq_open(int fd, struct kfab_cq_open *cmd);
+int kfab_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow);
+int kfab_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd);
+int kfab_dev_cntr_open(int fd, struct kfab_cntr_open *cmd);
+int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
+			 uint64_t value);
+int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
+		  void **addr);
 
 /* ---- fabric (fabric.c) ---- */
 
@@ -141,6 +152,22 @@ int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		      void *context);
 bool kfab_is_domain(const struct fid_domain *domain);
 
+/* ---- completion queues (cq.c) and counters (cntr.c) ---- */
+
+int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq, void *context);
+int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		   struct fid_cntr **cntr, void *context);
+
+/*
+ * Blocking on an eventfd (cq.c): the remaining time of a timeout in ms
+ * (negative: forever) and a poll that returns when the fd is readable or
+ * the time is up; the fd's count is reset after.
+ */
+int kfab_timeout_left(int timeout, const struct timespec *start);
+void kfab_eventfd_wait(int efd, int timeout_ms);
+void kfab_eventfd_reset(int efd);
+
 /* ---- stubs (enosys.c) ---- */
 
 /* struct fi_ops */
@@ -163,14 +190,10 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 /* struct fi_ops_domain */
 int kfab_no_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		    struct fid_av **av, void *context);
-int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
-		    struct fid_cq **cq, void *context);
 int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context);
 int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
-int kfab_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		      struct fid_cntr **cntr, void *context);
 int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset);
 int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,

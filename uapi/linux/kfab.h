@@ -49,6 +49,7 @@ enum kfab_cmd_nr {
 	KFAB_CMD_CQ_READERR = 0x22,
 	KFAB_CMD_CNTR_OPEN = 0x28,
 	KFAB_CMD_CNTR_UPDATE = 0x29,
+	KFAB_CMD_CNTR_WAIT = 0x2a,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
@@ -621,8 +622,9 @@ struct kfab_cq_readerr {
  * reads the values, issues a read barrier (smp_rmb) and retries if @seq
  * changed.  With KFAB_CNTR_OPEN_EVENTFD the kernel signals the eventfd
  * after every change (no arming: counters change rarely), after the
- * closing @seq store; a waiter resets the eventfd before it reads the
- * values, so it never sleeps through a change.
+ * closing @seq store, for callers that poll it (FI_WAIT_FD); one that
+ * resets the eventfd before it reads the values never sleeps through a
+ * change.  Threads that block in fi_cntr_wait() use KFAB_IOC_CNTR_WAIT.
  */
 enum kfab_cntr_open_flags {
 	KFAB_CNTR_OPEN_EVENTFD = 1 << 0,
@@ -705,6 +707,36 @@ struct kfab_cntr_update {
 
 #define KFAB_IOC_CNTR_UPDATE \
 	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_UPDATE, struct kfab_cntr_update)
+
+/**
+ * struct kfab_cntr_wait - KFAB_IOC_CNTR_WAIT: sleep until a counter reaches
+ * a threshold or its error value changes
+ * @size: sizeof(struct kfab_cntr_wait)
+ * @flags: must be 0
+ * @cntr_id: the counter
+ * @timeout_ms: most milliseconds to sleep; negative: no limit
+ * @threshold: wake when the success value is at least this
+ * @err: the error value the caller knows: wake when it differs
+ * @out_value: out: the success value at wakeup
+ * @out_err: out: the error value at wakeup
+ *
+ * Returns 0 when either condition holds (the outputs tell which),
+ * -ETIMEDOUT after @timeout_ms, -EINTR on a signal.  Any number of
+ * threads may wait at once; every change wakes them all.
+ */
+struct kfab_cntr_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 cntr_id;
+	__s32 timeout_ms;
+	__u64 threshold;
+	__u64 err;
+	__u64 out_value;
+	__u64 out_err;
+};
+
+#define KFAB_IOC_CNTR_WAIT \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_WAIT, struct kfab_cntr_wait)
 
 /*
  * Test-only commands.  They exist only in a module built with
