@@ -102,6 +102,17 @@ int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
 	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &cmd);
 }
 
+int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
+		       uint64_t err, int timeout_ms)
+{
+	struct kfab_cntr_wait cmd = {
+		.size = sizeof(cmd), .cntr_id = cntr_id,
+		.timeout_ms = timeout_ms, .threshold = threshold, .err = err,
+	};
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_WAIT, &cmd);
+}
+
 /* A region of the device's file: MAP_SHARED, so the kernel's writes show. */
 int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 		  void **addr)

@@ -87,6 +87,8 @@ int kfab_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd);
 int kfab_dev_cntr_open(int fd, struct kfab_cntr_open *cmd);
 int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
 			 uint64_t value);
+int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
+		       uint64_t err, int timeout_ms);
 int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 		  void **addr);
 
