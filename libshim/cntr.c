@@ -178,6 +178,8 @@ static int kfab_cntr_control(struct fid *fid, int command, void *arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = cntr->wait_obj;
 		return 0;
+	case FI_GET_VAL:
+		return kfab_get_kernel_handle(arg, cntr->fd, cntr->id);
 	default:
 		return -FI_ENOSYS;
 	}

@@ -134,6 +134,23 @@ void kfab_eventfd_reset(int efd)
 	(void)eventfd_read(efd, &val);
 }
 
+int kfab_get_kernel_handle(void *arg, int fd, uint32_t id)
+{
+	struct fi_fid_var *var = arg;
+	struct kfab_kernel_handle *h;
+
+	if (!var)
+		return -FI_EINVAL;
+	if (var->name != KFAB_FID_KERNEL_HANDLE)
+		return -FI_ENOSYS;
+	h = var->val;
+	if (!h)
+		return -FI_EINVAL;
+	h->fd = fd;
+	h->id = id;
+	return 0;
+}
+
 /* ---- the ring ---- */
 
 /* Entries the kernel has for us: in the ring and in its overflow list. */
@@ -467,6 +484,8 @@ static int kfab_cq_control(struct fid *fid, int command, void *arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = cq->wait_obj;
 		return 0;
+	case FI_GET_VAL:
+		return kfab_get_kernel_handle(arg, cq->fd, cq->id);
 	default:
 		return -FI_ENOSYS;
 	}

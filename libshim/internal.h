@@ -161,6 +161,9 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
 
+/* FI_GET_VAL of KFAB_FID_KERNEL_HANDLE (cq.c), for CQs and counters. */
+int kfab_get_kernel_handle(void *arg, int fd, uint32_t id);
+
 /*
  * Blocking on an eventfd (cq.c): the remaining time of a timeout in ms
  * (negative: forever) and a poll that returns when the fd is readable or
