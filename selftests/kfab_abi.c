@@ -267,7 +267,7 @@ TEST_F(kfab, bad_pointers_get_efault)
 		EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, cmds[i],
 					      (void *)0xffffffff81000000ul));
 		/* The size is readable, the rest of the struct is not. */
-		*tail = 64;
+		*tail = _IOC_SIZE(cmds[i]) > 64 ? _IOC_SIZE(cmds[i]) : 64;
 		EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, cmds[i], tail));
 	}
 
