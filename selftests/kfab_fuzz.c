@@ -315,6 +315,7 @@ struct fuzz_proc {
 	int fds[NR_SLOTS];	/* -1: empty */
 	uint32_t ids[NR_IDS];	/* 0: empty; ID_DEAD: destroyed */
 	struct fuzz_region {	/* from CQ_OPEN and CNTR_OPEN answers */
+		int fd;		/* the file that answered (may be closed since) */
 		uint64_t off;	/* 0: empty */
 		uint64_t len;
 		bool writable;
@@ -640,12 +641,13 @@ static void done_test_fault(struct fuzz_thread *t, const void *p,
 #endif
 
 /* Mapped regions a CQ_OPEN or CNTR_OPEN answer offered */
-static void region_add(struct fuzz_thread *t, uint64_t off, uint64_t len,
-		       bool writable)
+static void region_add(struct fuzz_thread *t, int fd, uint64_t off,
+		       uint64_t len, bool writable)
 {
 	struct fuzz_region *r = &t->proc->regions[rnd_below(t, NR_REGIONS)];
 
 	/* Threads of a worker race here: a torn entry is just another test. */
+	r->fd = fd;
 	r->off = off;
 	r->len = len;
 	r->writable = writable;
@@ -742,8 +744,8 @@ static void done_cq_open(struct fuzz_thread *t, const void *p,
 		return;
 	}
 	pool_add(t, c->out_cq_id);
-	region_add(t, c->out_ring_offset, c->out_ring_size, false);
-	region_add(t, c->out_cons_offset, c->out_cons_size, true);
+	region_add(t, op->fd, c->out_ring_offset, c->out_ring_size, false);
+	region_add(t, op->fd, c->out_cons_offset, c->out_cons_size, true);
 }
 
 /* KFAB_IOC_CQ_DRAIN */
@@ -871,7 +873,7 @@ static void done_cntr_open(struct fuzz_thread *t, const void *p,
 		return;
 	}
 	pool_add(t, c->out_cntr_id);
-	region_add(t, c->out_mmap_offset, c->out_mmap_size, false);
+	region_add(t, op->fd, c->out_mmap_offset, c->out_mmap_size, false);
 }
 
 /* KFAB_IOC_CNTR_UPDATE */
@@ -1129,6 +1131,7 @@ struct fuzz_mmap {
 	off_t off;
 	int prot;
 	int flags;
+	int fd;		/* the file to map, or -1: any */
 };
 
 struct fuzz_ring {
@@ -1235,6 +1238,7 @@ static void geometry_region(struct fuzz_thread *t, struct fuzz_mmap *m)
 		geometry_any(t, m);
 		return;
 	}
+	m->fd = chance(t, 7, 8) ? r.fd : -1;
 	m->off = (off_t)r.off;
 	m->len = r.len;
 	switch (rnd_below(t, 10)) {
@@ -2049,7 +2053,7 @@ static void act_mmap(struct fuzz_thread *t)
 	const struct fuzz_ring *r = &fuzz_rings[rnd_below(t, ARRAY_SIZE(fuzz_rings))];
 	struct fuzz_op op = { .kind = K_MMAP };
 	struct fuzz_map *m = NULL;
-	struct fuzz_mmap g = { 0 };
+	struct fuzz_mmap g = { .fd = -1 };
 	unsigned int i;
 	bool bad_fd;
 	void *addr;
@@ -2065,6 +2069,11 @@ static void act_mmap(struct fuzz_thread *t)
 	}
 	r->geometry(t, &g);
 	op.fd = pick_fd(t, &bad_fd);
+	if (g.fd >= 0) {
+		/* The file that offered the region, if it is still open. */
+		op.fd = g.fd;
+		bad_fd = false;
+	}
 	op.len = g.len;
 	op.off = g.off;
 	op.cmd = (uint64_t)(unsigned int)g.prot << 32 | (unsigned int)g.flags;
