@@ -10,6 +10,7 @@
  * KFAB_IOC_CNTR_WAIT.
  */
 #include <linux/eventfd.h>
+#include <linux/sched/signal.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
@@ -214,9 +215,11 @@ static bool kfab_cntr_reached(struct kfab_cntr *cntr,
 
 int kfab_ioctl_cntr_wait(struct kfab_ucmd *ucmd)
 {
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct kfab_cntr_wait *cmd = ucmd->cmd;
 	struct kfab_cntr *cntr;
 	long left;
+	int rc;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
@@ -226,13 +229,26 @@ int kfab_ioctl_cntr_wait(struct kfab_ucmd *ucmd)
 	/* The reference taken above makes KFAB_IOC_DESTROY -EBUSY meanwhile. */
 	left = cmd->timeout_ms < 0 ? MAX_SCHEDULE_TIMEOUT :
 				     msecs_to_jiffies(cmd->timeout_ms);
-	left = wait_event_interruptible_timeout(cntr->wait,
-						kfab_cntr_reached(cntr, cmd),
-						left);
-	if (!left && !kfab_cntr_reached(cntr, cmd))
-		left = -ETIMEDOUT;
+	/* wait_woken() closes the window between the check and the sleep. */
+	add_wait_queue(&cntr->wait, &wait);
+	for (;;) {
+		if (kfab_cntr_reached(cntr, cmd)) {
+			rc = 0;
+			break;
+		}
+		if (signal_pending(current)) {
+			rc = -EINTR;
+			break;
+		}
+		if (!left) {
+			rc = -ETIMEDOUT;
+			break;
+		}
+		left = wait_woken(&wait, TASK_INTERRUPTIBLE, left);
+	}
+	remove_wait_queue(&cntr->wait, &wait);
 	kfab_cntr_put(cntr);
-	if (left < 0)
-		return left;
+	if (rc)
+		return rc;
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
 }
