@@ -116,7 +116,7 @@ int kfab_ioctl_destroy(struct kfab_ucmd *ucmd);
 /**
  * struct kfab_region - zeroed pages that user space maps with mmap()
  * @ref: the owning object, each context it is offered to and each VMA
- * @vaddr: the kernel's address of the pages (vmalloc_user())
+ * @vaddr: the kernel's address of the pages (vmalloc)
  * @size: bytes, a multiple of PAGE_SIZE
  * @read_only: user space may never map it writable
  */

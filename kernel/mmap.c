@@ -2,7 +2,7 @@
 /*
  * Memory shared with user space: completion rings, counters, AV tables.
  *
- * A region is zeroed vmalloc_user() memory with a reference count.  The
+ * A region is zeroed vmalloc memory with a reference count.  The
  * object that owns it holds one reference; every file context it is offered
  * to holds one through a cookie, the page-aligned mmap offset user space
  * passes to mmap() on its /dev/kfab file; every VMA that maps it holds one.
@@ -40,7 +40,13 @@ struct kfab_region *kfab_region_alloc(size_t size, bool read_only)
 	region = kzalloc(sizeof(*region), GFP_KERNEL_ACCOUNT);
 	if (!region)
 		return ERR_PTR(-ENOMEM);
-	region->vaddr = vmalloc_user(size);
+	/*
+	 * Not vmalloc_user(): its size comes from user space (a CQ's entries),
+	 * so a failure is the caller's -ENOMEM, charged and without a
+	 * warning.  The pages are mapped one by one in kfab_fops_mmap().
+	 */
+	region->vaddr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				  __GFP_NOWARN);
 	if (!region->vaddr) {
 		kfree(region);
 		return ERR_PTR(-ENOMEM);
@@ -143,7 +149,7 @@ static const struct vm_operations_struct kfab_vm_ops = {
 int kfab_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct kfab_ctx *ctx = filp->private_data;
-	unsigned long index, len = vma->vm_end - vma->vm_start;
+	unsigned long index, off, len = vma->vm_end - vma->vm_start;
 	struct kfab_region *region;
 	int rc;
 
@@ -171,11 +177,15 @@ int kfab_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 			goto out_put;
 		kfab_vma_clear_maywrite(vma);
 	}
-	/* remap_vmalloc_range() reads vm_pgoff as a page offset: start at 0. */
+	/* The mapping starts at the region's first page; it never grows. */
 	vma->vm_pgoff = 0;
-	rc = remap_vmalloc_range(vma, region->vaddr, 0);
-	if (rc)
-		goto out_put;
+	kfab_vma_set_dontexpand(vma);
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		rc = vm_insert_page(vma, vma->vm_start + off,
+				    vmalloc_to_page(region->vaddr + off));
+		if (rc)
+			goto out_put;
+	}
 	vma->vm_private_data = region;
 	vma->vm_ops = &kfab_vm_ops;
 	/* The reference taken above is now the VMA's. */
