@@ -59,6 +59,7 @@
  * @waiters: threads blocked in fi_cq_sread() (under @lock)
  * @trywait_armed: fi_trywait() armed the CQ for good (under @lock)
  * @signaled: fi_cq_signal() was called and no fi_cq_sread() saw it yet
+ *	(under @lock)
  * @err_data: the provider's err_data buffer (fi_cq_readerr(3))
  */
 struct kfab_cq {
@@ -87,7 +88,7 @@ struct kfab_cq {
 	uint32_t local_head;
 	unsigned int waiters;
 	bool trywait_armed;
-	int signaled;
+	bool signaled;
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
@@ -350,7 +351,7 @@ static void kfab_cq_block(struct kfab_cq *cq, int left, uint32_t threshold)
 	pthread_mutex_lock(&cq->lock);
 	ready = kfab_read_once(cq->err_count) ||
 		kfab_cq_pending(cq) >= threshold ||
-		__atomic_load_n(&cq->signaled, __ATOMIC_ACQUIRE);
+		cq->signaled;
 	pthread_mutex_unlock(&cq->lock);
 	if (!ready) {
 		kfab_eventfd_wait(cq->efd, left);
@@ -390,12 +391,15 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 	clock_gettime(CLOCK_MONOTONIC, &start);
 
 	for (;;) {
-		if (__atomic_exchange_n(&cq->signaled, 0, __ATOMIC_ACQ_REL))
-			return -FI_EAGAIN;
 		if (kfab_read_once(cq->err_count))
 			return -FI_EAVAIL;
 		left = kfab_timeout_left(timeout, &start);
 		pthread_mutex_lock(&cq->lock);
+		if (cq->signaled) {
+			cq->signaled = false;
+			pthread_mutex_unlock(&cq->lock);
+			return -FI_EAGAIN;
+		}
 		if (kfab_cq_pending(cq) >= threshold || !left) {
 			n = kfab_cq_read_locked(cq, buf, count, src_addr);
 			/* Pass a wakeup on to the next waiter if we left some. */
@@ -424,7 +428,9 @@ static int kfab_cq_signal(struct fid_cq *cq_fid)
 {
 	struct kfab_cq *cq = to_kfab_cq(cq_fid);
 
-	__atomic_store_n(&cq->signaled, 1, __ATOMIC_RELEASE);
+	pthread_mutex_lock(&cq->lock);
+	cq->signaled = true;
+	pthread_mutex_unlock(&cq->lock);
 	if (cq->efd >= 0)
 		(void)eventfd_write(cq->efd, 1);
 	return 0;
