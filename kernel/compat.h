@@ -21,6 +21,16 @@ static inline void kfab_vma_clear_maywrite(struct vm_area_struct *vma)
 #endif
 }
 
+/* A device mapping that mremap() may not grow, and that core dumps skip. */
+static inline void kfab_vma_set_dontexpand(struct vm_area_struct *vma)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+#else
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+#endif
+}
+
 /* eventfd_signal() lost its count argument in 6.8. */
 static inline void kfab_eventfd_signal(struct eventfd_ctx *ctx)
 {

@@ -3,8 +3,9 @@
  * debugfs: /sys/kernel/debug/kfab/ (layout in Documentation/sysfs-debugfs.rst).
  *
  * "contexts" lists every open file of /dev/kfab with its opener and its
- * objects; "avs" every address vector of the node with its entries.
- * debugfs is for root and for debugging: nothing here is ABI.
+ * objects, with the state of each CQ and counter; "avs" every address
+ * vector of the node with its entries.  debugfs is for root and for
+ * debugging: nothing here is ABI.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -22,10 +23,13 @@ static void kfab_debugfs_show_ctx(struct seq_file *s, struct kfab_ctx *ctx)
 		   from_kuid(&init_user_ns, ctx->uid), ctx->comm);
 
 	xa_lock(&ctx->objects);
-	xa_for_each(&ctx->objects, index, obj)
-		seq_printf(s, "\t%s %u users %u\n",
+	xa_for_each(&ctx->objects, index, obj) {
+		seq_printf(s, "\t%s %u users %u",
 			   kfab_object_type_name(obj->type), obj->id,
 			   refcount_read(&obj->users));
+		kfab_object_show(s, obj);
+		seq_putc(s, '\n');
+	}
 	xa_unlock(&ctx->objects);
 }
 

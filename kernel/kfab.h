@@ -17,8 +17,10 @@
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/seq_file.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/wait.h>
 #include <linux/xarray.h>
 
 #include <linux/kfab.h>
@@ -38,10 +40,13 @@ enum kfab_obj_type {
 	KFAB_OBJ_NONE,		/* reserved slot: allocated, not yet visible */
 	KFAB_OBJ_DOMAIN,
 	KFAB_OBJ_AV,
+	KFAB_OBJ_CQ,
+	KFAB_OBJ_CNTR,
 	KFAB_OBJ_TYPE_MAX,
 };
 
 struct kfab_ctx;
+struct seq_file;
 
 struct kfab_object {
 	enum kfab_obj_type type;
@@ -56,6 +61,11 @@ struct kfab_object_ops {
 	const char *name;
 	/* Frees the object; called once its last user is gone. */
 	void (*destroy)(struct kfab_object *obj);
+	/*
+	 * debugfs: appends " key value..." to the object's line; called
+	 * under the context's xarray lock, so it must not sleep.  Optional.
+	 */
+	void (*show)(struct seq_file *s, struct kfab_object *obj);
 };
 
 /* One per open file of /dev/kfab. */
@@ -100,6 +110,7 @@ void kfab_object_put(struct kfab_object *obj);
 int kfab_object_destroy(struct kfab_ctx *ctx, u32 id);
 void kfab_ctx_destroy_all(struct kfab_ctx *ctx);
 const char *kfab_object_type_name(enum kfab_obj_type type);
+void kfab_object_show(struct seq_file *s, struct kfab_object *obj);
 int kfab_ioctl_destroy(struct kfab_ucmd *ucmd);
 
 /* mmap.c: memory shared with user space */
@@ -107,17 +118,13 @@ int kfab_ioctl_destroy(struct kfab_ucmd *ucmd);
 /**
  * struct kfab_region - zeroed pages that user space maps with mmap()
  * @ref: the owning object, each context it is offered to and each VMA
- * @vaddr: the kernel's address of the pages (vmap())
- * @pages: the pages, charged to their allocator's memory cgroup
- * @nr_pages: entries in @pages
+ * @vaddr: the kernel's address of the pages (vmalloc)
  * @size: bytes, a multiple of PAGE_SIZE
  * @read_only: user space may never map it writable
  */
 struct kfab_region {
 	struct kref ref;
 	void *vaddr;
-	struct page **pages;
-	unsigned int nr_pages;
 	size_t size;
 	bool read_only;
 };
@@ -169,12 +176,123 @@ int kfab_av_init(void);
 void kfab_av_exit(void);
 unsigned int kfab_av_count(bool named_only);
 void kfab_av_debugfs_show(struct seq_file *s);
+/* cq.c: completion queues, rings shared with user space */
+
+/**
+ * struct kfab_cq - a completion queue
+ * @obj: the object head
+ * @domain: the parent; the CQ holds a reference on it
+ * @lock: protects everything below that changes
+ * @entries: slots in the ring, a power of two
+ * @mask: @entries - 1
+ * @tail: the producer index: the kernel's own copy, never read back
+ * @ring: the header of @ring_region (kernel-written, user read-only)
+ * @slots: the entries of @ring_region
+ * @cons: @cons_region: head and armed, written by user space (untrusted)
+ * @ring_region: pages of @ring and @slots
+ * @cons_region: the page of @cons
+ * @ring_offset: mmap cookie of @ring_region in the owner's file
+ * @cons_offset: mmap cookie of @cons_region in the owner's file
+ * @overflow: struct kfab_cq_node, completions the full ring could not take
+ * @nr_overflow: entries on @overflow
+ * @errors: struct kfab_cq_err_node, error completions, oldest first
+ * @nr_errors: entries on @errors
+ * @backlog_max: most entries on @overflow, and on @errors
+ * @eventfd: signalled while user space has the CQ armed, or NULL
+ * @posted: completions ever posted (debugfs)
+ * @overflowed: completions that ever went through @overflow (debugfs)
+ * @bad_head: times a head from user space was out of range (debugfs)
+ */
+struct kfab_cq {
+	struct kfab_object obj;
+	struct kfab_object *domain;
+	spinlock_t lock;	/* the producer side: tail, lists, counts */
+	u32 entries;
+	u32 mask;
+	u32 tail;
+	struct kfab_cq_ring *ring;
+	struct kfab_cq_entry *slots;
+	struct kfab_cq_consumer *cons;
+	struct kfab_region *ring_region;
+	struct kfab_region *cons_region;
+	u64 ring_offset;
+	u64 cons_offset;
+	struct list_head overflow;
+	u32 nr_overflow;
+	struct list_head errors;
+	u32 nr_errors;
+	u32 backlog_max;
+	struct eventfd_ctx *eventfd;
+	u64 posted;
+	u64 overflowed;
+	u64 bad_head;
+};
+
+/* An error completion, as the kernel queues it. */
+struct kfab_cq_err {
+	struct kfab_cq_entry entry;
+	u64 olen;
+	int err;		/* positive errno */
+	int prov_errno;
+	u32 err_data_len;
+	u8 err_data[KFAB_CQ_ERR_DATA_MAX];
+};
+
+int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd);
+int kfab_ioctl_cq_drain(struct kfab_ucmd *ucmd);
+int kfab_ioctl_cq_readerr(struct kfab_ucmd *ucmd);
+void kfab_cq_destroy(struct kfab_object *obj);
+void kfab_cq_show(struct seq_file *s, struct kfab_object *obj);
+struct kfab_cq *kfab_cq_get(struct kfab_ctx *ctx, u32 id);
+void kfab_cq_put(struct kfab_cq *cq);
+int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
+		 bool *overflowed);
+int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
+
+/* cntr.c: counters */
+
+/**
+ * struct kfab_cntr - a counter
+ * @obj: the object head
+ * @domain: the parent; the counter holds a reference on it
+ * @lock: serialises writers of @shared
+ * @value: the success value, the kernel's own copy
+ * @err: the error value, the kernel's own copy
+ * @shared: the mapped copy user space reads (seqcount protected)
+ * @region: the page of @shared (read-only for user space)
+ * @mmap_offset: mmap cookie of @region in the owner's file
+ * @eventfd: signalled after every change, or NULL
+ * @wait: KFAB_IOC_CNTR_WAIT sleepers, woken by every change
+ */
+struct kfab_cntr {
+	struct kfab_object obj;
+	struct kfab_object *domain;
+	spinlock_t lock;	/* writers of value, err and shared */
+	u64 value;
+	u64 err;
+	struct kfab_cntr_values *shared;
+	struct kfab_region *region;
+	u64 mmap_offset;
+	struct eventfd_ctx *eventfd;
+	wait_queue_head_t wait;
+};
+
+int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd);
+int kfab_ioctl_cntr_update(struct kfab_ucmd *ucmd);
+int kfab_ioctl_cntr_wait(struct kfab_ucmd *ucmd);
+void kfab_cntr_destroy(struct kfab_object *obj);
+void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj);
+struct kfab_cntr *kfab_cntr_get(struct kfab_ctx *ctx, u32 id);
+void kfab_cntr_put(struct kfab_cntr *cntr);
+void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
+		      u64 *out_value, u64 *out_err);
 
 /* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
 #ifdef CONFIG_KFAB_TEST
 bool kfab_test_should_fail(struct kfab_ctx *ctx,
 			   enum kfab_test_fault_point point);
 int kfab_ioctl_test_fault(struct kfab_ucmd *ucmd);
+int kfab_ioctl_test_cq_post(struct kfab_ucmd *ucmd);
 #else
 static inline bool kfab_test_should_fail(struct kfab_ctx *ctx,
 					 enum kfab_test_fault_point point)

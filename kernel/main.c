@@ -120,8 +120,15 @@ union kfab_ucmd_buffer {
 	struct kfab_av_insert av_insert;
 	struct kfab_av_remove av_remove;
 	struct kfab_av_unlink av_unlink;
+	struct kfab_cq_open cq_open;
+	struct kfab_cq_drain cq_drain;
+	struct kfab_cq_readerr cq_readerr;
+	struct kfab_cntr_open cntr_open;
+	struct kfab_cntr_update cntr_update;
+	struct kfab_cntr_wait cntr_wait;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
+	struct kfab_test_cq_post test_cq_post;
 #endif
 };
 
@@ -159,9 +166,23 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_av_remove, indices),
 	KFAB_IOCTL_OP(KFAB_CMD_AV_UNLINK, kfab_ioctl_av_unlink,
 		      struct kfab_av_unlink, name),
+	KFAB_IOCTL_OP(KFAB_CMD_CQ_OPEN, kfab_ioctl_cq_open, struct kfab_cq_open,
+		      __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_CQ_DRAIN, kfab_ioctl_cq_drain,
+		      struct kfab_cq_drain, out_overflow),
+	KFAB_IOCTL_OP(KFAB_CMD_CQ_READERR, kfab_ioctl_cq_readerr,
+		      struct kfab_cq_readerr, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_CNTR_OPEN, kfab_ioctl_cntr_open,
+		      struct kfab_cntr_open, out_mmap_size),
+	KFAB_IOCTL_OP(KFAB_CMD_CNTR_UPDATE, kfab_ioctl_cntr_update,
+		      struct kfab_cntr_update, out_err),
+	KFAB_IOCTL_OP(KFAB_CMD_CNTR_WAIT, kfab_ioctl_cntr_wait,
+		      struct kfab_cntr_wait, out_err),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_remaining),
+	KFAB_IOCTL_OP(KFAB_CMD_TEST_CQ_POST, kfab_ioctl_test_cq_post,
+		      struct kfab_test_cq_post, out_overflowed),
 #endif
 };
 

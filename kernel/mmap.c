@@ -2,10 +2,7 @@
 /*
  * Memory shared with user space: completion rings, counters, AV tables.
  *
- * A region is zeroed pages, mapped contiguously in the kernel with vmap()
- * and charged to the memory cgroup of the task that allocates them (so a
- * container's memory limit bounds what its processes make the kernel
- * hold), with a reference count.  The
+ * A region is zeroed vmalloc memory with a reference count.  The
  * object that owns it holds one reference; every file context it is offered
  * to holds one through a cookie, the page-aligned mmap offset user space
  * passes to mmap() on its /dev/kfab file; every VMA that maps it holds one.
@@ -25,18 +22,6 @@
 /* Cookies: index << KFAB_MMAP_COOKIE_SHIFT, so a region may span 4 GiB. */
 #define KFAB_MMAP_COOKIE_SHIFT	32
 
-/* Free the pages of a region that has no kernel mapping (any more). */
-static void kfab_region_free_pages(struct kfab_region *region)
-{
-	unsigned int i;
-
-	if (region->pages)
-		for (i = 0; i < region->nr_pages && region->pages[i]; i++)
-			__free_page(region->pages[i]);
-	kvfree(region->pages);
-	kfree(region);
-}
-
 /**
  * kfab_region_alloc() - allocate zeroed memory to share with user space
  * @size: bytes; rounded up to whole pages
@@ -48,7 +33,6 @@ static void kfab_region_free_pages(struct kfab_region *region)
 struct kfab_region *kfab_region_alloc(size_t size, bool read_only)
 {
 	struct kfab_region *region;
-	unsigned int i;
 
 	size = PAGE_ALIGN(size);
 	if (!size || size > BIT_ULL(KFAB_MMAP_COOKIE_SHIFT))
@@ -56,37 +40,29 @@ struct kfab_region *kfab_region_alloc(size_t size, bool read_only)
 	region = kzalloc(sizeof(*region), GFP_KERNEL_ACCOUNT);
 	if (!region)
 		return ERR_PTR(-ENOMEM);
-	region->nr_pages = size >> PAGE_SHIFT;
-	region->pages = kvcalloc(region->nr_pages, sizeof(*region->pages),
-				 GFP_KERNEL_ACCOUNT);
-	if (!region->pages)
-		goto err;
-	for (i = 0; i < region->nr_pages; i++) {
-		region->pages[i] = alloc_page(GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!region->pages[i])
-			goto err;
+	/*
+	 * Not vmalloc_user(): its size comes from user space (a CQ's entries),
+	 * so a failure is the caller's -ENOMEM, charged and without a
+	 * warning.  The pages are mapped one by one in kfab_fops_mmap().
+	 */
+	region->vaddr = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO |
+				  __GFP_NOWARN);
+	if (!region->vaddr) {
+		kfree(region);
+		return ERR_PTR(-ENOMEM);
 	}
-	/* VM_USERMAP: remap_vmalloc_range() maps only such areas. */
-	region->vaddr = vmap(region->pages, region->nr_pages,
-			     VM_MAP | VM_USERMAP, PAGE_KERNEL);
-	if (!region->vaddr)
-		goto err;
 	region->size = size;
 	region->read_only = read_only;
 	kref_init(&region->ref);
 	return region;
-
-err:
-	kfab_region_free_pages(region);
-	return ERR_PTR(-ENOMEM);
 }
 
 static void kfab_region_release(struct kref *ref)
 {
 	struct kfab_region *region = container_of(ref, struct kfab_region, ref);
 
-	vunmap(region->vaddr);
-	kfab_region_free_pages(region);
+	vfree(region->vaddr);
+	kfree(region);
 }
 
 void kfab_region_get(struct kfab_region *region)
@@ -173,7 +149,7 @@ static const struct vm_operations_struct kfab_vm_ops = {
 int kfab_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 {
 	struct kfab_ctx *ctx = filp->private_data;
-	unsigned long index, len = vma->vm_end - vma->vm_start;
+	unsigned long index, off, len = vma->vm_end - vma->vm_start;
 	struct kfab_region *region;
 	int rc;
 
@@ -201,11 +177,15 @@ int kfab_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 			goto out_put;
 		kfab_vma_clear_maywrite(vma);
 	}
-	/* remap_vmalloc_range() reads vm_pgoff as a page offset: start at 0. */
+	/* The mapping starts at the region's first page; it never grows. */
 	vma->vm_pgoff = 0;
-	rc = remap_vmalloc_range(vma, region->vaddr, 0);
-	if (rc)
-		goto out_put;
+	kfab_vma_set_dontexpand(vma);
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		rc = vm_insert_page(vma, vma->vm_start + off,
+				    vmalloc_to_page(region->vaddr + off));
+		if (rc)
+			goto out_put;
+	}
 	vma->vm_private_data = region;
 	vma->vm_ops = &kfab_vm_ops;
 	/* The reference taken above is now the VMA's. */

@@ -21,6 +21,16 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.name = "av",
 		.destroy = kfab_av_destroy,
 	},
+	[KFAB_OBJ_CQ] = {
+		.name = "cq",
+		.destroy = kfab_cq_destroy,
+		.show = kfab_cq_show,
+	},
+	[KFAB_OBJ_CNTR] = {
+		.name = "cntr",
+		.destroy = kfab_cntr_destroy,
+		.show = kfab_cntr_show,
+	},
 };
 
 const char *kfab_object_type_name(enum kfab_obj_type type)
@@ -28,6 +38,14 @@ const char *kfab_object_type_name(enum kfab_obj_type type)
 	if (type <= KFAB_OBJ_NONE || type >= KFAB_OBJ_TYPE_MAX)
 		return "none";
 	return kfab_object_ops[type].name;
+}
+
+/* debugfs: the type's details of a published object, if it has any. */
+void kfab_object_show(struct seq_file *s, struct kfab_object *obj)
+{
+	if (obj->type > KFAB_OBJ_NONE && obj->type < KFAB_OBJ_TYPE_MAX &&
+	    kfab_object_ops[obj->type].show)
+		kfab_object_ops[obj->type].show(s, obj);
 }
 
 /**

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libshim: the ioctl wrappers of /dev/kfab.  This is the only file that
- * talks to the device; everything else calls these.
+ * talks to the device (ioctls and mmap); everything else calls these.
  *
  * Each command struct is zero-initialised with .size set to the struct this
  * library was built with (uapi/linux/kfab.h); the kernel accepts any size
@@ -10,6 +10,7 @@
  */
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -98,4 +99,67 @@ int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
 	};
 
 	return kfab_dev_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
+}
+
+int kfab_dev_cq_open(int fd, struct kfab_cq_open *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_dev_ioctl(fd, KFAB_IOC_CQ_OPEN, cmd);
+}
+
+int kfab_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow)
+{
+	struct kfab_cq_drain cmd = { .size = sizeof(cmd), .cq_id = cq_id };
+	int ret = kfab_dev_ioctl(fd, KFAB_IOC_CQ_DRAIN, &cmd);
+
+	if (!ret && overflow)
+		*overflow = cmd.out_overflow;
+	return ret;
+}
+
+int kfab_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_dev_ioctl(fd, KFAB_IOC_CQ_READERR, cmd);
+}
+
+int kfab_dev_cntr_open(int fd, struct kfab_cntr_open *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_OPEN, cmd);
+}
+
+int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
+			 uint64_t value)
+{
+	struct kfab_cntr_update cmd = {
+		.size = sizeof(cmd), .cntr_id = cntr_id, .op = op,
+		.value = value,
+	};
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &cmd);
+}
+
+int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
+		       uint64_t err, int timeout_ms)
+{
+	struct kfab_cntr_wait cmd = {
+		.size = sizeof(cmd), .cntr_id = cntr_id,
+		.timeout_ms = timeout_ms, .threshold = threshold, .err = err,
+	};
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_WAIT, &cmd);
+}
+
+/* A region of the device's file: MAP_SHARED, so the kernel's writes show. */
+int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
+		  void **addr)
+{
+	void *p = mmap(NULL, len, PROT_READ | (writable ? PROT_WRITE : 0),
+		       MAP_SHARED, fd, (off_t)offset);
+
+	if (p == MAP_FAILED)
+		return -errno;
+	*addr = p;
+	return 0;
 }

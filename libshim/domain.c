@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libshim: fid_domain.  A domain is a domain object of the kernel
- * (KFAB_IOC_DOMAIN_ALLOC) in its fabric's file; it will be the parent of the
- * AVs, CQs, counters and endpoints.  None of those exist yet: their open
- * calls answer -FI_ENOSYS, as do memory registrations.
+ * (KFAB_IOC_DOMAIN_ALLOC) in its fabric's file; it is the parent of the CQs
+ * and counters (cq.c, cntr.c) and will be of the AVs and endpoints, whose
+ * open calls answer -FI_ENOSYS for now, as do memory registrations.
  */
 #include <stdlib.h>
 
@@ -47,10 +47,10 @@ static const struct fi_ops kfab_domain_fi_ops = {
 static const struct fi_ops_domain kfab_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = kfab_av_open,
-	.cq_open = kfab_no_cq_open,
+	.cq_open = kfab_cq_open,
 	.endpoint = kfab_no_endpoint,
 	.scalable_ep = kfab_no_scalable_ep,
-	.cntr_open = kfab_no_cntr_open,
+	.cntr_open = kfab_cntr_open,
 	.poll_open = kfab_no_poll_open,
 	.stx_ctx = kfab_no_stx_ctx,
 	.srx_ctx = kfab_no_srx_ctx,

@@ -62,13 +62,6 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 
 /* ---- struct fi_ops_domain ---- */
 
-int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
-		    struct fid_cq **cq, void *context)
-{
-	(void)domain; (void)attr; (void)cq; (void)context;
-	return -FI_ENOSYS;
-}
-
 int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context)
 {
@@ -80,13 +73,6 @@ int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context)
 {
 	(void)domain; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
-}
-
-int kfab_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		      struct fid_cntr **cntr, void *context)
-{
-	(void)domain; (void)attr; (void)cntr; (void)context;
 	return -FI_ENOSYS;
 }
 

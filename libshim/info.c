@@ -23,7 +23,9 @@
  *    DGRAM are refused, which also keeps the rxm/rxd utility providers from
  *    stacking on kfab.
  *  - Sizes and counts of what cannot be created are 0 (tx/rx queue sizes,
- *    max_msg_size, cq/ep/cntr/mr counts, key sizes); the structural one
+ *    max_msg_size, ep/mr counts, key sizes); CQs and counters can be
+ *    (cq_cnt, cntr_cnt: the module's default max_objects; max_err_data:
+ *    the err_data bytes an error completion carries); the structural one
  *    transmit and one receive context per endpoint are reported as 1.
  *  - threading FI_THREAD_SAFE (objects lock what they change), so any
  *    threading hint is satisfied and echoed back; control progress
@@ -87,6 +89,10 @@ static struct fi_domain_attr kfab_domain_attr = {
 	.mr_mode = 0,
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
+	/* CQs and counters are kernel objects: max_objects of them (default). */
+	.cq_cnt = 4096,
+	.cntr_cnt = 4096,
+	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
 	.caps = FI_LOCAL_COMM,
 	.mode = 0,
 };

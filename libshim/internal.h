@@ -12,6 +12,8 @@
  *   domain.c  fid_domain: one kernel domain object per domain
  *   av.c      fid_av: a kernel AV handle and its table, mapped read-only
  *   eq.c      fid_eq: event queues, user-space objects of the fabric
+ *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
+ *   cntr.c    fid_cntr: a kernel counter whose values are mapped
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *
@@ -28,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -87,6 +90,16 @@ int kfab_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
 		       uint32_t *inserted);
 int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
 		       uint32_t count);
+int kfab_dev_cq_open(int fd, struct kfab_cq_open *cmd);
+int kfab_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow);
+int kfab_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd);
+int kfab_dev_cntr_open(int fd, struct kfab_cntr_open *cmd);
+int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
+			 uint64_t value);
+int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
+		       uint64_t err, int timeout_ms);
+int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
+		  void **addr);
 
 /* ---- fabric (fabric.c) ---- */
 
@@ -208,6 +221,24 @@ void kfab_eq_unbind(struct kfab_eq *eq);
 
 int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq, void *context);
+/* ---- completion queues (cq.c) and counters (cntr.c) ---- */
+
+int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq, void *context);
+int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		   struct fid_cntr **cntr, void *context);
+
+/* FI_GET_VAL of KFAB_FID_KERNEL_HANDLE (cq.c), for CQs and counters. */
+int kfab_get_kernel_handle(void *arg, int fd, uint32_t id);
+
+/*
+ * Blocking on an eventfd (cq.c): the remaining time of a timeout in ms
+ * (negative: forever) and a poll that returns when the fd is readable or
+ * the time is up; the fd's count is reset after.
+ */
+int kfab_timeout_left(int timeout, const struct timespec *start);
+void kfab_eventfd_wait(int efd, int timeout_ms);
+void kfab_eventfd_reset(int efd);
 
 /* ---- stubs (enosys.c) ---- */
 
@@ -227,14 +258,10 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
 
 /* struct fi_ops_domain */
-int kfab_no_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
-		    struct fid_cq **cq, void *context);
 int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **ep, void *context);
 int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
-int kfab_no_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
-		      struct fid_cntr **cntr, void *context);
 int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset);
 int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -40,6 +41,35 @@ FIXTURE_SETUP(kfab)
 FIXTURE_TEARDOWN(kfab)
 {
 	close(self->fd);
+}
+
+static bool is_test_module(int fd)
+{
+	struct kfab_query q;
+
+	return !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+}
+
+/* The commands of this ABI, production and test-only. */
+static bool known_command(unsigned int nr, bool test_module)
+{
+	switch (nr) {
+	case KFAB_CMD_QUERY:
+	case KFAB_CMD_DESTROY:
+	case KFAB_CMD_DOMAIN_ALLOC:
+	case KFAB_CMD_CQ_OPEN:
+	case KFAB_CMD_CQ_DRAIN:
+	case KFAB_CMD_CQ_READERR:
+	case KFAB_CMD_CNTR_OPEN:
+	case KFAB_CMD_CNTR_UPDATE:
+	case KFAB_CMD_CNTR_WAIT:
+		return true;
+	case KFAB_CMD_TEST_FAULT:
+	case KFAB_CMD_TEST_CQ_POST:
+		return test_module;
+	default:
+		return false;
+	}
 }
 
 /* QUERY */
@@ -128,6 +158,15 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_query, KFAB_IOC_QUERY, __reserved);
 	TEST_LENGTH(kfab_destroy, KFAB_IOC_DESTROY, id);
 	TEST_LENGTH(kfab_domain_alloc, KFAB_IOC_DOMAIN_ALLOC, __reserved);
+	TEST_LENGTH(kfab_cq_open, KFAB_IOC_CQ_OPEN, __reserved);
+	TEST_LENGTH(kfab_cq_drain, KFAB_IOC_CQ_DRAIN, out_overflow);
+	TEST_LENGTH(kfab_cq_readerr, KFAB_IOC_CQ_READERR, __reserved);
+	TEST_LENGTH(kfab_cntr_open, KFAB_IOC_CNTR_OPEN, out_mmap_size);
+	TEST_LENGTH(kfab_cntr_update, KFAB_IOC_CNTR_UPDATE, out_err);
+	TEST_LENGTH(kfab_cntr_wait, KFAB_IOC_CNTR_WAIT, out_err);
+	if (is_test_module(self->fd))
+		TEST_LENGTH(kfab_test_cq_post, KFAB_IOC_TEST_CQ_POST,
+			    out_overflowed);
 }
 
 TEST_F(kfab, longer_struct_with_zero_tail_is_accepted)
@@ -179,7 +218,7 @@ TEST_F(kfab, unknown_commands_get_enotty)
 	test_module = q.features & KFAB_FEATURE_TEST;
 	for (nr = KFAB_CMD_DOMAIN_ALLOC + 1; nr < 256; nr++) {
 		/* Test-only commands exist only in a CONFIG_KFAB_TEST module. */
-		if (test_module && nr == KFAB_CMD_TEST_FAULT)
+		if (known_command(nr, test_module))
 			continue;
 		if (nr >= KFAB_CMD_AV_OPEN && nr <= KFAB_CMD_AV_UNLINK)
 			continue;
@@ -206,6 +245,8 @@ TEST_F(kfab, bad_pointers_get_efault)
 {
 	static const unsigned long cmds[] = {
 		KFAB_IOC_QUERY, KFAB_IOC_DESTROY, KFAB_IOC_DOMAIN_ALLOC,
+		KFAB_IOC_CQ_OPEN, KFAB_IOC_CQ_DRAIN, KFAB_IOC_CQ_READERR,
+		KFAB_IOC_CNTR_OPEN, KFAB_IOC_CNTR_UPDATE, KFAB_IOC_CNTR_WAIT,
 	};
 	long page = getpagesize();
 	uint8_t *map;
@@ -228,7 +269,7 @@ TEST_F(kfab, bad_pointers_get_efault)
 		EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, cmds[i],
 					      (void *)0xffffffff81000000ul));
 		/* The size is readable, the rest of the struct is not. */
-		*tail = 64;
+		*tail = _IOC_SIZE(cmds[i]) > 64 ? _IOC_SIZE(cmds[i]) : 64;
 		EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, cmds[i], tail));
 	}
 
@@ -320,6 +361,271 @@ TEST_F(kfab, object_limit_gives_enospc)
 	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
 	EXPECT_EQ(q.max_objects / 2, id);
 	/* The rest go when the file closes (teardown). */
+}
+
+/* Completion queues and counters */
+
+static int cq_open(int fd, uint32_t dom, uint32_t entries, uint32_t *id)
+{
+	struct kfab_cq_open cmd = { .size = sizeof(cmd), .domain_id = dom,
+				    .entries = entries };
+	int rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &cmd);
+
+	if (!rc)
+		*id = cmd.out_cq_id;
+	return rc;
+}
+
+TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
+{
+	struct kfab_cq_open cmd = { .size = sizeof(cmd) };
+	uint32_t dom, cq;
+	int efd;
+
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	cmd.domain_id = dom;
+	cmd.flags = 2;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.flags = 1u << 31;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.flags = 0;
+	cmd.__reserved = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.__reserved = 0;
+	cmd.eventfd = 3;	/* without KFAB_CQ_OPEN_EVENTFD */
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.eventfd = 0;
+	cmd.entries = KFAB_CQ_MAX_ENTRIES + 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.entries = UINT32_MAX;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.entries = 0;
+	cmd.domain_id = 0;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.domain_id = 12345;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	/* Not an eventfd, not a file. */
+	cmd.domain_id = dom;
+	cmd.flags = KFAB_CQ_OPEN_EVENTFD;
+	cmd.eventfd = self->fd;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.eventfd = 999;
+	EXPECT_EQ(-EBADF, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	cmd.eventfd = -1;
+	EXPECT_EQ(-EBADF, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+
+	/* Every output written, whatever came in. */
+	efd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_LE(0, efd);
+	memset(&cmd, 0xa5, sizeof(cmd));
+	cmd.size = sizeof(cmd);
+	cmd.flags = KFAB_CQ_OPEN_EVENTFD;
+	cmd.domain_id = dom;
+	cmd.entries = 100;
+	cmd.eventfd = efd;
+	cmd.__reserved = 0;
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	EXPECT_EQ(128, cmd.out_entries);
+	EXPECT_EQ(sizeof(struct kfab_cq_entry), cmd.out_entry_size);
+	EXPECT_EQ(0, cmd.out_ring_offset % getpagesize());
+	EXPECT_EQ(0, cmd.out_ring_size % getpagesize());
+	EXPECT_LE(cmd.out_off_entries + 128 * sizeof(struct kfab_cq_entry),
+		  cmd.out_ring_size);
+	EXPECT_NE(cmd.out_ring_offset, cmd.out_cons_offset);
+	EXPECT_EQ(0, cmd.__reserved);
+	close(efd);	/* the CQ holds its own reference */
+
+	/* A CQ is not a domain; a domain with a CQ cannot go. */
+	ASSERT_EQ(0, cq_open(self->fd, dom, 0, &cq));
+	EXPECT_EQ(-ENOENT, cq_open(self->fd, cq, 0, &cq));
+	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, dom));
+	EXPECT_EQ(0, kfab_destroy(self->fd, cq));
+	EXPECT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
+	EXPECT_EQ(0, kfab_destroy(self->fd, dom));
+}
+
+TEST_F(kfab, cq_drain_and_readerr_check_ids_and_flags)
+{
+	struct kfab_cq_drain d = { .size = sizeof(d) };
+	struct kfab_cq_readerr r = { .size = sizeof(r) };
+	uint32_t dom, cq;
+
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	d.cq_id = dom;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_DRAIN, &d));
+	d.cq_id = 0;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_DRAIN, &d));
+	d.cq_id = cq;
+	d.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_DRAIN, &d));
+	d.flags = 0;
+	d.out_overflow = 77;
+	EXPECT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_DRAIN, &d));
+	EXPECT_EQ(0, d.out_overflow);
+
+	r.cq_id = UINT32_MAX;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+	r.cq_id = cq;
+	r.flags = 4;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+	r.flags = 0;
+	r.__reserved = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+	r.__reserved = 0;
+	EXPECT_EQ(-EAGAIN, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+}
+
+TEST_F(kfab, readerr_that_cannot_answer_keeps_the_error_queued)
+{
+	struct kfab_test_cq_post p = { .size = sizeof(p) };
+	struct kfab_cq_readerr r = { .size = sizeof(r) };
+	char data[8] = "abcdefg", out[8];
+	uint32_t dom, cq;
+
+	if (!is_test_module(self->fd))
+		SKIP(return, "needs the CONFIG_KFAB_TEST build");
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	p.cq_id = cq;
+	p.flags = KFAB_TEST_POST_ERROR;
+	p.count = 1;
+	p.err = EIO;
+	p.context = 5;
+	p.err_data = (uintptr_t)data;
+	p.err_data_size = sizeof(data);
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	r.cq_id = cq;
+	r.err_data = 1;		/* a bad pointer for the data */
+	r.err_data_size = sizeof(out);
+	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, NULL));
+	r = (struct kfab_cq_readerr){ .size = sizeof(r), .cq_id = cq,
+				      .err_data = (uintptr_t)out,
+				      .err_data_size = sizeof(out) };
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+	EXPECT_EQ(5, r.out_entry.op_context);
+	EXPECT_EQ(EIO, r.out_err);
+	EXPECT_EQ(sizeof(data), r.err_data_size);
+	EXPECT_EQ(sizeof(data), r.out_err_data_len);
+	EXPECT_STREQ(data, out);
+	EXPECT_EQ(-EAGAIN, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+}
+
+TEST_F(kfab, test_cq_post_checks_its_arguments)
+{
+	struct kfab_test_cq_post p = { .size = sizeof(p) };
+	uint32_t dom, cq;
+
+	if (!is_test_module(self->fd))
+		SKIP(return, "needs the CONFIG_KFAB_TEST build");
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	p.cq_id = cq;
+	p.flags = 2;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	p.flags = 0;
+	p.count = KFAB_TEST_POST_MAX + 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	p.count = 1;
+	p.err_data_size = KFAB_CQ_ERR_DATA_MAX + 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	p.err_data_size = 4;
+	p.err_data = 1;
+	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	p.err_data_size = 0;
+	p.cq_id = dom;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	p.cq_id = 0;
+	p.cntr_id = cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	p.cntr_id = 0;
+	p.cq_id = cq;
+	EXPECT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	EXPECT_EQ(1, p.out_posted);
+	EXPECT_EQ(0, p.out_overflowed);
+}
+
+TEST_F(kfab, counter_commands_check_flags_ops_and_ids)
+{
+	struct kfab_cntr_open o = { .size = sizeof(o) };
+	struct kfab_cntr_update u = { .size = sizeof(u) };
+	struct kfab_cntr_wait w = { .size = sizeof(w) };
+	uint32_t dom, cq;
+
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	o.domain_id = dom;
+	o.flags = 2;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CNTR_OPEN, &o));
+	o.flags = 0;
+	o.eventfd = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CNTR_OPEN, &o));
+	o.eventfd = 0;
+	o.domain_id = cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CNTR_OPEN, &o));
+	o.domain_id = dom;
+	o.flags = KFAB_CNTR_OPEN_EVENTFD;
+	o.eventfd = 998;
+	EXPECT_EQ(-EBADF, kfab_ioctl(self->fd, KFAB_IOC_CNTR_OPEN, &o));
+	o.flags = 0;
+	o.eventfd = 0;
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CNTR_OPEN, &o));
+
+	u.cntr_id = cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CNTR_UPDATE, &u));
+	u.cntr_id = o.out_cntr_id;
+	u.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CNTR_UPDATE, &u));
+	u.flags = 0;
+	u.op = KFAB_CNTR_OP_MAX;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CNTR_UPDATE, &u));
+	u.op = UINT32_MAX;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CNTR_UPDATE, &u));
+
+	w.cntr_id = 0;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CNTR_WAIT, &w));
+	w.cntr_id = o.out_cntr_id;
+	w.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CNTR_WAIT, &w));
+	w.flags = 0;
+	w.threshold = 1;
+	EXPECT_EQ(-ETIMEDOUT, kfab_ioctl(self->fd, KFAB_IOC_CNTR_WAIT, &w));
+	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, dom));
+}
+
+TEST_F(kfab, cq_regions_map_only_as_documented)
+{
+	struct kfab_cq_open cmd = { .size = sizeof(cmd) };
+	long page = getpagesize();
+	uint32_t dom;
+	void *p;
+
+	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	cmd.domain_id = dom;
+	cmd.entries = 64;
+	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	/* Longer than the region, writable ring, private: refused. */
+	p = mmap(NULL, cmd.out_ring_size + page, PROT_READ, MAP_SHARED,
+		 self->fd, cmd.out_ring_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	p = mmap(NULL, cmd.out_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, cmd.out_ring_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	p = mmap(NULL, cmd.out_cons_size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE, self->fd, cmd.out_cons_offset);
+	EXPECT_EQ(MAP_FAILED, p);
+	/* Mappings outlive the CQ; the offsets do not. */
+	p = mmap(NULL, cmd.out_cons_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, cmd.out_cons_offset);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
+	memset(p, 0xff, cmd.out_cons_size);
+	EXPECT_EQ(0, munmap(p, cmd.out_cons_size));
+	p = mmap(NULL, cmd.out_ring_size, PROT_READ, MAP_SHARED, self->fd,
+		 cmd.out_ring_offset);
+	EXPECT_EQ(MAP_FAILED, p);
 }
 
 /* Contexts: open/close, sysfs and debugfs */

@@ -102,10 +102,101 @@ static void undo_destroy(int fd)
 	kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
 }
 
+/*
+ * A CQ's life under domain 1: open (id 2, and the first two mmap cookies:
+ * a leaked region offer would move them), completions and an error posted
+ * past the ring, drained, the error read, destroyed.  Whatever step fails,
+ * the CQ goes before returning, and an error completion whose answer
+ * failed must still be there afterwards.
+ */
+static int cq_destroy_2(int fd, int rc)
+{
+	struct kfab_destroy d = { .size = sizeof(d), .id = 2 };
+	int rc2 = kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+
+	return rc ? rc : rc2;
+}
+
+static int op_cq_cycle(int fd)
+{
+	struct kfab_cq_open o = { .size = sizeof(o), .domain_id = 1,
+				  .entries = 2 };
+	struct kfab_test_cq_post p = { .size = sizeof(p), .cq_id = 2,
+				       .count = 5, .context = 1 };
+	struct kfab_cq_drain d = { .size = sizeof(d), .cq_id = 2 };
+	struct kfab_cq_readerr r = { .size = sizeof(r), .cq_id = 2 };
+	char data[8] = "fail", out[8];
+	int rc;
+
+	rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &o);
+	if (rc)
+		return rc;
+	if (o.out_cq_id != 2 || o.out_ring_offset != 1ull << 32 ||
+	    o.out_cons_offset != 2ull << 32)
+		return cq_destroy_2(fd, -EPROTO);
+	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
+	if (rc)
+		return cq_destroy_2(fd, rc);
+	p.flags = KFAB_TEST_POST_ERROR;
+	p.count = 1;
+	p.err = 5;
+	p.err_data = (uintptr_t)data;
+	p.err_data_size = sizeof(data);
+	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
+	if (rc)
+		return cq_destroy_2(fd, rc);
+	rc = kfab_ioctl(fd, KFAB_IOC_CQ_DRAIN, &d);
+	if (rc)
+		return cq_destroy_2(fd, rc);
+	r.err_data = (uintptr_t)out;
+	r.err_data_size = sizeof(out);
+	rc = kfab_ioctl(fd, KFAB_IOC_CQ_READERR, &r);
+	if (rc) {
+		/* The fault was one-shot: the error must still be there. */
+		struct kfab_cq_readerr again = r;
+
+		again.size = sizeof(again);
+		if (kfab_ioctl(fd, KFAB_IOC_CQ_READERR, &again) ||
+		    again.out_entry.op_context != 1)
+			rc = -EPROTO;
+		return cq_destroy_2(fd, rc);
+	}
+	if (r.out_err != 5 || r.out_entry.op_context != 1)
+		return cq_destroy_2(fd, -EPROTO);
+	return cq_destroy_2(fd, 0);
+}
+
+/* The same for a counter: open (id 2, first cookie), set, wait, destroy. */
+static int op_cntr_cycle(int fd)
+{
+	struct kfab_cntr_open o = { .size = sizeof(o), .domain_id = 1 };
+	struct kfab_cntr_update u = { .size = sizeof(u), .cntr_id = 2,
+				      .op = KFAB_CNTR_SET, .value = 3 };
+	struct kfab_cntr_wait w = { .size = sizeof(w), .cntr_id = 2,
+				    .threshold = 3 };
+	int rc;
+
+	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &o);
+	if (rc)
+		return rc;
+	if (o.out_cntr_id != 2 || o.out_mmap_offset != 1ull << 32)
+		return cq_destroy_2(fd, -EPROTO);
+	/* SET is idempotent: a lost answer is no lost update. */
+	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u);
+	if (rc)
+		return cq_destroy_2(fd, rc);
+	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, &w);
+	if (!rc && w.out_value != 3)
+		rc = -EPROTO;
+	return cq_destroy_2(fd, rc);
+}
+
 static const struct walk_op walk_ops[] = {
 	{ "query", op_query, NULL },
 	{ "domain_alloc", op_domain_alloc, undo_domain_alloc },
 	{ "destroy", op_destroy, undo_destroy },
+	{ "cq_cycle", op_cq_cycle, NULL },
+	{ "cntr_cycle", op_cntr_cycle, NULL },
 };
 
 /* The file's state is one domain, id 1, and nothing else. */

@@ -49,10 +49,12 @@
  *   .done    (optional) checks a successful answer, feeds the id pool;
  *   .errnos  what abi.rst documents for its handler (the dispatcher's
  *            EINVAL, E2BIG, EFAULT and the VFS's EBADF come on top).
- *   .test_only for CONFIG_KFAB_TEST commands: each call goes to a file
- *            opened for it and closed after it, so that what it arms (a
- *            fault) never reaches the files the oracle is exact about;
- *            a production module must answer it -ENOTTY.
+ *   .test_only for CONFIG_KFAB_TEST commands: a production module must
+ *            answer them -ENOTTY;
+ *   .private_file for test-only commands whose effect must stay private:
+ *            each call goes to a file opened for it and closed after it,
+ *            so that what it arms (a fault) never reaches the files the
+ *            oracle is exact about.
  * The core does the rest: sizes, tails, pointers, command-number variants,
  * file descriptors, the dispatcher's part of the oracle, counting, logging.
  * Random command numbers at or above KFAB_CMD_TEST_BASE go to a private
@@ -104,6 +106,7 @@
 #define NR_SHARED_FDS	2	/* opened by the parent, inherited by every worker */
 #define NR_IDS		64	/* object ids a worker remembers */
 #define NR_MAPS		4	/* live mappings per thread */
+#define NR_REGIONS	16	/* mmap offsets of CQ rings and counters a worker remembers */
 #define MAX_FAIL_MSGS	32	/* failures kept verbatim; all are counted */
 #define STOP_FAILURES	100	/* stop early after this many failures */
 #define FAIL_MSG_LEN	480
@@ -129,7 +132,8 @@
 	X(ENOSPC, ENOSPC) X(EOPNOTSUPP, EOPNOTSUPP) X(EBADF, EBADF)	\
 	X(ENOMEM, ENOMEM) X(ENODEV, ENODEV) X(EACCES, EACCES)		\
 	X(EOVERFLOW, EOVERFLOW) X(EPERM, EPERM) X(EMFILE, EMFILE)	\
-	X(ENFILE, ENFILE)
+	X(ENFILE, ENFILE) X(EAGAIN, EAGAIN) X(ETIMEDOUT, ETIMEDOUT)	\
+	X(EINTR, EINTR)
 
 #define X(name, err) OUTI_##name,
 enum { FUZZ_OUTCOMES(X) OUTI_OTHER };
@@ -147,7 +151,7 @@ static const struct {
 
 /* Every command can fail the dispatcher's checks, and any fd can be closed. */
 #define DISPATCH_ERRNOS	(O(EINVAL) | O(E2BIG) | O(EFAULT) | O(EBADF))
-/* mmap() of the device: mostly the mm core's errors (the device has no mmap yet). */
+/* mmap() of the device: its own -EINVAL/-EPERM and the mm core's errors. */
 #define MMAP_OUTCOMES	(O(OK) | O(EINVAL) | O(ENODEV) | O(EBADF) | O(EACCES) | \
 			 O(ENOMEM) | O(EOVERFLOW) | O(EPERM) | O(EOPNOTSUPP))
 
@@ -310,6 +314,12 @@ struct fuzz_proc {
 	bool racy;		/* several threads: a slot's fd may close under us */
 	int fds[NR_SLOTS];	/* -1: empty */
 	uint32_t ids[NR_IDS];	/* 0: empty; ID_DEAD: destroyed */
+	struct fuzz_region {	/* from CQ_OPEN and CNTR_OPEN answers */
+		int fd;		/* the file that answered (may be closed since) */
+		uint64_t off;	/* 0: empty */
+		uint64_t len;
+		bool writable;
+	} regions[NR_REGIONS];
 };
 
 #define ID_DEAD		(1u << 31)
@@ -463,7 +473,8 @@ struct fuzz_cmd {
 	unsigned long ioc;	/* KFAB_IOC_*: number and the kernel's struct size */
 	size_t min_size;	/* offsetofend() of the first version's last member */
 	bool answers;		/* copies the struct back: read-only is -EFAULT */
-	bool test_only;		/* CONFIG_KFAB_TEST: sent to a file of its own */
+	bool test_only;		/* CONFIG_KFAB_TEST only: -ENOTTY in production */
+	bool private_file;	/* test-only and sent to a file of its own */
 	uint32_t errnos;	/* documented beyond DISPATCH_ERRNOS */
 	unsigned int weight;
 	void (*gen)(struct fuzz_thread *t, void *cmd, struct fuzz_op *op);
@@ -629,6 +640,334 @@ static void done_test_fault(struct fuzz_thread *t, const void *p,
 }
 #endif
 
+/* Mapped regions a CQ_OPEN or CNTR_OPEN answer offered */
+static void region_add(struct fuzz_thread *t, int fd, uint64_t off,
+		       uint64_t len, bool writable)
+{
+	struct fuzz_region *r = &t->proc->regions[rnd_below(t, NR_REGIONS)];
+
+	/* Threads of a worker race here: a torn entry is just another test. */
+	r->fd = fd;
+	r->off = off;
+	r->len = len;
+	r->writable = writable;
+}
+
+static bool is_pow2(uint32_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+static uint32_t rnd_entries(struct fuzz_thread *t)
+{
+	static const uint32_t e[] = { 0, 1, 2, 3, 64, 1000, KFAB_CQ_MAX_ENTRIES,
+				      KFAB_CQ_MAX_ENTRIES + 1, UINT32_MAX };
+
+	return chance(t, 1, 10) ? (uint32_t)rnd(t) : e[rnd_below(t, ARRAY_SIZE(e))];
+}
+
+/* An eventfd field: mostly none; else some fd number, open or not. */
+static void rnd_eventfd(struct fuzz_thread *t, uint32_t *flags, int32_t *efd,
+			uint32_t flag)
+{
+	if (chance(t, 1, 6)) {
+		*flags |= flag;
+		*efd = chance(t, 1, 4) ? -1 : (int32_t)rnd_below(t, 24);
+	} else if (chance(t, 1, 30)) {
+		*efd = (int32_t)rnd(t);	/* without the flag: -EINVAL */
+	}
+}
+
+/* KFAB_IOC_CQ_OPEN */
+
+static void gen_cq_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cq_open *c = p;
+
+	c->flags = rnd_flags(t);
+	c->domain_id = pick_id(t);
+	c->entries = rnd_entries(t);
+	rnd_eventfd(t, &c->flags, &c->eventfd, KFAB_CQ_OPEN_EVENTFD);
+	c->__reserved = rnd_reserved(t);
+	if (chance(t, 1, 4)) {
+		c->out_cq_id = (uint32_t)rnd(t);
+		c->out_ring_offset = rnd(t);
+		c->out_off_head = (uint32_t)rnd(t);
+	}
+	op->arg = c->domain_id;
+}
+
+static uint32_t expect_cq_open(const void *p)
+{
+	const struct kfab_cq_open *c = p;
+	uint32_t bad = 0;
+
+	/* abi.rst does not order the checks: any of those that apply. */
+	if (c->flags & ~KFAB_CQ_OPEN_EVENTFD)
+		bad |= O(EOPNOTSUPP);
+	if (c->__reserved || c->entries > KFAB_CQ_MAX_ENTRIES ||
+	    (!(c->flags & KFAB_CQ_OPEN_EVENTFD) && c->eventfd))
+		bad |= O(EINVAL);
+	if (bad)
+		return bad;
+	if (!c->domain_id || c->domain_id > cfg.max_objects)
+		return O(ENOENT);
+	if (c->flags & KFAB_CQ_OPEN_EVENTFD)
+		return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM) | O(EBADF) |
+		       O(EINVAL);
+	return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM);
+}
+
+static void done_cq_open(struct fuzz_thread *t, const void *p,
+			 struct fuzz_op *op)
+{
+	const struct kfab_cq_open *c = p;
+	uint64_t page = cfg.page;
+
+	if (!c->out_cq_id || c->out_cq_id > cfg.max_objects ||
+	    !is_pow2(c->out_entries) || c->out_entries > KFAB_CQ_MAX_ENTRIES ||
+	    c->out_entries < c->entries ||
+	    c->out_entry_size != sizeof(struct kfab_cq_entry) ||
+	    !c->out_ring_offset || c->out_ring_offset % page ||
+	    !c->out_cons_offset || c->out_cons_offset % page ||
+	    c->out_ring_size % page || c->out_cons_size % page ||
+	    c->out_off_entries + (uint64_t)c->out_entries * c->out_entry_size >
+	    c->out_ring_size || c->out_off_head + 4 > c->out_cons_size ||
+	    c->out_off_armed + 4 > c->out_cons_size || c->__reserved) {
+		fail_op(t, op, "bad answer: cq %u entries %u/%u entry_size %u ring %#llx+%#llx cons %#llx+%#llx",
+			c->out_cq_id, c->out_entries, c->entries,
+			c->out_entry_size,
+			(unsigned long long)c->out_ring_offset,
+			(unsigned long long)c->out_ring_size,
+			(unsigned long long)c->out_cons_offset,
+			(unsigned long long)c->out_cons_size);
+		return;
+	}
+	pool_add(t, c->out_cq_id);
+	region_add(t, op->fd, c->out_ring_offset, c->out_ring_size, false);
+	region_add(t, op->fd, c->out_cons_offset, c->out_cons_size, true);
+}
+
+/* KFAB_IOC_CQ_DRAIN */
+
+static void gen_cq_drain(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cq_drain *d = p;
+
+	d->flags = rnd_flags(t);
+	d->cq_id = pick_id(t);
+	if (chance(t, 1, 4))
+		d->out_overflow = (uint32_t)rnd(t);
+	op->arg = d->cq_id;
+}
+
+static uint32_t expect_cq_drain(const void *p)
+{
+	const struct kfab_cq_drain *d = p;
+
+	if (d->flags)
+		return O(EOPNOTSUPP);
+	if (!d->cq_id || d->cq_id > cfg.max_objects)
+		return O(ENOENT);
+	return O(OK) | O(ENOENT);
+}
+
+/* KFAB_IOC_CQ_READERR */
+
+static uint64_t rnd_user_ptr(struct fuzz_thread *t)
+{
+	switch (rnd_below(t, 6)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1;
+	case 2:
+		return (uintptr_t)t->guard;
+	case 3:
+		return (uintptr_t)t->ro;
+	case 4:
+		return 0xffff888000000000ull;
+	default:
+		return (uintptr_t)t->buf;	/* fine: 3 pages */
+	}
+}
+
+static void gen_cq_readerr(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cq_readerr *r = p;
+
+	r->flags = rnd_flags(t);
+	r->__reserved = rnd_reserved(t);
+	r->cq_id = pick_id(t);
+	r->err_data = rnd_user_ptr(t);
+	r->err_data_size = chance(t, 1, 8) ? (uint32_t)rnd(t) :
+					     rnd_below(t, 2 * KFAB_CQ_ERR_DATA_MAX);
+	if (r->err_data == (uintptr_t)t->buf && r->err_data_size > 3 * cfg.page)
+		r->err_data_size = 3 * cfg.page;
+	op->arg = r->cq_id;
+}
+
+static uint32_t expect_cq_readerr(const void *p)
+{
+	const struct kfab_cq_readerr *r = p;
+	uint32_t bad = 0;
+
+	if (r->flags)
+		bad |= O(EOPNOTSUPP);
+	if (r->__reserved)
+		bad |= O(EINVAL);
+	if (bad)
+		return bad;
+	if (!r->cq_id || r->cq_id > cfg.max_objects)
+		return O(ENOENT);
+	return O(OK) | O(ENOENT) | O(EAGAIN) | O(EFAULT);
+}
+
+/* KFAB_IOC_CNTR_OPEN */
+
+static void gen_cntr_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cntr_open *c = p;
+
+	c->flags = rnd_flags(t);
+	c->domain_id = pick_id(t);
+	rnd_eventfd(t, &c->flags, &c->eventfd, KFAB_CNTR_OPEN_EVENTFD);
+	if (chance(t, 1, 4))
+		c->out_mmap_offset = rnd(t);
+	op->arg = c->domain_id;
+}
+
+static uint32_t expect_cntr_open(const void *p)
+{
+	const struct kfab_cntr_open *c = p;
+	uint32_t bad = 0;
+
+	if (c->flags & ~KFAB_CNTR_OPEN_EVENTFD)
+		bad |= O(EOPNOTSUPP);
+	if (!(c->flags & KFAB_CNTR_OPEN_EVENTFD) && c->eventfd)
+		bad |= O(EINVAL);
+	if (bad)
+		return bad;
+	if (!c->domain_id || c->domain_id > cfg.max_objects)
+		return O(ENOENT);
+	if (c->flags & KFAB_CNTR_OPEN_EVENTFD)
+		return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM) | O(EBADF) |
+		       O(EINVAL);
+	return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM);
+}
+
+static void done_cntr_open(struct fuzz_thread *t, const void *p,
+			   struct fuzz_op *op)
+{
+	const struct kfab_cntr_open *c = p;
+
+	if (!c->out_cntr_id || c->out_cntr_id > cfg.max_objects ||
+	    !c->out_mmap_offset || c->out_mmap_offset % cfg.page ||
+	    !c->out_mmap_size || c->out_mmap_size % cfg.page ||
+	    c->out_off_value + 8 > c->out_mmap_size ||
+	    c->out_off_err + 8 > c->out_mmap_size ||
+	    c->out_off_seq + 4 > c->out_mmap_size) {
+		fail_op(t, op, "bad answer: cntr %u mmap %#llx+%#llx",
+			c->out_cntr_id, (unsigned long long)c->out_mmap_offset,
+			(unsigned long long)c->out_mmap_size);
+		return;
+	}
+	pool_add(t, c->out_cntr_id);
+	region_add(t, op->fd, c->out_mmap_offset, c->out_mmap_size, false);
+}
+
+/* KFAB_IOC_CNTR_UPDATE */
+
+static void gen_cntr_update(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cntr_update *u = p;
+
+	u->flags = rnd_flags(t);
+	u->cntr_id = pick_id(t);
+	u->op = chance(t, 1, 10) ? (uint32_t)rnd(t) :
+				   rnd_below(t, KFAB_CNTR_OP_MAX + 1);
+	u->value = rnd(t);
+	op->arg = u->cntr_id;
+}
+
+static uint32_t expect_cntr_update(const void *p)
+{
+	const struct kfab_cntr_update *u = p;
+	uint32_t bad = 0;
+
+	if (u->flags)
+		bad |= O(EOPNOTSUPP);
+	if (u->op >= KFAB_CNTR_OP_MAX)
+		bad |= O(EINVAL);
+	if (bad)
+		return bad;
+	if (!u->cntr_id || u->cntr_id > cfg.max_objects)
+		return O(ENOENT);
+	return O(OK) | O(ENOENT);
+}
+
+/* KFAB_IOC_CNTR_WAIT: never a long sleep, the budget would stall */
+
+static void gen_cntr_wait(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cntr_wait *w = p;
+
+	w->flags = rnd_flags(t);
+	w->cntr_id = pick_id(t);
+	w->timeout_ms = (int32_t)rnd_below(t, 3);
+	w->threshold = chance(t, 1, 2) ? rnd_below(t, 4) : rnd(t);
+	w->err = chance(t, 1, 2) ? 0 : rnd(t);
+	op->arg = w->cntr_id;
+}
+
+static uint32_t expect_cntr_wait(const void *p)
+{
+	const struct kfab_cntr_wait *w = p;
+
+	if (w->flags)
+		return O(EOPNOTSUPP);
+	if (!w->cntr_id || w->cntr_id > cfg.max_objects)
+		return O(ENOENT);
+	return O(OK) | O(ENOENT) | O(ETIMEDOUT) | O(EINTR);
+}
+
+#ifdef KFAB_IOC_TEST_CQ_POST
+/* KFAB_IOC_TEST_CQ_POST: into the shared files' CQs, to fill their rings */
+
+static void gen_test_cq_post(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_test_cq_post *c = p;
+
+	c->flags = chance(t, 1, 4) ? KFAB_TEST_POST_ERROR : rnd_flags(t);
+	c->cq_id = chance(t, 1, 8) ? 0 : pick_id(t);
+	c->cntr_id = chance(t, 1, 2) ? 0 : pick_id(t);
+	c->count = chance(t, 1, 20) ? (uint32_t)rnd(t) | KFAB_TEST_POST_MAX :
+				      rnd_below(t, 300);
+	c->context = rnd(t);
+	c->entry_flags = rnd(t);
+	c->err = (int32_t)rnd_below(t, 200);
+	c->err_data = rnd_user_ptr(t);
+	c->err_data_size = chance(t, 1, 10) ? (uint32_t)rnd(t) :
+				rnd_below(t, KFAB_CQ_ERR_DATA_MAX + 1);
+	op->arg = c->cq_id;
+}
+
+static uint32_t expect_test_cq_post(const void *p)
+{
+	const struct kfab_test_cq_post *c = p;
+	uint32_t bad = 0;
+
+	if (c->flags & ~KFAB_TEST_POST_ERROR)
+		bad |= O(EOPNOTSUPP);
+	if (c->count > KFAB_TEST_POST_MAX ||
+	    c->err_data_size > KFAB_CQ_ERR_DATA_MAX)
+		bad |= O(EINVAL);
+	if (bad)
+		return bad;
+	return O(OK) | O(ENOENT) | O(EFAULT) | O(ENOSPC) | O(ENOMEM);
+}
+#endif
+
 static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "query",
@@ -663,6 +1002,71 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.expect = expect_domain_alloc,
 		.done = done_domain_alloc,
 	},
+	{
+		.name = "cq_open",
+		.ioc = KFAB_IOC_CQ_OPEN,
+		.min_size = offsetofend(struct kfab_cq_open, __reserved),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT) | O(ENOSPC) |
+			  O(ENOMEM) | O(EBADF),
+		.weight = 3,
+		.gen = gen_cq_open,
+		.expect = expect_cq_open,
+		.done = done_cq_open,
+	},
+	{
+		.name = "cq_drain",
+		.ioc = KFAB_IOC_CQ_DRAIN,
+		.min_size = offsetofend(struct kfab_cq_drain, out_overflow),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT),
+		.weight = 2,
+		.gen = gen_cq_drain,
+		.expect = expect_cq_drain,
+	},
+	{
+		.name = "cq_readerr",
+		.ioc = KFAB_IOC_CQ_READERR,
+		.min_size = offsetofend(struct kfab_cq_readerr, __reserved),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT) | O(EAGAIN) |
+			  O(EFAULT),
+		.weight = 2,
+		.gen = gen_cq_readerr,
+		.expect = expect_cq_readerr,
+	},
+	{
+		.name = "cntr_open",
+		.ioc = KFAB_IOC_CNTR_OPEN,
+		.min_size = offsetofend(struct kfab_cntr_open, out_mmap_size),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT) | O(ENOSPC) |
+			  O(ENOMEM) | O(EBADF),
+		.weight = 2,
+		.gen = gen_cntr_open,
+		.expect = expect_cntr_open,
+		.done = done_cntr_open,
+	},
+	{
+		.name = "cntr_update",
+		.ioc = KFAB_IOC_CNTR_UPDATE,
+		.min_size = offsetofend(struct kfab_cntr_update, out_err),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT),
+		.weight = 2,
+		.gen = gen_cntr_update,
+		.expect = expect_cntr_update,
+	},
+	{
+		.name = "cntr_wait",
+		.ioc = KFAB_IOC_CNTR_WAIT,
+		.min_size = offsetofend(struct kfab_cntr_wait, out_err),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ETIMEDOUT) | O(EINTR),
+		.weight = 1,
+		.gen = gen_cntr_wait,
+		.expect = expect_cntr_wait,
+	},
 #ifdef KFAB_IOC_TEST_FAULT
 	{
 		.name = "test_fault",
@@ -670,11 +1074,26 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.min_size = offsetofend(struct kfab_test_fault, out_remaining),
 		.answers = true,
 		.test_only = true,
+		.private_file = true,
 		.errnos = O(EINVAL),
 		.weight = 1,
 		.gen = gen_test_fault,
 		.expect = expect_test_fault,
 		.done = done_test_fault,
+	},
+#endif
+#ifdef KFAB_IOC_TEST_CQ_POST
+	{
+		.name = "test_cq_post",
+		.ioc = KFAB_IOC_TEST_CQ_POST,
+		.min_size = offsetofend(struct kfab_test_cq_post, out_overflowed),
+		.answers = true,
+		.test_only = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT) | O(EFAULT) |
+			  O(ENOSPC) | O(ENOMEM),
+		.weight = 3,
+		.gen = gen_test_cq_post,
+		.expect = expect_test_cq_post,
 	},
 #endif
 };
@@ -712,6 +1131,7 @@ struct fuzz_mmap {
 	off_t off;
 	int prot;
 	int flags;
+	int fd;		/* the file to map, or -1: any */
 };
 
 struct fuzz_ring {
@@ -720,7 +1140,7 @@ struct fuzz_ring {
 	void (*scribble)(struct fuzz_thread *t, uint8_t *page, size_t len);
 };
 
-/* Any length, offset, prot and flags: the device has no mmap yet. */
+/* Any length, offset, prot and flags. */
 static void geometry_any(struct fuzz_thread *t, struct fuzz_mmap *m)
 {
 	size_t page = cfg.page;
@@ -809,8 +1229,61 @@ static void scribble_random(struct fuzz_thread *t, uint8_t *page, size_t len)
 		page[i] = (uint8_t)rnd(t);
 }
 
+/* A CQ ring or counter region of the worker's, else anything. */
+static void geometry_region(struct fuzz_thread *t, struct fuzz_mmap *m)
+{
+	struct fuzz_region r = t->proc->regions[rnd_below(t, NR_REGIONS)];
+
+	if (!r.off || chance(t, 1, 10)) {
+		geometry_any(t, m);
+		return;
+	}
+	m->fd = chance(t, 7, 8) ? r.fd : -1;
+	m->off = (off_t)r.off;
+	m->len = r.len;
+	switch (rnd_below(t, 10)) {
+	case 0:
+		m->len += cfg.page;		/* longer than the region */
+		break;
+	case 1:
+		m->len = cfg.page;		/* a prefix */
+		break;
+	case 2:
+		m->off += cfg.page;		/* not a cookie */
+		break;
+	default:
+		break;
+	}
+	m->prot = r.writable || chance(t, 1, 8) ? PROT_READ | PROT_WRITE :
+						  PROT_READ;
+	m->flags = chance(t, 1, 10) ? MAP_PRIVATE : MAP_SHARED;
+	if (chance(t, 1, 5))
+		m->flags |= MAP_POPULATE;
+}
+
+/*
+ * Garbage for a consumer page: indices far out of range, near the edges
+ * of u32 arithmetic, armed words of every kind.
+ */
+static void scribble_indices(struct fuzz_thread *t, uint8_t *page, size_t len)
+{
+	static const uint32_t edge[] = { 0, 1, 0x7fffffff, 0x80000000,
+					 0xfffffffe, 0xffffffff, 65536, 65537 };
+	size_t i;
+
+	scribble_random(t, page, len);
+	for (i = 0; i + 4 <= len && i < 256; i += 4) {
+		uint32_t v = chance(t, 1, 2) ? edge[rnd_below(t, ARRAY_SIZE(edge))] :
+					       (uint32_t)rnd(t);
+
+		memcpy(page + i, &v, 4);
+	}
+}
+
 static const struct fuzz_ring fuzz_rings[] = {
 	{ .name = "any", .geometry = geometry_any, .scribble = scribble_random },
+	{ .name = "region", .geometry = geometry_region,
+	  .scribble = scribble_indices },
 };
 
 /* Failures and logging */
@@ -1312,7 +1785,7 @@ static void act_command(struct fuzz_thread *t, const struct fuzz_cmd *c)
 		op.cmd = (c->ioc & ~((unsigned long)_IOC_SIZEMASK << _IOC_SIZESHIFT)) |
 			 (unsigned long)rnd_below(t, _IOC_SIZEMASK + 1) << _IOC_SIZESHIFT;
 
-	private = c->test_only && (cfg.features & KFAB_FEATURE_TEST);
+	private = c->private_file && (cfg.features & KFAB_FEATURE_TEST);
 	if (private) {
 		op.fd = open_private(t);
 		if (op.fd < 0)
@@ -1323,7 +1796,7 @@ static void act_command(struct fuzz_thread *t, const struct fuzz_cmd *c)
 	}
 	if (bad_fd)
 		op.expect = O(EBADF);
-	else if (c->test_only && !private)
+	else if (c->test_only && !(cfg.features & KFAB_FEATURE_TEST))
 		op.expect = O(ENOTTY);	/* a production module */
 	else
 		op.expect = expect_struct(c, s, op.size, readable, writable, handler) |
@@ -1580,7 +2053,7 @@ static void act_mmap(struct fuzz_thread *t)
 	const struct fuzz_ring *r = &fuzz_rings[rnd_below(t, ARRAY_SIZE(fuzz_rings))];
 	struct fuzz_op op = { .kind = K_MMAP };
 	struct fuzz_map *m = NULL;
-	struct fuzz_mmap g = { 0 };
+	struct fuzz_mmap g = { .fd = -1 };
 	unsigned int i;
 	bool bad_fd;
 	void *addr;
@@ -1596,6 +2069,11 @@ static void act_mmap(struct fuzz_thread *t)
 	}
 	r->geometry(t, &g);
 	op.fd = pick_fd(t, &bad_fd);
+	if (g.fd >= 0) {
+		/* The file that offered the region, if it is still open. */
+		op.fd = g.fd;
+		bad_fd = false;
+	}
 	op.len = g.len;
 	op.off = g.off;
 	op.cmd = (uint64_t)(unsigned int)g.prot << 32 | (unsigned int)g.flags;

@@ -576,6 +576,8 @@ TEST_F(fabric, ops_tables_fully_populated)
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT };
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *cntr;
+	struct fid_cq *cq;
 	struct fi_poll_attr poll_attr = { 0 };
 	struct fi_atomic_attr atomic_attr;
 	struct fi_collective_attr coll_attr;
@@ -677,8 +679,6 @@ TEST_F(fabric, ops_tables_fully_populated)
 					   (struct fid_ep **)&out, 0, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,
 					     (struct fid_ep **)&out, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(domain, &cntr_attr,
-					   (struct fid_cntr **)&out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_poll_open(domain, &poll_attr,
 					   (struct fid_poll **)&out));
 	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
@@ -706,6 +706,32 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_ENOSYS, fi_set_ops(&domain->fid, "kfab_none", 0, NULL,
 					 NULL));
 	EXPECT_EQ(NULL, out);
+
+	/* CQs and counters exist: their tables are full too. */
+	ASSERT_EQ(0, fi_cq_open(domain, &cq_attr, &cq, NULL));
+	EXPECT_FI_OPS(cq->fid.ops);
+	EXPECT_EQ(sizeof(struct fi_ops_cq), cq->ops->size);
+	EXPECT_OP(cq->ops, fi_ops_cq, read);
+	EXPECT_OP(cq->ops, fi_ops_cq, readfrom);
+	EXPECT_OP(cq->ops, fi_ops_cq, readerr);
+	EXPECT_OP(cq->ops, fi_ops_cq, sread);
+	EXPECT_OP(cq->ops, fi_ops_cq, sreadfrom);
+	EXPECT_OP(cq->ops, fi_ops_cq, signal);
+	EXPECT_OP(cq->ops, fi_ops_cq, strerror);
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&cq->fid, FI_GETOPSFLAG, NULL));
+	ASSERT_EQ(0, fi_cntr_open(domain, &cntr_attr, &cntr, NULL));
+	EXPECT_FI_OPS(cntr->fid.ops);
+	EXPECT_EQ(sizeof(struct fi_ops_cntr), cntr->ops->size);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, read);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, readerr);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, add);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, set);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, wait);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, adderr);
+	EXPECT_OP(cntr->ops, fi_ops_cntr, seterr);
+	EXPECT_EQ(-FI_EBUSY, fi_close(&domain->fid));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
 
 	EXPECT_EQ(0, fi_close(&domain->fid));
 }

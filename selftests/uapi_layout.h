@@ -116,4 +116,138 @@ KFAB_CHECK_OFF(kfab_test_fault, nth, 8);
 KFAB_CHECK_OFF(kfab_test_fault, out_remaining, 12);
 KFAB_CHECK_CMD(KFAB_IOC_TEST_FAULT, kfab_test_fault);
 
+/* Completion queues and counters: the ring layouts too, though user space
+ * finds them through the offsets CQ_OPEN and CNTR_OPEN return. */
+KFAB_CHECK_SIZE(kfab_cq_entry, 64);
+KFAB_CHECK_OFF(kfab_cq_entry, op_context, 0);
+KFAB_CHECK_OFF(kfab_cq_entry, flags, 8);
+KFAB_CHECK_OFF(kfab_cq_entry, len, 16);
+KFAB_CHECK_OFF(kfab_cq_entry, buf, 24);
+KFAB_CHECK_OFF(kfab_cq_entry, data, 32);
+KFAB_CHECK_OFF(kfab_cq_entry, tag, 40);
+KFAB_CHECK_OFF(kfab_cq_entry, src_addr, 48);
+KFAB_CHECK_OFF(kfab_cq_entry, __reserved, 56);
+
+KFAB_CHECK_SIZE(kfab_cq_ring, 64);
+KFAB_CHECK_OFF(kfab_cq_ring, tail, 0);
+KFAB_CHECK_OFF(kfab_cq_ring, flags, 4);
+KFAB_CHECK_OFF(kfab_cq_ring, overflow, 8);
+KFAB_CHECK_OFF(kfab_cq_ring, err_count, 12);
+KFAB_CHECK_OFF(kfab_cq_ring, entries, 16);
+KFAB_CHECK_OFF(kfab_cq_ring, mask, 20);
+KFAB_CHECK_OFF(kfab_cq_ring, entry_size, 24);
+KFAB_CHECK_OFF(kfab_cq_ring, __reserved, 28);
+
+KFAB_CHECK_SIZE(kfab_cq_consumer, 64);
+KFAB_CHECK_OFF(kfab_cq_consumer, head, 0);
+KFAB_CHECK_OFF(kfab_cq_consumer, armed, 4);
+KFAB_CHECK_OFF(kfab_cq_consumer, __reserved, 8);
+
+KFAB_CHECK_SIZE(kfab_cq_open, 96);
+KFAB_CHECK_OFF(kfab_cq_open, size, 0);
+KFAB_CHECK_OFF(kfab_cq_open, flags, 4);
+KFAB_CHECK_OFF(kfab_cq_open, domain_id, 8);
+KFAB_CHECK_OFF(kfab_cq_open, entries, 12);
+KFAB_CHECK_OFF(kfab_cq_open, eventfd, 16);
+KFAB_CHECK_OFF(kfab_cq_open, out_cq_id, 20);
+KFAB_CHECK_OFF(kfab_cq_open, out_entries, 24);
+KFAB_CHECK_OFF(kfab_cq_open, out_entry_size, 28);
+KFAB_CHECK_OFF(kfab_cq_open, out_ring_offset, 32);
+KFAB_CHECK_OFF(kfab_cq_open, out_ring_size, 40);
+KFAB_CHECK_OFF(kfab_cq_open, out_cons_offset, 48);
+KFAB_CHECK_OFF(kfab_cq_open, out_cons_size, 56);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_tail, 64);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_flags, 68);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_overflow, 72);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_err_count, 76);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_entries, 80);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_head, 84);
+KFAB_CHECK_OFF(kfab_cq_open, out_off_armed, 88);
+KFAB_CHECK_OFF(kfab_cq_open, __reserved, 92);
+KFAB_CHECK_CMD(KFAB_IOC_CQ_OPEN, kfab_cq_open);
+
+KFAB_CHECK_SIZE(kfab_cq_drain, 16);
+KFAB_CHECK_OFF(kfab_cq_drain, size, 0);
+KFAB_CHECK_OFF(kfab_cq_drain, flags, 4);
+KFAB_CHECK_OFF(kfab_cq_drain, cq_id, 8);
+KFAB_CHECK_OFF(kfab_cq_drain, out_overflow, 12);
+KFAB_CHECK_CMD(KFAB_IOC_CQ_DRAIN, kfab_cq_drain);
+
+KFAB_CHECK_SIZE(kfab_cq_readerr, 112);
+KFAB_CHECK_OFF(kfab_cq_readerr, size, 0);
+KFAB_CHECK_OFF(kfab_cq_readerr, flags, 4);
+KFAB_CHECK_OFF(kfab_cq_readerr, cq_id, 8);
+KFAB_CHECK_OFF(kfab_cq_readerr, err_data_size, 12);
+KFAB_CHECK_OFF(kfab_cq_readerr, err_data, 16);
+KFAB_CHECK_OFF(kfab_cq_readerr, out_entry, 24);
+KFAB_CHECK_OFF(kfab_cq_readerr, out_olen, 88);
+KFAB_CHECK_OFF(kfab_cq_readerr, out_err, 96);
+KFAB_CHECK_OFF(kfab_cq_readerr, out_prov_errno, 100);
+KFAB_CHECK_OFF(kfab_cq_readerr, out_err_data_len, 104);
+KFAB_CHECK_OFF(kfab_cq_readerr, __reserved, 108);
+KFAB_CHECK_CMD(KFAB_IOC_CQ_READERR, kfab_cq_readerr);
+
+KFAB_CHECK_SIZE(kfab_cntr_values, 64);
+KFAB_CHECK_OFF(kfab_cntr_values, seq, 0);
+KFAB_CHECK_OFF(kfab_cntr_values, __reserved, 4);
+KFAB_CHECK_OFF(kfab_cntr_values, value, 8);
+KFAB_CHECK_OFF(kfab_cntr_values, err, 16);
+KFAB_CHECK_OFF(kfab_cntr_values, __reserved2, 24);
+
+KFAB_CHECK_SIZE(kfab_cntr_open, 48);
+KFAB_CHECK_OFF(kfab_cntr_open, size, 0);
+KFAB_CHECK_OFF(kfab_cntr_open, flags, 4);
+KFAB_CHECK_OFF(kfab_cntr_open, domain_id, 8);
+KFAB_CHECK_OFF(kfab_cntr_open, eventfd, 12);
+KFAB_CHECK_OFF(kfab_cntr_open, out_cntr_id, 16);
+KFAB_CHECK_OFF(kfab_cntr_open, out_off_seq, 20);
+KFAB_CHECK_OFF(kfab_cntr_open, out_off_value, 24);
+KFAB_CHECK_OFF(kfab_cntr_open, out_off_err, 28);
+KFAB_CHECK_OFF(kfab_cntr_open, out_mmap_offset, 32);
+KFAB_CHECK_OFF(kfab_cntr_open, out_mmap_size, 40);
+KFAB_CHECK_CMD(KFAB_IOC_CNTR_OPEN, kfab_cntr_open);
+
+KFAB_CHECK_SIZE(kfab_cntr_update, 40);
+KFAB_CHECK_OFF(kfab_cntr_update, size, 0);
+KFAB_CHECK_OFF(kfab_cntr_update, flags, 4);
+KFAB_CHECK_OFF(kfab_cntr_update, cntr_id, 8);
+KFAB_CHECK_OFF(kfab_cntr_update, op, 12);
+KFAB_CHECK_OFF(kfab_cntr_update, value, 16);
+KFAB_CHECK_OFF(kfab_cntr_update, out_value, 24);
+KFAB_CHECK_OFF(kfab_cntr_update, out_err, 32);
+KFAB_CHECK_CMD(KFAB_IOC_CNTR_UPDATE, kfab_cntr_update);
+
+KFAB_CHECK_SIZE(kfab_cntr_wait, 48);
+KFAB_CHECK_OFF(kfab_cntr_wait, size, 0);
+KFAB_CHECK_OFF(kfab_cntr_wait, flags, 4);
+KFAB_CHECK_OFF(kfab_cntr_wait, cntr_id, 8);
+KFAB_CHECK_OFF(kfab_cntr_wait, timeout_ms, 12);
+KFAB_CHECK_OFF(kfab_cntr_wait, threshold, 16);
+KFAB_CHECK_OFF(kfab_cntr_wait, err, 24);
+KFAB_CHECK_OFF(kfab_cntr_wait, out_value, 32);
+KFAB_CHECK_OFF(kfab_cntr_wait, out_err, 40);
+KFAB_CHECK_CMD(KFAB_IOC_CNTR_WAIT, kfab_cntr_wait);
+
+KFAB_CHECK_SIZE(kfab_test_cq_post, 112);
+KFAB_CHECK_OFF(kfab_test_cq_post, size, 0);
+KFAB_CHECK_OFF(kfab_test_cq_post, flags, 4);
+KFAB_CHECK_OFF(kfab_test_cq_post, cq_id, 8);
+KFAB_CHECK_OFF(kfab_test_cq_post, cntr_id, 12);
+KFAB_CHECK_OFF(kfab_test_cq_post, count, 16);
+KFAB_CHECK_OFF(kfab_test_cq_post, err, 20);
+KFAB_CHECK_OFF(kfab_test_cq_post, context, 24);
+KFAB_CHECK_OFF(kfab_test_cq_post, entry_flags, 32);
+KFAB_CHECK_OFF(kfab_test_cq_post, len, 40);
+KFAB_CHECK_OFF(kfab_test_cq_post, buf, 48);
+KFAB_CHECK_OFF(kfab_test_cq_post, data, 56);
+KFAB_CHECK_OFF(kfab_test_cq_post, tag, 64);
+KFAB_CHECK_OFF(kfab_test_cq_post, src_addr, 72);
+KFAB_CHECK_OFF(kfab_test_cq_post, olen, 80);
+KFAB_CHECK_OFF(kfab_test_cq_post, prov_errno, 88);
+KFAB_CHECK_OFF(kfab_test_cq_post, err_data_size, 92);
+KFAB_CHECK_OFF(kfab_test_cq_post, err_data, 96);
+KFAB_CHECK_OFF(kfab_test_cq_post, out_posted, 104);
+KFAB_CHECK_OFF(kfab_test_cq_post, out_overflowed, 108);
+KFAB_CHECK_CMD(KFAB_IOC_TEST_CQ_POST, kfab_test_cq_post);
+
 #endif /* KFAB_UAPI_LAYOUT_H */

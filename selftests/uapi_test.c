@@ -28,6 +28,29 @@ TEST(commands_are_iowr_with_the_kfab_type)
 	}
 }
 
+TEST(cq_and_counter_commands_are_iowr_in_their_ranges)
+{
+	static const unsigned long cmds[] = {
+		KFAB_IOC_CQ_OPEN, KFAB_IOC_CQ_DRAIN, KFAB_IOC_CQ_READERR,
+		KFAB_IOC_CNTR_OPEN, KFAB_IOC_CNTR_UPDATE, KFAB_IOC_CNTR_WAIT,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		EXPECT_EQ(KFAB_TYPE, _IOC_TYPE(cmds[i]));
+		EXPECT_EQ(_IOC_READ | _IOC_WRITE, _IOC_DIR(cmds[i]));
+		EXPECT_LE(0x20, _IOC_NR(cmds[i]));
+		EXPECT_GE(0x2f, _IOC_NR(cmds[i]));
+		EXPECT_EQ(0, _IOC_SIZE(cmds[i]) % sizeof(uint64_t));
+	}
+	EXPECT_GE(0x27, _IOC_NR(KFAB_IOC_CQ_READERR));
+	EXPECT_LE(0x28, _IOC_NR(KFAB_IOC_CNTR_OPEN));
+	EXPECT_EQ(KFAB_CMD_TEST_BASE + 1, _IOC_NR(KFAB_IOC_TEST_CQ_POST));
+	/* A ring slot and the ring words stay cache-line sized. */
+	EXPECT_EQ(64, sizeof(struct kfab_cq_entry));
+	EXPECT_EQ(64, sizeof(struct kfab_cq_ring));
+}
+
 TEST(test_commands_do_not_collide_with_production_ones)
 {
 	EXPECT_LT(KFAB_CMD_DOMAIN_ALLOC, KFAB_CMD_TEST_BASE);

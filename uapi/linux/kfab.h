@@ -17,8 +17,8 @@
  *  - User pointers travel as __u64; every struct is naturally aligned with
  *    explicit padding ("__reserved" members, which must be zero on input).
  *  - Unknown commands get -ENOTTY; unknown flags get -EOPNOTSUPP.
- *  - Objects (domains, AVs; CQs, endpoints later) live in the file
- *    context that created them and are named by a __u32 id, never 0.
+ *  - Objects (domains, AVs, CQs, counters; endpoints later) live in the
+ *    file context that created them and are named by a __u32 id, never 0.
  *    KFAB_IOC_DESTROY destroys any of them; closing the file destroys all.
  */
 #ifndef _UAPI_LINUX_KFAB_H
@@ -43,9 +43,16 @@ enum kfab_cmd_nr {
 	KFAB_CMD_AV_REMOVE = 0x12,
 	KFAB_CMD_AV_UNLINK = 0x13,
 	/* Completion queues: 0x20-0x27; counters: 0x28-0x2f */
+	KFAB_CMD_CQ_OPEN = 0x20,
+	KFAB_CMD_CQ_DRAIN = 0x21,
+	KFAB_CMD_CQ_READERR = 0x22,
+	KFAB_CMD_CNTR_OPEN = 0x28,
+	KFAB_CMD_CNTR_UPDATE = 0x29,
+	KFAB_CMD_CNTR_WAIT = 0x2a,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
+	KFAB_CMD_TEST_CQ_POST = KFAB_CMD_TEST_BASE + 1,
 };
 
 /* Bits of kfab_query.features */
@@ -374,6 +381,380 @@ struct kfab_av_header {
 };
 
 /*
+ * Completion queues (Documentation/cq.rst has the long form).
+ *
+ * A CQ is a ring of struct kfab_cq_entry that the kernel produces and user
+ * space consumes without a system call, in two regions user space maps
+ * with mmap() on its /dev/kfab file:
+ *
+ *  - the ring region (out_ring_offset), read-only for user space: the
+ *    header fields below and the entries, written by the kernel alone;
+ *  - the consumer region (out_cons_offset), read-write: the consumer index
+ *    and the "armed" word, written by user space alone.
+ *
+ * Where each field lives is told by the out_off_* members of struct
+ * kfab_cq_open (byte offsets into the region named), never by the structs
+ * below, which only show the kernel's current choice.  So the layout can
+ * change without breaking the ABI.
+ *
+ * Indices are free-running __u32 counters; slot i is entries[i & mask].
+ * The ring holds tail - head entries (unsigned arithmetic), never more
+ * than @entries.
+ *
+ *   tail   written by the kernel only, read by user space
+ *   head   written by user space only, read by the kernel
+ *
+ * Memory ordering - the one place it is written down.  Each barrier on
+ * one side pairs with the one on the same line on the other:
+ *
+ *   kernel (producer)                    user space (consumer)
+ *   -----------------                    ---------------------
+ *   (P1) h = smp_load_acquire(head)      (C3) copy the entries out, then
+ *        before writing a slot that          smp_store_release(head, h)
+ *        head may still be reading
+ *   (P2) write entries[tail & mask],     (C1) t = smp_load_acquire(tail),
+ *        then smp_store_release(tail)         then read entries before t
+ *   (P3) after publishing (tail, the     (C2) store armed = 1, smp_mb(),
+ *        overflow and err_count words),       then re-read tail, overflow
+ *        smp_mb(), then read armed:           and err_count; sleep on the
+ *        non-zero = signal the eventfd        eventfd only if all say empty
+ *
+ * (P1)/(C3): the kernel never overwrites a slot before user space has
+ * copied it.  (P2)/(C1): user space never sees a slot before its contents.
+ * (P3)/(C2) is a Dekker pair (as io_uring's NEED_WAKEUP): either user
+ * space sees the new entry, or the kernel sees armed and signals; a wakeup
+ * is never lost.  The kernel never clears armed; user space does when no
+ * thread waits any more.
+ *
+ * What the kernel does with what user space can write: it keeps its own
+ * copy of tail and never reads it back from the ring; it reads head once
+ * per post or drain, and if tail - head > entries (a value no correct
+ * consumer writes) it treats the ring as full, so completions wait in the
+ * overflow list (and the post fails with -ENOSPC once that is full too).
+ * armed is a boolean: any non-zero value means armed.  Slots are indexed
+ * with the kernel's tail and mask only.  A process that scribbles over its
+ * consumer region can only lose or repeat its own completions.
+ *
+ * Overflow: a completion that finds the ring full goes to a list in the
+ * kernel (at most 16 times the ring's entries, at least 1024) and is moved
+ * into the ring, in order, as soon as space appears: on the next post and
+ * on KFAB_IOC_CQ_DRAIN, which libshim calls when it finds the ring empty
+ * and @overflow non-zero.  Error completions never enter the ring: they
+ * wait in a list of their own (same bound), @err_count tells how many, and
+ * KFAB_IOC_CQ_READERR takes them one at a time.
+ */
+
+/* kfab_cq_entry.src_addr when the source is not known (FI_ADDR_NOTAVAIL) */
+#define KFAB_CQ_ADDR_NOTAVAIL	(~0ULL)
+/* Largest CQ in entries, and the default one */
+#define KFAB_CQ_MAX_ENTRIES	65536
+#define KFAB_CQ_DEFAULT_ENTRIES	1024
+/* Bytes of provider error data an error completion carries at most */
+#define KFAB_CQ_ERR_DATA_MAX	64
+
+/**
+ * struct kfab_cq_entry - one completion, as the kernel writes it
+ * @op_context: the operation's context
+ * @flags: FI_* completion flags (FI_SEND, FI_RECV, FI_REMOTE_CQ_DATA...)
+ * @len: bytes received
+ * @buf: where they were placed (multi-receive)
+ * @data: remote CQ data
+ * @tag: the tag of a tagged message
+ * @src_addr: the source fi_addr_t, or KFAB_CQ_ADDR_NOTAVAIL
+ * @__reserved: zero
+ */
+struct kfab_cq_entry {
+	__u64 op_context;
+	__u64 flags;
+	__u64 len;
+	__u64 buf;
+	__u64 data;
+	__u64 tag;
+	__u64 src_addr;
+	__u64 __reserved;
+};
+
+/* Bits of the ring's flags word */
+enum kfab_cq_ring_flags {
+	/* The overflow list is not empty: KFAB_IOC_CQ_DRAIN will fill the ring. */
+	KFAB_CQ_RING_OVERFLOW = 1 << 0,
+};
+
+/**
+ * struct kfab_cq_ring - the kernel's layout of the start of the ring region
+ * @tail: producer index (see above)
+ * @flags: KFAB_CQ_RING_* bits
+ * @overflow: completions waiting in the overflow list
+ * @err_count: error completions waiting for KFAB_IOC_CQ_READERR
+ * @entries: slots in the ring, a power of two
+ * @mask: @entries - 1
+ * @entry_size: bytes from one slot to the next
+ * @__reserved: zero
+ *
+ * The entries follow at out_off_entries.
+ */
+struct kfab_cq_ring {
+	__u32 tail;
+	__u32 flags;
+	__u32 overflow;
+	__u32 err_count;
+	__u32 entries;
+	__u32 mask;
+	__u32 entry_size;
+	__u32 __reserved[9];
+};
+
+/**
+ * struct kfab_cq_consumer - the kernel's layout of the consumer region
+ * @head: consumer index (see above)
+ * @armed: non-zero: signal the CQ's eventfd on every new completion
+ * @__reserved: ignored
+ */
+struct kfab_cq_consumer {
+	__u32 head;
+	__u32 armed;
+	__u32 __reserved[14];
+};
+
+/* Bits of kfab_cq_open.flags */
+enum kfab_cq_open_flags {
+	/* @eventfd is an eventfd to signal while the CQ is armed */
+	KFAB_CQ_OPEN_EVENTFD = 1 << 0,
+};
+
+/**
+ * struct kfab_cq_open - KFAB_IOC_CQ_OPEN: create a completion queue
+ * @size: sizeof(struct kfab_cq_open)
+ * @flags: KFAB_CQ_OPEN_* bits
+ * @domain_id: the parent domain, of this file
+ * @entries: slots wanted, 0 for KFAB_CQ_DEFAULT_ENTRIES; rounded up to a
+ *	power of two; above KFAB_CQ_MAX_ENTRIES is -EINVAL
+ * @eventfd: with KFAB_CQ_OPEN_EVENTFD, an eventfd of the caller (-EBADF
+ *	or -EINVAL if it is none); must be 0 otherwise
+ * @out_cq_id: out: id of the CQ
+ * @out_entries: out: slots in the ring
+ * @out_entry_size: out: bytes from one slot to the next
+ * @out_ring_offset: out: mmap() offset of the ring region (read-only)
+ * @out_ring_size: out: its size in bytes
+ * @out_cons_offset: out: mmap() offset of the consumer region (read-write)
+ * @out_cons_size: out: its size in bytes
+ * @out_off_tail: out: offset of the tail word in the ring region
+ * @out_off_flags: out: offset of the flags word in the ring region
+ * @out_off_overflow: out: offset of the overflow count in the ring region
+ * @out_off_err_count: out: offset of the error count in the ring region
+ * @out_off_entries: out: offset of the first slot in the ring region
+ * @out_off_head: out: offset of the head word in the consumer region
+ * @out_off_armed: out: offset of the armed word in the consumer region
+ * @__reserved: must be 0
+ *
+ * Both regions must be mapped MAP_SHARED; the ring region only without
+ * PROT_WRITE (-EPERM).  The CQ holds a reference on its domain.
+ */
+struct kfab_cq_open {
+	__u32 size;
+	__u32 flags;
+	__u32 domain_id;
+	__u32 entries;
+	__s32 eventfd;
+	__u32 out_cq_id;
+	__u32 out_entries;
+	__u32 out_entry_size;
+	__u64 out_ring_offset;
+	__u64 out_ring_size;
+	__u64 out_cons_offset;
+	__u64 out_cons_size;
+	__u32 out_off_tail;
+	__u32 out_off_flags;
+	__u32 out_off_overflow;
+	__u32 out_off_err_count;
+	__u32 out_off_entries;
+	__u32 out_off_head;
+	__u32 out_off_armed;
+	__u32 __reserved;
+};
+
+#define KFAB_IOC_CQ_OPEN _IOWR(KFAB_TYPE, KFAB_CMD_CQ_OPEN, struct kfab_cq_open)
+
+/**
+ * struct kfab_cq_drain - KFAB_IOC_CQ_DRAIN: move overflowed completions in
+ * @size: sizeof(struct kfab_cq_drain)
+ * @flags: must be 0
+ * @cq_id: the CQ
+ * @out_overflow: out: completions still in the overflow list (the ring is
+ *	full, or user space's head is corrupt)
+ */
+struct kfab_cq_drain {
+	__u32 size;
+	__u32 flags;
+	__u32 cq_id;
+	__u32 out_overflow;
+};
+
+#define KFAB_IOC_CQ_DRAIN \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CQ_DRAIN, struct kfab_cq_drain)
+
+/**
+ * struct kfab_cq_readerr - KFAB_IOC_CQ_READERR: take the oldest error
+ * @size: sizeof(struct kfab_cq_readerr)
+ * @flags: must be 0
+ * @cq_id: the CQ
+ * @err_data_size: in: bytes the buffer at @err_data holds (0: none);
+ *	out: bytes copied there
+ * @err_data: user pointer for the error data, or 0
+ * @out_entry: out: the completion fields of the failed operation
+ * @out_olen: out: bytes that did not fit (truncation)
+ * @out_err: out: positive errno of the failure
+ * @out_prov_errno: out: provider-specific error
+ * @out_err_data_len: out: bytes of error data the completion carries (more
+ *	than @err_data_size when the buffer was short: the rest is dropped)
+ * @__reserved: must be 0
+ *
+ * -EAGAIN when no error completion waits.  When an answer cannot be
+ * copied out (-EFAULT), the error completion stays queued.
+ */
+struct kfab_cq_readerr {
+	__u32 size;
+	__u32 flags;
+	__u32 cq_id;
+	__u32 err_data_size;
+	__u64 err_data;
+	struct kfab_cq_entry out_entry;
+	__u64 out_olen;
+	__s32 out_err;
+	__s32 out_prov_errno;
+	__u32 out_err_data_len;
+	__u32 __reserved;
+};
+
+#define KFAB_IOC_CQ_READERR \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CQ_READERR, struct kfab_cq_readerr)
+
+/*
+ * Counters.  A counter is a success value and an error value, which user
+ * space reads from a read-only mapping without a system call (struct
+ * kfab_cntr_values, at the out_off_* offsets).  The kernel changes them as
+ * a seqcount writer: @seq odd while it writes, even and one higher after.
+ * A reader loads @seq with acquire semantics, retries while it is odd,
+ * reads the values, issues a read barrier (smp_rmb) and retries if @seq
+ * changed.  With KFAB_CNTR_OPEN_EVENTFD the kernel signals the eventfd
+ * after every change (no arming: counters change rarely), after the
+ * closing @seq store, for callers that poll it (FI_WAIT_FD); one that
+ * resets the eventfd before it reads the values never sleeps through a
+ * change.  Threads that block in fi_cntr_wait() use KFAB_IOC_CNTR_WAIT.
+ */
+enum kfab_cntr_open_flags {
+	KFAB_CNTR_OPEN_EVENTFD = 1 << 0,
+};
+
+/**
+ * struct kfab_cntr_values - the kernel's layout of a counter's mapping
+ * @seq: seqcount, see above
+ * @__reserved: zero
+ * @value: operations completed
+ * @err: operations failed
+ * @__reserved2: zero
+ */
+struct kfab_cntr_values {
+	__u32 seq;
+	__u32 __reserved;
+	__u64 value;
+	__u64 err;
+	__u64 __reserved2[5];
+};
+
+/**
+ * struct kfab_cntr_open - KFAB_IOC_CNTR_OPEN: create a counter
+ * @size: sizeof(struct kfab_cntr_open)
+ * @flags: KFAB_CNTR_OPEN_* bits
+ * @domain_id: the parent domain, of this file
+ * @eventfd: with KFAB_CNTR_OPEN_EVENTFD, an eventfd of the caller; must be
+ *	0 otherwise
+ * @out_cntr_id: out: id of the counter
+ * @out_off_seq: out: offset of the seqcount in the mapping
+ * @out_off_value: out: offset of the success value (__u64)
+ * @out_off_err: out: offset of the error value (__u64)
+ * @out_mmap_offset: out: mmap() offset of the values (read-only)
+ * @out_mmap_size: out: bytes to map
+ */
+struct kfab_cntr_open {
+	__u32 size;
+	__u32 flags;
+	__u32 domain_id;
+	__s32 eventfd;
+	__u32 out_cntr_id;
+	__u32 out_off_seq;
+	__u32 out_off_value;
+	__u32 out_off_err;
+	__u64 out_mmap_offset;
+	__u64 out_mmap_size;
+};
+
+#define KFAB_IOC_CNTR_OPEN \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_OPEN, struct kfab_cntr_open)
+
+/* kfab_cntr_update.op */
+enum kfab_cntr_op {
+	KFAB_CNTR_ADD = 0,	/* value += @value (fi_cntr_add) */
+	KFAB_CNTR_SET = 1,	/* value = @value (fi_cntr_set) */
+	KFAB_CNTR_ADD_ERR = 2,	/* err += @value (fi_cntr_adderr) */
+	KFAB_CNTR_SET_ERR = 3,	/* err = @value (fi_cntr_seterr) */
+	KFAB_CNTR_OP_MAX,
+};
+
+/**
+ * struct kfab_cntr_update - KFAB_IOC_CNTR_UPDATE: change a counter
+ * @size: sizeof(struct kfab_cntr_update)
+ * @flags: must be 0
+ * @cntr_id: the counter
+ * @op: a KFAB_CNTR_* operation (-EINVAL otherwise)
+ * @value: the operand; additions wrap modulo 2^64
+ * @out_value: out: the success value after the update
+ * @out_err: out: the error value after the update
+ */
+struct kfab_cntr_update {
+	__u32 size;
+	__u32 flags;
+	__u32 cntr_id;
+	__u32 op;
+	__u64 value;
+	__u64 out_value;
+	__u64 out_err;
+};
+
+#define KFAB_IOC_CNTR_UPDATE \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_UPDATE, struct kfab_cntr_update)
+
+/**
+ * struct kfab_cntr_wait - KFAB_IOC_CNTR_WAIT: sleep until a counter reaches
+ * a threshold or its error value changes
+ * @size: sizeof(struct kfab_cntr_wait)
+ * @flags: must be 0
+ * @cntr_id: the counter
+ * @timeout_ms: most milliseconds to sleep; negative: no limit
+ * @threshold: wake when the success value is at least this
+ * @err: the error value the caller knows: wake when it differs
+ * @out_value: out: the success value at wakeup
+ * @out_err: out: the error value at wakeup
+ *
+ * Returns 0 when either condition holds (the outputs tell which),
+ * -ETIMEDOUT after @timeout_ms, -EINTR on a signal.  Any number of
+ * threads may wait at once; every change wakes them all.
+ */
+struct kfab_cntr_wait {
+	__u32 size;
+	__u32 flags;
+	__u32 cntr_id;
+	__s32 timeout_ms;
+	__u64 threshold;
+	__u64 err;
+	__u64 out_value;
+	__u64 out_err;
+};
+
+#define KFAB_IOC_CNTR_WAIT \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_WAIT, struct kfab_cntr_wait)
+
+/*
  * Test-only commands.  They exist only in a module built with
  * CONFIG_KFAB_TEST (KFAB_FEATURE_TEST); a production module answers -ENOTTY.
  */
@@ -409,5 +790,63 @@ struct kfab_test_fault {
 
 #define KFAB_IOC_TEST_FAULT \
 	_IOWR(KFAB_TYPE, KFAB_CMD_TEST_FAULT, struct kfab_test_fault)
+
+/* Bits of kfab_test_cq_post.flags */
+enum kfab_test_cq_post_flags {
+	/* Post error completions, and bump the counter's error value. */
+	KFAB_TEST_POST_ERROR = 1 << 0,
+};
+
+/* Most completions one KFAB_IOC_TEST_CQ_POST posts (-EINVAL above) */
+#define KFAB_TEST_POST_MAX	0x100000U
+
+/**
+ * struct kfab_test_cq_post - KFAB_IOC_TEST_CQ_POST: the kernel posts
+ * completions into a CQ and bumps a counter, as an endpoint would
+ * @size: sizeof(struct kfab_test_cq_post)
+ * @flags: KFAB_TEST_POST_* bits
+ * @cq_id: the CQ to post into, 0 for none
+ * @cntr_id: the counter to add @count to (or its error value), 0 for none
+ * @count: completions to post, 0 to KFAB_TEST_POST_MAX
+ * @err: errors: the positive errno they carry
+ * @context: op_context of the first completion; the nth gets @context + n
+ * @entry_flags: the completions' flags
+ * @len: their len
+ * @buf: their buf
+ * @data: their data
+ * @tag: their tag
+ * @src_addr: their source address
+ * @olen: errors: their olen
+ * @prov_errno: errors: their prov_errno
+ * @err_data_size: errors: bytes of error data, up to KFAB_CQ_ERR_DATA_MAX
+ * @err_data: errors: user pointer to the error data
+ * @out_posted: out: completions queued (ring or overflow list); fewer than
+ *	@count when the overflow list filled up (-ENOSPC if none)
+ * @out_overflowed: out: how many of them went to the overflow list
+ */
+struct kfab_test_cq_post {
+	__u32 size;
+	__u32 flags;
+	__u32 cq_id;
+	__u32 cntr_id;
+	__u32 count;
+	__s32 err;
+	__u64 context;
+	__u64 entry_flags;
+	__u64 len;
+	__u64 buf;
+	__u64 data;
+	__u64 tag;
+	__u64 src_addr;
+	__u64 olen;
+	__s32 prov_errno;
+	__u32 err_data_size;
+	__u64 err_data;
+	__u32 out_posted;
+	__u32 out_overflowed;
+};
+
+#define KFAB_IOC_TEST_CQ_POST \
+	_IOWR(KFAB_TYPE, KFAB_CMD_TEST_CQ_POST, struct kfab_test_cq_post)
 
 #endif /* _UAPI_LINUX_KFAB_H */

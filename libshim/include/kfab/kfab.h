@@ -79,6 +79,37 @@ static inline int kfab_query(struct fid_fabric *fabric,
  * this.  The EQ's size and FI_WRITE rules apply as for any fi_eq_write().
  */
 #define KFAB_EQ_WRITE_ERR	(1ULL << 62)
+/**
+ * struct kfab_kernel_handle - the kernel object behind a kfab fid
+ * @fd: the /dev/kfab file the object lives in (the fabric's; do not close)
+ * @id: the object's id in that file (<linux/kfab.h>)
+ */
+struct kfab_kernel_handle {
+	int fd;
+	uint32_t id;
+};
+
+/* fi_get_val() name on a kfab CQ or counter: val is a struct kfab_kernel_handle *. */
+#define KFAB_FID_KERNEL_HANDLE	((int)(FI_PROV_SPECIFIC | 0x4b460002U))
+
+/**
+ * kfab_kernel_handle() - the kernel file and id of a kfab CQ or counter
+ * @fid: the CQ's or counter's fid
+ * @handle: filled in on success
+ *
+ * For tools and tests that talk to the module directly (the test-only
+ * KFAB_IOC_TEST_CQ_POST, debugfs).
+ *
+ * Return: 0, -FI_EINVAL for a NULL @handle, or the error of a fid that
+ * is not kfab's (normally -FI_ENOSYS).
+ */
+static inline int kfab_kernel_handle(struct fid *fid,
+				     struct kfab_kernel_handle *handle)
+{
+	if (!handle)
+		return -FI_EINVAL;
+	return fi_get_val(fid, KFAB_FID_KERNEL_HANDLE, handle);
+}
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: fid_cntr.  A counter is a kernel counter (KFAB_IOC_CNTR_OPEN)
+ * whose values are mapped read-only into the process: fi_cntr_read() and
+ * fi_cntr_readerr() read them under the kernel's seqcount (the protocol is
+ * in uapi/linux/kfab.h) without a system call.  Changes go through
+ * KFAB_IOC_CNTR_UPDATE; fi_cntr_wait() sleeps in KFAB_IOC_CNTR_WAIT, which
+ * wakes every waiter on every change.  With FI_WAIT_FD the kernel also
+ * signals an eventfd on every change, for applications that poll it.
+ * FI_WAIT_NONE and FI_WAIT_YIELD counters wait by yielding the CPU.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "internal.h"
+
+/**
+ * struct kfab_cntr - a fid_cntr
+ * @cntr_fid: what libfabric sees
+ * @domain: the parent
+ * @fd: the fabric's device file
+ * @id: the kernel's id of the counter
+ * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC or FI_WAIT_YIELD
+ * @efd: the eventfd (FI_WAIT_FD), else -1
+ * @map: the mapped values (read-only), @map_len bytes
+ * @seq: the kernel's seqcount, in @map
+ * @value: the success value, in @map
+ * @err: the error value, in @map
+ */
+struct kfab_cntr {
+	struct fid_cntr cntr_fid;
+	struct kfab_domain *domain;
+	int fd;
+	uint32_t id;
+	enum fi_wait_obj wait_obj;
+	int efd;
+	void *map;
+	size_t map_len;
+	const uint32_t *seq;
+	const uint64_t *value;
+	const uint64_t *err;
+};
+
+static inline struct kfab_cntr *to_kfab_cntr(struct fid_cntr *cntr)
+{
+	return container_of(cntr, struct kfab_cntr, cntr_fid);
+}
+
+/* Both values at one instant: a seqcount reader. */
+static void kfab_cntr_values(struct kfab_cntr *cntr, uint64_t *value,
+			     uint64_t *err)
+{
+	uint32_t seq;
+
+	for (;;) {
+		/* Pairs with the kernel's release of the closing seq. */
+		seq = kfab_load_acquire(cntr->seq);
+		if (seq & 1) {
+			sched_yield();
+			continue;
+		}
+		*value = kfab_read_once(cntr->value);
+		*err = kfab_read_once(cntr->err);
+		/* Pairs with the kernel's smp_wmb() after the opening seq. */
+		kfab_smp_rmb();
+		if (kfab_read_once(cntr->seq) == seq)
+			return;
+	}
+}
+
+static uint64_t kfab_cntr_read(struct fid_cntr *cntr_fid)
+{
+	uint64_t value, err;
+
+	kfab_cntr_values(to_kfab_cntr(cntr_fid), &value, &err);
+	return value;
+}
+
+static uint64_t kfab_cntr_readerr(struct fid_cntr *cntr_fid)
+{
+	uint64_t value, err;
+
+	kfab_cntr_values(to_kfab_cntr(cntr_fid), &value, &err);
+	return err;
+}
+
+static int kfab_cntr_op(struct fid_cntr *cntr_fid, uint32_t op, uint64_t value)
+{
+	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
+
+	return kfab_dev_cntr_update(cntr->fd, cntr->id, op, value);
+}
+
+static int kfab_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return kfab_cntr_op(cntr_fid, KFAB_CNTR_ADD, value);
+}
+
+static int kfab_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return kfab_cntr_op(cntr_fid, KFAB_CNTR_SET, value);
+}
+
+static int kfab_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return kfab_cntr_op(cntr_fid, KFAB_CNTR_ADD_ERR, value);
+}
+
+static int kfab_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
+{
+	return kfab_cntr_op(cntr_fid, KFAB_CNTR_SET_ERR, value);
+}
+
+/*
+ * fi_cntr_wait(): 0 once the value reaches @threshold, -FI_EAVAIL when the
+ * error value changes meanwhile, -FI_ETIMEDOUT when @timeout ms pass.
+ */
+static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
+			  int timeout)
+{
+	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
+	uint64_t value, err, err0;
+	struct timespec start;
+	int left, ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	kfab_cntr_values(cntr, &value, &err0);
+	for (;;) {
+		kfab_cntr_values(cntr, &value, &err);
+		if (value >= threshold)
+			return 0;
+		if (err != err0)
+			return -FI_EAVAIL;
+		left = kfab_timeout_left(timeout, &start);
+		if (!left)
+			return -FI_ETIMEDOUT;
+		if (cntr->wait_obj == FI_WAIT_NONE ||
+		    cntr->wait_obj == FI_WAIT_YIELD) {
+			sched_yield();
+			continue;
+		}
+		ret = kfab_dev_cntr_wait(cntr->fd, cntr->id, threshold, err0,
+					 left);
+		if (ret && ret != -EINTR && ret != -ETIMEDOUT)
+			return ret;
+		/* Woken, interrupted or timed out: the loop looks again. */
+	}
+}
+
+static int kfab_cntr_control(struct fid *fid, int command, void *arg)
+{
+	struct kfab_cntr *cntr =
+		container_of(fid, struct kfab_cntr, cntr_fid.fid);
+
+	switch (command) {
+	case KFAB_CTRL_TRYWAIT:
+		/*
+		 * Every change signals the fd: once it is reset, the
+		 * caller may block on it and wakes on the next change.
+		 */
+		if (cntr->efd < 0)
+			return -FI_ENOSYS;
+		kfab_eventfd_reset(cntr->efd);
+		return 0;
+	case FI_GETWAIT:
+		if (!arg)
+			return -FI_EINVAL;
+		if (cntr->efd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = cntr->efd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = cntr->wait_obj;
+		return 0;
+	case FI_GET_VAL:
+		return kfab_get_kernel_handle(arg, cntr->fd, cntr->id);
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static void kfab_cntr_free(struct kfab_cntr *cntr)
+{
+	if (cntr->map)
+		munmap(cntr->map, cntr->map_len);
+	if (cntr->efd >= 0)
+		close(cntr->efd);
+	free(cntr);
+}
+
+static int kfab_cntr_close(struct fid *fid)
+{
+	struct kfab_cntr *cntr =
+		container_of(fid, struct kfab_cntr, cntr_fid.fid);
+	int ret;
+
+	ret = kfab_dev_destroy(cntr->fd, cntr->id);
+	if (ret) {
+		KFAB_WARN(CNTR, "cntr %u: KFAB_IOC_DESTROY: %s\n", cntr->id,
+			  fi_strerror(-ret));
+		return ret;
+	}
+	kfab_cntr_free(cntr);
+	return 0;
+}
+
+static const struct fi_ops kfab_cntr_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_cntr_close,
+	.bind = kfab_no_bind,
+	.control = kfab_cntr_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static const struct fi_ops_cntr kfab_cntr_ops = {
+	.size = sizeof(struct fi_ops_cntr),
+	.read = kfab_cntr_read,
+	.readerr = kfab_cntr_readerr,
+	.add = kfab_cntr_add,
+	.set = kfab_cntr_set,
+	.wait = kfab_cntr_wait,
+	.adderr = kfab_cntr_adderr,
+	.seterr = kfab_cntr_seterr,
+};
+
+static int kfab_cntr_check_attr(const struct fi_cntr_attr *attr)
+{
+	if (attr->flags)
+		return -FI_EBADFLAGS;
+	if (attr->events != FI_CNTR_EVENTS_COMP)
+		return -FI_ENOSYS;
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+	case FI_WAIT_YIELD:
+		return 0;
+	case FI_WAIT_SET:
+	case FI_WAIT_MUTEX_COND:
+		return -FI_ENOSYS;
+	default:
+		return -FI_EINVAL;
+	}
+}
+
+/**
+ * kfab_cntr_open() - struct fi_ops_domain.cntr_open: fi_cntr_open() for kfab
+ * @domain: a kfab domain
+ * @attr: the attributes, or NULL for the defaults: events
+ *	FI_CNTR_EVENTS_COMP; wait objects NONE, UNSPEC, FD, YIELD; no flags
+ * @cntr_fid: out: the new counter
+ * @context: the application's context for the fid
+ *
+ * Return: 0; -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOSYS (other events, wait
+ * sets, mutex/cond), -FI_ENOMEM, or the kernel's -errno.
+ */
+int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+		   struct fid_cntr **cntr_fid, void *context)
+{
+	static const struct fi_cntr_attr defaults = {
+		.events = FI_CNTR_EVENTS_COMP,
+		.wait_obj = FI_WAIT_NONE,
+	};
+	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct kfab_cntr_open cmd = { 0 };
+	struct kfab_cntr *cntr;
+	int ret;
+
+	if (!cntr_fid)
+		return -FI_EINVAL;
+	if (!attr)
+		attr = (struct fi_cntr_attr *)&defaults;
+	ret = kfab_cntr_check_attr(attr);
+	if (ret)
+		return ret;
+
+	cntr = calloc(1, sizeof(*cntr));
+	if (!cntr)
+		return -FI_ENOMEM;
+	cntr->efd = -1;
+	cntr->domain = dom;
+	cntr->fd = dom->fabric->fd;
+	cntr->wait_obj = attr->wait_obj;
+	if (attr->wait_obj == FI_WAIT_FD) {
+		cntr->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (cntr->efd < 0) {
+			ret = -errno;
+			goto err_free;
+		}
+		cmd.flags = KFAB_CNTR_OPEN_EVENTFD;
+		cmd.eventfd = cntr->efd;
+	}
+	cmd.domain_id = dom->id;
+	ret = kfab_dev_cntr_open(cntr->fd, &cmd);
+	if (ret) {
+		KFAB_WARN(CNTR, "KFAB_IOC_CNTR_OPEN: %s\n", fi_strerror(-ret));
+		goto err_free;
+	}
+	cntr->id = cmd.out_cntr_id;
+	if (cmd.out_off_seq + sizeof(uint32_t) > cmd.out_mmap_size ||
+	    cmd.out_off_value + sizeof(uint64_t) > cmd.out_mmap_size ||
+	    cmd.out_off_err + sizeof(uint64_t) > cmd.out_mmap_size)
+		ret = -FI_EOTHER;
+	else
+		ret = kfab_dev_mmap(cntr->fd, cmd.out_mmap_offset,
+				    cmd.out_mmap_size, false, &cntr->map);
+	if (ret) {
+		cntr->map = NULL;
+		KFAB_WARN(CNTR, "cntr %u: mapping the values: %s\n", cntr->id,
+			  fi_strerror(-ret));
+		kfab_dev_destroy(cntr->fd, cntr->id);
+		goto err_free;
+	}
+	cntr->map_len = cmd.out_mmap_size;
+	cntr->seq = (const uint32_t *)((char *)cntr->map + cmd.out_off_seq);
+	cntr->value = (const uint64_t *)((char *)cntr->map + cmd.out_off_value);
+	cntr->err = (const uint64_t *)((char *)cntr->map + cmd.out_off_err);
+
+	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
+	cntr->cntr_fid.fid.context = context;
+	cntr->cntr_fid.fid.ops = (struct fi_ops *)&kfab_cntr_fi_ops;
+	cntr->cntr_fid.ops = (struct fi_ops_cntr *)&kfab_cntr_ops;
+	*cntr_fid = &cntr->cntr_fid;
+	return 0;
+
+err_free:
+	kfab_cntr_free(cntr);
+	return ret;
+}

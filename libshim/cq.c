@@ -1,0 +1,703 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: fid_cq.  A CQ is a kernel CQ (KFAB_IOC_CQ_OPEN) whose ring is
+ * mapped into the process: fi_cq_read() copies entries out of the ring and
+ * moves the consumer index without a system call.  Only two slow paths
+ * enter the kernel: KFAB_IOC_CQ_DRAIN, when the ring is empty and the
+ * kernel says completions wait in its overflow list, and
+ * KFAB_IOC_CQ_READERR for error completions.
+ *
+ * The ring protocol, and which barrier pairs with which, is written down
+ * once, beside the ring in uapi/linux/kfab.h; (C1)-(C3) below refer to it.
+ * Every ring access goes through libshim/barrier.h.
+ *
+ * Waiting (FI_WAIT_FD, and FI_WAIT_UNSPEC, which is the same here): the CQ
+ * has an eventfd that the kernel signals on every completion while the
+ * "armed" word of the consumer page is non-zero.  A waiter arms, issues a
+ * full barrier, looks at the ring once more and only then sleeps in poll()
+ * (C2): either it sees the completion, or the kernel sees armed.  The word
+ * stays armed while any thread waits and after fi_trywait() has armed it
+ * for an application that polls the fd itself.  FI_WAIT_NONE and
+ * FI_WAIT_YIELD have no fd: fi_cq_sread() yields the CPU while it waits.
+ */
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "barrier.h"
+#include "internal.h"
+
+/**
+ * struct kfab_cq - a fid_cq
+ * @cq_fid: what libfabric sees
+ * @domain: the parent
+ * @fd: the fabric's device file
+ * @id: the kernel's id of the CQ
+ * @format: the entry format the application reads
+ * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC or FI_WAIT_YIELD
+ * @wait_cond: FI_CQ_COND_NONE or FI_CQ_COND_THRESHOLD
+ * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_UNSPEC), else -1
+ * @lock: serialises consumers, the provider's err_data buffer and arming
+ * @ring_map: the ring region (read-only), @ring_len bytes
+ * @cons_map: the consumer region (read-write), @cons_len bytes
+ * @tail: the kernel's producer index, in @ring_map
+ * @overflow: completions in the kernel's overflow list, in @ring_map
+ * @err_count: error completions waiting, in @ring_map
+ * @slots: the first slot, in @ring_map
+ * @head: the consumer index, in @cons_map
+ * @armed: the armed word, in @cons_map
+ * @entries: slots in the ring
+ * @mask: @entries - 1
+ * @entry_size: bytes from one slot to the next
+ * @local_head: our copy of the consumer index: never read back from
+ *	@head, which the application could scribble over
+ * @waiters: threads blocked in fi_cq_sread() (under @lock)
+ * @trywait_armed: fi_trywait() armed the CQ for good (under @lock)
+ * @signaled: fi_cq_signal() was called and no fi_cq_sread() saw it yet
+ *	(under @lock)
+ * @err_data: the provider's err_data buffer (fi_cq_readerr(3))
+ */
+struct kfab_cq {
+	struct fid_cq cq_fid;
+	struct kfab_domain *domain;
+	int fd;
+	uint32_t id;
+	enum fi_cq_format format;
+	enum fi_wait_obj wait_obj;
+	enum fi_cq_wait_cond wait_cond;
+	int efd;
+	pthread_mutex_t lock;
+	void *ring_map;
+	size_t ring_len;
+	void *cons_map;
+	size_t cons_len;
+	const uint32_t *tail;
+	const uint32_t *overflow;
+	const uint32_t *err_count;
+	const uint8_t *slots;
+	uint32_t *head;
+	uint32_t *armed;
+	uint32_t entries;
+	uint32_t mask;
+	uint32_t entry_size;
+	uint32_t local_head;
+	unsigned int waiters;
+	bool trywait_armed;
+	bool signaled;
+	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
+};
+
+static inline struct kfab_cq *to_kfab_cq(struct fid_cq *cq)
+{
+	return container_of(cq, struct kfab_cq, cq_fid);
+}
+
+/* ---- waiting on an eventfd (shared with cntr.c) ---- */
+
+static long kfab_ms_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (now.tv_sec - start->tv_sec) * 1000 +
+	       (now.tv_nsec - start->tv_nsec) / 1000000;
+}
+
+/* Milliseconds left of @timeout since @start: -1 for ever, 0 when up. */
+int kfab_timeout_left(int timeout, const struct timespec *start)
+{
+	long left;
+
+	if (timeout < 0)
+		return -1;
+	left = timeout - kfab_ms_since(start);
+	return left > 0 ? (int)left : 0;
+}
+
+void kfab_eventfd_wait(int efd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = efd, .events = POLLIN };
+
+	/* EINTR or a timeout: the caller looks again either way. */
+	(void)poll(&pfd, 1, timeout_ms);
+}
+
+/* The eventfd is non-blocking: this empties it, or finds it empty. */
+void kfab_eventfd_reset(int efd)
+{
+	eventfd_t val;
+
+	(void)eventfd_read(efd, &val);
+}
+
+int kfab_get_kernel_handle(void *arg, int fd, uint32_t id)
+{
+	struct fi_fid_var *var = arg;
+	struct kfab_kernel_handle *h;
+
+	if (!var)
+		return -FI_EINVAL;
+	if (var->name != KFAB_FID_KERNEL_HANDLE)
+		return -FI_ENOSYS;
+	h = var->val;
+	if (!h)
+		return -FI_EINVAL;
+	h->fd = fd;
+	h->id = id;
+	return 0;
+}
+
+/* ---- the ring ---- */
+
+/* Entries the kernel has for us: in the ring and in its overflow list. */
+static uint32_t kfab_cq_pending(struct kfab_cq *cq)
+{
+	/* (C1): pairs with the kernel's release of tail (P2). */
+	uint32_t avail = kfab_load_acquire(cq->tail) - cq->local_head;
+
+	if (avail > cq->entries)	/* cannot happen: the kernel wrote it */
+		avail = cq->entries;
+	return avail + kfab_read_once(cq->overflow);
+}
+
+static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
+			 const struct kfab_cq_entry *e)
+{
+	void *ctx = (void *)(uintptr_t)e->op_context;
+
+	switch (cq->format) {
+	case FI_CQ_FORMAT_MSG: {
+		struct fi_cq_msg_entry *m = (struct fi_cq_msg_entry *)buf + i;
+
+		m->op_context = ctx;
+		m->flags = e->flags;
+		m->len = e->len;
+		break;
+	}
+	case FI_CQ_FORMAT_DATA: {
+		struct fi_cq_data_entry *d = (struct fi_cq_data_entry *)buf + i;
+
+		d->op_context = ctx;
+		d->flags = e->flags;
+		d->len = e->len;
+		d->buf = (void *)(uintptr_t)e->buf;
+		d->data = e->data;
+		break;
+	}
+	case FI_CQ_FORMAT_TAGGED: {
+		struct fi_cq_tagged_entry *t = (struct fi_cq_tagged_entry *)buf + i;
+
+		t->op_context = ctx;
+		t->flags = e->flags;
+		t->len = e->len;
+		t->buf = (void *)(uintptr_t)e->buf;
+		t->data = e->data;
+		t->tag = e->tag;
+		break;
+	}
+	default:
+		((struct fi_cq_entry *)buf)[i].op_context = ctx;
+		break;
+	}
+}
+
+/*
+ * Copy up to @count entries out of the ring; when it runs dry while the
+ * kernel holds overflowed completions, have them moved in and go on.
+ * Called with cq->lock held.
+ */
+static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
+				  fi_addr_t *src_addr)
+{
+	size_t n = 0, esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
+			      cq->entry_size : sizeof(struct kfab_cq_entry);
+	uint32_t tail, avail;
+
+	for (;;) {
+		/* (C1): pairs with the kernel's release of tail (P2). */
+		tail = kfab_load_acquire(cq->tail);
+		avail = tail - cq->local_head;
+		if (avail > cq->entries)
+			avail = cq->entries;
+		for (; n < count && avail; n++, avail--) {
+			struct kfab_cq_entry e = { 0 };
+
+			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
+						cq->entry_size, esize);
+			kfab_cq_copy(cq, buf, n, &e);
+			if (src_addr)
+				src_addr[n] = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
+					      FI_ADDR_NOTAVAIL : e.src_addr;
+			cq->local_head++;
+		}
+		/* (C3): the slots are copied before the kernel may reuse them. */
+		kfab_store_release(cq->head, cq->local_head);
+		if (n == count || !kfab_read_once(cq->overflow))
+			break;
+		/* The ring ran dry and the kernel holds more: the slow path. */
+		if (kfab_dev_cq_drain(cq->fd, cq->id, NULL) ||
+		    kfab_load_acquire(cq->tail) == tail)
+			break;
+	}
+	return n;
+}
+
+static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+				fi_addr_t *src_addr)
+{
+	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	size_t n;
+
+	if (count && !buf)
+		return -FI_EINVAL;
+	/* An error waiting comes first (fi_cq(3)): no system call to know. */
+	if (kfab_read_once(cq->err_count))
+		return -FI_EAVAIL;
+	pthread_mutex_lock(&cq->lock);
+	n = kfab_cq_read_locked(cq, buf, count, src_addr);
+	pthread_mutex_unlock(&cq->lock);
+	if (n)
+		return (ssize_t)n;
+	return count ? -FI_EAGAIN : 0;
+}
+
+static ssize_t kfab_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+{
+	return kfab_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
+			       struct fi_cq_err_entry *buf, uint64_t flags)
+{
+	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	struct kfab_cq_readerr cmd = { .cq_id = cq->id };
+	uint32_t api = cq->domain->fabric->fabric_fid.api_version;
+	bool user_buf;
+	int ret;
+
+	if (!buf)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	/*
+	 * fi_cq(3): from API 1.5, a non-zero err_data_size names the
+	 * caller's buffer; otherwise err_data points to ours, valid until
+	 * the next read of the CQ.
+	 */
+	user_buf = FI_VERSION_GE(api, FI_VERSION(1, 5)) && buf->err_data_size;
+	if (user_buf) {
+		cmd.err_data = (uintptr_t)buf->err_data;
+		cmd.err_data_size = buf->err_data_size > UINT32_MAX ?
+				    UINT32_MAX : (uint32_t)buf->err_data_size;
+	} else {
+		cmd.err_data = (uintptr_t)cq->err_data;
+		cmd.err_data_size = sizeof(cq->err_data);
+	}
+
+	pthread_mutex_lock(&cq->lock);
+	ret = kfab_dev_cq_readerr(cq->fd, &cmd);
+	pthread_mutex_unlock(&cq->lock);
+	if (ret)
+		return ret == -EAGAIN ? -FI_EAGAIN : ret;
+
+	buf->op_context = (void *)(uintptr_t)cmd.out_entry.op_context;
+	buf->flags = cmd.out_entry.flags;
+	buf->len = cmd.out_entry.len;
+	buf->buf = (void *)(uintptr_t)cmd.out_entry.buf;
+	buf->data = cmd.out_entry.data;
+	buf->tag = cmd.out_entry.tag;
+	buf->olen = cmd.out_olen;
+	buf->err = cmd.out_err;
+	buf->prov_errno = cmd.out_prov_errno;
+	if (!user_buf)
+		buf->err_data = cmd.err_data_size ? cq->err_data : NULL;
+	buf->err_data_size = cmd.err_data_size;
+	return 1;
+}
+
+/* Arm for a waiter (under cq->lock); see the top of the file. */
+static void kfab_cq_arm_locked(struct kfab_cq *cq)
+{
+	kfab_write_once(cq->armed, 1);
+}
+
+static void kfab_cq_disarm_locked(struct kfab_cq *cq)
+{
+	if (!cq->waiters && !cq->trywait_armed)
+		kfab_write_once(cq->armed, 0);
+}
+
+/* Block until something may have changed, for at most @left ms. */
+static void kfab_cq_block(struct kfab_cq *cq, int left, uint32_t threshold)
+{
+	bool ready;
+
+	if (cq->efd < 0) {
+		sched_yield();
+		return;
+	}
+	pthread_mutex_lock(&cq->lock);
+	cq->waiters++;
+	kfab_cq_arm_locked(cq);
+	pthread_mutex_unlock(&cq->lock);
+	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
+	kfab_smp_mb();
+
+	pthread_mutex_lock(&cq->lock);
+	ready = kfab_read_once(cq->err_count) ||
+		kfab_cq_pending(cq) >= threshold ||
+		cq->signaled;
+	pthread_mutex_unlock(&cq->lock);
+	if (!ready) {
+		kfab_eventfd_wait(cq->efd, left);
+		/* Reset before the caller looks again: nothing is missed. */
+		kfab_eventfd_reset(cq->efd);
+	}
+
+	pthread_mutex_lock(&cq->lock);
+	cq->waiters--;
+	kfab_cq_disarm_locked(cq);
+	pthread_mutex_unlock(&cq->lock);
+}
+
+static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
+				 size_t count, fi_addr_t *src_addr,
+				 const void *cond, int timeout)
+{
+	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	uint32_t threshold = 1;
+	struct timespec start;
+	size_t n;
+	int left;
+
+	if (!count)
+		return kfab_cq_readfrom(cq_fid, buf, 0, src_addr);
+	if (!buf)
+		return -FI_EINVAL;
+	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond) {
+		size_t want = *(const size_t *)cond;
+
+		if (want > count)
+			want = count;
+		if (want > cq->entries)
+			want = cq->entries;
+		threshold = want ? (uint32_t)want : 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+
+	for (;;) {
+		if (kfab_read_once(cq->err_count))
+			return -FI_EAVAIL;
+		left = kfab_timeout_left(timeout, &start);
+		pthread_mutex_lock(&cq->lock);
+		if (cq->signaled) {
+			cq->signaled = false;
+			pthread_mutex_unlock(&cq->lock);
+			return -FI_EAGAIN;
+		}
+		if (kfab_cq_pending(cq) >= threshold || !left) {
+			n = kfab_cq_read_locked(cq, buf, count, src_addr);
+			/* Pass a wakeup on to the next waiter if we left some. */
+			if (n && cq->waiters && cq->efd >= 0 &&
+			    kfab_cq_pending(cq))
+				(void)eventfd_write(cq->efd, 1);
+			pthread_mutex_unlock(&cq->lock);
+			if (n)
+				return (ssize_t)n;
+			if (!left)
+				return -FI_EAGAIN;
+			continue;
+		}
+		pthread_mutex_unlock(&cq->lock);
+		kfab_cq_block(cq, left, threshold);
+	}
+}
+
+static ssize_t kfab_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+			     const void *cond, int timeout)
+{
+	return kfab_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+}
+
+static int kfab_cq_signal(struct fid_cq *cq_fid)
+{
+	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+
+	pthread_mutex_lock(&cq->lock);
+	cq->signaled = true;
+	pthread_mutex_unlock(&cq->lock);
+	if (cq->efd >= 0)
+		(void)eventfd_write(cq->efd, 1);
+	return 0;
+}
+
+static const char *kfab_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+				    const void *err_data, char *buf, size_t len)
+{
+	/* kfab's prov_errno values are errnos; err_data is opaque bytes. */
+	const char *str = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+
+	(void)cq_fid;
+	(void)err_data;
+	if (buf && len) {
+		snprintf(buf, len, "%s", str);
+		return buf;
+	}
+	return str;
+}
+
+/* fi_trywait(): arm for good, then say whether the caller may block. */
+static int kfab_cq_trywait(struct kfab_cq *cq)
+{
+	bool ready;
+
+	if (cq->efd < 0)
+		return -FI_ENOSYS;	/* no wait object: fi_trywait says EINVAL */
+	kfab_eventfd_reset(cq->efd);
+	pthread_mutex_lock(&cq->lock);
+	cq->trywait_armed = true;
+	kfab_cq_arm_locked(cq);
+	pthread_mutex_unlock(&cq->lock);
+	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
+	kfab_smp_mb();
+	pthread_mutex_lock(&cq->lock);
+	ready = kfab_read_once(cq->err_count) || kfab_cq_pending(cq);
+	pthread_mutex_unlock(&cq->lock);
+	return ready ? -FI_EAGAIN : 0;
+}
+
+static int kfab_cq_control(struct fid *fid, int command, void *arg)
+{
+	struct kfab_cq *cq = container_of(fid, struct kfab_cq, cq_fid.fid);
+
+	switch (command) {
+	case KFAB_CTRL_TRYWAIT:
+		return kfab_cq_trywait(cq);
+	case FI_GETWAIT:
+		if (!arg)
+			return -FI_EINVAL;
+		if (cq->efd < 0)
+			return -FI_ENODATA;
+		*(int *)arg = cq->efd;
+		return 0;
+	case FI_GETWAITOBJ:
+		if (!arg)
+			return -FI_EINVAL;
+		*(enum fi_wait_obj *)arg = cq->wait_obj;
+		return 0;
+	case FI_GET_VAL:
+		return kfab_get_kernel_handle(arg, cq->fd, cq->id);
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+static void kfab_cq_free(struct kfab_cq *cq)
+{
+	if (cq->ring_map)
+		munmap(cq->ring_map, cq->ring_len);
+	if (cq->cons_map)
+		munmap(cq->cons_map, cq->cons_len);
+	if (cq->efd >= 0)
+		close(cq->efd);
+	pthread_mutex_destroy(&cq->lock);
+	free(cq);
+}
+
+/* A failed close changes nothing: the CQ stays open and usable. */
+static int kfab_cq_close(struct fid *fid)
+{
+	struct kfab_cq *cq = container_of(fid, struct kfab_cq, cq_fid.fid);
+	int ret;
+
+	ret = kfab_dev_destroy(cq->fd, cq->id);
+	if (ret) {
+		KFAB_WARN(CQ, "cq %u: KFAB_IOC_DESTROY: %s\n", cq->id,
+			  fi_strerror(-ret));
+		return ret;
+	}
+	kfab_cq_free(cq);
+	return 0;
+}
+
+static const struct fi_ops kfab_cq_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_cq_close,
+	.bind = kfab_no_bind,
+	.control = kfab_cq_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static const struct fi_ops_cq kfab_cq_ops = {
+	.size = sizeof(struct fi_ops_cq),
+	.read = kfab_cq_read,
+	.readfrom = kfab_cq_readfrom,
+	.readerr = kfab_cq_readerr,
+	.sread = kfab_cq_sread,
+	.sreadfrom = kfab_cq_sreadfrom,
+	.signal = kfab_cq_signal,
+	.strerror = kfab_cq_strerror,
+};
+
+static int kfab_cq_check_attr(const struct fi_cq_attr *attr)
+{
+	if (attr->flags & ~(uint64_t)FI_AFFINITY)
+		return -FI_EBADFLAGS;
+	switch (attr->format) {
+	case FI_CQ_FORMAT_UNSPEC:
+	case FI_CQ_FORMAT_CONTEXT:
+	case FI_CQ_FORMAT_MSG:
+	case FI_CQ_FORMAT_DATA:
+	case FI_CQ_FORMAT_TAGGED:
+		break;
+	default:
+		return -FI_EINVAL;
+	}
+	switch (attr->wait_obj) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_FD:
+	case FI_WAIT_YIELD:
+		break;
+	case FI_WAIT_SET:
+	case FI_WAIT_MUTEX_COND:
+		return -FI_ENOSYS;
+	default:
+		return -FI_EINVAL;
+	}
+	if (attr->wait_cond != FI_CQ_COND_NONE &&
+	    attr->wait_cond != FI_CQ_COND_THRESHOLD)
+		return -FI_EINVAL;
+	if (attr->size > KFAB_CQ_MAX_ENTRIES)
+		return -FI_EINVAL;
+	return 0;
+}
+
+/* Map both regions and find the fields where the kernel says they are. */
+static int kfab_cq_map(struct kfab_cq *cq, const struct kfab_cq_open *cmd)
+{
+	int ret;
+
+	if (cmd->out_off_entries + (uint64_t)cmd->out_entries *
+	    cmd->out_entry_size > cmd->out_ring_size ||
+	    cmd->out_off_head + sizeof(uint32_t) > cmd->out_cons_size ||
+	    cmd->out_off_armed + sizeof(uint32_t) > cmd->out_cons_size ||
+	    !cmd->out_entries || (cmd->out_entries & (cmd->out_entries - 1)))
+		return -FI_EOTHER;
+
+	cq->ring_len = cmd->out_ring_size;
+	ret = kfab_dev_mmap(cq->fd, cmd->out_ring_offset, cq->ring_len, false,
+			    &cq->ring_map);
+	if (ret) {
+		cq->ring_map = NULL;
+		return ret;
+	}
+	cq->cons_len = cmd->out_cons_size;
+	ret = kfab_dev_mmap(cq->fd, cmd->out_cons_offset, cq->cons_len, true,
+			    &cq->cons_map);
+	if (ret) {
+		cq->cons_map = NULL;
+		return ret;
+	}
+	cq->tail = (const uint32_t *)((char *)cq->ring_map + cmd->out_off_tail);
+	cq->overflow = (const uint32_t *)((char *)cq->ring_map +
+					  cmd->out_off_overflow);
+	cq->err_count = (const uint32_t *)((char *)cq->ring_map +
+					   cmd->out_off_err_count);
+	cq->slots = (const uint8_t *)cq->ring_map + cmd->out_off_entries;
+	cq->head = (uint32_t *)((char *)cq->cons_map + cmd->out_off_head);
+	cq->armed = (uint32_t *)((char *)cq->cons_map + cmd->out_off_armed);
+	cq->entries = cmd->out_entries;
+	cq->mask = cmd->out_entries - 1;
+	cq->entry_size = cmd->out_entry_size;
+	cq->local_head = kfab_read_once(cq->head);
+	return 0;
+}
+
+/**
+ * kfab_cq_open() - struct fi_ops_domain.cq_open: fi_cq_open() for kfab
+ * @domain: a kfab domain
+ * @attr: the attributes: every format; any size up to KFAB_CQ_MAX_ENTRIES
+ *	(0: the default); wait objects NONE, UNSPEC, FD, YIELD; wait_cond
+ *	NONE or THRESHOLD; flags FI_AFFINITY (ignored)
+ * @cq_fid: out: the new CQ
+ * @context: the application's context for the fid
+ *
+ * Return: 0; -FI_EINVAL for a bad attribute, -FI_EBADFLAGS for an unknown
+ * flag, -FI_ENOSYS for FI_WAIT_SET and FI_WAIT_MUTEX_COND, -FI_ENOMEM, or
+ * the kernel's -errno.
+ */
+int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+		 struct fid_cq **cq_fid, void *context)
+{
+	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct kfab_cq_open cmd = { 0 };
+	struct kfab_cq *cq;
+	int ret;
+
+	if (!attr || !cq_fid)
+		return -FI_EINVAL;
+	ret = kfab_cq_check_attr(attr);
+	if (ret)
+		return ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq)
+		return -FI_ENOMEM;
+	cq->efd = -1;
+	ret = -pthread_mutex_init(&cq->lock, NULL);
+	if (ret) {
+		free(cq);
+		return ret;
+	}
+	cq->domain = dom;
+	cq->fd = dom->fabric->fd;
+	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
+		     FI_CQ_FORMAT_CONTEXT : attr->format;
+	cq->wait_obj = attr->wait_obj;
+	cq->wait_cond = attr->wait_cond;
+
+	if (attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_UNSPEC) {
+		cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (cq->efd < 0) {
+			ret = -errno;
+			goto err_free;
+		}
+		cmd.flags = KFAB_CQ_OPEN_EVENTFD;
+		cmd.eventfd = cq->efd;
+	}
+	cmd.domain_id = dom->id;
+	cmd.entries = (uint32_t)attr->size;
+	ret = kfab_dev_cq_open(cq->fd, &cmd);
+	if (ret) {
+		KFAB_WARN(CQ, "KFAB_IOC_CQ_OPEN: %s\n", fi_strerror(-ret));
+		goto err_free;
+	}
+	cq->id = cmd.out_cq_id;
+	ret = kfab_cq_map(cq, &cmd);
+	if (ret) {
+		KFAB_WARN(CQ, "cq %u: mapping the ring: %s\n", cq->id,
+			  fi_strerror(-ret));
+		kfab_dev_destroy(cq->fd, cq->id);
+		goto err_free;
+	}
+
+	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
+	cq->cq_fid.fid.context = context;
+	cq->cq_fid.fid.ops = (struct fi_ops *)&kfab_cq_fi_ops;
+	cq->cq_fid.ops = (struct fi_ops_cq *)&kfab_cq_ops;
+	*cq_fid = &cq->cq_fid;
+	KFAB_DBG(CQ, "cq %u: %u entries\n", cq->id, cq->entries);
+	return 0;
+
+err_free:
+	kfab_cq_free(cq);
+	return ret;
+}
