@@ -17,8 +17,8 @@
  *  - User pointers travel as __u64; every struct is naturally aligned with
  *    explicit padding ("__reserved" members, which must be zero on input).
  *  - Unknown commands get -ENOTTY; unknown flags get -EOPNOTSUPP.
- *  - Objects (domains, AVs, CQs, counters; endpoints later) live in the
- *    file context that created them and are named by a __u32 id, never 0.
+ *  - Objects (domains, AVs, CQs, counters, endpoints) live in the file
+ *    context that created them and are named by a __u32 id, never 0.
  *    KFAB_IOC_DESTROY destroys any of them; closing the file destroys all.
  */
 #ifndef _UAPI_LINUX_KFAB_H
@@ -49,6 +49,11 @@ enum kfab_cmd_nr {
 	KFAB_CMD_CNTR_OPEN = 0x28,
 	KFAB_CMD_CNTR_UPDATE = 0x29,
 	KFAB_CMD_CNTR_WAIT = 0x2a,
+	/* Endpoints: 0x30-0x37 */
+	KFAB_CMD_EP_OPEN = 0x30,
+	KFAB_CMD_EP_BIND = 0x31,
+	KFAB_CMD_EP_ENABLE = 0x32,
+	KFAB_CMD_EP_DOORBELL = 0x33,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
@@ -753,6 +758,219 @@ struct kfab_cntr_wait {
 
 #define KFAB_IOC_CNTR_WAIT \
 	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_WAIT, struct kfab_cntr_wait)
+
+/*
+ * Endpoints (Documentation/ep.rst).  An endpoint is a reliable-datagram
+ * (FI_EP_RDM) endpoint of this node.  Creating one gives it an address,
+ * KFAB_ADDR_LOCAL with a number never reused while the module is loaded.
+ * It is bound to one AV and to the CQs and counters that receive its
+ * completions, then enabled; from then on requests go through its
+ * submission ring: user space writes struct kfab_sqe entries and rings the
+ * doorbell (KFAB_IOC_EP_DOORBELL), and the kernel carries them out.
+ *
+ * The submission ring lives in one region user space maps read-write
+ * (out_sq_mmap_offset): the offsets of its fields are returned at
+ * creation.  Indices are free-running __u32; slot i is sqes[i & mask].
+ *
+ *   tail   written by user space only, read by the kernel
+ *   head   written by the kernel only, read by user space
+ *
+ * Memory ordering: user space fills a slot, then smp_store_release(tail);
+ * the kernel reads tail with smp_load_acquire() and only then the slots
+ * before it; it copies each slot before acting on it and publishes head
+ * with smp_store_release() after it is done with the slots before it, so
+ * user space may reuse a slot once its acquire load of head has passed it.
+ *
+ * Trust: the kernel keeps its own copy of head and never reads it back; it
+ * reads tail once per doorbell and takes at most the ring's size of entries
+ * from it (a tail more than that ahead of head is treated as a full ring;
+ * one behind head as empty).  Every entry is copied before it is checked,
+ * so user space changing it meanwhile changes nothing.  A malformed entry
+ * gets an error completion (FI_EINVAL) and is consumed.
+ */
+enum kfab_ep_type {
+	KFAB_EP_TYPE_RDM = 1,
+};
+
+#define KFAB_SQ_DEFAULT_ENTRIES	256
+#define KFAB_SQ_MAX_ENTRIES	4096
+/* Most iovecs in one request, and inline payload bytes (FI_INJECT) */
+#define KFAB_IOV_MAX		4
+#define KFAB_INLINE_MAX		64
+
+/**
+ * struct kfab_ep_open - KFAB_IOC_EP_OPEN: create an endpoint
+ * @size: sizeof(struct kfab_ep_open)
+ * @flags: must be 0
+ * @domain_id: the parent domain
+ * @type: KFAB_EP_TYPE_RDM
+ * @sq_entries: submission ring entries: 0 for KFAB_SQ_DEFAULT_ENTRIES,
+ *	else a power of two up to KFAB_SQ_MAX_ENTRIES (-EINVAL otherwise)
+ * @out_ep_id: out: the endpoint's id in this file
+ * @out_addr: out: the endpoint's address
+ * @out_sq_entries: out: entries of the submission ring
+ * @out_sqe_size: out: bytes of one struct kfab_sqe
+ * @out_sq_mmap_offset: out: mmap() offset of the ring's region (read-write)
+ * @out_sq_mmap_size: out: its size
+ * @out_off_tail: out: byte offset of the __u32 tail in the region
+ * @out_off_head: out: byte offset of the __u32 head
+ * @out_off_sqes: out: byte offset of the entries
+ * @__reserved: out: zero
+ */
+struct kfab_ep_open {
+	__u32 size;
+	__u32 flags;
+	__u32 domain_id;
+	__u32 type;
+	__u32 sq_entries;
+	__u32 out_ep_id;
+	struct kfab_addr out_addr;
+	__u32 out_sq_entries;
+	__u32 out_sqe_size;
+	__u64 out_sq_mmap_offset;
+	__u64 out_sq_mmap_size;
+	__u32 out_off_tail;
+	__u32 out_off_head;
+	__u32 out_off_sqes;
+	__u32 __reserved;
+};
+
+#define KFAB_IOC_EP_OPEN _IOWR(KFAB_TYPE, KFAB_CMD_EP_OPEN, struct kfab_ep_open)
+
+/* Bits of kfab_ep_bind.flags */
+enum kfab_ep_bind_flags {
+	/* CQ or counter: for completions of transmits (sends) */
+	KFAB_EP_BIND_TRANSMIT = 1 << 0,
+	/* CQ or counter: for completions of receives */
+	KFAB_EP_BIND_RECV = 1 << 1,
+	/* CQ: only requests with KFAB_SQE_COMPLETION complete successfully */
+	KFAB_EP_BIND_SELECTIVE = 1 << 2,
+};
+
+/**
+ * struct kfab_ep_bind - KFAB_IOC_EP_BIND: bind an object to an endpoint
+ * @size: sizeof(struct kfab_ep_bind)
+ * @flags: KFAB_EP_BIND_* bits: none for an AV; TRANSMIT and/or RECV
+ *	(and SELECTIVE) for a CQ; TRANSMIT and/or RECV for a counter
+ * @ep_id: the endpoint, not enabled yet (-EBUSY otherwise)
+ * @obj_id: an AV, CQ or counter of this file (-ENOENT otherwise)
+ *
+ * The endpoint holds the object until it is destroyed, so destroying the
+ * object fails with -EBUSY meanwhile.  One AV, and one CQ and one counter
+ * per direction: binding another is -EEXIST.
+ */
+struct kfab_ep_bind {
+	__u32 size;
+	__u32 flags;
+	__u32 ep_id;
+	__u32 obj_id;
+};
+
+#define KFAB_IOC_EP_BIND _IOWR(KFAB_TYPE, KFAB_CMD_EP_BIND, struct kfab_ep_bind)
+
+/**
+ * struct kfab_ep_enable - KFAB_IOC_EP_ENABLE: make an endpoint usable
+ * @size: sizeof(struct kfab_ep_enable)
+ * @flags: must be 0
+ * @ep_id: the endpoint
+ * @__reserved: must be 0
+ *
+ * -EDESTADDRREQ without an AV.  Enabling twice is harmless.  From now on
+ * the endpoint receives messages sent to its address.
+ */
+struct kfab_ep_enable {
+	__u32 size;
+	__u32 flags;
+	__u32 ep_id;
+	__u32 __reserved;
+};
+
+#define KFAB_IOC_EP_ENABLE \
+	_IOWR(KFAB_TYPE, KFAB_CMD_EP_ENABLE, struct kfab_ep_enable)
+
+/**
+ * struct kfab_ep_doorbell - KFAB_IOC_EP_DOORBELL: carry out queued requests
+ * @size: sizeof(struct kfab_ep_doorbell)
+ * @flags: must be 0
+ * @ep_id: the endpoint, enabled (-EINVAL otherwise)
+ * @out_done: out: entries consumed by this call
+ *
+ * Takes entries from the kernel's head up to the tail user space
+ * published.  A send that cannot go on yet (its receiver's buffers for
+ * unexpected messages are full) stays first in the ring and is retried on
+ * the next doorbell; out_done then stops short of the tail.
+ */
+struct kfab_ep_doorbell {
+	__u32 size;
+	__u32 flags;
+	__u32 ep_id;
+	__u32 out_done;
+};
+
+#define KFAB_IOC_EP_DOORBELL \
+	_IOWR(KFAB_TYPE, KFAB_CMD_EP_DOORBELL, struct kfab_ep_doorbell)
+
+/* kfab_sqe.opcode */
+enum kfab_sqe_op {
+	KFAB_OP_SEND = 1,
+	KFAB_OP_RECV = 2,
+	KFAB_OP_TSEND = 3,
+	KFAB_OP_TRECV = 4,
+};
+
+/* Bits of kfab_sqe.flags */
+enum kfab_sqe_flags {
+	/* Report a successful completion (always, unless the CQ is selective) */
+	KFAB_SQE_COMPLETION = 1 << 0,
+	/* Send: @data goes to the receiver as remote CQ data */
+	KFAB_SQE_REMOTE_CQ_DATA = 1 << 1,
+	/* Send: the payload is @inline_data (@len bytes), not @iov */
+	KFAB_SQE_INLINE = 1 << 2,
+};
+
+/**
+ * struct kfab_kiov - one buffer of a request
+ * @base: user pointer
+ * @len: bytes
+ */
+struct kfab_kiov {
+	__u64 base;
+	__u64 len;
+};
+
+/**
+ * struct kfab_sqe - one request of the submission ring
+ * @opcode: a KFAB_OP_*
+ * @iov_count: buffers in @iov, 0 to KFAB_IOV_MAX
+ * @__reserved: must be 0
+ * @flags: KFAB_SQE_* bits
+ * @context: the operation's context, reported in its completion
+ * @addr: send: the destination fi_addr_t (an index of the bound AV);
+ *	receive: the only source accepted, or ~0 for any
+ * @tag: tagged operations: the tag
+ * @ignore: tagged receives: the tag bits to ignore
+ * @data: with KFAB_SQE_REMOTE_CQ_DATA: the remote CQ data
+ * @len: KFAB_SQE_INLINE: bytes of @inline_data (up to KFAB_INLINE_MAX)
+ * @iov: the buffers
+ * @inline_data: the payload of a KFAB_SQE_INLINE send
+ */
+struct kfab_sqe {
+	__u8 opcode;
+	__u8 iov_count;
+	__u16 __reserved;
+	__u32 flags;
+	__u64 context;
+	__u64 addr;
+	__u64 tag;
+	__u64 ignore;
+	__u64 data;
+	__u64 len;
+	__u64 __reserved2;
+	union {
+		struct kfab_kiov iov[KFAB_IOV_MAX];
+		__u8 inline_data[KFAB_INLINE_MAX];
+	};
+};
 
 /*
  * Test-only commands.  They exist only in a module built with
