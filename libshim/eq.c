@@ -16,9 +16,9 @@
  * and could not be retried: they are kept beyond size (entries are
  * allocated one by one, so nothing is preallocated for size either) and
  * counted in @beyond_size.  Only a failed allocation (-FI_ENOMEM) is
- * returned to the poster, which then reports the failure through the call
- * that caused the event.  So the EQ never enters fi_eq(3)'s "overrun"
- * state and never answers -FI_EOVERRUN.
+ * returned to the poster, which must then report the failure some other
+ * way (the call that would have caused the event).  So the EQ never enters
+ * fi_eq(3)'s "overrun" state and never answers -FI_EOVERRUN.
  *
  * Wait objects (attr->wait_obj):
  *   FI_WAIT_NONE        no fi_eq_sread (-FI_ENOSYS), no fi_trywait
@@ -38,10 +38,11 @@
  * them.  The EQ will then hold that object's id and, in kfab_eq_pull()
  * (called under the lock by every read, readerr, sread and trywait before
  * the list is looked at), move what the kernel holds into the list with
- * the same code as kfab_eq_post(); fi_eq_sread and the FD/POLLFD wait
- * objects will then wait on the eventfd and on the device file (POLLFD
- * answers two pollfds; FI_WAIT_FD an epoll fd holding both).  Nothing of
- * the list, the overflow policy or the error path changes.
+ * the same code as kfab_eq_post().  Waiting then covers the device file
+ * too: fi_eq_sread poll()s it beside its own wait object (a kernel event
+ * wakes no condition variable), FI_WAIT_POLLFD answers two pollfds and
+ * FI_WAIT_FD an epoll fd holding both.  Nothing of the list, the overflow
+ * policy or the error path changes.
  *
  * Locking: @lock protects the list, the counters and the eventfd's state;
  * every entry point takes it (FI_THREAD_SAFE).  @wait_mutex/@cond only
