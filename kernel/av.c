@@ -812,6 +812,50 @@ int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd)
 	return 0;
 }
 
+/**
+ * kfab_av_addr_of() - the address at an index of an AV
+ * @av: a handle
+ * @index: the index (an fi_addr_t without receive-context bits)
+ * @addr: out: the address
+ *
+ * May sleep (the table's lock).  Return: 0, or -EINVAL for an index that
+ * names no entry.
+ */
+int kfab_av_addr_of(struct kfab_av *av, u64 index, struct kfab_addr *addr)
+{
+	struct kfab_av_table *t = av->table;
+	int rc = -EINVAL;
+
+	mutex_lock(&t->lock);
+	if (index < t->capacity && test_bit(index, t->used_map)) {
+		*addr = t->slots[index].addr;
+		rc = 0;
+	}
+	mutex_unlock(&t->lock);
+	return rc;
+}
+
+/**
+ * kfab_av_index_of() - the index of an address in an AV
+ * @av: a handle
+ * @addr: the address
+ *
+ * Return: its index, or KFAB_CQ_ADDR_NOTAVAIL when the AV does not hold it.
+ */
+u64 kfab_av_index_of(struct kfab_av *av, const struct kfab_addr *addr)
+{
+	struct kfab_av_table *t = av->table;
+	struct kfab_av_slot *slot;
+	u64 index = KFAB_CQ_ADDR_NOTAVAIL;
+
+	mutex_lock(&t->lock);
+	slot = rhashtable_lookup_fast(&t->by_addr, addr, kfab_av_hash_params);
+	if (slot)
+		index = slot->index;
+	mutex_unlock(&t->lock);
+	return index;
+}
+
 unsigned int kfab_av_count(bool named_only)
 {
 	unsigned int n;

@@ -42,6 +42,7 @@ enum kfab_obj_type {
 	KFAB_OBJ_AV,
 	KFAB_OBJ_CQ,
 	KFAB_OBJ_CNTR,
+	KFAB_OBJ_EP,
 	KFAB_OBJ_TYPE_MAX,
 };
 
@@ -175,6 +176,8 @@ void kfab_av_destroy(struct kfab_object *obj);
 int kfab_av_init(void);
 void kfab_av_exit(void);
 unsigned int kfab_av_count(bool named_only);
+int kfab_av_addr_of(struct kfab_av *av, u64 index, struct kfab_addr *addr);
+u64 kfab_av_index_of(struct kfab_av *av, const struct kfab_addr *addr);
 void kfab_av_debugfs_show(struct seq_file *s);
 /* cq.c: completion queues, rings shared with user space */
 
@@ -286,6 +289,99 @@ struct kfab_cntr *kfab_cntr_get(struct kfab_ctx *ctx, u32 id);
 void kfab_cntr_put(struct kfab_cntr *cntr);
 void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
 		      u64 *out_value, u64 *out_err);
+
+/* ep.c, msg.c: endpoints and the messages between them (Documentation/ep.rst) */
+
+enum kfab_dir {
+	KFAB_TX = 0,
+	KFAB_RX = 1,
+};
+
+/* Posted receives and unexpected messages, by kind */
+enum kfab_msg_kind {
+	KFAB_KIND_MSG = 0,
+	KFAB_KIND_TAGGED = 1,
+};
+
+struct kfab_ep;
+
+/**
+ * struct kfab_ep_core - what other endpoints reach of an endpoint
+ * @ref: one for the endpoint, one per sender working on it, one per
+ *	unexpected message it sent that waits at a receiver
+ * @rcu: frees it after kfab_ep_core_find()'s lookups are done
+ * @num: the endpoint's number, its address on this node
+ * @lock: the receive side (lists, @dead, @ep) and completions to @ep
+ * @dead: the endpoint is gone; nothing may reach @ep any more
+ * @ep: the endpoint, while !@dead
+ * @posted: posted receives (struct kfab_msg_rx), by kind, in order
+ * @unexpected: messages no receive matched yet (struct kfab_msg_unexp)
+ * @unexp_bytes: bytes of @unexpected buffered in kernel memory
+ */
+struct kfab_ep_core {
+	struct kref ref;
+	struct rcu_head rcu;
+	u64 num;
+	struct mutex lock;	/* the receive side, see above */
+	bool dead;
+	struct kfab_ep *ep;
+	struct list_head posted[2];
+	struct list_head unexpected[2];
+	size_t unexp_bytes;
+};
+
+/**
+ * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
+ * @obj: the object head
+ * @domain: the parent (a user of it)
+ * @core: the part senders reach, found by number
+ * @av: the bound AV (a user of its object), or NULL
+ * @cq: the bound CQs by direction (users), or NULL
+ * @selective: the CQ of that direction reports only flagged successes
+ * @cntr: the bound counters by direction (users), or NULL
+ * @enabled: KFAB_IOC_EP_ENABLE happened; bindings are fixed
+ * @sq_lock: serialises doorbells
+ * @sq_region: the submission ring's pages
+ * @sq_offset: mmap cookie of @sq_region in the owner's file
+ * @sq_entries: slots in the ring, a power of two
+ * @sq_head: the consumer index, the kernel's own copy
+ * @sq_tail_user: the tail user space writes (untrusted)
+ * @sq_head_user: the head the kernel publishes
+ * @sqes: the slots
+ */
+struct kfab_ep {
+	struct kfab_object obj;
+	struct kfab_object *domain;
+	struct kfab_ep_core *core;
+	struct kfab_av *av;
+	struct kfab_cq *cq[2];
+	bool selective[2];
+	struct kfab_cntr *cntr[2];
+	bool enabled;
+	struct mutex sq_lock;	/* doorbells, one at a time */
+	struct kfab_region *sq_region;
+	u64 sq_offset;
+	u32 sq_entries;
+	u32 sq_head;
+	u32 *sq_tail_user;
+	u32 *sq_head_user;
+	struct kfab_sqe *sqes;
+};
+
+int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd);
+int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd);
+int kfab_ioctl_ep_enable(struct kfab_ucmd *ucmd);
+int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd);
+void kfab_ep_destroy(struct kfab_object *obj);
+void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
+struct kfab_ep_core *kfab_ep_core_find(u64 num);
+void kfab_ep_core_put(struct kfab_ep_core *core);
+void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
+		      const struct kfab_cq_entry *entry, int err, u64 olen);
+
+/* msg.c */
+int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);
+void kfab_msg_flush(struct kfab_ep_core *core);
 
 /* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
 #ifdef CONFIG_KFAB_TEST

@@ -126,6 +126,10 @@ union kfab_ucmd_buffer {
 	struct kfab_cntr_open cntr_open;
 	struct kfab_cntr_update cntr_update;
 	struct kfab_cntr_wait cntr_wait;
+	struct kfab_ep_open ep_open;
+	struct kfab_ep_bind ep_bind;
+	struct kfab_ep_enable ep_enable;
+	struct kfab_ep_doorbell ep_doorbell;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
 	struct kfab_test_cq_post test_cq_post;
@@ -178,6 +182,14 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_cntr_update, out_err),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_WAIT, kfab_ioctl_cntr_wait,
 		      struct kfab_cntr_wait, out_err),
+	KFAB_IOCTL_OP(KFAB_CMD_EP_OPEN, kfab_ioctl_ep_open, struct kfab_ep_open,
+		      __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_EP_BIND, kfab_ioctl_ep_bind, struct kfab_ep_bind,
+		      obj_id),
+	KFAB_IOCTL_OP(KFAB_CMD_EP_ENABLE, kfab_ioctl_ep_enable,
+		      struct kfab_ep_enable, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_EP_DOORBELL, kfab_ioctl_ep_doorbell,
+		      struct kfab_ep_doorbell, out_done),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_remaining),

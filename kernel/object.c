@@ -31,6 +31,11 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.destroy = kfab_cntr_destroy,
 		.show = kfab_cntr_show,
 	},
+	[KFAB_OBJ_EP] = {
+		.name = "ep",
+		.destroy = kfab_ep_destroy,
+		.show = kfab_ep_show,
+	},
 };
 
 const char *kfab_object_type_name(enum kfab_obj_type type)

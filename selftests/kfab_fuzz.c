@@ -133,7 +133,7 @@
 	X(ENOMEM, ENOMEM) X(ENODEV, ENODEV) X(EACCES, EACCES)		\
 	X(EOVERFLOW, EOVERFLOW) X(EPERM, EPERM) X(EMFILE, EMFILE)	\
 	X(ENFILE, ENFILE) X(EAGAIN, EAGAIN) X(ETIMEDOUT, ETIMEDOUT)	\
-	X(EINTR, EINTR)
+	X(EINTR, EINTR) X(EEXIST, EEXIST) X(EDESTADDRREQ, EDESTADDRREQ)
 
 #define X(name, err) OUTI_##name,
 enum { FUZZ_OUTCOMES(X) OUTI_OTHER };
@@ -968,6 +968,112 @@ static uint32_t expect_test_cq_post(const void *p)
 }
 #endif
 
+/* KFAB_IOC_EP_OPEN, _BIND, _ENABLE, _DOORBELL */
+
+static void gen_ep_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_ep_open *c = p;
+
+	c->flags = rnd_flags(t);
+	c->domain_id = pick_id(t);
+	c->type = chance(t, 1, 10) ? (uint32_t)rnd(t) : KFAB_EP_TYPE_RDM;
+	c->sq_entries = chance(t, 1, 2) ? 0 : rnd_entries(t);
+	op->arg = c->domain_id;
+}
+
+static uint32_t expect_ep_open(const void *p)
+{
+	const struct kfab_ep_open *c = p;
+	uint32_t e = c->sq_entries ? c->sq_entries : KFAB_SQ_DEFAULT_ENTRIES;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	if (c->type != KFAB_EP_TYPE_RDM || !is_pow2(e) ||
+	    e > KFAB_SQ_MAX_ENTRIES)
+		return O(EINVAL);
+	return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM);
+}
+
+static void done_ep_open(struct fuzz_thread *t, const void *p,
+			 struct fuzz_op *op)
+{
+	const struct kfab_ep_open *c = p;
+
+	if (!c->out_ep_id || c->out_ep_id > cfg.max_objects ||
+	    c->out_addr.family != KFAB_ADDR_LOCAL || !c->out_addr.ep ||
+	    !is_pow2(c->out_sq_entries) ||
+	    c->out_sqe_size != sizeof(struct kfab_sqe) ||
+	    c->out_sq_mmap_offset % cfg.page || c->out_sq_mmap_size % cfg.page ||
+	    c->out_off_sqes + (uint64_t)c->out_sq_entries * c->out_sqe_size >
+	    c->out_sq_mmap_size) {
+		fail_op(t, op, "bad answer: ep %u entries %u sqe %u",
+			c->out_ep_id, c->out_sq_entries, c->out_sqe_size);
+		return;
+	}
+	pool_add(t, c->out_ep_id);
+	/* Writable: the fuzzer scribbles requests and indices into it. */
+	region_add(t, op->fd, c->out_sq_mmap_offset, c->out_sq_mmap_size, true);
+}
+
+static void gen_ep_bind(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_ep_bind *b = p;
+
+	b->flags = chance(t, 1, 3) ? rnd_below(t, 8) : rnd_flags(t);
+	b->ep_id = pick_id(t);
+	b->obj_id = pick_id(t);
+	op->arg = b->ep_id;
+}
+
+static uint32_t expect_ep_bind(const void *p)
+{
+	const struct kfab_ep_bind *b = p;
+
+	if (b->flags & ~7u)
+		return O(EOPNOTSUPP);
+	return O(OK) | O(ENOENT) | O(EINVAL) | O(EEXIST) | O(EBUSY);
+}
+
+static void gen_ep_enable(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_ep_enable *e = p;
+
+	e->flags = rnd_flags(t);
+	e->ep_id = pick_id(t);
+	e->__reserved = rnd_reserved(t);
+	op->arg = e->ep_id;
+}
+
+static uint32_t expect_ep_enable(const void *p)
+{
+	const struct kfab_ep_enable *e = p;
+
+	if (e->flags)
+		return O(EOPNOTSUPP);
+	if (e->__reserved)
+		return O(EINVAL);
+	return O(OK) | O(ENOENT) | O(EDESTADDRREQ) | O(ENOMEM);
+}
+
+static void gen_ep_doorbell(struct fuzz_thread *t, void *p,
+			    struct fuzz_op *op)
+{
+	struct kfab_ep_doorbell *d = p;
+
+	d->flags = rnd_flags(t);
+	d->ep_id = pick_id(t);
+	op->arg = d->ep_id;
+}
+
+static uint32_t expect_ep_doorbell(const void *p)
+{
+	const struct kfab_ep_doorbell *d = p;
+
+	if (d->flags)
+		return O(EOPNOTSUPP);
+	return O(OK) | O(ENOENT) | O(EINVAL);
+}
+
 static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "query",
@@ -1066,6 +1172,46 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 1,
 		.gen = gen_cntr_wait,
 		.expect = expect_cntr_wait,
+	},
+	{
+		.name = "ep_open",
+		.ioc = KFAB_IOC_EP_OPEN,
+		.min_size = offsetofend(struct kfab_ep_open, __reserved),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ENOSPC) | O(ENOMEM),
+		.weight = 2,
+		.gen = gen_ep_open,
+		.expect = expect_ep_open,
+		.done = done_ep_open,
+	},
+	{
+		.name = "ep_bind",
+		.ioc = KFAB_IOC_EP_BIND,
+		.min_size = offsetofend(struct kfab_ep_bind, obj_id),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EEXIST) | O(EBUSY),
+		.weight = 3,
+		.gen = gen_ep_bind,
+		.expect = expect_ep_bind,
+	},
+	{
+		.name = "ep_enable",
+		.ioc = KFAB_IOC_EP_ENABLE,
+		.min_size = offsetofend(struct kfab_ep_enable, __reserved),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EDESTADDRREQ) |
+			  O(ENOMEM),
+		.weight = 2,
+		.gen = gen_ep_enable,
+		.expect = expect_ep_enable,
+	},
+	{
+		.name = "ep_doorbell",
+		.ioc = KFAB_IOC_EP_DOORBELL,
+		.min_size = offsetofend(struct kfab_ep_doorbell, out_done),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT),
+		.weight = 3,
+		.gen = gen_ep_doorbell,
+		.expect = expect_ep_doorbell,
 	},
 #ifdef KFAB_IOC_TEST_FAULT
 	{

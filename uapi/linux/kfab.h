@@ -843,7 +843,10 @@ enum kfab_ep_bind_flags {
 	KFAB_EP_BIND_TRANSMIT = 1 << 0,
 	/* CQ or counter: for completions of receives */
 	KFAB_EP_BIND_RECV = 1 << 1,
-	/* CQ: only requests with KFAB_SQE_COMPLETION complete successfully */
+	/*
+	 * CQ: bound with FI_SELECTIVE_COMPLETION.  Recorded (debugfs); the
+	 * library expresses it per request with KFAB_SQE_COMPLETION.
+	 */
 	KFAB_EP_BIND_SELECTIVE = 1 << 2,
 };
 
@@ -910,6 +913,22 @@ struct kfab_ep_doorbell {
 #define KFAB_IOC_EP_DOORBELL \
 	_IOWR(KFAB_TYPE, KFAB_CMD_EP_DOORBELL, struct kfab_ep_doorbell)
 
+/*
+ * Completion flags the kernel writes into kfab_cq_entry.flags.  Their
+ * values are libfabric's (FI_MSG, FI_TAGGED, FI_RECV, FI_SEND,
+ * FI_REMOTE_CQ_DATA), so libshim hands them over unchanged.
+ */
+#define KFAB_COMP_MSG		0x2ULL		/* bit 1 */
+#define KFAB_COMP_TAGGED	0x8ULL		/* bit 3 */
+#define KFAB_COMP_RECV		0x400ULL	/* bit 10 */
+#define KFAB_COMP_SEND		0x800ULL	/* bit 11 */
+#define KFAB_COMP_REMOTE_CQ_DATA 0x20000ULL	/* bit 17 */
+/*
+ * The error of a receive whose buffers were too small for the message
+ * (libfabric's FI_ETRUNC); the completion's olen says how much did not fit.
+ */
+#define KFAB_ERR_TRUNC		265
+
 /* kfab_sqe.opcode */
 enum kfab_sqe_op {
 	KFAB_OP_SEND = 1,
@@ -920,7 +939,11 @@ enum kfab_sqe_op {
 
 /* Bits of kfab_sqe.flags */
 enum kfab_sqe_flags {
-	/* Report a successful completion (always, unless the CQ is selective) */
+	/*
+	 * Report the request's success on the CQ (errors are always
+	 * reported): the library sets it from FI_COMPLETION, the CQ's
+	 * FI_SELECTIVE_COMPLETION and whether the request is an inject.
+	 */
 	KFAB_SQE_COMPLETION = 1 << 0,
 	/* Send: @data goes to the receiver as remote CQ data */
 	KFAB_SQE_REMOTE_CQ_DATA = 1 << 1,

@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Endpoints and messages through the raw ABI: KFAB_IOC_EP_*, the
+ * submission ring and the CQ ring, without libshim.  Each endpoint lives
+ * in a file of its own, as if in a process of its own.  What the kernel
+ * must do with a hostile ring is here too.
+ *
+ * Needs /dev/kfab (the VM); on the host every test SKIPs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kfab_test.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+#define ANY	(~0ULL)
+
+struct raw_ep {
+	int fd;
+	uint32_t dom, av, cq, ep;
+	struct kfab_addr addr;
+	struct kfab_cq_open cqo;
+	uint8_t *ring, *cons;
+	struct kfab_ep_open epo;
+	uint8_t *sq;
+	uint32_t tail;
+};
+
+static bool have_device(void)
+{
+	return !access(KFAB_DEV, R_OK | W_OK);
+}
+
+#define SQ_U32(r, off)	((uint32_t *)((r)->sq + (off)))
+
+static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
+{
+	return (struct kfab_sqe *)(r->sq + r->epo.out_off_sqes +
+				   (size_t)(i & (r->epo.out_sq_entries - 1)) *
+				   r->epo.out_sqe_size);
+}
+
+static int ep_bind(struct raw_ep *r, uint32_t obj, uint32_t flags)
+{
+	struct kfab_ep_bind b = { .size = sizeof(b), .flags = flags,
+				  .ep_id = r->ep, .obj_id = obj };
+
+	return kfab_ioctl(r->fd, KFAB_IOC_EP_BIND, &b);
+}
+
+static int enable(struct raw_ep *r)
+{
+	struct kfab_ep_enable e = { .size = sizeof(e), .ep_id = r->ep };
+
+	return kfab_ioctl(r->fd, KFAB_IOC_EP_ENABLE, &e);
+}
+
+/* An endpoint in a file of its own, bound to an AV and one CQ, enabled. */
+static int ep_setup(struct raw_ep *r, bool do_enable)
+{
+	struct kfab_av_open avo = { .size = sizeof(avo) };
+
+	memset(r, 0, sizeof(*r));
+	r->fd = kfab_open();
+	if (r->fd < 0 || kfab_domain_alloc(r->fd, &r->dom))
+		return -1;
+	avo.domain_id = r->dom;
+	if (kfab_ioctl(r->fd, KFAB_IOC_AV_OPEN, &avo))
+		return -2;
+	r->av = avo.out_av_id;
+	r->cqo = (struct kfab_cq_open){ .size = sizeof(r->cqo),
+					.domain_id = r->dom, .entries = 64 };
+	if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &r->cqo))
+		return -3;
+	r->cq = r->cqo.out_cq_id;
+	r->ring = mmap(NULL, r->cqo.out_ring_size, PROT_READ, MAP_SHARED,
+		       r->fd, r->cqo.out_ring_offset);
+	r->cons = mmap(NULL, r->cqo.out_cons_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, r->fd, r->cqo.out_cons_offset);
+	if (r->ring == MAP_FAILED || r->cons == MAP_FAILED)
+		return -4;
+	r->epo = (struct kfab_ep_open){ .size = sizeof(r->epo),
+					.domain_id = r->dom,
+					.type = KFAB_EP_TYPE_RDM,
+					.sq_entries = 32 };
+	if (kfab_ioctl(r->fd, KFAB_IOC_EP_OPEN, &r->epo))
+		return -5;
+	r->ep = r->epo.out_ep_id;
+	r->addr = r->epo.out_addr;
+	r->sq = mmap(NULL, r->epo.out_sq_mmap_size, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, r->fd, r->epo.out_sq_mmap_offset);
+	if (r->sq == MAP_FAILED)
+		return -6;
+	if (!do_enable)
+		return 0;
+	if (ep_bind(r, r->av, 0) ||
+	    ep_bind(r, r->cq, KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV))
+		return -7;
+	return enable(r) ? -8 : 0;
+}
+
+/* Like a process exiting: the mappings go too (they hold the file). */
+static void ep_close(struct raw_ep *r)
+{
+	if (r->ring && r->ring != MAP_FAILED)
+		munmap(r->ring, r->cqo.out_ring_size);
+	if (r->cons && r->cons != MAP_FAILED)
+		munmap(r->cons, r->cqo.out_cons_size);
+	if (r->sq && r->sq != MAP_FAILED)
+		munmap(r->sq, r->epo.out_sq_mmap_size);
+	r->ring = r->cons = r->sq = NULL;
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+/* Insert @peer's address into @r's AV: its fi_addr_t there. */
+static uint64_t peer(struct raw_ep *r, const struct raw_ep *p)
+{
+	struct kfab_av_insert in = { .size = sizeof(in), .av_id = r->av,
+				     .count = 1 };
+	uint32_t idx = KFAB_AV_INDEX_NONE;
+
+	in.addrs = (uintptr_t)&p->addr;
+	in.indices = (uintptr_t)&idx;
+	if (kfab_ioctl(r->fd, KFAB_IOC_AV_INSERT, &in))
+		return ANY;
+	return idx;
+}
+
+static int doorbell(struct raw_ep *r, uint32_t *done)
+{
+	struct kfab_ep_doorbell d = { .size = sizeof(d), .ep_id = r->ep };
+	int rc = kfab_ioctl(r->fd, KFAB_IOC_EP_DOORBELL, &d);
+
+	if (done)
+		*done = d.out_done;
+	return rc;
+}
+
+/* Queue one request (no doorbell). */
+static void queue(struct raw_ep *r, const struct kfab_sqe *sqe)
+{
+	*sq_slot(r, r->tail) = *sqe;
+	r->tail++;
+	__atomic_store_n(SQ_U32(r, r->epo.out_off_tail), r->tail,
+			 __ATOMIC_RELEASE);
+}
+
+static int submit(struct raw_ep *r, const struct kfab_sqe *sqe)
+{
+	queue(r, sqe);
+	return doorbell(r, NULL);
+}
+
+static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
+			       void *buf, size_t len)
+{
+	struct kfab_sqe s = { .opcode = op, .context = ctx, .addr = addr,
+			      .flags = KFAB_SQE_COMPLETION, .iov_count = 1 };
+
+	s.iov[0].base = (uintptr_t)buf;
+	s.iov[0].len = len;
+	return s;
+}
+
+/* The next completion: 0, -EAGAIN when the ring is empty. */
+static int cq_next(struct raw_ep *r, struct kfab_cq_entry *e)
+{
+	uint32_t *headp = (uint32_t *)(r->cons + r->cqo.out_off_head);
+	uint32_t head = *headp;
+	uint32_t tail = __atomic_load_n((uint32_t *)(r->ring +
+						     r->cqo.out_off_tail),
+					__ATOMIC_ACQUIRE);
+
+	if (head == tail)
+		return -EAGAIN;
+	*e = *(const struct kfab_cq_entry *)(r->ring + r->cqo.out_off_entries +
+		(size_t)(head & (r->cqo.out_entries - 1)) *
+		r->cqo.out_entry_size);
+	__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static int cq_err(struct raw_ep *r, struct kfab_cq_readerr *e)
+{
+	*e = (struct kfab_cq_readerr){ .size = sizeof(*e), .cq_id = r->cq };
+	return kfab_ioctl(r->fd, KFAB_IOC_CQ_READERR, e);
+}
+
+FIXTURE(msg) {
+	struct raw_ep a, b;
+	uint64_t a_to_b, b_to_a;
+};
+
+FIXTURE_SETUP(msg)
+{
+	self->a.fd = self->b.fd = -1;
+	if (!have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	ASSERT_EQ(0, ep_setup(&self->a, true));
+	ASSERT_EQ(0, ep_setup(&self->b, true));
+	self->a_to_b = peer(&self->a, &self->b);
+	self->b_to_a = peer(&self->b, &self->a);
+	ASSERT_NE(ANY, self->a_to_b);
+	ASSERT_NE(ANY, self->b_to_a);
+}
+
+FIXTURE_TEARDOWN(msg)
+{
+	ep_close(&self->a);
+	ep_close(&self->b);
+}
+
+TEST(control_path_errors)
+{
+	struct kfab_ep_open o = { .size = sizeof(o), .type = KFAB_EP_TYPE_RDM };
+	struct raw_ep r;
+	struct kfab_sqe s = { .opcode = KFAB_OP_RECV };
+
+	if (!have_device())
+		SKIP(return, "needs kfab.ko");
+	ASSERT_EQ(0, ep_setup(&r, false));
+	o.domain_id = r.dom;
+	o.type = 2;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.type = KFAB_EP_TYPE_RDM;
+	o.sq_entries = 3;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.sq_entries = KFAB_SQ_MAX_ENTRIES * 2;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.sq_entries = 0;
+	o.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.flags = 0;
+	o.domain_id = r.cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+
+	/* Nothing runs before enable, and enable needs an AV. */
+	queue(&r, &s);
+	EXPECT_EQ(-EINVAL, doorbell(&r, NULL));
+	EXPECT_EQ(-EDESTADDRREQ, enable(&r));
+	EXPECT_EQ(-ENOENT, ep_bind(&r, 999, 0));
+	EXPECT_EQ(-EINVAL, ep_bind(&r, r.av, KFAB_EP_BIND_RECV));
+	EXPECT_EQ(-EINVAL, ep_bind(&r, r.cq, 0));
+	EXPECT_EQ(-EOPNOTSUPP, ep_bind(&r, r.cq, 1 << 7));
+	EXPECT_EQ(-ENOENT, ep_bind(&r, r.ep, 0));
+	ASSERT_EQ(0, ep_bind(&r, r.av, 0));
+	EXPECT_EQ(-EEXIST, ep_bind(&r, r.av, 0));
+	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_RECV));
+	EXPECT_EQ(-EEXIST, ep_bind(&r, r.cq, KFAB_EP_BIND_RECV |
+				KFAB_EP_BIND_TRANSMIT));
+	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT));
+	ASSERT_EQ(0, enable(&r));
+	EXPECT_EQ(0, enable(&r));
+	EXPECT_EQ(-EBUSY, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT));
+	/* The bound objects stay while the endpoint holds them. */
+	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, r.av));
+	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, r.cq));
+	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
+	EXPECT_EQ(0, kfab_destroy(r.fd, r.av));
+	EXPECT_EQ(0, kfab_destroy(r.fd, r.cq));
+	ep_close(&r);
+}
+
+TEST_F(msg, expected_and_unexpected_messages)
+{
+	char tx[100], rx[128], big_rx[64];
+	static char large[1 << 20], large_rx[1 << 20];
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < (int)sizeof(tx); i++)
+		tx[i] = i;
+	/* Expected: the receive is there first. */
+	s = sqe_buf(KFAB_OP_RECV, 11, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	s = sqe_buf(KFAB_OP_SEND, 22, self->b_to_a, tx, sizeof(tx));
+	s.flags |= KFAB_SQE_REMOTE_CQ_DATA;
+	s.data = 0xfeed;
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(11, e.op_context);
+	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_REMOTE_CQ_DATA,
+		  e.flags);
+	EXPECT_EQ(sizeof(tx), e.len);
+	EXPECT_EQ((uintptr_t)rx, e.buf);
+	EXPECT_EQ(0xfeed, e.data);
+	EXPECT_EQ(self->a_to_b, e.src_addr);
+	EXPECT_EQ(0, memcmp(tx, rx, sizeof(tx)));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(22, e.op_context);
+	EXPECT_EQ(KFAB_COMP_SEND | KFAB_COMP_MSG, e.flags);
+
+	/* Unexpected, small (buffered) and large (waits for the receive). */
+	s = sqe_buf(KFAB_OP_SEND, 33, self->b_to_a, tx, 50);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(33, e.op_context);
+	memset(large, 0x5a, sizeof(large));
+	s = sqe_buf(KFAB_OP_SEND, 44, self->b_to_a, large, sizeof(large));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	memset(rx, 0, sizeof(rx));
+	s = sqe_buf(KFAB_OP_RECV, 55, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(55, e.op_context);
+	EXPECT_EQ(50, e.len);
+	EXPECT_EQ(0, memcmp(tx, rx, 50));
+	s = sqe_buf(KFAB_OP_RECV, 66, ANY, large_rx, sizeof(large_rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(66, e.op_context);
+	EXPECT_EQ(sizeof(large), e.len);
+	EXPECT_EQ(0, memcmp(large, large_rx, sizeof(large)));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(44, e.op_context);
+
+	/* Inline payload, and a buffer too small: FI_ETRUNC with olen. */
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 77,
+			       .addr = self->b_to_a, .len = 64,
+			       .flags = KFAB_SQE_INLINE };
+	memset(s.inline_data, 0x33, 64);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	/* Inject asks for no completion. */
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	s = sqe_buf(KFAB_OP_RECV, 88, ANY, big_rx, 10);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(88, err.out_entry.op_context);
+	EXPECT_EQ(KFAB_ERR_TRUNC, err.out_err);
+	EXPECT_EQ(54, err.out_olen);
+	EXPECT_EQ(10, err.out_entry.len);
+	EXPECT_EQ(0x33, big_rx[9]);
+}
+
+TEST_F(msg, tags_order_and_directed_receives)
+{
+	uint64_t vals[4], seq[8], v = 0;
+	struct kfab_cq_entry e;
+	struct raw_ep c;
+	uint64_t a_to_c, c_to_a;
+	struct kfab_sqe s;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* Tagged receives match by tag and ignore bits, in posting order. */
+	for (i = 0; i < 4; i++) {
+		s = sqe_buf(KFAB_OP_TRECV, 100 + i, ANY, &vals[i],
+			    sizeof(vals[i]));
+		s.tag = i < 2 ? 0x100 : 0x200;
+		s.ignore = i == 3 ? 0xfff : 0;
+		queue(&self->a, &s);
+	}
+	ASSERT_EQ(0, doorbell(&self->a, NULL));
+	for (i = 0; i < 4; i++) {
+		v = 1000 + i;
+		s = sqe_buf(KFAB_OP_TSEND, i, self->b_to_a, &v, sizeof(v));
+		s.tag = i == 3 ? 0x777 : (i & 1 ? 0x200 : 0x100);
+		ASSERT_EQ(0, submit(&self->b, &s));
+	}
+	/* 0x100 -> rx 100, 0x200 -> rx 102, 0x100 -> rx 101, 0x777 -> 103 */
+	EXPECT_EQ(1000, vals[0]);
+	EXPECT_EQ(1002, vals[1]);
+	EXPECT_EQ(1001, vals[2]);
+	EXPECT_EQ(1003, vals[3]);
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_TAGGED, e.flags);
+	}
+
+	/* A receive directed at C ignores B's message, which waits. */
+	ASSERT_EQ(0, ep_setup(&c, true));
+	a_to_c = peer(&self->a, &c);
+	c_to_a = peer(&c, &self->a);
+	s = sqe_buf(KFAB_OP_RECV, 200, a_to_c, &vals[0], sizeof(vals[0]));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	v = 1;
+	s = sqe_buf(KFAB_OP_SEND, 0, self->b_to_a, &v, sizeof(v));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	v = 2;
+	s = sqe_buf(KFAB_OP_SEND, 0, c_to_a, &v, sizeof(v));
+	ASSERT_EQ(0, submit(&c, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(200, e.op_context);
+	EXPECT_EQ(a_to_c, e.src_addr);
+	EXPECT_EQ(2, vals[0]);
+	/* Messages of one sender arrive in order. */
+	for (i = 0; i < 8; i++) {
+		seq[i] = 10 + i;
+		s = sqe_buf(KFAB_OP_SEND, 0, self->b_to_a, &seq[i],
+			    sizeof(seq[i]));
+		queue(&self->b, &s);
+	}
+	ASSERT_EQ(0, doorbell(&self->b, NULL));
+	for (i = -1; i < 8; i++) {
+		s = sqe_buf(KFAB_OP_RECV, 300, self->a_to_b, &v, sizeof(v));
+		ASSERT_EQ(0, submit(&self->a, &s));
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(i < 0 ? 1 : 10 + i, v);
+	}
+	ep_close(&c);
+}
+
+TEST_F(msg, hostile_requests_get_error_completions)
+{
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint32_t done;
+	int n = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = (struct kfab_sqe){ .opcode = 99, .context = 1 };
+	queue(&self->b, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 2,
+			       .iov_count = KFAB_IOV_MAX + 1 };
+	queue(&self->b, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 3,
+			       .__reserved = 1 };
+	queue(&self->b, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 4,
+			       .flags = 1 << 20 };
+	queue(&self->b, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 5,
+			       .flags = KFAB_SQE_INLINE, .len = 65 };
+	queue(&self->b, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 6,
+			       .flags = KFAB_SQE_INLINE };
+	queue(&self->b, &s);
+	s = sqe_buf(KFAB_OP_SEND, 7, 12345, &n, sizeof(n));	/* bad addr */
+	queue(&self->b, &s);
+	s = sqe_buf(KFAB_OP_SEND, 8, self->b_to_a, (void *)8, 100);
+	queue(&self->b, &s);
+	s = sqe_buf(KFAB_OP_SEND, 9, self->b_to_a, &n, 1ULL << 40);
+	queue(&self->b, &s);
+	s = sqe_buf(KFAB_OP_RECV, 10, ANY, (void *)8, 100);
+	queue(&self->b, &s);
+	s = sqe_buf(KFAB_OP_RECV, 11, 4242, &n, sizeof(n));
+	queue(&self->b, &s);
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	EXPECT_EQ(11, done);
+	while (!cq_err(&self->b, &err)) {
+		n++;
+		EXPECT_NE(0, err.out_err);
+	}
+	EXPECT_EQ(11, n);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	/* A's receive queue saw nothing: the bad-pointer send failed whole. */
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+
+	/* A tail far beyond head: one ring's worth is taken, no more. */
+	__atomic_store_n(SQ_U32(&self->b, self->b.epo.out_off_tail),
+			 self->b.tail + 1000000, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	EXPECT_EQ(self->b.epo.out_sq_entries, done);
+	/* Garbage all over the ring and its indices: the kernel goes on. */
+	memset(self->b.sq, 0xa5, self->b.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, doorbell(&self->b, NULL));
+	memset(self->b.sq, 0xff, self->b.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, doorbell(&self->b, NULL));
+}
+
+TEST_F(msg, unexpected_budget_makes_senders_wait)
+{
+	static char buf[20][64 * 1024], rx[64 * 1024];
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint32_t done, total = 0;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 20; i++) {
+		memset(buf[i], i, sizeof(buf[i]));
+		s = sqe_buf(KFAB_OP_SEND, i, self->b_to_a, buf[i],
+			    sizeof(buf[i]));
+		queue(&self->b, &s);
+	}
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	/* 1 MiB of buffering at the receiver: 16 messages, the rest wait. */
+	EXPECT_EQ(16, done);
+	total = done;
+	for (i = 0; i < 20; i++) {
+		s = sqe_buf(KFAB_OP_RECV, 100 + i, ANY, rx, sizeof(rx));
+		ASSERT_EQ(0, submit(&self->a, &s));
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(i, rx[0]);
+		EXPECT_EQ(i, rx[sizeof(rx) - 1]);
+		if (total < 20) {
+			ASSERT_EQ(0, doorbell(&self->b, &done));
+			total += done;
+		}
+	}
+	EXPECT_EQ(20, total);
+}
+
+TEST_F(msg, peers_that_go_away)
+{
+	static char large[4 << 20], rx[4 << 20];
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* A large message waits at A while its sender goes: still delivered. */
+	memset(large, 0x42, sizeof(large));
+	s = sqe_buf(KFAB_OP_SEND, 1, self->b_to_a, large, sizeof(large));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ep_close(&self->b);
+	s = sqe_buf(KFAB_OP_RECV, 2, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(sizeof(rx), e.len);
+	EXPECT_EQ(0x42, rx[sizeof(rx) - 1]);
+
+	/* Sends to an endpoint that is gone fail. */
+	ASSERT_EQ(0, ep_setup(&self->b, true));
+	self->b_to_a = peer(&self->b, &self->a);
+	s = sqe_buf(KFAB_OP_SEND, 3, self->b_to_a, large, sizeof(large));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	/* A closes with B's large message waiting: B is told. */
+	ep_close(&self->a);
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(3, err.out_entry.op_context);
+	EXPECT_EQ(ECONNRESET, err.out_err);
+	s = sqe_buf(KFAB_OP_SEND, 4, self->b_to_a, large, 8);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(4, err.out_entry.op_context);
+	EXPECT_EQ(EHOSTUNREACH, err.out_err);
+}
+
+/* A sender killed while its 64 MiB message waits; then the receiver. */
+TEST_F(msg, sigkill_mid_transfer_leaves_nothing)
+{
+	long ctxs = kfab_contexts();
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	if (!pid) {
+		struct raw_ep s;
+		size_t len = 64 << 20;
+		char *big = malloc(len);
+		struct kfab_sqe q;
+		uint64_t to_a;
+
+		if (!big || ep_setup(&s, true))
+			_exit(1);
+		memset(big, 7, len);
+		to_a = peer(&s, &self->a);
+		q = sqe_buf(KFAB_OP_SEND, 1, to_a, big, len);
+		if (submit(&s, &q) || write(ready[1], "x", 1) != 1)
+			_exit(2);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(ctxs, kfab_contexts());
+	/* A still holds the message; closing A frees it all. */
+	ep_close(&self->a);
+	EXPECT_EQ(ctxs - 1, kfab_contexts());
+	close(ready[0]);
+	close(ready[1]);
+}
+
+TEST_HARNESS_MAIN
