@@ -402,6 +402,26 @@ int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd)
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
+int kfab_ioctl_ep_cancel(struct kfab_ucmd *ucmd)
+{
+	struct kfab_ep_cancel *cmd = ucmd->cmd;
+	struct kfab_ep *ep;
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	ep = kfab_ep_get(ucmd->ctx, cmd->ep_id);
+	if (!ep)
+		return -ENOENT;
+	mutex_lock(&ep->sq_lock);
+	rc = ep->enabled ? kfab_msg_cancel(ep, cmd->context) : -ENOENT;
+	mutex_unlock(&ep->sq_lock);
+	kfab_object_put(&ep->obj);
+	return rc;
+}
+
 /* debugfs: under the context's xarray lock, so nothing that sleeps. */
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 {

@@ -372,6 +372,7 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_enable(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd);
+int kfab_ioctl_ep_cancel(struct kfab_ucmd *ucmd);
 void kfab_ep_destroy(struct kfab_object *obj);
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
@@ -382,6 +383,7 @@ void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 /* msg.c */
 int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);
 void kfab_msg_flush(struct kfab_ep_core *core);
+int kfab_msg_cancel(struct kfab_ep *ep, u64 context);
 
 /* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
 #ifdef CONFIG_KFAB_TEST

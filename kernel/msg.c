@@ -599,6 +599,39 @@ int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
 	return kfab_msg_recv(ep, sqe, kind, len);
 }
 
+/**
+ * kfab_msg_cancel() - cancel the oldest posted receive with a context
+ * @ep: the endpoint (its doorbell lock held)
+ * @context: the receive's context
+ *
+ * Return: 0 (it completes with ECANCELED), or -ENOENT.
+ */
+int kfab_msg_cancel(struct kfab_ep *ep, u64 context)
+{
+	struct kfab_ep_core *core = ep->core;
+	struct kfab_msg_rx *rx, *found = NULL;
+	int kind, found_kind = 0;
+
+	mutex_lock(&core->lock);
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED && !found; kind++)
+		list_for_each_entry(rx, &core->posted[kind], link)
+			if (rx->context == context) {
+				list_del(&rx->link);
+				found = rx;
+				found_kind = kind;
+				break;
+			}
+	mutex_unlock(&core->lock);
+	if (!found)
+		return -ENOENT;
+	kfab_complete_rx(ep, found_kind, found->context, found->flags,
+			 found->buf, 0, 0, KFAB_CQ_ADDR_NOTAVAIL, found->tag, 0,
+			 0, ECANCELED);
+	kfab_unpin(&found->pin);
+	kfree(found);
+	return 0;
+}
+
 /*
  * The endpoint is gone (@core is dead): drop its receives, and its
  * unexpected messages, whose rendezvous senders learn that their message

@@ -1074,6 +1074,28 @@ static uint32_t expect_ep_doorbell(const void *p)
 	return O(OK) | O(ENOENT) | O(EINVAL);
 }
 
+static void gen_ep_cancel(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_ep_cancel *c = p;
+
+	c->flags = rnd_flags(t);
+	c->ep_id = pick_id(t);
+	c->__reserved = rnd_reserved(t);
+	c->context = chance(t, 1, 2) ? rnd_below(t, 4) : rnd(t);
+	op->arg = c->ep_id;
+}
+
+static uint32_t expect_ep_cancel(const void *p)
+{
+	const struct kfab_ep_cancel *c = p;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	if (c->__reserved)
+		return O(EINVAL);
+	return O(OK) | O(ENOENT);
+}
+
 static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "query",
@@ -1212,6 +1234,15 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 3,
 		.gen = gen_ep_doorbell,
 		.expect = expect_ep_doorbell,
+	},
+	{
+		.name = "ep_cancel",
+		.ioc = KFAB_IOC_EP_CANCEL,
+		.min_size = offsetofend(struct kfab_ep_cancel, context),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT),
+		.weight = 1,
+		.gen = gen_ep_cancel,
+		.expect = expect_ep_cancel,
 	},
 #ifdef KFAB_IOC_TEST_FAULT
 	{

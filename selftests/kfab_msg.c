@@ -480,6 +480,38 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	EXPECT_EQ(0, doorbell(&self->b, NULL));
 }
 
+TEST_F(msg, cancel_takes_back_a_posted_receive)
+{
+	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t v = 0, w = 5;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_buf(KFAB_OP_RECV, 41, ANY, &v, sizeof(v));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	c.ep_id = self->a.ep;
+	c.context = 40;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	c.context = 41;
+	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(41, err.out_entry.op_context);
+	EXPECT_EQ(ECANCELED, err.out_err);
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	/* The message that follows waits for another receive. */
+	s = sqe_buf(KFAB_OP_SEND, 1, self->b_to_a, &w, sizeof(w));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	EXPECT_EQ(0, v);
+	c.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	c.flags = 0;
+	c.ep_id = self->a.cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+}
+
 TEST_F(msg, unexpected_budget_makes_senders_wait)
 {
 	static char buf[20][64 * 1024], rx[64 * 1024];

@@ -54,6 +54,7 @@ enum kfab_cmd_nr {
 	KFAB_CMD_EP_BIND = 0x31,
 	KFAB_CMD_EP_ENABLE = 0x32,
 	KFAB_CMD_EP_DOORBELL = 0x33,
+	KFAB_CMD_EP_CANCEL = 0x34,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
@@ -928,6 +929,29 @@ struct kfab_ep_doorbell {
  * (libfabric's FI_ETRUNC); the completion's olen says how much did not fit.
  */
 #define KFAB_ERR_TRUNC		265
+
+/**
+ * struct kfab_ep_cancel - KFAB_IOC_EP_CANCEL: cancel a posted receive
+ * @size: sizeof(struct kfab_ep_cancel)
+ * @flags: must be 0
+ * @ep_id: the endpoint
+ * @context: the context of the receive to cancel
+ *
+ * The oldest posted receive of the endpoint with that context is removed
+ * and completes with an error completion (ECANCELED).  -ENOENT when there
+ * is none (sends and receives that matched already cannot be cancelled).
+ * Run the doorbell first: requests still in the ring are not posted yet.
+ */
+struct kfab_ep_cancel {
+	__u32 size;
+	__u32 flags;
+	__u32 ep_id;
+	__u32 __reserved;
+	__u64 context;
+};
+
+#define KFAB_IOC_EP_CANCEL \
+	_IOWR(KFAB_TYPE, KFAB_CMD_EP_CANCEL, struct kfab_ep_cancel)
 
 /* kfab_sqe.opcode */
 enum kfab_sqe_op {
