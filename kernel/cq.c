@@ -20,6 +20,7 @@
  */
 #include <linux/eventfd.h>
 #include <linux/log2.h>
+#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -95,26 +96,32 @@ static void kfab_cq_sync_overflow(struct kfab_cq *cq)
 		   cq->nr_overflow ? KFAB_CQ_RING_OVERFLOW : 0);
 }
 
+/* Most overflowed completions moved while the lock is held once. */
+#define KFAB_CQ_DRAIN_BATCH	256U
+
 /*
  * Move what the ring can take from the overflow list into it, oldest
- * first.  The nodes go to @done, for the caller to free unlocked.
+ * first, at most KFAB_CQ_DRAIN_BATCH.  The nodes go to @done, for the
+ * caller to free unlocked.  Returns how many moved.
  */
-static void kfab_cq_drain_locked(struct kfab_cq *cq, struct list_head *done)
+static u32 kfab_cq_drain_locked(struct kfab_cq *cq, struct list_head *done)
 {
 	struct kfab_cq_node *node, *next;
-	u32 space;
+	u32 space, moved = 0;
 
 	if (!cq->nr_overflow)
-		return;
-	space = kfab_cq_space(cq);
+		return 0;
+	space = min(kfab_cq_space(cq), KFAB_CQ_DRAIN_BATCH);
 	list_for_each_entry_safe(node, next, &cq->overflow, link) {
-		if (!space--)
+		if (moved == space)
 			break;
 		kfab_cq_ring_put(cq, &node->entry);
 		list_move_tail(&node->link, done);
 		cq->nr_overflow--;
+		moved++;
 	}
 	kfab_cq_sync_overflow(cq);
+	return moved;
 }
 
 static void kfab_cq_free_nodes(struct list_head *list)
@@ -160,6 +167,7 @@ int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 	*overflowed = false;
 	for (;;) {
 		spin_lock_irqsave(&cq->lock, irqflags);
+		/* One batch at most; KFAB_IOC_CQ_DRAIN does the rest. */
 		kfab_cq_drain_locked(cq, &done);
 		if (!cq->nr_overflow && kfab_cq_space(cq)) {
 			kfab_cq_ring_put(cq, entry);
@@ -237,14 +245,19 @@ int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err)
 static u32 kfab_cq_drain(struct kfab_cq *cq)
 {
 	unsigned long irqflags;
-	LIST_HEAD(done);
-	u32 left;
+	u32 moved, left;
 
-	spin_lock_irqsave(&cq->lock, irqflags);
-	kfab_cq_drain_locked(cq, &done);
-	left = cq->nr_overflow;
-	spin_unlock_irqrestore(&cq->lock, irqflags);
-	kfab_cq_free_nodes(&done);
+	/* Batch by batch: the lock is never held for a whole ring's worth. */
+	do {
+		LIST_HEAD(done);
+
+		spin_lock_irqsave(&cq->lock, irqflags);
+		moved = kfab_cq_drain_locked(cq, &done);
+		left = cq->nr_overflow;
+		spin_unlock_irqrestore(&cq->lock, irqflags);
+		kfab_cq_free_nodes(&done);
+		cond_resched();
+	} while (moved && left);
 	return left;
 }
 
