@@ -22,13 +22,27 @@
  * now and then SIGKILL of its own process (the parent then starts the next
  * generation of that worker).
  *
+ * Address vectors: AV_OPEN, AV_INSERT, AV_REMOVE and AV_UNLINK take domain
+ * and AV ids the worker has seen (mostly in the file they were seen in),
+ * counts from 0 to above KFAB_AV_BATCH_MAX, arrays and names in per-thread
+ * areas that end in a hole (or NULL, kernel, unaligned pointers), addresses
+ * with random family, node and endpoint, names from a small pool shared by
+ * every worker (else too long, unterminated, empty, with a bad character),
+ * any flags and modes.  Every table an AV_OPEN returns is mapped: writable
+ * must fail with -EPERM, read-only succeeds, every byte is read and checked
+ * and mprotect() to writable fails with -EACCES; the "av" ring maps those
+ * tables again later, by the book or with one thing wrong.
+ *
  * The oracle: every outcome must be one the operation's model allows
  * (computed from the ABI rules in uapi/linux/kfab.h and abi.rst, exact where
  * that is cheap) and one that abi.rst documents for that command; a valid
  * QUERY succeeds with abi_version == KFAB_ABI_VERSION; a successful
- * DOMAIN_ALLOC returns an id in 1..max_objects; a worker dies only when it
- * meant to; after everything is reaped and closed, the module still works
- * and /sys/class/misc/kfab/contexts is back to its value at start.
+ * DOMAIN_ALLOC returns an id in 1..max_objects; AV_OPEN and AV_INSERT
+ * answers agree with what was asked (flags, capacity, one index per address
+ * in a batch); a worker dies only when it meant to; after everything is
+ * reaped and closed and every pool name (persistent AVs) unlinked, the
+ * module still works and /sys/class/misc/kfab/contexts, avs and named_avs
+ * are back to their values at start.
  *
  * The operation budget (--ops) is shared by all workers; every operation
  * issued to the kernel takes one unit and is counted by kind: opens,
@@ -63,10 +77,13 @@
  *             ring's offset and a length derived from QUERY, now and then
  *             off by a page or with the wrong prot);
  *   .scribble writes garbage into one page of a successful mapping (say,
- *             producer and consumer indices far out of range).
- * Every successful mapping is scribbled over page by page (read, when it is
- * not writable), stays mapped while the thread goes on issuing ioctls on
- * the same files, and is unmapped by a later munmap action or at exit.
+ *             producer and consumer indices far out of range); NULL for
+ *             a ring user space may only read;
+ *   .check    (optional) checks what a mapping shows once it was read.
+ * Every successful mapping is scribbled over page by page (read, every
+ * byte, when it is not writable), stays mapped while the thread goes on
+ * issuing ioctls on the same files, and is unmapped by a later munmap
+ * action or at exit.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -97,6 +114,7 @@
 #include "kfab_test.h"
 
 #define DEBUGFS_CONTEXTS	"/sys/kernel/debug/kfab/contexts"
+#define KFAB_PARAMS		"/sys/module/kfab/parameters/"
 
 #define MAX_PROCS	32
 #define MAX_THREADS	32
@@ -129,7 +147,8 @@
 	X(ENOSPC, ENOSPC) X(EOPNOTSUPP, EOPNOTSUPP) X(EBADF, EBADF)	\
 	X(ENOMEM, ENOMEM) X(ENODEV, ENODEV) X(EACCES, EACCES)		\
 	X(EOVERFLOW, EOVERFLOW) X(EPERM, EPERM) X(EMFILE, EMFILE)	\
-	X(ENFILE, ENFILE)
+	X(ENFILE, ENFILE) X(EEXIST, EEXIST) X(EDQUOT, EDQUOT)		\
+	X(ENAMETOOLONG, ENAMETOOLONG)
 
 #define X(name, err) OUTI_##name,
 enum { FUZZ_OUTCOMES(X) OUTI_OTHER };
@@ -147,7 +166,11 @@ static const struct {
 
 /* Every command can fail the dispatcher's checks, and any fd can be closed. */
 #define DISPATCH_ERRNOS	(O(EINVAL) | O(E2BIG) | O(EFAULT) | O(EBADF))
-/* mmap() of the device: mostly the mm core's errors (the device has no mmap yet). */
+/*
+ * mmap() of the device: the mm core's errors, and the device's own: -EINVAL
+ * for an offset that names no region of the file, a private mapping or one
+ * longer than the region, -EPERM for a writable mapping of a read-only one.
+ */
 #define MMAP_OUTCOMES	(O(OK) | O(EINVAL) | O(ENODEV) | O(EBADF) | O(EACCES) | \
 			 O(ENOMEM) | O(EOVERFLOW) | O(EPERM) | O(EOPNOTSUPP))
 
@@ -170,6 +193,7 @@ enum fuzz_kind {
 	K_MUNMAP,
 	K_PAGE_WRITE,
 	K_PAGE_READ,
+	K_MPROTECT,
 	K_CMD0,
 };
 
@@ -183,6 +207,7 @@ static const char *const base_kind_names[K_CMD0] = {
 	[K_MUNMAP] = "munmap",
 	[K_PAGE_WRITE] = "page_write",
 	[K_PAGE_READ] = "page_read",
+	[K_MPROTECT] = "mprotect",
 };
 
 /* The size field a command's struct carries. */
@@ -294,6 +319,9 @@ static struct {
 	size_t page;
 	uint32_t max_objects;
 	uint32_t features;
+	uint32_t av_max_count;		/* module parameters */
+	uint32_t av_default_count;
+	bool root;			/* CAP_SYS_ADMIN, CAP_DAC_OVERRIDE and co */
 	int shared_fd[NR_SHARED_FDS];
 } cfg = {
 	.ops = 20000,
@@ -310,6 +338,9 @@ struct fuzz_proc {
 	bool racy;		/* several threads: a slot's fd may close under us */
 	int fds[NR_SLOTS];	/* -1: empty */
 	uint32_t ids[NR_IDS];	/* 0: empty; ID_DEAD: destroyed */
+	uint32_t av_ids[NR_IDS];	/* the same, for AV handles */
+	int id_fds[NR_IDS];	/* the file each id was seen in */
+	int av_id_fds[NR_IDS];
 };
 
 #define ID_DEAD		(1u << 31)
@@ -323,6 +354,36 @@ struct fuzz_map {
 	const struct fuzz_ring *ring;
 };
 
+/*
+ * Memory the AV commands' arrays and names point into, per thread: each
+ * area is followed by a PROT_NONE page, so that an array or a name can be
+ * made to run into a hole.  AVA_RO is read-only (zero).
+ */
+enum av_area {
+	AVA_ADDRS,		/* struct kfab_addr[KFAB_AV_BATCH_MAX], misaligned */
+	AVA_INDICES,		/* insert: __u32[] out */
+	AVA_ERRORS,		/* insert: __s32[] out */
+	AVA_REMOVE,		/* remove: __u32[] in */
+	AVA_NAME,
+	AVA_RO,
+	NR_AV_AREAS,
+};
+
+static const unsigned int av_area_pages[NR_AV_AREAS] = {
+	[AVA_ADDRS] = 17, [AVA_INDICES] = 5, [AVA_ERRORS] = 5,
+	[AVA_REMOVE] = 5, [AVA_NAME] = 1, [AVA_RO] = 1,
+};
+
+/* An AV table this thread opened: what the "av" ring maps. */
+struct fuzz_av_table {
+	int fd;			/* -1: none */
+	uint64_t off;
+	uint64_t size;
+	uint32_t capacity;
+};
+
+#define NR_AV_TABLES	4
+
 struct fuzz_thread {
 	struct fuzz_proc *proc;
 	unsigned int idx;
@@ -335,8 +396,20 @@ struct fuzz_thread {
 	uint8_t *edge;		/* a writable page followed by an unmapped one */
 	uint8_t *mem;		/* the mapping scratch..ro live in */
 	struct fuzz_map maps[NR_MAPS];
+	uint8_t *av_area[NR_AV_AREAS];	/* each followed by a hole */
+	struct fuzz_av_table av_tables[NR_AV_TABLES];
+	/* The file the last id picked from a pool was seen in, or -1. */
+	int hint_fd;
+	/* What gen_av_insert() made, for done_av_insert(). */
+	struct {
+		uint64_t addrs, indices, errors;
+		uint32_t count;
+	} av_insert;
 	pthread_t tid;
 };
+
+/* The thread running: expect callbacks look at its AV areas. */
+static __thread struct fuzz_thread *cur_thread;
 
 /* Random numbers: splitmix64, one stream per thread. */
 static uint64_t mix64(uint64_t z)
@@ -452,9 +525,12 @@ static void count(unsigned int kind)
 /* Commands */
 
 static const struct fuzz_cmd *cmd_by_nr(unsigned int nr);
-static void pool_add(struct fuzz_thread *t, uint32_t id);
+static void pool_add(struct fuzz_thread *t, uint32_t id, int fd);
 static void pool_forget(struct fuzz_thread *t, uint32_t id);
 static uint32_t pick_id(struct fuzz_thread *t);
+static uint32_t pick_live_id(struct fuzz_thread *t);
+static void pool_add_av(struct fuzz_thread *t, uint32_t id, int fd);
+static uint32_t pick_av_id(struct fuzz_thread *t);
 static void fail_op(struct fuzz_thread *t, const struct fuzz_op *op,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
@@ -532,7 +608,7 @@ static void gen_destroy(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
 	struct kfab_destroy *d = p;
 
-	d->id = pick_id(t);
+	d->id = rnd_below(t, 2) ? pick_av_id(t) : pick_id(t);
 	op->arg = d->id;
 }
 
@@ -591,7 +667,7 @@ static void done_domain_alloc(struct fuzz_thread *t, const void *p,
 			d->out_domain_id, d->flags, d->__reserved,
 			cfg.max_objects);
 	else
-		pool_add(t, d->out_domain_id);
+		pool_add(t, d->out_domain_id, op->fd);
 }
 
 #ifdef KFAB_IOC_TEST_FAULT
@@ -629,6 +705,676 @@ static void done_test_fault(struct fuzz_thread *t, const void *p,
 }
 #endif
 
+/*
+ * Address vectors.  The arrays and names the commands point to live in the
+ * thread's AV areas (or nowhere), so the oracle can tell from a pointer
+ * whether the kernel can read or write what it names.
+ */
+
+/* Named AVs are taken from this pool only: the final check unlinks them. */
+static const char *const av_names[] = {
+	"kfab-fuzz-0", "kfab-fuzz-1", "kfab-fuzz-2", "kfab-fuzz-3",
+	"kfab_fuzz.K9",
+	/* KFAB_AV_NAME_MAX - 1 characters: the longest name there is */
+	"kfab-fuzz-max-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+};
+
+/*
+ * Bytes that are not in [A-Za-z0-9._-]: a name with one of them is -EINVAL.
+ * (Latin-1 letters, which the kernel's isalnum() takes, are not either.)
+ */
+static const char av_bad_chars[] = "/ *:@\t\n\\%\x7f\x80\xc0\xe9\xff";
+
+#define AV_OPEN_FLAGS	(KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_EXCL |	\
+			 KFAB_AV_OPEN_NO_CREATE | KFAB_AV_OPEN_PERSIST |	\
+			 KFAB_AV_OPEN_SET_OWNER)
+#define AV_CREATE_FLAGS	(KFAB_AV_OPEN_EXCL | KFAB_AV_OPEN_PERSIST |	\
+			 KFAB_AV_OPEN_SET_OWNER)
+/* Not an errno: the name passes (name_outcome()). */
+#define NAME_OK		(1u << 31)
+
+static void av_table_opened(struct fuzz_thread *t, struct fuzz_op *op,
+			    const struct kfab_av_open *o);
+
+enum mem_access { MEM_OK, MEM_FAULT, MEM_UNKNOWN };
+
+/*
+ * Can the kernel read (or write) @len bytes at @p?  Exact for NULL, kernel
+ * and non-canonical addresses and the thread's AV areas; anything else (a
+ * random pointer of a random ioctl) may or may not be mapped.
+ */
+static enum mem_access mem_access(uint64_t p, uint64_t len, bool write)
+{
+	struct fuzz_thread *t = cur_thread;
+	unsigned int a;
+
+	if (!len)
+		return MEM_OK;
+	/* Below mmap_min_addr, and above the 47-bit user space nothing maps. */
+	if (p < 65536 || p >= 1ull << 47)
+		return MEM_FAULT;
+	for (a = 0; t && a < NR_AV_AREAS; a++) {
+		uint64_t start = (uintptr_t)t->av_area[a];
+		uint64_t end = start + av_area_pages[a] * cfg.page;
+
+		/* The area and the hole after it. */
+		if (p < start || p >= end + cfg.page)
+			continue;
+		if (p >= end || len > end - p)
+			return MEM_FAULT;
+		return write && a == AVA_RO ? MEM_FAULT : MEM_OK;
+	}
+	return MEM_UNKNOWN;
+}
+
+static bool av_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+/*
+ * What copying and checking the name at @p gives: an errno bit, or NAME_OK,
+ * or several when @p is not in the thread's areas.
+ */
+static uint32_t name_outcome(uint64_t p)
+{
+	const uint32_t any = O(EFAULT) | O(ENAMETOOLONG) | O(EINVAL) | NAME_OK;
+	const char *s = (const char *)(uintptr_t)p;
+	size_t len;
+
+	switch (mem_access(p, 1, false)) {
+	case MEM_FAULT:
+		return O(EFAULT);
+	case MEM_UNKNOWN:
+		return any;
+	default:
+		break;
+	}
+	/* Readable up to the hole after the area: mem_access() says where. */
+	for (len = 0; len < KFAB_AV_NAME_MAX; len++) {
+		if (mem_access(p + len, 1, false) != MEM_OK)
+			return O(EFAULT);
+		if (!s[len])
+			break;
+	}
+	if (len == KFAB_AV_NAME_MAX)
+		return O(ENAMETOOLONG);
+	if (!len || s[0] == '.')
+		return O(EINVAL);
+	while (len--)
+		if (!av_name_char(s[len]))
+			return O(EINVAL);
+	return NAME_OK;
+}
+
+/* A pointer of @len bytes (0: just the start) into area @a, or a bad one. */
+static uint64_t pick_av_ptr(struct fuzz_thread *t, enum av_area a, uint64_t len,
+			    bool good_only)
+{
+	uint64_t size = av_area_pages[a] * cfg.page;
+	uint8_t *base = t->av_area[a];
+
+	switch (good_only ? 0 : rnd_below(t, 40)) {
+	case 1:
+		return 0;
+	case 2:
+		/* Runs into the hole, when there is anything to read. */
+		return (uintptr_t)base + size - (len ? rnd_below(t, len) : 0);
+	case 3:
+		return (uintptr_t)base + size + rnd_below(t, cfg.page);
+	case 4:
+		return (uintptr_t)t->av_area[AVA_RO] + rnd_below(t, 16);
+	case 5:
+		return 0xffff888000000000ull;
+	case 6:
+		return 0x8000000000000000ull + rnd_below(t, 4096);
+	case 7:
+	case 8:
+		return (uintptr_t)base + 1 + rnd_below(t, 7);
+	default:
+		return (uintptr_t)base;
+	}
+}
+
+static void put_bytes(uint64_t p, const void *src, size_t n)
+{
+	memcpy((void *)(uintptr_t)p, src, n);
+}
+
+/*
+ * A name: mostly none or one of the pool (shared by every worker), else
+ * too long, unterminated, empty, with a bad character, or not readable.
+ */
+static uint64_t gen_av_name(struct fuzz_thread *t, bool unnamed_too)
+{
+	uint8_t *area = t->av_area[AVA_NAME];
+	size_t size = av_area_pages[AVA_NAME] * cfg.page, len, i;
+	const char *pool = av_names[rnd_below(t, ARRAY_SIZE(av_names))];
+	uint64_t p = (uintptr_t)area + rnd_below(t, 8);
+	char *s = (char *)(uintptr_t)p;
+
+	switch (rnd_below(t, 40)) {
+	case 0:			/* too long: no NUL in KFAB_AV_NAME_MAX bytes */
+	case 1:
+		len = KFAB_AV_NAME_MAX + rnd_below(t, 80);
+		for (i = 0; i < len; i++)
+			s[i] = 'a' + rnd_below(t, 26);
+		s[len] = 0;
+		return p;
+	case 2:			/* unterminated, up to the hole */
+	case 3:
+		len = 1 + rnd_below(t, KFAB_AV_NAME_MAX - 1);
+		p = (uintptr_t)area + size - len;
+		memcpy((void *)(uintptr_t)p, pool, strlen(pool) < len ? strlen(pool) : len);
+		for (i = strlen(pool); i < len; i++)
+			((char *)(uintptr_t)p)[i] = 'z';
+		return p;
+	case 4:			/* empty */
+		s[0] = 0;
+		return p;
+	case 5:			/* a leading dot */
+		s[0] = '.';
+		strcpy(s + 1, pool);
+		return p;
+	case 6:			/* a bad character somewhere */
+	case 7:
+		strcpy(s, pool);
+		s[rnd_below(t, strlen(pool))] =
+			av_bad_chars[rnd_below(t, sizeof(av_bad_chars) - 1)];
+		return p;
+	case 8:
+		/* Nothing left of earlier names can make a valid one. */
+		memset(area, '/', size);
+		return pick_av_ptr(t, AVA_NAME, KFAB_AV_NAME_MAX, false);
+	case 9:
+		return (uintptr_t)area + size + rnd_below(t, cfg.page);
+	default:
+		if (unnamed_too && rnd_below(t, 2))
+			return 0;
+		strcpy(s, pool);
+		return p;
+	}
+}
+
+/* 0 (the default), small, up to the limit (rarely: memory), above it. */
+static uint32_t pick_av_count(struct fuzz_thread *t)
+{
+	switch (rnd_below(t, 100)) {
+	case 0:
+		return cfg.av_max_count;
+	case 1:
+	case 2:
+		return cfg.av_max_count + 1 + rnd_below(t, 3);
+	case 3:
+		return (uint32_t)rnd(t) | 1u << 31;
+	case 4:
+	case 5:
+		/* log-uniform up to the limit */
+		return 1 + rnd_below(t, 1u << rnd_below(t, 17)) % cfg.av_max_count;
+	case 6:
+	case 7:
+	case 8:
+	case 9:
+		return 0;
+	default:
+		return 1 + rnd_below(t, 64);
+	}
+}
+
+/* Addresses per batch: 0, a few, up to KFAB_AV_BATCH_MAX, above it. */
+static uint32_t pick_av_batch(struct fuzz_thread *t)
+{
+	switch (rnd_below(t, 40)) {
+	case 0:
+	case 1:
+	case 2:
+		return 0;
+	case 3:
+		return KFAB_AV_BATCH_MAX;
+	case 4:
+	case 5:
+		return KFAB_AV_BATCH_MAX + 1 + rnd_below(t, 3);
+	case 6:
+		return (uint32_t)rnd(t);
+	case 7:
+	case 8:
+		return 1 + rnd_below(t, KFAB_AV_BATCH_MAX);
+	default:
+		return 1 + rnd_below(t, 8);
+	}
+}
+
+/* Mostly a valid local address among a few endpoints (so repeats happen). */
+static void gen_av_addr(struct fuzz_thread *t, struct kfab_addr *a)
+{
+	a->family = rnd_below(t, 12) ? KFAB_ADDR_LOCAL :
+		    rnd_below(t, 2) ? KFAB_ADDR_UNSPEC : (uint16_t)rnd(t);
+	a->__reserved = chance(t, 1, 40) ? (uint16_t)(1 + rnd_below(t, 0xffff)) : 0;
+	a->node = chance(t, 1, 20) ? (uint32_t)rnd(t) : 0;
+	switch (rnd_below(t, 30)) {
+	case 0:
+		a->ep = 0;
+		break;
+	case 1:
+		a->ep = rnd(t);
+		break;
+	case 2:
+		a->ep = UINT64_MAX;
+		break;
+	default:
+		a->ep = 1 + rnd_below(t, 200);
+		break;
+	}
+}
+
+static bool av_addr_valid(const struct kfab_addr *a)
+{
+	return a->family == KFAB_ADDR_LOCAL && !a->__reserved && !a->node &&
+	       a->ep;
+}
+
+/* KFAB_IOC_AV_OPEN */
+
+static void gen_av_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	static const uint32_t modes[] = { 0600, 0644, 0666, 0400, 0, 0777, 0060 };
+	static const uint32_t ids[] = { 0, 1000, 65534, UINT32_MAX };
+	struct kfab_av_open *o = p;
+
+	o->name = gen_av_name(t, true);
+	if (chance(t, 1, 12)) {
+		o->flags = rnd_flags(t);
+	} else if (o->name || chance(t, 1, 10)) {
+		switch (rnd_below(t, 10)) {
+		case 0:
+			o->flags = KFAB_AV_OPEN_NO_CREATE;
+			break;
+		case 1:
+			o->flags = KFAB_AV_OPEN_READ_ONLY;
+			break;
+		case 2:
+			o->flags = KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_NO_CREATE;
+			break;
+		case 3:
+			o->flags = KFAB_AV_OPEN_EXCL;
+			break;
+		case 4:
+			o->flags = KFAB_AV_OPEN_PERSIST |
+				   (rnd_below(t, 2) ? KFAB_AV_OPEN_EXCL : 0);
+			break;
+		case 5:
+			o->flags = KFAB_AV_OPEN_SET_OWNER |
+				   (rnd_below(t, 2) ? KFAB_AV_OPEN_EXCL : 0);
+			break;
+		case 6:
+			/* any mix, clashes included */
+			o->flags = (uint32_t)rnd(t) & AV_OPEN_FLAGS;
+			break;
+		default:
+			break;
+		}
+	}
+	o->domain_id = pick_live_id(t);
+	o->type = chance(t, 1, 20) ? (uint32_t)rnd(t) : rnd_below(t, 3);
+	o->count = pick_av_count(t);
+	o->mode = chance(t, 1, 10) ? (uint32_t)rnd(t) : modes[rnd_below(t, ARRAY_SIZE(modes))];
+	if (o->flags & KFAB_AV_OPEN_SET_OWNER || chance(t, 1, 10)) {
+		o->uid = ids[rnd_below(t, ARRAY_SIZE(ids))];
+		o->gid = ids[rnd_below(t, ARRAY_SIZE(ids))];
+	}
+	o->__reserved = rnd_reserved(t);
+	if (chance(t, 1, 4))
+		o->map_addr = rnd(t) & ~(uint64_t)(cfg.page - 1);
+	if (chance(t, 1, 4)) {
+		/* Outputs hold garbage on input: the kernel overwrites them. */
+		o->out_av_id = (uint32_t)rnd(t);
+		o->out_type = (uint32_t)rnd(t);
+		o->out_count = (uint32_t)rnd(t);
+		o->out_flags = (uint32_t)rnd(t);
+		o->__reserved2 = (uint32_t)rnd(t);
+		o->out_map_addr = rnd(t);
+		o->out_mmap_offset = rnd(t);
+		o->out_mmap_size = rnd(t);
+	}
+	op->arg = o->flags;
+}
+
+static uint32_t expect_av_open(const void *p)
+{
+	const struct kfab_av_open *o = p;
+	uint32_t bad = 0, maybe = 0, name = NAME_OK, ok;
+	bool owner_bad = false;
+
+	/* Argument errors, in no documented order. */
+	if (o->flags & ~AV_OPEN_FLAGS)
+		bad |= O(EOPNOTSUPP);
+	if (o->__reserved || o->type > KFAB_AV_TYPE_MAP ||
+	    o->count > cfg.av_max_count)
+		bad |= O(EINVAL);
+	if (!o->name) {
+		if (o->flags)
+			bad |= O(EINVAL);
+		/* "otherwise ignored", yet "bits above 0777: -EINVAL" */
+		if (o->mode & ~0777)
+			maybe |= O(EINVAL);
+	} else {
+		if (o->mode & ~0777)
+			bad |= O(EINVAL);
+		if (o->flags & (KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_NO_CREATE) &&
+		    o->flags & AV_CREATE_FLAGS)
+			bad |= O(EINVAL);
+		if (o->flags & (KFAB_AV_OPEN_PERSIST | KFAB_AV_OPEN_SET_OWNER) &&
+		    !cfg.root)
+			bad |= O(EPERM);
+		/* Checked with the name's AV: after the domain, say. */
+		owner_bad = o->flags & KFAB_AV_OPEN_SET_OWNER &&
+			    (o->uid == UINT32_MAX || o->gid == UINT32_MAX);
+		name = name_outcome(o->name);
+		if (!(name & NAME_OK))
+			bad |= name;
+		else
+			maybe |= name & ~NAME_OK;
+	}
+	if (bad)
+		return bad | maybe;
+
+	/* Then the domain, the object, the table. */
+	if (!o->domain_id || o->domain_id > cfg.max_objects)
+		return maybe | O(ENOENT);
+	ok = maybe | O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM);
+	if (o->name) {
+		if (o->flags & KFAB_AV_OPEN_EXCL)
+			ok |= O(EEXIST);
+		/* The name exists with another type. */
+		if (o->type)
+			ok |= O(EINVAL);
+		if (!cfg.root)
+			ok |= O(EACCES) | O(EDQUOT);
+		/* (uid_t)-1 is no owner. */
+		if (owner_bad)
+			ok = (ok & ~O(OK)) | O(EINVAL);
+	}
+	return ok;
+}
+
+static void done_av_open(struct fuzz_thread *t, const void *p, struct fuzz_op *op)
+{
+	const struct kfab_av_open *o = p;
+	uint64_t table = sizeof(struct kfab_av_header) +
+			 (uint64_t)o->out_count * sizeof(struct kfab_av_entry);
+	bool created = o->out_flags & KFAB_AV_OUT_CREATED;
+	uint32_t asked = o->count ? o->count : cfg.av_default_count;
+	const char *bad = NULL;
+
+	if (!o->out_av_id || o->out_av_id > cfg.max_objects)
+		bad = "out_av_id";
+	else if (o->out_type != KFAB_AV_TYPE_TABLE && o->out_type != KFAB_AV_TYPE_MAP)
+		bad = "out_type";
+	else if (o->type ? o->out_type != o->type :
+			   !o->name && o->out_type != KFAB_AV_TYPE_TABLE)
+		bad = "out_type, not the type asked for";
+	else if (o->out_flags & ~(KFAB_AV_OUT_CREATED | KFAB_AV_OUT_READ_ONLY))
+		bad = "out_flags: unknown bits";
+	else if (!(o->out_flags & KFAB_AV_OUT_READ_ONLY) !=
+		 !(o->flags & KFAB_AV_OPEN_READ_ONLY))
+		bad = "out_flags: READ_ONLY is not what was asked";
+	else if (created && (!o->name || o->flags & (KFAB_AV_OPEN_NO_CREATE |
+						     KFAB_AV_OPEN_READ_ONLY)))
+		bad = "out_flags: CREATED by a call that may not create";
+	else if (!created && o->name && o->flags & KFAB_AV_OPEN_EXCL)
+		bad = "out_flags: EXCL succeeded without CREATED";
+	else if ((!o->name || created) && o->out_count < asked)
+		bad = "out_count below the count asked for";
+	else if (!o->name ? o->out_map_addr != 0 :
+		 o->out_type == KFAB_AV_TYPE_MAP &&
+		 (!o->out_map_addr ||
+		  (created && o->map_addr && o->out_map_addr != o->map_addr)))
+		bad = "out_map_addr: not 0 unnamed, not the creator's or 0 named";
+	else if (o->__reserved2)
+		bad = "__reserved2";
+	else if (!o->out_mmap_offset || o->out_mmap_offset % cfg.page)
+		bad = "out_mmap_offset";
+	else if (o->out_mmap_size % cfg.page || o->out_mmap_size < table ||
+		 o->out_mmap_size - table >= cfg.page ||
+		 (o->out_mmap_size - table) / sizeof(struct kfab_av_entry))
+		bad = "out_mmap_size does not fit out_count (the last page filled)";
+	if (bad) {
+		fail_op(t, op, "bad answer: %s: out_av_id %u out_type %u out_count %u out_flags %#x reserved2 %#x out_map_addr %#" PRIx64 " out_mmap_offset %#" PRIx64 " out_mmap_size %#" PRIx64,
+			bad, o->out_av_id, o->out_type, o->out_count,
+			o->out_flags, o->__reserved2, (uint64_t)o->out_map_addr,
+			(uint64_t)o->out_mmap_offset, (uint64_t)o->out_mmap_size);
+		return;
+	}
+	pool_add_av(t, o->out_av_id, op->fd);
+	av_table_opened(t, op, o);
+}
+
+/* KFAB_IOC_AV_INSERT */
+
+static void gen_av_insert(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_insert *c = p;
+	uint32_t i, n;
+
+	c->flags = rnd_flags(t);
+	c->av_id = pick_av_id(t);
+	c->count = pick_av_batch(t);
+	c->__reserved = rnd_reserved(t);
+	n = c->count <= KFAB_AV_BATCH_MAX ? c->count : 0;
+	c->addrs = pick_av_ptr(t, AVA_ADDRS, (uint64_t)n * sizeof(struct kfab_addr),
+			       false);
+	/* What of it is in an area gets addresses. */
+	for (i = 0; i < n; i++) {
+		uint64_t a = c->addrs + (uint64_t)i * sizeof(struct kfab_addr);
+		struct kfab_addr addr;
+
+		if (mem_access(a, sizeof(addr), true) != MEM_OK)
+			break;
+		if (i && chance(t, 1, 8)) {
+			/* the same address twice in a batch */
+			memcpy(&addr, (void *)(uintptr_t)(c->addrs +
+				rnd_below(t, i) * sizeof(addr)), sizeof(addr));
+		} else {
+			gen_av_addr(t, &addr);
+		}
+		put_bytes(a, &addr, sizeof(addr));
+	}
+	c->indices = pick_av_ptr(t, AVA_INDICES, (uint64_t)n * 4, false);
+	c->errors = chance(t, 1, 5) ? 0 :
+		    pick_av_ptr(t, AVA_ERRORS, (uint64_t)n * 4, false);
+	if (chance(t, 1, 4))
+		c->out_inserted = (uint32_t)rnd(t);
+	t->av_insert.addrs = c->addrs;
+	t->av_insert.indices = c->indices;
+	t->av_insert.errors = c->errors;
+	t->av_insert.count = c->count;
+	op->arg = c->av_id;
+}
+
+static uint32_t expect_av_insert(const void *p)
+{
+	const struct kfab_av_insert *c = p;
+	uint64_t n = c->count;
+	enum mem_access in, oi, oe;
+	uint32_t bad = 0, r;
+
+	if (c->flags)
+		bad |= O(EOPNOTSUPP);
+	if (c->__reserved)
+		bad |= O(EINVAL);
+	if (c->count > KFAB_AV_BATCH_MAX)
+		bad |= O(E2BIG);
+	if (bad)
+		return bad;
+	if (!c->av_id || c->av_id > cfg.max_objects)
+		return O(ENOENT);
+	if (!n)
+		return O(OK) | O(ENOENT) | O(EPERM);
+	r = O(ENOENT) | O(EPERM) | O(ENOMEM);
+	in = mem_access(c->addrs, n * sizeof(struct kfab_addr), false);
+	if (in == MEM_FAULT)
+		return r | O(EFAULT);
+	if (in == MEM_UNKNOWN)
+		r |= O(EFAULT);
+	/* The outputs, written after the inserts; 0 is not written. */
+	oi = c->indices ? mem_access(c->indices, n * 4, true) : MEM_OK;
+	oe = c->errors ? mem_access(c->errors, n * 4, true) : MEM_OK;
+	if (oi == MEM_FAULT || oe == MEM_FAULT)
+		return r | O(EFAULT);
+	if (oi == MEM_UNKNOWN || oe == MEM_UNKNOWN)
+		r |= O(EFAULT);
+	return r | O(OK);
+}
+
+static void done_av_insert(struct fuzz_thread *t, const void *p, struct fuzz_op *op)
+{
+	const struct kfab_av_insert *c = p;
+	uint32_t i, j, n = c->count, ok = 0;
+
+	if (c->out_inserted > n) {
+		fail_op(t, op, "bad answer: out_inserted %u of %u", c->out_inserted, n);
+		return;
+	}
+	if (c->addrs != t->av_insert.addrs || c->indices != t->av_insert.indices ||
+	    c->errors != t->av_insert.errors || n != t->av_insert.count ||
+	    mem_access(c->indices, (uint64_t)n * 4, true) != MEM_OK)
+		return;		/* not what gen_av_insert() made: no arrays to check */
+
+	for (i = 0; i < n; i++) {
+		struct kfab_addr a, b;
+		uint32_t index, other;
+		int32_t err = 0;
+
+		memcpy(&a, (void *)(uintptr_t)(c->addrs + i * sizeof(a)), sizeof(a));
+		memcpy(&index, (void *)(uintptr_t)(c->indices + i * 4), 4);
+		if (c->errors)
+			memcpy(&err, (void *)(uintptr_t)(c->errors + i * 4), 4);
+		if (c->errors && (av_addr_valid(&a) ?
+				  err && err != -ENOSPC && err != -ENOMEM :
+				  err != -EINVAL)) {
+			fail_op(t, op, "bad answer: address %u (family %u node %u ep %#" PRIx64 "): error %d",
+				i, a.family, a.node, (uint64_t)a.ep, err);
+			return;
+		}
+		if (c->errors ? (index == KFAB_AV_INDEX_NONE) != (err != 0) :
+		    !av_addr_valid(&a) && index != KFAB_AV_INDEX_NONE) {
+			fail_op(t, op, "bad answer: address %u: index %#x with error %d",
+				i, index, err);
+			return;
+		}
+		if (index == KFAB_AV_INDEX_NONE)
+			continue;
+		ok++;
+		/*
+		 * One batch is one critical section: the same address has one
+		 * index in it, different ones different indices.
+		 */
+		for (j = 0; j < i; j++) {
+			memcpy(&b, (void *)(uintptr_t)(c->addrs + j * sizeof(b)), sizeof(b));
+			memcpy(&other, (void *)(uintptr_t)(c->indices + j * 4), 4);
+			if (other == KFAB_AV_INDEX_NONE)
+				continue;
+			if (!memcmp(&a, &b, sizeof(a)) != (index == other)) {
+				fail_op(t, op, "bad answer: addresses %u and %u (ep %#" PRIx64 ", %#" PRIx64 ") at indices %u and %u",
+					j, i, (uint64_t)b.ep, (uint64_t)a.ep, other, index);
+				return;
+			}
+		}
+	}
+	if (ok != c->out_inserted)
+		fail_op(t, op, "bad answer: out_inserted %u, %u addresses have an index",
+			c->out_inserted, ok);
+}
+
+/* KFAB_IOC_AV_REMOVE */
+
+static void gen_av_remove(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_remove *c = p;
+	uint32_t i, n, index;
+
+	c->flags = rnd_flags(t);
+	c->av_id = pick_av_id(t);
+	c->count = chance(t, 2, 3) ? 1 + rnd_below(t, 3) : pick_av_batch(t);
+	n = c->count <= KFAB_AV_BATCH_MAX ? c->count : 0;
+	c->indices = pick_av_ptr(t, AVA_REMOVE, (uint64_t)n * 4, false);
+	for (i = 0; i < n; i++) {
+		uint64_t a = c->indices + (uint64_t)i * 4;
+
+		if (mem_access(a, 4, true) != MEM_OK)
+			break;
+		switch (rnd_below(t, 20)) {
+		case 0:
+			index = (uint32_t)rnd(t);
+			break;
+		case 1:
+			index = KFAB_AV_INDEX_NONE;
+			break;
+		case 2:
+			index = cfg.av_default_count + rnd_below(t, 4) - 2;
+			break;
+		default:
+			/* low indices are the ones in use */
+			index = rnd_below(t, 12);
+			break;
+		}
+		put_bytes(a, &index, 4);
+	}
+	op->arg = c->av_id;
+}
+
+static uint32_t expect_av_remove(const void *p)
+{
+	const struct kfab_av_remove *c = p;
+	uint32_t bad = 0;
+
+	if (c->flags)
+		bad |= O(EOPNOTSUPP);
+	if (c->count > KFAB_AV_BATCH_MAX)
+		bad |= O(E2BIG);
+	if (bad)
+		return bad;
+	if (!c->av_id || c->av_id > cfg.max_objects)
+		return O(ENOENT);
+	if (!c->count)
+		return O(OK) | O(ENOENT) | O(EPERM);
+	switch (mem_access(c->indices, (uint64_t)c->count * 4, false)) {
+	case MEM_FAULT:
+		return O(ENOENT) | O(EPERM) | O(ENOMEM) | O(EFAULT);
+	case MEM_UNKNOWN:
+		return O(OK) | O(ENOENT) | O(EPERM) | O(ENOMEM) | O(EINVAL) |
+		       O(EFAULT);
+	default:
+		/* An index that names no entry, or twice: -EINVAL. */
+		return O(OK) | O(ENOENT) | O(EPERM) | O(ENOMEM) | O(EINVAL);
+	}
+}
+
+/* KFAB_IOC_AV_UNLINK */
+
+static void gen_av_unlink(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_unlink *c = p;
+
+	c->flags = rnd_flags(t);
+	c->name = chance(t, 1, 30) ? 0 : gen_av_name(t, false);
+	op->arg = c->flags;
+}
+
+static uint32_t expect_av_unlink(const void *p)
+{
+	const struct kfab_av_unlink *c = p;
+	uint32_t name = name_outcome(c->name);
+
+	if (c->flags)
+		return O(EOPNOTSUPP) | (name & ~NAME_OK);
+	if (!(name & NAME_OK))
+		return name;
+	/* Root may unlink any name; others only their own. */
+	return (name & ~NAME_OK) | O(OK) | O(ENOENT) | (cfg.root ? 0 : O(EPERM));
+}
+
 static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "query",
@@ -662,6 +1408,53 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.gen = gen_domain_alloc,
 		.expect = expect_domain_alloc,
 		.done = done_domain_alloc,
+	},
+	{
+		.name = "av_open",
+		.ioc = KFAB_IOC_AV_OPEN,
+		.min_size = offsetofend(struct kfab_av_open, out_mmap_size),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENAMETOOLONG) | O(EFAULT) |
+			  O(ENOENT) | O(EEXIST) | O(EACCES) | O(EDQUOT) | O(EPERM) |
+			  O(ENOSPC) | O(ENOMEM),
+		.weight = 4,
+		.gen = gen_av_open,
+		.expect = expect_av_open,
+		.done = done_av_open,
+	},
+	{
+		.name = "av_insert",
+		.ioc = KFAB_IOC_AV_INSERT,
+		.min_size = offsetofend(struct kfab_av_insert, __reserved),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(E2BIG) | O(ENOENT) |
+			  O(EPERM) | O(EFAULT) | O(ENOMEM),
+		.weight = 5,
+		.gen = gen_av_insert,
+		.expect = expect_av_insert,
+		.done = done_av_insert,
+	},
+	{
+		.name = "av_remove",
+		.ioc = KFAB_IOC_AV_REMOVE,
+		.min_size = offsetofend(struct kfab_av_remove, indices),
+		.answers = false,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(E2BIG) | O(ENOENT) |
+			  O(EPERM) | O(EFAULT) | O(ENOMEM),
+		.weight = 2,
+		.gen = gen_av_remove,
+		.expect = expect_av_remove,
+	},
+	{
+		.name = "av_unlink",
+		.ioc = KFAB_IOC_AV_UNLINK,
+		.min_size = offsetofend(struct kfab_av_unlink, name),
+		.answers = false,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENAMETOOLONG) | O(EFAULT) |
+			  O(ENOENT) | O(EPERM),
+		.weight = 1,
+		.gen = gen_av_unlink,
+		.expect = expect_av_unlink,
 	},
 #ifdef KFAB_IOC_TEST_FAULT
 	{
@@ -712,15 +1505,27 @@ struct fuzz_mmap {
 	off_t off;
 	int prot;
 	int flags;
+	int fd;			/* -1: any file of the worker (pick_fd()) */
+	uint32_t expect;	/* with @fd: the outcomes the oracle allows */
+	uint32_t capacity;	/* AV tables: entries, 0 when not known */
 };
+
+static void op_begin(struct fuzz_thread *t, struct fuzz_op *op);
+static void op_end(struct fuzz_thread *t, struct fuzz_op *op);
+static void check_outcome(struct fuzz_thread *t, const struct fuzz_op *op,
+			  uint32_t documented);
 
 struct fuzz_ring {
 	const char *name;
 	void (*geometry)(struct fuzz_thread *t, struct fuzz_mmap *m);
+	/* NULL: never writable, a mapping is only read */
 	void (*scribble)(struct fuzz_thread *t, uint8_t *page, size_t len);
+	/* (optional) once every page was read: what the mapping shows */
+	void (*check)(struct fuzz_thread *t, const struct fuzz_map *m,
+		      uint32_t capacity, const struct fuzz_op *op);
 };
 
-/* Any length, offset, prot and flags: the device has no mmap yet. */
+/* Any length, offset, prot and flags. */
 static void geometry_any(struct fuzz_thread *t, struct fuzz_mmap *m)
 {
 	size_t page = cfg.page;
@@ -809,8 +1614,144 @@ static void scribble_random(struct fuzz_thread *t, uint8_t *page, size_t len)
 		page[i] = (uint8_t)rnd(t);
 }
 
+/*
+ * An AV table this thread opened (av_table_opened()), mapped by the book or
+ * with one thing wrong.  The file may have been closed since (and its
+ * number reused by another file of the device), the AV destroyed: the
+ * offset then names another region or none.
+ */
+static void geometry_av(struct fuzz_thread *t, struct fuzz_mmap *m)
+{
+	const struct fuzz_av_table *tab = &t->av_tables[rnd_below(t, NR_AV_TABLES)];
+	const uint32_t stale = O(EINVAL) | O(EBADF) | O(ENOMEM);
+
+	if (tab->fd < 0) {
+		geometry_any(t, m);
+		return;
+	}
+	m->fd = tab->fd;
+	m->off = tab->off;
+	m->len = tab->size;
+	m->prot = PROT_READ;
+	m->flags = MAP_SHARED;
+	switch (rnd_below(t, 10)) {
+	case 0:
+		m->prot |= PROT_WRITE;
+		m->expect = O(EPERM) | stale;
+		break;
+	case 1:
+		m->prot = PROT_WRITE;
+		m->expect = O(EPERM) | stale;
+		break;
+	case 2:
+		/* copy-on-write would stop seeing the kernel's writes */
+		m->flags = MAP_PRIVATE;
+		m->expect = stale;
+		break;
+	case 3:
+		/* longer than the table, unless the offset is another's now */
+		m->len += cfg.page;
+		m->expect = O(OK) | stale;
+		break;
+	case 4:
+		/* not the start of a region */
+		m->off += cfg.page * (1 + rnd_below(t, 16));
+		m->expect = stale;
+		break;
+	case 5:
+		m->len = 1 + rnd_below(t, tab->size);
+		m->expect = O(OK) | stale;
+		break;
+	default:
+		m->expect = O(OK) | stale;
+		break;
+	}
+	if (chance(t, 1, 5))
+		m->flags |= MAP_POPULATE;
+}
+
+/*
+ * A mapped AV table, every byte of which was read: the header as
+ * uapi/linux/kfab.h has it, entries read as seqcount readers do, zero past
+ * the last entry; and the mapping can never be made writable.
+ */
+static void check_av_table(struct fuzz_thread *t, const struct fuzz_map *m,
+			   uint32_t capacity, const struct fuzz_op *mop)
+{
+	const struct kfab_av_header *h = (const void *)m->addr;
+	const size_t hsize = sizeof(*h), esize = sizeof(struct kfab_av_entry);
+	struct fuzz_op op = { .kind = K_MPROTECT, .len = m->len, .expect = O(EACCES) };
+	size_t i, n, off;
+	unsigned int k;
+
+	if (m->len >= hsize) {
+		for (k = 0; k < ARRAY_SIZE(h->__reserved); k++)
+			if (h->__reserved[k])
+				break;
+		if ((capacity && h->capacity != capacity) || h->entry_size != esize ||
+		    h->entries_offset != hsize || h->used > h->capacity ||
+		    k < ARRAY_SIZE(h->__reserved) ||
+		    (capacity && m->len < hsize + (size_t)capacity * esize)) {
+			fail_op(t, mop, "AV table header: capacity %u (expected %u) used %u entry_size %u entries_offset %u, reserved %s, mapping %zu bytes",
+				h->capacity, capacity, h->used, h->entry_size,
+				h->entries_offset,
+				k < ARRAY_SIZE(h->__reserved) ? "not zero" : "zero",
+				m->len);
+			return;
+		}
+		n = (m->len - hsize) / esize;
+		if (n > h->capacity)
+			n = h->capacity;
+		for (i = 0; i < n; i++) {
+			const struct kfab_av_entry *e = (const void *)(m->addr + hsize + i * esize);
+			struct kfab_addr a;
+			uint32_t seq, flags;
+			uint64_t rsv;
+
+			seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+			if (seq & 1)
+				continue;	/* being written */
+			flags = __atomic_load_n(&e->flags, __ATOMIC_RELAXED);
+			a.family = __atomic_load_n(&e->addr.family, __ATOMIC_RELAXED);
+			a.__reserved = __atomic_load_n(&e->addr.__reserved, __ATOMIC_RELAXED);
+			a.node = __atomic_load_n(&e->addr.node, __ATOMIC_RELAXED);
+			a.ep = __atomic_load_n(&e->addr.ep, __ATOMIC_RELAXED);
+			rsv = __atomic_load_n(&e->__reserved, __ATOMIC_RELAXED);
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+			if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
+				continue;
+			if (flags & ~KFAB_AV_ENTRY_VALID || rsv ||
+			    (flags & KFAB_AV_ENTRY_VALID && !av_addr_valid(&a))) {
+				fail_op(t, mop, "AV table entry %zu: seq %u flags %#x family %u node %u ep %#" PRIx64 " reserved %#" PRIx64,
+					i, seq, flags, a.family, a.node, (uint64_t)a.ep, rsv);
+				return;
+			}
+		}
+		for (off = hsize + (size_t)h->capacity * esize; off < m->len; off++)
+			if (m->addr[off]) {
+				fail_op(t, mop, "AV table: byte %zu past the last entry is %#x",
+					off, m->addr[off]);
+				return;
+			}
+	}
+
+	if (!take_op())
+		return;
+	op_begin(t, &op);
+	op.err = mprotect(m->addr, m->len, PROT_READ | PROT_WRITE) ? errno : 0;
+	op_end(t, &op);
+	check_outcome(t, &op, O(EACCES));
+	if (!op.err)
+		mprotect(m->addr, m->len, PROT_READ);
+}
+
+enum { RING_ANY, RING_AV };
+
 static const struct fuzz_ring fuzz_rings[] = {
-	{ .name = "any", .geometry = geometry_any, .scribble = scribble_random },
+	[RING_ANY] = { .name = "any", .geometry = geometry_any,
+		       .scribble = scribble_random },
+	[RING_AV] = { .name = "av", .geometry = geometry_av,
+		      .check = check_av_table },
 };
 
 /* Failures and logging */
@@ -860,6 +1801,7 @@ static void describe_op(char *buf, size_t n, const struct fuzz_op *op)
 	case K_MUNMAP:
 	case K_PAGE_WRITE:
 	case K_PAGE_READ:
+	case K_MPROTECT:
 		len = snprintf(buf, n, "%s(len %#" PRIx64 ", page %" PRIu64 ")",
 			       kind_name(op->kind), op->len, op->off);
 		break;
@@ -986,19 +1928,45 @@ static int pick_fd(struct fuzz_thread *t, bool *known_bad)
 	return fd;
 }
 
-static void pool_add(struct fuzz_thread *t, uint32_t id)
+/* Is @fd in one of the worker's slots (so far as this thread can tell)? */
+static bool fd_open(struct fuzz_thread *t, int fd)
 {
-	__atomic_store_n(&t->proc->ids[rnd_below(t, NR_IDS)], id, __ATOMIC_RELAXED);
+	unsigned int i;
+
+	for (i = 0; i < NR_SLOTS; i++)
+		if (__atomic_load_n(&t->proc->fds[i], __ATOMIC_ACQUIRE) == fd)
+			return true;
+	return false;
+}
+
+static void pool_add(struct fuzz_thread *t, uint32_t id, int fd)
+{
+	unsigned int i = rnd_below(t, NR_IDS);
+
+	__atomic_store_n(&t->proc->id_fds[i], fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->proc->ids[i], id, __ATOMIC_RELAXED);
+}
+
+static void pool_add_av(struct fuzz_thread *t, uint32_t id, int fd)
+{
+	unsigned int i = rnd_below(t, NR_IDS);
+
+	__atomic_store_n(&t->proc->av_id_fds[i], fd, __ATOMIC_RELAXED);
+	__atomic_store_n(&t->proc->av_ids[i], id, __ATOMIC_RELAXED);
 }
 
 static void pool_forget(struct fuzz_thread *t, uint32_t id)
 {
 	unsigned int i;
 
-	for (i = 0; i < NR_IDS; i++)
+	for (i = 0; i < NR_IDS; i++) {
 		if (__atomic_load_n(&t->proc->ids[i], __ATOMIC_RELAXED) == id)
 			__atomic_store_n(&t->proc->ids[i], id | ID_DEAD,
 					 __ATOMIC_RELAXED);
+		if (__atomic_load_n(&t->proc->av_ids[i], __ATOMIC_RELAXED) == id)
+			__atomic_store_n(&t->proc->av_ids[i], id | ID_DEAD,
+					 __ATOMIC_RELAXED);
+	}
 }
 
 /* An id from the pool (live or destroyed), a small one, 0, an edge, or any. */
@@ -1013,8 +1981,11 @@ static uint32_t pick_id(struct fuzz_thread *t)
 		for (i = 0; i < NR_IDS; i++) {
 			id = __atomic_load_n(&t->proc->ids[(start + i) % NR_IDS],
 					     __ATOMIC_RELAXED);
-			if (id && !(id & ID_DEAD) == !dead)
+			if (id && !(id & ID_DEAD) == !dead) {
+				t->hint_fd = __atomic_load_n(&t->proc->id_fds[(start + i) % NR_IDS],
+							     __ATOMIC_RELAXED);
 				return id & ~ID_DEAD;
+			}
 		}
 	}
 	if (r < 80)
@@ -1024,6 +1995,47 @@ static uint32_t pick_id(struct fuzz_thread *t)
 	if (r < 92)
 		return cfg.max_objects + rnd_below(t, 3) - 1;
 	return (uint32_t)rnd(t);
+}
+
+/* Mostly a live id of the pool (an AV needs a domain), else pick_id(). */
+static uint32_t pick_live_id(struct fuzz_thread *t)
+{
+	unsigned int start = rnd_below(t, NR_IDS), i, k;
+	uint32_t id;
+
+	if (chance(t, 2, 3))
+		for (i = 0; i < NR_IDS; i++) {
+			k = (start + i) % NR_IDS;
+			id = __atomic_load_n(&t->proc->ids[k], __ATOMIC_RELAXED);
+			if (id && !(id & ID_DEAD)) {
+				t->hint_fd = __atomic_load_n(&t->proc->id_fds[k],
+							     __ATOMIC_RELAXED);
+				return id;
+			}
+		}
+	return pick_id(t);
+}
+
+/* An AV handle id from the pool (live or destroyed), else any pick_id(). */
+static uint32_t pick_av_id(struct fuzz_thread *t)
+{
+	unsigned int r = rnd_below(t, 100), start = rnd_below(t, NR_IDS), i;
+	uint32_t id;
+
+	if (r < 75) {
+		bool dead = r >= 65;
+
+		for (i = 0; i < NR_IDS; i++) {
+			id = __atomic_load_n(&t->proc->av_ids[(start + i) % NR_IDS],
+					     __ATOMIC_RELAXED);
+			if (id && !(id & ID_DEAD) == !dead) {
+				t->hint_fd = __atomic_load_n(&t->proc->av_id_fds[(start + i) % NR_IDS],
+							     __ATOMIC_RELAXED);
+				return id & ~ID_DEAD;
+			}
+		}
+	}
+	return pick_id(t);
 }
 
 /*
@@ -1292,6 +2304,7 @@ static void act_command(struct fuzz_thread *t, const struct fuzz_cmd *c)
 	/* The bytes the kernel may read: up to a page, at least the struct. */
 	clen = op.size <= cfg.page && op.size > ksize ? op.size : ksize;
 	memset(s, 0, clen);
+	t->hint_fd = -1;
 	c->gen(t, s, &op);
 	/* What the caller's size leaves out, the kernel sees as zero. */
 	if (op.size < ksize)
@@ -1320,6 +2333,11 @@ static void act_command(struct fuzz_thread *t, const struct fuzz_cmd *c)
 		bad_fd = false;
 	} else {
 		op.fd = pick_fd(t, &bad_fd);
+		/* Mostly the file the id came from, while it is open. */
+		if (t->hint_fd >= 0 && chance(t, 3, 4) && fd_open(t, t->hint_fd)) {
+			op.fd = t->hint_fd;
+			bad_fd = false;
+		}
 	}
 	if (bad_fd)
 		op.expect = O(EBADF);
@@ -1379,7 +2397,10 @@ static void act_random_ioctl(struct fuzz_thread *t)
 	case 4:
 	case 5:
 	case 6:
-		nr = rnd_below(t, ARRAY_SIZE(fuzz_cmds) + 2);
+		if (rnd_below(t, 2))
+			nr = _IOC_NR(fuzz_cmds[rnd_below(t, ARRAY_SIZE(fuzz_cmds))].ioc);
+		else
+			nr = rnd_below(t, ARRAY_SIZE(fuzz_cmds) + 2);
 		break;
 	case 7:
 	case 8:
@@ -1495,7 +2516,7 @@ static void read_page(const uint8_t *page, size_t len)
 	const volatile uint8_t *p = page;
 	size_t i;
 
-	for (i = 0; i < len; i += 64)
+	for (i = 0; i < len; i++)
 		(void)p[i];
 }
 
@@ -1518,13 +2539,14 @@ static bool touch_page(struct fuzz_thread *t, const struct fuzz_map *m,
 	return true;
 }
 
-static void scribble_map(struct fuzz_thread *t, const struct fuzz_map *m)
+/* Returns 1 when every page was touched, 0 after a fault, -1 past the budget. */
+static int scribble_map(struct fuzz_thread *t, const struct fuzz_map *m)
 {
-	bool write = m->prot & PROT_WRITE;
+	bool write = m->prot & PROT_WRITE && m->ring->scribble;
 	size_t off, n;
 
 	if (!(m->prot & (PROT_READ | PROT_WRITE)))
-		return;
+		return -1;
 	for (off = 0; off < m->len; off += cfg.page) {
 		struct fuzz_op op = {
 			.kind = write ? K_PAGE_WRITE : K_PAGE_READ,
@@ -1533,7 +2555,7 @@ static void scribble_map(struct fuzz_thread *t, const struct fuzz_map *m)
 		};
 
 		if (!take_op())
-			return;
+			return -1;
 		n = m->len - off < cfg.page ? m->len - off : cfg.page;
 		op_begin(t, &op);
 		if (!touch_page(t, m, m->addr + off, n, write)) {
@@ -1545,8 +2567,9 @@ static void scribble_map(struct fuzz_thread *t, const struct fuzz_map *m)
 		}
 		op_end(t, &op);
 		if (op.err)
-			return;
+			return 0;
 	}
+	return 1;
 }
 
 static void unmap(struct fuzz_thread *t, struct fuzz_map *m)
@@ -1575,14 +2598,13 @@ static void act_munmap(struct fuzz_thread *t)
 	}
 }
 
-static void act_mmap(struct fuzz_thread *t)
+/* mmap() as @g says, then scribble over (or read and check) the mapping. */
+static void map_ring(struct fuzz_thread *t, const struct fuzz_ring *r,
+		     const struct fuzz_mmap *g)
 {
-	const struct fuzz_ring *r = &fuzz_rings[rnd_below(t, ARRAY_SIZE(fuzz_rings))];
 	struct fuzz_op op = { .kind = K_MMAP };
 	struct fuzz_map *m = NULL;
-	struct fuzz_mmap g = { 0 };
 	unsigned int i;
-	bool bad_fd;
 	void *addr;
 
 	for (i = 0; i < NR_MAPS && !m; i++)
@@ -1594,18 +2616,15 @@ static void act_mmap(struct fuzz_thread *t)
 			return;
 		unmap(t, m);
 	}
-	r->geometry(t, &g);
-	op.fd = pick_fd(t, &bad_fd);
-	op.len = g.len;
-	op.off = g.off;
-	op.cmd = (uint64_t)(unsigned int)g.prot << 32 | (unsigned int)g.flags;
-	op.expect = MMAP_OUTCOMES;
-	if (bad_fd)
-		op.expect &= ~O(OK);
+	op.fd = g->fd;
+	op.len = g->len;
+	op.off = g->off;
+	op.cmd = (uint64_t)(unsigned int)g->prot << 32 | (unsigned int)g->flags;
+	op.expect = g->expect;
 	if (!take_op())
 		return;
 	op_begin(t, &op);
-	addr = mmap(NULL, g.len, g.prot, g.flags, op.fd, g.off);
+	addr = mmap(NULL, g->len, g->prot, g->flags, op.fd, g->off);
 	op.err = addr == MAP_FAILED ? errno : 0;
 	op_end(t, &op);
 	check_outcome(t, &op, MMAP_OUTCOMES);
@@ -1613,9 +2632,80 @@ static void act_mmap(struct fuzz_thread *t)
 		return;
 	if (cfg.verbose)
 		fprintf(stderr, "kfab_fuzz: mmap of the device succeeded (%s ring, len %#zx off %#jx prot %#x flags %#x)\n",
-			r->name, g.len, (intmax_t)g.off, g.prot, g.flags);
-	*m = (struct fuzz_map) { .addr = addr, .len = g.len, .prot = g.prot, .ring = r };
-	scribble_map(t, m);
+			r->name, g->len, (intmax_t)g->off, g->prot, g->flags);
+	*m = (struct fuzz_map) { .addr = addr, .len = g->len, .prot = g->prot, .ring = r };
+	switch (scribble_map(t, m)) {
+	case 0:
+		if (!r->scribble)
+			fail_op(t, &op, "fault reading a mapping of the %s ring", r->name);
+		break;
+	case 1:
+		if (r->check)
+			r->check(t, m, g->capacity, &op);
+		break;
+	default:
+		break;
+	}
+}
+
+static void act_mmap(struct fuzz_thread *t)
+{
+	const struct fuzz_ring *r = &fuzz_rings[rnd_below(t, ARRAY_SIZE(fuzz_rings))];
+	struct fuzz_mmap g = { .fd = -1 };
+	bool bad_fd;
+
+	r->geometry(t, &g);
+	if (g.fd < 0) {
+		g.fd = pick_fd(t, &bad_fd);
+		g.expect = MMAP_OUTCOMES;
+		/* Every region is read-only today (AV tables). */
+		if (bad_fd || g.prot & PROT_WRITE)
+			g.expect &= ~O(OK);
+	}
+	map_ring(t, r, &g);
+}
+
+static bool fd_inherited(int fd)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_SHARED_FDS; i++)
+		if (cfg.shared_fd[i] == fd)
+			return true;
+	return false;
+}
+
+/*
+ * The mmap hook of AV_OPEN: a writable mapping of the new table fails
+ * with -EPERM; a read-only one succeeds, every byte of it is read and
+ * checked, and it stays mapped.  Exact unless another thread, or another
+ * process sharing the file, may have closed it or destroyed the AV since.
+ */
+static void av_table_opened(struct fuzz_thread *t, struct fuzz_op *op,
+			    const struct kfab_av_open *o)
+{
+	bool exact = !t->proc->racy && (cfg.procs == 1 || !fd_inherited(op->fd));
+	const uint32_t stale = exact ? 0 : O(EINVAL) | O(EBADF);
+	struct fuzz_mmap g = {
+		.fd = op->fd,
+		.off = o->out_mmap_offset,
+		.len = o->out_mmap_size,
+		.flags = MAP_SHARED,
+	};
+
+	t->av_tables[rnd_below(t, NR_AV_TABLES)] = (struct fuzz_av_table){
+		.fd = op->fd,
+		.off = o->out_mmap_offset,
+		.size = o->out_mmap_size,
+		.capacity = o->out_count,
+	};
+	g.prot = PROT_READ | PROT_WRITE;
+	g.expect = O(EPERM) | O(ENOMEM) | stale;
+	map_ring(t, &fuzz_rings[RING_AV], &g);
+	g.prot = PROT_READ;
+	g.expect = O(OK) | O(ENOMEM) | stale;
+	g.capacity = exact ? o->out_count : 0;
+	map_ring(t, &fuzz_rings[RING_AV], &g);
 }
 
 static void act_kill(struct fuzz_thread *t)
@@ -1689,6 +2779,7 @@ static void *thread_main(void *arg)
 {
 	struct fuzz_thread *t = arg;
 
+	cur_thread = t;
 	while (!budget_over())
 		run_action(t);
 	return NULL;
@@ -1696,8 +2787,9 @@ static void *thread_main(void *arg)
 
 static int thread_setup(struct fuzz_thread *t)
 {
-	size_t page = cfg.page;
+	size_t page = cfg.page, pages;
 	uint8_t *mem, *edge;
+	unsigned int a;
 
 	/* [scratch 2][buf 3][guard][ro] */
 	mem = mmap(NULL, 7 * page, PROT_READ | PROT_WRITE,
@@ -1720,6 +2812,25 @@ static int thread_setup(struct fuzz_thread *t)
 	if (edge == MAP_FAILED)
 		return -1;
 	t->edge = edge;
+
+	/* The AV areas, each followed by a hole. */
+	for (a = 0, pages = 0; a < NR_AV_AREAS; a++)
+		pages += av_area_pages[a] + 1;
+	mem = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return -1;
+	for (a = 0; a < NR_AV_AREAS; a++) {
+		t->av_area[a] = mem;
+		mem += av_area_pages[a] * page;
+		if (mprotect(mem, page, PROT_NONE))
+			return -1;
+		mem += page;
+	}
+	if (mprotect(t->av_area[AVA_RO], page, PROT_READ))
+		return -1;
+	for (a = 0; a < NR_AV_TABLES; a++)
+		t->av_tables[a].fd = -1;
 	return 0;
 }
 
@@ -1933,6 +3044,9 @@ static void final_check(void)
 	struct kfab_domain_alloc d = { .size = sizeof(d) };
 	struct kfab_destroy x = { .size = sizeof(x) };
 	int fd = open(KFAB_DEV, O_RDWR | O_CLOEXEC);
+	char bad[KFAB_AV_NAME_MAX], example[128] = "";
+	unsigned int i, taken = 0;
+	int err;
 
 	if (fd < 0) {
 		fail(NULL, "final check: open: %s", strerror(errno));
@@ -1949,6 +3063,44 @@ static void final_check(void)
 			fail(NULL, "final check: DESTROY %u: %s", x.id,
 			     strerror(errno));
 	}
+	/*
+	 * Persistent AVs outlive every file: unlink the pool's names, so
+	 * nothing is left and the module can be unloaded.
+	 */
+	for (i = 0; i < ARRAY_SIZE(av_names); i++) {
+		struct kfab_av_unlink u = { .size = sizeof(u),
+					    .name = (uintptr_t)av_names[i] };
+
+		if (ioctl(fd, KFAB_IOC_AV_UNLINK, &u) && errno != ENOENT)
+			fail(NULL, "final check: AV_UNLINK %s: %s", av_names[i],
+			     strerror(errno));
+	}
+	/*
+	 * And every name with a bad character gen_av_name() can make: each
+	 * must be -EINVAL; one the module took may name an AV that persists.
+	 */
+	for (i = 0; i < ARRAY_SIZE(av_names); i++) {
+		size_t k, b;
+
+		for (k = 0; k < strlen(av_names[i]); k++)
+			for (b = 0; b < sizeof(av_bad_chars) - 1; b++) {
+				struct kfab_av_unlink u = { .size = sizeof(u),
+							    .name = (uintptr_t)bad };
+
+				strcpy(bad, av_names[i]);
+				bad[k] = av_bad_chars[b];
+				err = ioctl(fd, KFAB_IOC_AV_UNLINK, &u) ? errno : 0;
+				if (err != EINVAL && !taken++)
+					snprintf(example, sizeof(example),
+						 "%s with \\x%02x at %zu: %s",
+						 av_names[i],
+						 (unsigned char)av_bad_chars[b], k,
+						 err ? strerror(err) : "unlinked");
+			}
+	}
+	if (taken)
+		fail(NULL, "final check: AV_UNLINK takes %u names with a byte outside [A-Za-z0-9._-], not -EINVAL (e.g. %s)",
+		     taken, example);
 	close(fd);
 }
 
@@ -2074,7 +3226,7 @@ int main(int argc, char **argv)
 	struct kfab_query q = { .size = sizeof(q) };
 	unsigned int started, kills = 0, i;
 	char cmdline[512], ops_arg[32] = "", seconds_arg[32] = "";
-	long base, now = 0;
+	long base, now = 0, avs_base, named_base;
 	uint64_t t0, failures;
 	double secs;
 	int fd;
@@ -2110,6 +3262,15 @@ int main(int argc, char **argv)
 	base = kfab_contexts();
 	if (base < 0)
 		ksft_print_msg("cannot read %s/contexts: no leak check\n", KFAB_SYSFS);
+	avs_base = read_sysfs_long(KFAB_SYSFS "/avs");
+	named_base = read_sysfs_long(KFAB_SYSFS "/named_avs");
+	cfg.av_max_count = read_sysfs_long(KFAB_PARAMS "av_max_count");
+	cfg.av_default_count = read_sysfs_long(KFAB_PARAMS "av_default_count");
+	if (!cfg.av_max_count || cfg.av_max_count == UINT32_MAX)
+		cfg.av_max_count = 65536;
+	if (cfg.av_default_count == UINT32_MAX)
+		cfg.av_default_count = 1024;
+	cfg.root = !geteuid();
 
 	fd = open(KFAB_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0) {
@@ -2152,6 +3313,14 @@ int main(int argc, char **argv)
 			dump_debugfs();
 		}
 	}
+	/* Every file is closed and every pool name unlinked: no AV is left. */
+	now = read_sysfs_long(KFAB_SYSFS "/avs");
+	if (avs_base >= 0 && now != avs_base)
+		fail(NULL, "avs: %ld at start, %ld at the end: leaked", avs_base, now);
+	now = read_sysfs_long(KFAB_SYSFS "/named_avs");
+	if (named_base >= 0 && now != named_base)
+		fail(NULL, "named_avs: %ld at start, %ld at the end: leaked",
+		     named_base, now);
 
 	print_breakdown(secs, started, kills);
 	failures = shm->failures;
