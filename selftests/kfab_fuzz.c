@@ -292,6 +292,7 @@ struct fuzz_op {
 	uint32_t expect;	/* outcomes the oracle allows (O() bits) */
 	int32_t err;		/* 0 or the errno */
 	uint64_t seq;		/* the thread's action number */
+	char detail[96];	/* what else the command's gen tells (a name) */
 };
 
 /* Shared by the parent and every worker (MAP_SHARED). */
@@ -808,6 +809,33 @@ static uint32_t name_outcome(uint64_t p)
 	return NAME_OK;
 }
 
+/* The name at @p as far as it is readable, escaped, for the log. */
+static void describe_name(char *buf, size_t n, uint64_t p)
+{
+	const unsigned char *s = (const unsigned char *)(uintptr_t)p;
+	size_t len = 0, i;
+
+	if (mem_access(p, 1, false) != MEM_OK) {
+		snprintf(buf, n, "name %#" PRIx64, p);
+		return;
+	}
+	len = snprintf(buf, n, "name \"");
+	for (i = 0; i < KFAB_AV_NAME_MAX + 1 && len + 6 < n; i++) {
+		if (mem_access(p + i, 1, false) != MEM_OK) {
+			len += snprintf(buf + len, n - len, "<hole>");
+			break;
+		}
+		if (!s[i])
+			break;
+		if (s[i] > ' ' && s[i] < 0x7f && s[i] != '"' && s[i] != '\\')
+			buf[len++] = s[i];
+		else
+			len += snprintf(buf + len, n - len, "\\x%02x", s[i]);
+	}
+	snprintf(buf + len, n - len, i < KFAB_AV_NAME_MAX + 1 && len + 6 < n ?
+		 "\"" : "...");
+}
+
 /* A pointer of @len bytes (0: just the start) into area @a, or a bad one. */
 static uint64_t pick_av_ptr(struct fuzz_thread *t, enum av_area a, uint64_t len,
 			    bool good_only)
@@ -1038,6 +1066,8 @@ static void gen_av_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 		o->out_mmap_size = rnd(t);
 	}
 	op->arg = o->flags;
+	if (o->name)
+		describe_name(op->detail, sizeof(op->detail), o->name);
 }
 
 static uint32_t expect_av_open(const void *p)
@@ -1053,7 +1083,14 @@ static uint32_t expect_av_open(const void *p)
 	    o->count > cfg.av_max_count)
 		bad |= O(EINVAL);
 	if (!o->name) {
-		if (o->flags)
+		/*
+		 * "all but the first need a @name": READ_ONLY alone does not,
+		 * though it opens "an existing named AV" (-ENOENT if there is
+		 * none); the module says -EINVAL.  Any of the three.
+		 */
+		if (o->flags == KFAB_AV_OPEN_READ_ONLY)
+			maybe |= O(EINVAL);
+		else if (o->flags)
 			bad |= O(EINVAL);
 		/* "otherwise ignored", yet "bits above 0777: -EINVAL" */
 		if (o->mode & ~0777)
@@ -1360,6 +1397,7 @@ static void gen_av_unlink(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 	c->flags = rnd_flags(t);
 	c->name = chance(t, 1, 30) ? 0 : gen_av_name(t, false);
 	op->arg = c->flags;
+	describe_name(op->detail, sizeof(op->detail), c->name);
 }
 
 static uint32_t expect_av_unlink(const void *p)
@@ -1818,6 +1856,11 @@ static void describe_op(char *buf, size_t n, const struct fuzz_op *op)
 	}
 	if (len >= n)
 		return;
+	if (op->detail[0]) {
+		len += snprintf(buf + len, n - len, " %s", op->detail);
+		if (len >= n)
+			return;
+	}
 	format_mask(expect, sizeof(expect), op->expect);
 	snprintf(buf + len, n - len, " -> %s, allowed {%s}",
 		 op->err < 0 ? "(in flight)" : outcome_name(op->err), expect);
