@@ -14,15 +14,22 @@
  *
  * "Left nothing behind" is checked through id reuse: object ids are the
  * lowest free ones, so a leaked or half-published object would shift the
- * next id; and through the open-file count in sysfs.
+ * next id; through the open-file count in sysfs; and, for address vectors,
+ * through the AV counts in sysfs (avs, named_avs), the names (a failed
+ * named open must leave no name) and the mapped table (a failed insert or
+ * remove leaves it unchanged or consistent with what the answer says).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/kfab.h>
@@ -55,14 +62,34 @@ static int arm(int fd, unsigned int point, unsigned int nth)
 
 /*
  * The operations walked.  Each runs against a file that holds exactly one
- * domain (id 1) and reports 0 or -errno; the expected state afterwards is
- * the same whether it failed or not, once "undo" has run.
+ * domain (id 1), plus what its "setup" made, and reports 0 or -errno; the
+ * expected state afterwards is the same whether it failed or not, once
+ * "undo" has run, and "teardown" takes the file back to one domain.
+ * Setup, check, undo and teardown run with no fault armed.
  */
 struct walk_op {
 	const char *name;
+	int (*setup)(int fd);	/* what run needs; 0 or -errno */
 	int (*run)(int fd);
-	void (*undo)(int fd);	/* after a success: back to one domain */
+	/* after run, before undo: what @rc left is sane (else sets why) */
+	bool (*check)(int fd, int rc);
+	void (*undo)(int fd);	/* after a success: back to what setup made */
+	void (*teardown)(int fd);	/* back to one domain */
+	bool needs_root;	/* persistent AVs: CAP_SYS_ADMIN */
 };
+
+/* Why the last check failed, for the log. */
+static char why_msg[256];
+
+static bool __attribute__((format(printf, 1, 2))) why(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why_msg, sizeof(why_msg), fmt, ap);
+	va_end(ap);
+	return false;
+}
 
 static int op_query(int fd)
 {
@@ -100,6 +127,552 @@ static void undo_destroy(int fd)
 	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
 
 	kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+}
+
+/* ---- address vectors ---- */
+
+#define AV_COUNT	16	/* entries asked for: the table fills one page */
+#define AV_NADDRS	4
+
+static long kfab_avs(bool named)
+{
+	return read_sysfs_long(named ? KFAB_SYSFS "/named_avs" :
+				       KFAB_SYSFS "/avs");
+}
+
+/*
+ * What an AV operation's setup made, for its run, check, undo and
+ * teardown.  The AV a setup opens is id 2, the one a run opens id 2 or 3.
+ */
+static struct {
+	char name[KFAB_AV_NAME_MAX];	/* unique per setup */
+	unsigned int serial;
+	long named;			/* named_avs after setup */
+	struct kfab_av_open open;	/* setup's open, or run's answer */
+	const struct kfab_av_header *map;	/* setup's AV, read-only */
+	uint64_t generation;		/* of the table after setup */
+	struct kfab_addr addrs[AV_NADDRS];	/* [0] is in the table */
+	unsigned int naddrs;		/* addresses the table may hold */
+	uint32_t indices[AV_NADDRS];	/* run's answer */
+	int32_t errors[AV_NADDRS];
+	uint32_t inserted;
+} av;
+
+static struct kfab_addr local_addr(uint64_t ep)
+{
+	return (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .ep = ep };
+}
+
+static bool addr_eq(const struct kfab_addr *a, const struct kfab_addr *b)
+{
+	return a->family == b->family && a->__reserved == b->__reserved &&
+	       a->node == b->node && a->ep == b->ep;
+}
+
+static int av_open_cmd(int fd, const char *name, uint32_t flags,
+		       struct kfab_av_open *out)
+{
+	struct kfab_av_open cmd = {
+		.size = sizeof(cmd),
+		.flags = flags,
+		.domain_id = 1,
+		.count = AV_COUNT,
+		.mode = 0600,
+		.name = (uintptr_t)name,
+	};
+	int rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &cmd);
+
+	if (out)
+		*out = cmd;
+	return rc;
+}
+
+static int av_insert_cmd(int fd, uint32_t av_id, const struct kfab_addr *addrs,
+			 uint32_t count, uint32_t *indices, int32_t *errors,
+			 uint32_t *inserted)
+{
+	struct kfab_av_insert cmd = {
+		.size = sizeof(cmd),
+		.av_id = av_id,
+		.count = count,
+		.addrs = (uintptr_t)addrs,
+		.indices = (uintptr_t)indices,
+		.errors = (uintptr_t)errors,
+	};
+	int rc = kfab_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
+
+	if (inserted)
+		*inserted = cmd.out_inserted;
+	return rc;
+}
+
+/* Insert one address into AV 2: its index, or KFAB_AV_INDEX_NONE. */
+static uint32_t av_insert_one(int fd, const struct kfab_addr *addr)
+{
+	uint32_t index = KFAB_AV_INDEX_NONE;
+	int32_t err = -1;
+
+	if (av_insert_cmd(fd, 2, addr, 1, &index, &err, NULL) || err)
+		return KFAB_AV_INDEX_NONE;
+	return index;
+}
+
+static int av_remove_cmd(int fd, const uint32_t *indices, uint32_t count)
+{
+	struct kfab_av_remove cmd = {
+		.size = sizeof(cmd),
+		.av_id = 2,
+		.count = count,
+		.indices = (uintptr_t)indices,
+	};
+
+	return kfab_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
+}
+
+static int av_unlink_cmd(int fd, const char *name)
+{
+	struct kfab_av_unlink cmd = { .size = sizeof(cmd),
+				      .name = (uintptr_t)name };
+
+	return kfab_ioctl(fd, KFAB_IOC_AV_UNLINK, &cmd);
+}
+
+/* A name no earlier pass (nor run) used: a leftover would be this run's. */
+static void av_new_name(void)
+{
+	snprintf(av.name, sizeof(av.name), "fail-nth-%d-%u", getpid(),
+		 ++av.serial);
+}
+
+/* The name opens (a handle that is closed again), or it does not. */
+static bool av_name_exists(int fd)
+{
+	struct kfab_av_open o;
+	int rc = av_open_cmd(fd, av.name, KFAB_AV_OPEN_NO_CREATE, &o);
+
+	if (!rc)
+		kfab_destroy(fd, o.out_av_id);
+	return !rc;
+}
+
+static const struct kfab_av_entry *av_entry(uint32_t i)
+{
+	return (const void *)((const char *)av.map + av.map->entries_offset +
+			      (size_t)i * av.map->entry_size);
+}
+
+/* Where @addr is in the mapped table, or KFAB_AV_INDEX_NONE. */
+static uint32_t av_map_find(const struct kfab_addr *addr)
+{
+	uint32_t i;
+
+	for (i = 0; i < av.map->capacity; i++)
+		if ((av_entry(i)->flags & KFAB_AV_ENTRY_VALID) &&
+		    addr_eq(&av_entry(i)->addr, addr))
+			return i;
+	return KFAB_AV_INDEX_NONE;
+}
+
+/*
+ * The mapped table holds only addresses of av.addrs[], each once, with no
+ * entry half-written, and "used" counts them.  Nothing else writes the
+ * table while a single-threaded test looks.
+ */
+static bool av_map_consistent(void)
+{
+	uint32_t i, j, valid = 0;
+
+	for (i = 0; i < av.map->capacity; i++) {
+		const struct kfab_av_entry *e = av_entry(i);
+
+		if (e->seq & 1 || e->flags & ~KFAB_AV_ENTRY_VALID)
+			return why("entry %u: seq %u flags %#x", i, e->seq,
+				   e->flags);
+		if (!(e->flags & KFAB_AV_ENTRY_VALID))
+			continue;
+		valid++;
+		for (j = 0; j < av.naddrs; j++)
+			if (addr_eq(&e->addr, &av.addrs[j]))
+				break;
+		if (j == av.naddrs)
+			return why("entry %u: ep %llu was never inserted", i,
+				   (unsigned long long)e->addr.ep);
+		if (av_map_find(&e->addr) != i)
+			return why("entry %u: ep %llu is in the table twice", i,
+				   (unsigned long long)e->addr.ep);
+	}
+	if (valid != av.map->used)
+		return why("%u valid entries, header says used %u", valid,
+			   av.map->used);
+	return true;
+}
+
+/* Open AV 2 (unnamed), map its table and insert av.addrs[0..@seed). */
+static int av_setup_table(int fd, unsigned int seed)
+{
+	void *map;
+	unsigned int i;
+	int rc;
+
+	rc = av_open_cmd(fd, NULL, 0, &av.open);
+	if (rc)
+		return rc;
+	if (av.open.out_av_id != 2)
+		return -EPROTO;
+	map = mmap(NULL, av.open.out_mmap_size, PROT_READ, MAP_SHARED, fd,
+		   av.open.out_mmap_offset);
+	if (map == MAP_FAILED)
+		return -errno;
+	av.map = map;
+	for (i = 0; i < AV_NADDRS; i++)
+		av.addrs[i] = local_addr(10 + i);
+	for (i = 0; i < seed; i++)
+		if (av_insert_one(fd, &av.addrs[i]) != i)
+			return -EPROTO;
+	av.generation = av.map->generation;
+	return 0;
+}
+
+static void av_teardown_table(int fd)
+{
+	if (av.map)
+		munmap((void *)av.map, av.open.out_mmap_size);
+	av.map = NULL;
+	kfab_destroy(fd, 2);
+}
+
+/* av_open: an unnamed AV */
+
+static int op_av_open(int fd)
+{
+	int rc = av_open_cmd(fd, NULL, 0, &av.open);
+
+	/* The lowest free id: anything else means a slot leaked. */
+	return rc ? rc : (av.open.out_av_id == 2 ? 0 : -EPROTO);
+}
+
+static void undo_av_open(int fd)
+{
+	kfab_destroy(fd, 2);
+}
+
+/* av_open_named: creating a named AV */
+
+static int setup_av_named(int fd)
+{
+	av_new_name();
+	av.named = kfab_avs(true);
+	return 0;
+}
+
+static int op_av_open_named(int fd)
+{
+	int rc = av_open_cmd(fd, av.name, 0, &av.open);
+
+	if (rc)
+		return rc;
+	return av.open.out_av_id == 2 &&
+	       (av.open.out_flags & KFAB_AV_OUT_CREATED) ? 0 : -EPROTO;
+}
+
+static int op_av_open_persist(int fd)
+{
+	int rc = av_open_cmd(fd, av.name,
+			     KFAB_AV_OPEN_PERSIST | KFAB_AV_OPEN_EXCL, &av.open);
+
+	if (rc)
+		return rc;
+	return av.open.out_av_id == 2 &&
+	       (av.open.out_flags & KFAB_AV_OUT_CREATED) ? 0 : -EPROTO;
+}
+
+/* A failed create leaves no name; a successful one made exactly one. */
+static bool check_av_open_named(int fd, int rc)
+{
+	if (rc) {
+		if (av_name_exists(fd))
+			return why("a failed create left the name %s", av.name);
+		if (kfab_avs(true) != av.named)
+			return why("named_avs %ld, was %ld", kfab_avs(true),
+				   av.named);
+		return true;
+	}
+	if (kfab_avs(true) != av.named + 1)
+		return why("named_avs %ld after creating, was %ld",
+			   kfab_avs(true), av.named);
+	return av_name_exists(fd) || why("created %s, but it does not open",
+					 av.name);
+}
+
+static void undo_av_open_named(int fd)
+{
+	kfab_destroy(fd, 2);
+}
+
+static void undo_av_open_persist(int fd)
+{
+	kfab_destroy(fd, 2);
+	av_unlink_cmd(fd, av.name);
+}
+
+/* av_open_existing: a second open of a named AV (id 2) of this file */
+
+static int setup_av_existing(int fd)
+{
+	int rc;
+
+	av_new_name();
+	rc = av_open_cmd(fd, av.name, KFAB_AV_OPEN_EXCL, NULL);
+	av.named = kfab_avs(true);
+	return rc;
+}
+
+static int op_av_open_existing(int fd)
+{
+	int rc = av_open_cmd(fd, av.name, 0, &av.open);
+
+	if (rc)
+		return rc;
+	return av.open.out_av_id == 3 &&
+	       !(av.open.out_flags & KFAB_AV_OUT_CREATED) ? 0 : -EPROTO;
+}
+
+/* Whatever the second open did, the first handle and the name stand. */
+static bool check_av_open_existing(int fd, int rc)
+{
+	struct kfab_addr a = local_addr(7);
+
+	if (kfab_avs(true) != av.named)
+		return why("named_avs %ld, was %ld", kfab_avs(true), av.named);
+	if (!av_name_exists(fd))
+		return why("the name %s went", av.name);
+	if (av_insert_one(fd, &a) != 0)
+		return why("the first handle no longer inserts");
+	return true;
+}
+
+static void undo_av_open_existing(int fd)
+{
+	kfab_destroy(fd, 3);
+}
+
+static void teardown_av_existing(int fd)
+{
+	kfab_destroy(fd, 2);
+}
+
+/* av_insert: a few addresses, one of them in the table already */
+
+static int setup_av_insert(int fd)
+{
+	av.naddrs = AV_NADDRS;
+	return av_setup_table(fd, 1);
+}
+
+static int op_av_insert(int fd)
+{
+	unsigned int i;
+
+	for (i = 0; i < AV_NADDRS; i++) {
+		av.indices[i] = 0x5a5a5a5a;
+		av.errors[i] = 0x5a5a5a5a;
+	}
+	av.inserted = 0;
+	return av_insert_cmd(fd, 2, av.addrs, AV_NADDRS, av.indices,
+			     av.errors, &av.inserted);
+}
+
+/*
+ * The table is consistent, agrees with the answer when there is one, and
+ * the kernel's own index of addresses agrees with the table: inserting an
+ * address again gives the index the table shows, or a free one.
+ */
+static bool check_av_insert(int fd, int rc)
+{
+	uint32_t i, at, used, inserted = 0;
+
+	if (!av_map_consistent())
+		return false;
+	if (av_map_find(&av.addrs[0]) != 0)
+		return why("ep 10 left index 0");
+	if (rc == -ENOMEM && (av.map->used != 1 ||
+			      av.map->generation != av.generation))
+		return why("failed with -ENOMEM, but used %u generation %llu (was 1, %llu)",
+			   av.map->used,
+			   (unsigned long long)av.map->generation,
+			   (unsigned long long)av.generation);
+	if (!rc) {
+		for (i = 0; i < AV_NADDRS; i++) {
+			at = av_map_find(&av.addrs[i]);
+			if (!av.errors[i]) {
+				if (av.indices[i] != at)
+					return why("ep %u: index %u, the table has it at %u",
+						   10 + i, av.indices[i], at);
+				inserted++;
+			} else if (av.errors[i] != -ENOMEM ||
+				   av.indices[i] != KFAB_AV_INDEX_NONE ||
+				   at != KFAB_AV_INDEX_NONE) {
+				return why("ep %u: error %d index %u, at %u in the table",
+					   10 + i, av.errors[i], av.indices[i],
+					   at);
+			}
+		}
+		if (inserted != av.inserted)
+			return why("out_inserted %u, %u addresses got an index",
+				   av.inserted, inserted);
+	}
+
+	used = av.map->used;
+	for (i = 0; i < AV_NADDRS; i++) {
+		uint32_t got;
+
+		at = av_map_find(&av.addrs[i]);
+		got = av_insert_one(fd, &av.addrs[i]);
+		if (got == KFAB_AV_INDEX_NONE)
+			return why("ep %u: inserting again failed", 10 + i);
+		if (at != KFAB_AV_INDEX_NONE) {
+			if (got != at)
+				return why("ep %u: inserted again at %u, the table has it at %u",
+					   10 + i, got, at);
+			continue;
+		}
+		/* Absent: it takes a free index, and goes again. */
+		if (!addr_eq(&av_entry(got)->addr, &av.addrs[i]))
+			return why("ep %u: inserted at %u, the table shows another",
+				   10 + i, got);
+		if (av_remove_cmd(fd, &got, 1))
+			return why("ep %u: cannot remove it again", 10 + i);
+	}
+	if (av.map->used != used)
+		return why("used %u after inserting present addresses again, was %u",
+			   av.map->used, used);
+	return true;
+}
+
+/* Remove what the run inserted: the table is the seed alone again. */
+static void undo_av_insert(int fd)
+{
+	unsigned int i;
+
+	for (i = 1; i < AV_NADDRS; i++)
+		if (!av.errors[i])
+			av_remove_cmd(fd, &av.indices[i], 1);
+}
+
+/* av_remove: two of three entries */
+
+static const uint32_t av_remove_indices[] = { 0, 2 };
+
+static int setup_av_remove(int fd)
+{
+	av.naddrs = 3;
+	return av_setup_table(fd, 3);
+}
+
+static int op_av_remove(int fd)
+{
+	return av_remove_cmd(fd, av_remove_indices, 2);
+}
+
+/* All or nothing. */
+static bool check_av_remove(int fd, int rc)
+{
+	uint32_t i;
+
+	if (!av_map_consistent())
+		return false;
+	if (rc) {
+		if (av.map->used != 3 || av.map->generation != av.generation)
+			return why("failed, but used %u generation %llu (was 3, %llu)",
+				   av.map->used,
+				   (unsigned long long)av.map->generation,
+				   (unsigned long long)av.generation);
+		for (i = 0; i < 3; i++)
+			if (av_map_find(&av.addrs[i]) != i)
+				return why("failed, but ep %u moved", 10 + i);
+		return true;
+	}
+	if (av.map->used != 1 || av_map_find(&av.addrs[1]) != 1)
+		return why("removed, but used %u, ep 11 at %u", av.map->used,
+			   av_map_find(&av.addrs[1]));
+	return true;
+}
+
+/* The removed indices are the lowest free: the addresses go back there. */
+static void undo_av_remove(int fd)
+{
+	av_insert_one(fd, &av.addrs[0]);
+	av_insert_one(fd, &av.addrs[2]);
+}
+
+/* av_unlink: a persistent named AV, with no opener or with one */
+
+static int setup_av_persist(int fd, bool keep_open)
+{
+	int rc;
+
+	av_new_name();
+	rc = av_open_cmd(fd, av.name,
+			 KFAB_AV_OPEN_PERSIST | KFAB_AV_OPEN_EXCL, &av.open);
+	if (rc)
+		return rc;
+	if (!keep_open)
+		rc = kfab_destroy(fd, av.open.out_av_id);
+	av.named = kfab_avs(true);
+	return rc;
+}
+
+static int setup_av_unlink(int fd)
+{
+	return setup_av_persist(fd, false);
+}
+
+static int setup_av_unlink_open(int fd)
+{
+	return setup_av_persist(fd, true);
+}
+
+static int op_av_unlink(int fd)
+{
+	return av_unlink_cmd(fd, av.name);
+}
+
+static bool check_av_unlink(int fd, int rc)
+{
+	if (rc) {
+		if (!av_name_exists(fd))
+			return why("a failed unlink took the name");
+		return kfab_avs(true) == av.named ||
+		       why("named_avs %ld, was %ld", kfab_avs(true), av.named);
+	}
+	if (av_name_exists(fd))
+		return why("unlinked, but the name still opens");
+	/* With no opener, the table goes with the name. */
+	return kfab_avs(true) == av.named - 1 ||
+	       why("named_avs %ld after unlink, was %ld", kfab_avs(true),
+		   av.named);
+}
+
+/* The handle outlives the name, and keeps working. */
+static bool check_av_unlink_open(int fd, int rc)
+{
+	struct kfab_addr a = local_addr(7);
+
+	if (rc)
+		return check_av_unlink(fd, rc);
+	if (av_name_exists(fd))
+		return why("unlinked, but the name still opens");
+	if (kfab_avs(true) != av.named)
+		return why("named_avs %ld: the open AV went with its name",
+			   kfab_avs(true));
+	return av_insert_one(fd, &a) == 0 ||
+	       why("the handle no longer inserts after the unlink");
+}
+
+static void teardown_av_unlink(int fd)
+{
+	kfab_destroy(fd, 2);
+	av_unlink_cmd(fd, av.name);	/* -ENOENT once unlinked */
 }
 
 /*
@@ -192,11 +765,32 @@ static int op_cntr_cycle(int fd)
 }
 
 static const struct walk_op walk_ops[] = {
-	{ "query", op_query, NULL },
-	{ "domain_alloc", op_domain_alloc, undo_domain_alloc },
-	{ "destroy", op_destroy, undo_destroy },
-	{ "cq_cycle", op_cq_cycle, NULL },
-	{ "cntr_cycle", op_cntr_cycle, NULL },
+	{ "query", .run = op_query },
+	{ "domain_alloc", .run = op_domain_alloc, .undo = undo_domain_alloc },
+	{ "destroy", .run = op_destroy, .undo = undo_destroy },
+	{ "cq_cycle", .run = op_cq_cycle },
+	{ "cntr_cycle", .run = op_cntr_cycle },
+	{ "av_open", .run = op_av_open, .undo = undo_av_open },
+	{ "av_open_named", .setup = setup_av_named, .run = op_av_open_named,
+	  .check = check_av_open_named, .undo = undo_av_open_named },
+	{ "av_open_persist", .setup = setup_av_named,
+	  .run = op_av_open_persist, .check = check_av_open_named,
+	  .undo = undo_av_open_persist, .needs_root = true },
+	{ "av_open_existing", .setup = setup_av_existing,
+	  .run = op_av_open_existing, .check = check_av_open_existing,
+	  .undo = undo_av_open_existing, .teardown = teardown_av_existing },
+	{ "av_insert", .setup = setup_av_insert, .run = op_av_insert,
+	  .check = check_av_insert, .undo = undo_av_insert,
+	  .teardown = av_teardown_table },
+	{ "av_remove", .setup = setup_av_remove, .run = op_av_remove,
+	  .check = check_av_remove, .undo = undo_av_remove,
+	  .teardown = av_teardown_table },
+	{ "av_unlink", .setup = setup_av_unlink, .run = op_av_unlink,
+	  .check = check_av_unlink, .teardown = teardown_av_unlink,
+	  .needs_root = true },
+	{ "av_unlink_open", .setup = setup_av_unlink_open, .run = op_av_unlink,
+	  .check = check_av_unlink_open, .teardown = teardown_av_unlink,
+	  .needs_root = true },
 };
 
 /* The file's state is one domain, id 1, and nothing else. */
@@ -267,31 +861,56 @@ static void walk_all_ops(struct __test_metadata *_metadata, int fd,
 			 arm_fn arm_fault, unsigned int point, int expected)
 {
 	unsigned int i, n, fired;
+	bool root = !geteuid();
 
 	for (i = 0; i < sizeof(walk_ops) / sizeof(walk_ops[0]); i++) {
 		const struct walk_op *op = &walk_ops[i];
 
+		if (op->needs_root && !root) {
+			TH_LOG("%s: not root, not walked", op->name);
+			continue;
+		}
 		fired = 0;
 		for (n = 1; n < MAX_WALK; n++) {
+			long avs = kfab_avs(false), named = kfab_avs(true);
 			int rc, remaining;
+			bool ran_through;
 
+			if (op->setup) {
+				ASSERT_EQ(0, op->setup(fd))
+					TH_LOG("%s: setup", op->name);
+			}
 			ASSERT_EQ(0, arm_fault(fd, point, n));
 			rc = op->run(fd);
 			remaining = arm_fault(fd, point, 0);
-			if (remaining > 0) {
-				/* Fewer than n passes: it ran through. */
-				ASSERT_EQ(0, rc) TH_LOG("%s", op->name);
-				if (op->undo)
-					op->undo(fd);
-				break;
+			/* Fewer than n passes: it ran through. */
+			ran_through = remaining > 0;
+			if (ran_through) {
+				EXPECT_EQ(0, rc) TH_LOG("%s", op->name);
+			} else {
+				EXPECT_TRUE(rc == 0 || rc == expected)
+					TH_LOG("%s: pass %u: rc %d", op->name, n, rc);
 			}
-			fired++;
-			EXPECT_TRUE(rc == 0 || rc == expected)
-				TH_LOG("%s: pass %u: rc %d", op->name, n, rc);
+			why_msg[0] = 0;
+			if (op->check) {
+				EXPECT_TRUE(op->check(fd, rc))
+					TH_LOG("%s: pass %u: rc %d: %s", op->name,
+					       n, rc, why_msg);
+			}
 			if (!rc && op->undo)
 				op->undo(fd);
+			if (op->teardown)
+				op->teardown(fd);
 			ASSERT_TRUE(state_is_one_domain(fd))
 				TH_LOG("%s: pass %u left a mess", op->name, n);
+			/* No AV and no name outlives the operation. */
+			ASSERT_EQ(avs, kfab_avs(false))
+				TH_LOG("%s: pass %u: AVs leaked", op->name, n);
+			ASSERT_EQ(named, kfab_avs(true))
+				TH_LOG("%s: pass %u: named AVs leaked", op->name, n);
+			if (ran_through)
+				break;
+			fired++;
 		}
 		ASSERT_LT(n, MAX_WALK);
 		TH_LOG("%s: %u failure points", op->name, fired);

@@ -133,7 +133,8 @@
 	X(ENOMEM, ENOMEM) X(ENODEV, ENODEV) X(EACCES, EACCES)		\
 	X(EOVERFLOW, EOVERFLOW) X(EPERM, EPERM) X(EMFILE, EMFILE)	\
 	X(ENFILE, ENFILE) X(EAGAIN, EAGAIN) X(ETIMEDOUT, ETIMEDOUT)	\
-	X(EINTR, EINTR) X(EEXIST, EEXIST) X(EDESTADDRREQ, EDESTADDRREQ)
+	X(EINTR, EINTR) X(EEXIST, EEXIST) X(EDESTADDRREQ, EDESTADDRREQ)	\
+	X(EDQUOT, EDQUOT) X(ENAMETOOLONG, ENAMETOOLONG)
 
 #define X(name, err) OUTI_##name,
 enum { FUZZ_OUTCOMES(X) OUTI_OTHER };
@@ -1096,6 +1097,176 @@ static uint32_t expect_ep_cancel(const void *p)
 	return O(OK) | O(ENOENT);
 }
 
+/* KFAB_IOC_AV_OPEN, _INSERT, _REMOVE, _UNLINK */
+
+/* A few names, so that workers in different processes share named AVs. */
+static const char *const av_names[] = { "fz0", "fz1", "fz2", "fz-3.x" };
+
+static uint64_t rnd_av_name(struct fuzz_thread *t)
+{
+	switch (rnd_below(t, 8)) {
+	case 0:
+		return 0;				/* unnamed */
+	case 1:
+		return rnd_user_ptr(t);			/* bad or odd pointers */
+	case 2:
+		/* No NUL before an unmapped page: -EFAULT. */
+		memset(t->edge + cfg.page - 8, 'a', 8);
+		return (uintptr_t)(t->edge + cfg.page - 8);
+	case 3:
+		/* Too long, or bad characters. */
+		memset(t->edge, chance(t, 1, 2) ? 'b' : '/', 100);
+		t->edge[chance(t, 1, 2) ? 100 : 20] = '\0';
+		return (uintptr_t)t->edge;
+	default:
+		return (uintptr_t)av_names[rnd_below(t, ARRAY_SIZE(av_names))];
+	}
+}
+
+static void gen_av_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_open *c = p;
+
+	/* No KFAB_AV_OPEN_PERSIST: a persistent name would outlive the run. */
+	c->flags = chance(t, 1, 2) ? rnd_below(t, 8) | (rnd_below(t, 2) << 4) :
+				     rnd_flags(t) & ~KFAB_AV_OPEN_PERSIST;
+	c->domain_id = pick_id(t);
+	c->type = rnd_below(t, 4);
+	c->count = chance(t, 1, 8) ? (uint32_t)rnd(t) : rnd_below(t, 3000);
+	c->mode = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0600;
+	c->uid = rnd_below(t, 3) * 1000;
+	c->gid = c->uid;
+	c->__reserved = rnd_reserved(t);
+	c->name = rnd_av_name(t);
+	c->map_addr = rnd(t);
+	op->arg = c->domain_id;
+}
+
+static uint32_t expect_av_open(const void *p)
+{
+	const struct kfab_av_open *c = p;
+
+	if (c->flags & ~0x1fu)
+		return O(EOPNOTSUPP);
+	return O(OK) | O(EINVAL) | O(ENOENT) | O(EEXIST) | O(EFAULT) |
+	       O(ENAMETOOLONG) | O(ENOSPC) | O(ENOMEM) | O(EDQUOT);
+}
+
+static void done_av_open(struct fuzz_thread *t, const void *p,
+			 struct fuzz_op *op)
+{
+	const struct kfab_av_open *c = p;
+
+	if (!c->out_av_id || c->out_av_id > cfg.max_objects ||
+	    (c->out_type != KFAB_AV_TYPE_TABLE &&
+	     c->out_type != KFAB_AV_TYPE_MAP) || !c->out_count ||
+	    c->out_mmap_offset % cfg.page || c->out_mmap_size % cfg.page ||
+	    c->out_mmap_size < sizeof(struct kfab_av_header) +
+			       (uint64_t)c->out_count *
+			       sizeof(struct kfab_av_entry)) {
+		fail_op(t, op, "bad answer: av %u type %u count %u",
+			c->out_av_id, c->out_type, c->out_count);
+		return;
+	}
+	pool_add(t, c->out_av_id);
+	region_add(t, op->fd, c->out_mmap_offset, c->out_mmap_size, false);
+}
+
+/* @n random, mostly valid, addresses in the thread's buffer */
+static uint64_t rnd_addrs(struct fuzz_thread *t, uint32_t n)
+{
+	struct kfab_addr *a = (struct kfab_addr *)t->buf;
+	uint32_t i, max = 3 * cfg.page / sizeof(*a);
+
+	for (i = 0; i < n && i < max; i++)
+		a[i] = (struct kfab_addr){
+			.family = chance(t, 1, 8) ? (uint16_t)rnd(t) :
+						    KFAB_ADDR_LOCAL,
+			.node = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0,
+			.ep = rnd_below(t, 64),
+		};
+	return chance(t, 1, 8) ? rnd_user_ptr(t) : (uintptr_t)a;
+}
+
+static uint32_t rnd_count(struct fuzz_thread *t)
+{
+	if (chance(t, 1, 10))
+		return chance(t, 1, 2) ? (uint32_t)rnd(t) : KFAB_AV_BATCH_MAX + 1;
+	return rnd_below(t, 8);
+}
+
+static void gen_av_insert(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_insert *c = p;
+
+	c->flags = rnd_flags(t);
+	c->av_id = pick_id(t);
+	c->count = rnd_count(t);
+	c->addrs = rnd_addrs(t, c->count);
+	/* Answers go to the second page of the scratch buffer, or nowhere. */
+	c->indices = chance(t, 1, 4) ? rnd_user_ptr(t) :
+				       (uintptr_t)(t->buf + cfg.page);
+	c->errors = chance(t, 1, 2) ? 0 : (uintptr_t)(t->buf + 2 * cfg.page);
+	if (c->count > 256 && c->indices == (uintptr_t)(t->buf + cfg.page))
+		c->indices = 0;
+	if (c->count > 256)
+		c->errors = 0;
+	c->__reserved = rnd_reserved(t);
+	op->arg = c->av_id;
+}
+
+static uint32_t expect_av_insert(const void *p)
+{
+	const struct kfab_av_insert *c = p;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	return O(OK) | O(EINVAL) | O(E2BIG) | O(ENOENT) | O(EPERM) |
+	       O(EFAULT) | O(ENOMEM);
+}
+
+static void gen_av_remove(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_remove *c = p;
+	uint32_t *idx = (uint32_t *)t->buf, i;
+
+	c->flags = rnd_flags(t);
+	c->av_id = pick_id(t);
+	c->count = rnd_count(t);
+	for (i = 0; i < c->count && i < 3 * cfg.page / sizeof(*idx); i++)
+		idx[i] = chance(t, 1, 8) ? (uint32_t)rnd(t) : rnd_below(t, 8);
+	c->indices = chance(t, 1, 8) ? rnd_user_ptr(t) : (uintptr_t)idx;
+	op->arg = c->av_id;
+}
+
+static uint32_t expect_av_remove(const void *p)
+{
+	const struct kfab_av_remove *c = p;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	return O(OK) | O(EINVAL) | O(E2BIG) | O(ENOENT) | O(EPERM) |
+	       O(EFAULT) | O(ENOMEM);
+}
+
+static void gen_av_unlink(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_av_unlink *c = p;
+
+	c->flags = rnd_flags(t);
+	c->name = rnd_av_name(t);
+}
+
+static uint32_t expect_av_unlink(const void *p)
+{
+	const struct kfab_av_unlink *c = p;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	return O(OK) | O(EINVAL) | O(EFAULT) | O(ENAMETOOLONG) | O(ENOENT) |
+	       O(EPERM);
+}
+
 static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "query",
@@ -1194,6 +1365,47 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 1,
 		.gen = gen_cntr_wait,
 		.expect = expect_cntr_wait,
+	},
+	{
+		.name = "av_open",
+		.ioc = KFAB_IOC_AV_OPEN,
+		.min_size = offsetofend(struct kfab_av_open, out_mmap_size),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EEXIST) | O(ENOSPC) |
+			  O(ENOMEM) | O(EDQUOT) | O(ENAMETOOLONG),
+		.weight = 2,
+		.gen = gen_av_open,
+		.expect = expect_av_open,
+		.done = done_av_open,
+	},
+	{
+		.name = "av_insert",
+		.ioc = KFAB_IOC_AV_INSERT,
+		.min_size = offsetofend(struct kfab_av_insert, __reserved),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EPERM) | O(ENOMEM),
+		.weight = 3,
+		.gen = gen_av_insert,
+		.expect = expect_av_insert,
+	},
+	{
+		.name = "av_remove",
+		.ioc = KFAB_IOC_AV_REMOVE,
+		.min_size = offsetofend(struct kfab_av_remove, indices),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EPERM) | O(ENOMEM),
+		.weight = 2,
+		.gen = gen_av_remove,
+		.expect = expect_av_remove,
+	},
+	{
+		.name = "av_unlink",
+		.ioc = KFAB_IOC_AV_UNLINK,
+		.min_size = offsetofend(struct kfab_av_unlink, name),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EPERM) |
+			  O(ENAMETOOLONG),
+		.weight = 1,
+		.gen = gen_av_unlink,
+		.expect = expect_av_unlink,
 	},
 	{
 		.name = "ep_open",
