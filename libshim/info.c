@@ -438,8 +438,16 @@ int kfab_info_get(uint32_t version, const struct fi_info *hints,
 	if (want && want->tclass)
 		attr->tclass = want->tclass;
 
-	if (hints && hints->caps)
+	/*
+	 * Hints naming caps get those; naming only secondary ones (FI_SEND,
+	 * FI_SOURCE...) they get both primary ones too, or nothing would
+	 * move data.
+	 */
+	if (hints && hints->caps) {
 		fi->caps = (hints->caps & KFAB_CAPS) | KFAB_CAPS_ALWAYS;
+		if (!(fi->caps & (FI_MSG | FI_TAGGED)))
+			fi->caps |= FI_MSG | FI_TAGGED;
+	}
 	fi->tx_attr->caps = fi->caps & KFAB_TX_CAPS;
 	fi->rx_attr->caps = fi->caps & KFAB_RX_CAPS;
 	if (hints && hints->tx_attr) {
