@@ -234,6 +234,38 @@ bool kfab_ep_list_progress(struct kfab_ep_list *list)
 	return pending;
 }
 
+/*
+ * fi_cq_readfrom(): the kernel reports a source as an index of the
+ * receiving endpoint's AV; an AV with FI_AV_USER_ID wants the id the
+ * application gave that index (fi_av(3)).  The CQ entry does not say which
+ * endpoint received, so the translation is made when every endpoint bound
+ * to the CQ uses the same AV (the common case); otherwise the index is
+ * returned.  Called without cq->lock (list lock, then the AV's lock).
+ */
+static void kfab_cq_user_ids(struct kfab_cq *cq, fi_addr_t *src, size_t n)
+{
+	struct kfab_ep_list *list = &cq->eps;
+	struct kfab_av *av = NULL, *ep_av;
+	size_t i;
+
+	pthread_mutex_lock(&list->lock);
+	for (i = 0; i < list->count; i++) {
+		ep_av = kfab_read_once(&list->eps[i]->av);
+		if (!ep_av)
+			continue;
+		if (av && av != ep_av) {
+			av = NULL;
+			break;
+		}
+		av = ep_av;
+	}
+	if (av)
+		for (i = 0; i < n; i++)
+			if (src[i] != FI_ADDR_NOTAVAIL)
+				src[i] = kfab_av_user_id(av, src[i]);
+	pthread_mutex_unlock(&list->lock);
+}
+
 /* ---- the ring ---- */
 
 /* Entries the kernel has for us: in the ring and in its overflow list. */
@@ -345,6 +377,8 @@ static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	pthread_mutex_lock(&cq->lock);
 	n = kfab_cq_read_locked(cq, buf, count, src_addr);
 	pthread_mutex_unlock(&cq->lock);
+	if (n && src_addr)
+		kfab_cq_user_ids(cq, src_addr, n);
 	if (n)
 		return (ssize_t)n;
 	return count ? -FI_EAGAIN : 0;
@@ -499,6 +533,8 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			    kfab_cq_pending(cq))
 				(void)eventfd_write(cq->efd, 1);
 			pthread_mutex_unlock(&cq->lock);
+			if (n && src_addr)
+				kfab_cq_user_ids(cq, src_addr, n);
 			if (n)
 				return (ssize_t)n;
 			if (!left)

@@ -71,7 +71,8 @@ static int kfab_ep_bind_av(struct kfab_ep *ep, struct fid *bfid,
 	if (ret)
 		return ret;
 	kfab_av_bind_ep(av);
-	ep->av = av;
+	/* cq.c reads it without our lock (FI_AV_USER_ID sources). */
+	kfab_write_once(&ep->av, av);
 	return 0;
 }
 

@@ -851,6 +851,29 @@ TEST_F(pair, send_recv)
 	EXPECT_EQ(FI_SEND | FI_MSG, e.flags & (FI_SEND | FI_MSG | FI_TAGGED));
 }
 
+/* fi_av(3): a source inserted with FI_AV_USER_ID is reported by its id. */
+TEST_F(pair, source_reports_av_user_id)
+{
+	struct kfab_addr addr;
+	size_t len = sizeof(addr);
+	fi_addr_t id_and_addr = 0xc0ffee, src = 0;
+	struct fi_cq_tagged_entry e;
+	uint32_t v = 1, r = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* b learns a again, this time under an id (a second index). */
+	ASSERT_EQ(0, fi_av_remove(self->b.av, &self->a_at_b, 1, 0));
+	ASSERT_EQ(0, fi_getname(&self->a.ep->fid, &addr, &len));
+	ASSERT_EQ(1, fi_av_insert(self->b.av, &addr, 1, &id_and_addr,
+				  FI_AV_USER_ID, NULL));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     NULL));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(0xc0ffeeULL, src);
+}
+
 TEST_F(pair, tagged_send_recv)
 {
 	char sbuf[64], rbuf[64];
