@@ -754,6 +754,11 @@ struct kfab_av *kfab_av_from_fid(struct fid *fid)
 	return container_of(fid, struct kfab_av, av_fid.fid);
 }
 
+uint32_t kfab_av_id(const struct kfab_av *av)
+{
+	return av->id;
+}
+
 void kfab_av_bind_ep(struct kfab_av *av)
 {
 	pthread_mutex_lock(&av->lock);

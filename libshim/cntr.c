@@ -30,6 +30,7 @@
  * @seq: the kernel's seqcount, in @map
  * @value: the success value, in @map
  * @err: the error value, in @map
+ * @eps: the endpoints bound to the counter, progressed before every read
  */
 struct kfab_cntr {
 	struct fid_cntr cntr_fid;
@@ -43,6 +44,7 @@ struct kfab_cntr {
 	const uint32_t *seq;
 	const uint64_t *value;
 	const uint64_t *err;
+	struct kfab_ep_list eps;
 };
 
 static inline struct kfab_cntr *to_kfab_cntr(struct fid_cntr *cntr)
@@ -74,17 +76,21 @@ static void kfab_cntr_values(struct kfab_cntr *cntr, uint64_t *value,
 
 static uint64_t kfab_cntr_read(struct fid_cntr *cntr_fid)
 {
+	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
 	uint64_t value, err;
 
-	kfab_cntr_values(to_kfab_cntr(cntr_fid), &value, &err);
+	kfab_ep_list_progress(&cntr->eps);
+	kfab_cntr_values(cntr, &value, &err);
 	return value;
 }
 
 static uint64_t kfab_cntr_readerr(struct fid_cntr *cntr_fid)
 {
+	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
 	uint64_t value, err;
 
-	kfab_cntr_values(to_kfab_cntr(cntr_fid), &value, &err);
+	kfab_ep_list_progress(&cntr->eps);
+	kfab_cntr_values(cntr, &value, &err);
 	return err;
 }
 
@@ -125,11 +131,14 @@ static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
 	uint64_t value, err, err0;
 	struct timespec start;
+	bool pending;
 	int left, ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	kfab_cntr_values(cntr, &value, &err0);
 	for (;;) {
+		/* Manual progress; see kfab_cq_sreadfrom() for the slices. */
+		pending = kfab_ep_list_progress(&cntr->eps);
 		kfab_cntr_values(cntr, &value, &err);
 		if (value >= threshold)
 			return 0;
@@ -143,6 +152,8 @@ static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			sched_yield();
 			continue;
 		}
+		if (pending && (left < 0 || left > KFAB_PROGRESS_SLICE_MS))
+			left = KFAB_PROGRESS_SLICE_MS;
 		ret = kfab_dev_cntr_wait(cntr->fd, cntr->id, threshold, err0,
 					 left);
 		if (ret && ret != -EINTR && ret != -ETIMEDOUT)
@@ -185,12 +196,38 @@ static int kfab_cntr_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+static const struct fi_ops kfab_cntr_fi_ops;
+
+struct kfab_cntr *kfab_cntr_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CNTR ||
+	    fid->ops != &kfab_cntr_fi_ops)
+		return NULL;
+	return container_of(fid, struct kfab_cntr, cntr_fid.fid);
+}
+
+uint32_t kfab_cntr_id(const struct kfab_cntr *cntr)
+{
+	return cntr->id;
+}
+
+int kfab_cntr_attach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep)
+{
+	return kfab_ep_list_add(&cntr->eps, ep);
+}
+
+void kfab_cntr_detach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep)
+{
+	kfab_ep_list_del(&cntr->eps, ep);
+}
+
 static void kfab_cntr_free(struct kfab_cntr *cntr)
 {
 	if (cntr->map)
 		munmap(cntr->map, cntr->map_len);
 	if (cntr->efd >= 0)
 		close(cntr->efd);
+	kfab_ep_list_destroy(&cntr->eps);
 	free(cntr);
 }
 
@@ -200,6 +237,9 @@ static int kfab_cntr_close(struct fid *fid)
 		container_of(fid, struct kfab_cntr, cntr_fid.fid);
 	int ret;
 
+	/* Close the endpoints bound to it first. */
+	if (kfab_ep_list_count(&cntr->eps))
+		return -FI_EBUSY;
 	ret = kfab_dev_destroy(cntr->fd, cntr->id);
 	if (ret) {
 		KFAB_WARN(CNTR, "cntr %u: KFAB_IOC_DESTROY: %s\n", cntr->id,
@@ -285,6 +325,11 @@ int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)
 		return -FI_ENOMEM;
+	ret = kfab_ep_list_init(&cntr->eps);
+	if (ret) {
+		free(cntr);
+		return ret;
+	}
 	cntr->efd = -1;
 	cntr->domain = dom;
 	cntr->fd = dom->fabric->fd;

@@ -61,6 +61,7 @@
  * @signaled: fi_cq_signal() was called and no fi_cq_sread() saw it yet
  *	(under @lock)
  * @err_data: the provider's err_data buffer (fi_cq_readerr(3))
+ * @eps: the endpoints bound to the CQ, progressed before every read
  */
 struct kfab_cq {
 	struct fid_cq cq_fid;
@@ -90,6 +91,7 @@ struct kfab_cq {
 	bool trywait_armed;
 	bool signaled;
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
+	struct kfab_ep_list eps;
 };
 
 static inline struct kfab_cq *to_kfab_cq(struct fid_cq *cq)
@@ -150,6 +152,118 @@ int kfab_get_kernel_handle(void *arg, int fd, uint32_t id)
 	h->fd = fd;
 	h->id = id;
 	return 0;
+}
+
+/* ---- endpoints bound to CQs and counters: manual progress ---- */
+
+int kfab_ep_list_init(struct kfab_ep_list *list)
+{
+	list->eps = NULL;
+	list->count = 0;
+	list->cap = 0;
+	return -pthread_mutex_init(&list->lock, NULL);
+}
+
+void kfab_ep_list_destroy(struct kfab_ep_list *list)
+{
+	free(list->eps);
+	list->eps = NULL;
+	pthread_mutex_destroy(&list->lock);
+}
+
+int kfab_ep_list_add(struct kfab_ep_list *list, struct kfab_ep *ep)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&list->lock);
+	if (list->count == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 4;
+		struct kfab_ep **eps = realloc(list->eps, cap * sizeof(*eps));
+
+		if (!eps) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		list->eps = eps;
+		list->cap = cap;
+	}
+	list->eps[list->count++] = ep;
+out:
+	pthread_mutex_unlock(&list->lock);
+	return ret;
+}
+
+/* Removes one occurrence of @ep; order does not matter. */
+void kfab_ep_list_del(struct kfab_ep_list *list, struct kfab_ep *ep)
+{
+	size_t i;
+
+	pthread_mutex_lock(&list->lock);
+	for (i = 0; i < list->count; i++) {
+		if (list->eps[i] == ep) {
+			list->eps[i] = list->eps[--list->count];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&list->lock);
+}
+
+size_t kfab_ep_list_count(struct kfab_ep_list *list)
+{
+	size_t n;
+
+	pthread_mutex_lock(&list->lock);
+	n = list->count;
+	pthread_mutex_unlock(&list->lock);
+	return n;
+}
+
+/*
+ * The list's lock keeps every endpoint alive meanwhile: fi_close() of an
+ * endpoint detaches it (under this lock) before it frees anything.
+ */
+bool kfab_ep_list_progress(struct kfab_ep_list *list)
+{
+	bool pending = false;
+	size_t i;
+
+	pthread_mutex_lock(&list->lock);
+	for (i = 0; i < list->count; i++)
+		pending |= kfab_ep_progress(list->eps[i]);
+	pthread_mutex_unlock(&list->lock);
+	return pending;
+}
+
+/*
+ * fi_cq_readfrom(): the kernel reports a source as an index of the
+ * receiving endpoint's AV; an AV with FI_AV_USER_ID wants the id the
+ * application gave that index (fi_av(3)).  The CQ entry does not say which
+ * endpoint received, so the translation is made when every endpoint bound
+ * to the CQ uses the same AV (the common case); otherwise the index is
+ * returned.  Called without cq->lock (list lock, then the AV's lock).
+ */
+static void kfab_cq_user_ids(struct kfab_cq *cq, fi_addr_t *src, size_t n)
+{
+	struct kfab_ep_list *list = &cq->eps;
+	struct kfab_av *av = NULL, *ep_av;
+	size_t i;
+
+	pthread_mutex_lock(&list->lock);
+	for (i = 0; i < list->count; i++) {
+		ep_av = kfab_read_once(&list->eps[i]->av);
+		if (!ep_av)
+			continue;
+		if (av && av != ep_av) {
+			av = NULL;
+			break;
+		}
+		av = ep_av;
+	}
+	if (av)
+		for (i = 0; i < n; i++)
+			if (src[i] != FI_ADDR_NOTAVAIL)
+				src[i] = kfab_av_user_id(av, src[i]);
+	pthread_mutex_unlock(&list->lock);
 }
 
 /* ---- the ring ---- */
@@ -255,12 +369,16 @@ static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 
 	if (count && !buf)
 		return -FI_EINVAL;
+	/* Manual progress: requests queued on bound endpoints go first. */
+	kfab_ep_list_progress(&cq->eps);
 	/* An error waiting comes first (fi_cq(3)): no system call to know. */
 	if (kfab_read_once(cq->err_count))
 		return -FI_EAVAIL;
 	pthread_mutex_lock(&cq->lock);
 	n = kfab_cq_read_locked(cq, buf, count, src_addr);
 	pthread_mutex_unlock(&cq->lock);
+	if (n && src_addr)
+		kfab_cq_user_ids(cq, src_addr, n);
 	if (n)
 		return (ssize_t)n;
 	return count ? -FI_EAGAIN : 0;
@@ -372,6 +490,7 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 	struct kfab_cq *cq = to_kfab_cq(cq_fid);
 	uint32_t threshold = 1;
 	struct timespec start;
+	bool pending;
 	size_t n;
 	int left;
 
@@ -391,6 +510,13 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 	clock_gettime(CLOCK_MONOTONIC, &start);
 
 	for (;;) {
+		/*
+		 * Manual progress.  While a ring holds requests the kernel
+		 * could not carry out yet (a receiver's buffers are full),
+		 * nothing may signal us when they can go: sleep in short
+		 * slices and ring again.
+		 */
+		pending = kfab_ep_list_progress(&cq->eps);
 		if (kfab_read_once(cq->err_count))
 			return -FI_EAVAIL;
 		left = kfab_timeout_left(timeout, &start);
@@ -407,6 +533,8 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			    kfab_cq_pending(cq))
 				(void)eventfd_write(cq->efd, 1);
 			pthread_mutex_unlock(&cq->lock);
+			if (n && src_addr)
+				kfab_cq_user_ids(cq, src_addr, n);
 			if (n)
 				return (ssize_t)n;
 			if (!left)
@@ -414,6 +542,8 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			continue;
 		}
 		pthread_mutex_unlock(&cq->lock);
+		if (pending && (left < 0 || left > KFAB_PROGRESS_SLICE_MS))
+			left = KFAB_PROGRESS_SLICE_MS;
 		kfab_cq_block(cq, left, threshold);
 	}
 }
@@ -458,6 +588,9 @@ static int kfab_cq_trywait(struct kfab_cq *cq)
 
 	if (cq->efd < 0)
 		return -FI_ENOSYS;	/* no wait object: fi_trywait says EINVAL */
+	/* Requests stuck in a ring need the caller to come back: no sleep. */
+	if (kfab_ep_list_progress(&cq->eps))
+		return -FI_EAGAIN;
 	kfab_eventfd_reset(cq->efd);
 	pthread_mutex_lock(&cq->lock);
 	cq->trywait_armed = true;
@@ -497,6 +630,30 @@ static int kfab_cq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+static const struct fi_ops kfab_cq_fi_ops;
+
+struct kfab_cq *kfab_cq_from_fid(struct fid *fid)
+{
+	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &kfab_cq_fi_ops)
+		return NULL;
+	return container_of(fid, struct kfab_cq, cq_fid.fid);
+}
+
+uint32_t kfab_cq_id(const struct kfab_cq *cq)
+{
+	return cq->id;
+}
+
+int kfab_cq_attach_ep(struct kfab_cq *cq, struct kfab_ep *ep)
+{
+	return kfab_ep_list_add(&cq->eps, ep);
+}
+
+void kfab_cq_detach_ep(struct kfab_cq *cq, struct kfab_ep *ep)
+{
+	kfab_ep_list_del(&cq->eps, ep);
+}
+
 static void kfab_cq_free(struct kfab_cq *cq)
 {
 	if (cq->ring_map)
@@ -505,6 +662,7 @@ static void kfab_cq_free(struct kfab_cq *cq)
 		munmap(cq->cons_map, cq->cons_len);
 	if (cq->efd >= 0)
 		close(cq->efd);
+	kfab_ep_list_destroy(&cq->eps);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 }
@@ -515,6 +673,9 @@ static int kfab_cq_close(struct fid *fid)
 	struct kfab_cq *cq = container_of(fid, struct kfab_cq, cq_fid.fid);
 	int ret;
 
+	/* fi_cq(3): close the endpoints bound to it first. */
+	if (kfab_ep_list_count(&cq->eps))
+		return -FI_EBUSY;
 	ret = kfab_dev_destroy(cq->fd, cq->id);
 	if (ret) {
 		KFAB_WARN(CQ, "cq %u: KFAB_IOC_DESTROY: %s\n", cq->id,
@@ -654,6 +815,12 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->efd = -1;
 	ret = -pthread_mutex_init(&cq->lock, NULL);
 	if (ret) {
+		free(cq);
+		return ret;
+	}
+	ret = kfab_ep_list_init(&cq->eps);
+	if (ret) {
+		pthread_mutex_destroy(&cq->lock);
 		free(cq);
 		return ret;
 	}

@@ -163,3 +163,38 @@ int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 	*addr = p;
 	return 0;
 }
+
+int kfab_dev_ep_open(int fd, struct kfab_ep_open *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_dev_ioctl(fd, KFAB_IOC_EP_OPEN, cmd);
+}
+
+int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags)
+{
+	struct kfab_ep_bind cmd = {
+		.size = sizeof(cmd),
+		.flags = flags,
+		.ep_id = ep_id,
+		.obj_id = obj_id,
+	};
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_EP_BIND, &cmd);
+}
+
+int kfab_dev_ep_enable(int fd, uint32_t ep_id)
+{
+	struct kfab_ep_enable cmd = { .size = sizeof(cmd), .ep_id = ep_id };
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_EP_ENABLE, &cmd);
+}
+
+int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done)
+{
+	struct kfab_ep_doorbell cmd = { .size = sizeof(cmd), .ep_id = ep_id };
+	int ret = kfab_dev_ioctl(fd, KFAB_IOC_EP_DOORBELL, &cmd);
+
+	if (!ret && done)
+		*done = cmd.out_done;
+	return ret;
+}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libshim: fid_domain.  A domain is a domain object of the kernel
- * (KFAB_IOC_DOMAIN_ALLOC) in its fabric's file; it is the parent of the CQs
- * and counters (cq.c, cntr.c) and will be of the AVs and endpoints, whose
- * open calls answer -FI_ENOSYS for now, as do memory registrations.
+ * (KFAB_IOC_DOMAIN_ALLOC) in its fabric's file; it is the parent of the
+ * AVs, CQs, counters and endpoints (av.c, cq.c, cntr.c, ep.c) and of the
+ * memory registrations, which live in the library alone (mr.c).
  */
 #include <stdlib.h>
 
@@ -20,6 +20,9 @@ static int kfab_domain_close(struct fid *fid)
 	struct kfab_fabric *fab = dom->fabric;
 	int ret;
 
+	/* Registrations are children the kernel does not know of. */
+	if (kfab_domain_has_mrs(dom))
+		return -FI_EBUSY;
 	ret = kfab_dev_destroy(fab->fd, dom->id);
 	if (ret) {
 		KFAB_WARN(DOMAIN, "domain %u: KFAB_IOC_DESTROY: %s\n", dom->id,
@@ -30,6 +33,7 @@ static int kfab_domain_close(struct fid *fid)
 	pthread_mutex_lock(&fab->lock);
 	fab->domain_cnt--;
 	pthread_mutex_unlock(&fab->lock);
+	pthread_mutex_destroy(&dom->mr_lock);
 	free(dom);
 	return 0;
 }
@@ -48,7 +52,7 @@ static const struct fi_ops_domain kfab_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = kfab_av_open,
 	.cq_open = kfab_cq_open,
-	.endpoint = kfab_no_endpoint,
+	.endpoint = kfab_endpoint,
 	.scalable_ep = kfab_no_scalable_ep,
 	.cntr_open = kfab_cntr_open,
 	.poll_open = kfab_no_poll_open,
@@ -56,14 +60,14 @@ static const struct fi_ops_domain kfab_domain_ops = {
 	.srx_ctx = kfab_no_srx_ctx,
 	.query_atomic = kfab_no_query_atomic,
 	.query_collective = kfab_no_query_collective,
-	.endpoint2 = kfab_no_endpoint2,
+	.endpoint2 = kfab_endpoint2,
 };
 
 static const struct fi_ops_mr kfab_domain_mr_ops = {
 	.size = sizeof(struct fi_ops_mr),
-	.reg = kfab_no_mr_reg,
-	.regv = kfab_no_mr_regv,
-	.regattr = kfab_no_mr_regattr,
+	.reg = kfab_mr_reg,
+	.regv = kfab_mr_regv,
+	.regattr = kfab_mr_regattr,
 };
 
 bool kfab_is_domain(const struct fid_domain *domain)
@@ -100,6 +104,13 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom = calloc(1, sizeof(*dom));
 	if (!dom)
 		return -FI_ENOMEM;
+	ret = -pthread_mutex_init(&dom->mr_lock, NULL);
+	if (ret) {
+		free(dom);
+		return ret;
+	}
+	dom->mr_mode = info->domain_attr ? info->domain_attr->mr_mode : 0;
+	dom->next_key = 1;
 
 	pthread_mutex_lock(&fab->lock);
 	ret = kfab_dev_domain_alloc(fab->fd, &dom->id);
@@ -109,6 +120,7 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	if (ret) {
 		KFAB_WARN(DOMAIN, "KFAB_IOC_DOMAIN_ALLOC: %s\n",
 			  fi_strerror(-ret));
+		pthread_mutex_destroy(&dom->mr_lock);
 		free(dom);
 		return ret;
 	}

@@ -62,13 +62,6 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 
 /* ---- struct fi_ops_domain ---- */
 
-int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
-		     struct fid_ep **ep, void *context)
-{
-	(void)domain; (void)info; (void)ep; (void)context;
-	return -FI_ENOSYS;
-}
-
 int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context)
 {
@@ -110,39 +103,5 @@ int kfab_no_query_collective(struct fid_domain *domain,
 			     struct fi_collective_attr *attr, uint64_t flags)
 {
 	(void)domain; (void)coll; (void)attr; (void)flags;
-	return -FI_ENOSYS;
-}
-
-int kfab_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
-		      struct fid_ep **ep, uint64_t flags, void *context)
-{
-	(void)domain; (void)info; (void)ep; (void)flags; (void)context;
-	return -FI_ENOSYS;
-}
-
-/* ---- struct fi_ops_mr ---- */
-
-int kfab_no_mr_reg(struct fid *fid, const void *buf, size_t len,
-		   uint64_t access, uint64_t offset, uint64_t requested_key,
-		   uint64_t flags, struct fid_mr **mr, void *context)
-{
-	(void)fid; (void)buf; (void)len; (void)access; (void)offset;
-	(void)requested_key; (void)flags; (void)mr; (void)context;
-	return -FI_ENOSYS;
-}
-
-int kfab_no_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
-		    uint64_t access, uint64_t offset, uint64_t requested_key,
-		    uint64_t flags, struct fid_mr **mr, void *context)
-{
-	(void)fid; (void)iov; (void)count; (void)access; (void)offset;
-	(void)requested_key; (void)flags; (void)mr; (void)context;
-	return -FI_ENOSYS;
-}
-
-int kfab_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
-		       uint64_t flags, struct fid_mr **mr)
-{
-	(void)fid; (void)attr; (void)flags; (void)mr;
 	return -FI_ENOSYS;
 }

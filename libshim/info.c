@@ -2,37 +2,50 @@
 /*
  * libshim: the fi_info kfab offers, and hints matched against it.
  *
- * kfab states only what exists.  Today that is fabrics and domains: no
- * endpoint, AV, CQ, counter or memory registration can be opened yet.  So:
+ * kfab states only what exists.  That is fabrics, domains, AVs, CQs,
+ * counters and reliable-datagram endpoints carrying messages and tagged
+ * messages between endpoints of this node.  So:
  *
- *  - caps = FI_LOCAL_COMM and nothing else.  FI_LOCAL_COMM is a secondary
- *    capability that says where peers may be (on this host: kfab is a
- *    kernel module of one machine) without promising any data transfer
- *    interface; FI_REMOTE_COMM is never claimed.  FI_MSG, FI_TAGGED,
- *    FI_RMA, FI_ATOMIC... appear when their endpoints work, so until then
- *    hints asking for any of them get -FI_ENODATA and the application moves
- *    on to a provider that can serve it.  With hints == NULL (or caps == 0)
- *    kfab still lists one fi_info, so fi_info(1) and fi_fabric()/fi_domain()
- *    users can find it.
+ *  - caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
+ *    FI_SOURCE | FI_LOCAL_COMM.  FI_LOCAL_COMM says where peers may be (on
+ *    this host: kfab is a kernel module of one machine); FI_REMOTE_COMM is
+ *    never claimed.  FI_SOURCE: the kernel fills the source of every
+ *    receive completion.  FI_RMA, FI_ATOMIC, FI_MULTI_RECV... appear when
+ *    they work, so until then hints asking for any of them get -FI_ENODATA
+ *    and the application moves on to a provider that can serve it.  When
+ *    hints name caps, the answer carries those (plus FI_LOCAL_COMM), not
+ *    more: e.g. FI_DIRECTED_RECV changes what fi_recv()'s src_addr means.
  *  - addr_format = FI_FORMAT_UNSPEC: a provider-specific, opaque address
- *    that applications exchange out of band (fi_getinfo(3)).  kfab's
- *    endpoint names will be kernel-assigned and mean nothing outside kfab;
- *    FI_ADDR_STR or sockaddrs would promise a parser and a network kfab
- *    does not have.  Hints asking for any concrete format get -FI_ENODATA.
+ *    (struct kfab_addr, src_addrlen bytes) that applications exchange out
+ *    of band (fi_getinfo(3)).  kfab's endpoint names are kernel-assigned
+ *    and mean nothing outside kfab; FI_ADDR_STR or sockaddrs would promise
+ *    a parser and a network kfab does not have.  Hints asking for any
+ *    concrete format get -FI_ENODATA.
  *  - ep_type FI_EP_RDM: the endpoint type kfab is built for.  MSG and
  *    DGRAM are refused, which also keeps the rxm/rxd utility providers from
  *    stacking on kfab.
- *  - Sizes and counts of what cannot be created are 0 (tx/rx queue sizes,
- *    max_msg_size, ep/mr counts, key sizes); CQs and counters can be
- *    (cq_cnt, cntr_cnt: the module's default max_objects; max_err_data:
- *    the err_data bytes an error completion carries); the structural one
- *    transmit and one receive context per endpoint are reported as 1.
+ *  - Queues: one submission ring per endpoint carries sends and receives;
+ *    tx_attr->size and rx_attr->size say KFAB_EP_QUEUE_SIZE each, and hints
+ *    up to KFAB_SQ_MAX_ENTRIES are accepted and echoed (fi_endpoint() sizes
+ *    the ring from their sum).  inject_size KFAB_INLINE_MAX and iov_limit
+ *    KFAB_IOV_MAX are the ring entry's; max_msg_size KFAB_MAX_MSG_SIZE;
+ *    total_buffered_recv KFAB_BUFFERED_RECV is what the kernel buffers per
+ *    endpoint for messages that arrive before their receive.  msg_order
+ *    FI_ORDER_SAS (the kernel takes a ring in order and matches in order);
+ *    comp_order FI_ORDER_NONE.  op_flags hints among the completion flags
+ *    kfab honours are echoed as the endpoint's default flags.  tclass hints
+ *    are accepted and echoed: one node, one class of service.
+ *  - Counts: CQs, counters and endpoints are kernel objects (the module's
+ *    default max_objects); cq_data_size 8; memory registrations live in the
+ *    library (mr_cnt, mr_key_size 8, mr_iov_limit KFAB_IOV_MAX); one
+ *    transmit and one receive context per endpoint.
  *  - threading FI_THREAD_SAFE (objects lock what they change), so any
  *    threading hint is satisfied and echoed back; control progress
  *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
- *    progress FI_PROGRESS_MANUAL, the promise that is always true; no mode
- *    and no mr_mode bit is required; av_type FI_AV_UNSPEC: both FI_AV_TABLE
- *    and FI_AV_MAP work, and a hint for either is echoed back.
+ *    progress FI_PROGRESS_MANUAL (reading a CQ or counter rings the
+ *    doorbells of its endpoints); no mode and no mr_mode bit is required;
+ *    av_type FI_AV_UNSPEC: both FI_AV_TABLE and FI_AV_MAP work, and a hint
+ *    for either is echoed back.
  *
  * Matching follows fi_getinfo(3): a non-zero hint must be supported or the
  * answer is -FI_ENODATA; zero is a wildcard, except for mode bits, where
@@ -47,34 +60,49 @@
  * Not const only because struct fi_info points at its attributes through
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
+#define KFAB_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM)
+#define KFAB_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
+			 FI_DIRECTED_RECV | FI_SOURCE)
+#define KFAB_CAPS	(KFAB_TX_CAPS | KFAB_RX_CAPS)
+/* Secondary caps kfab adds to an answer whatever the hints named. */
+#define KFAB_CAPS_ALWAYS	FI_LOCAL_COMM
+/* Default op_flags a hint may ask for (msg.c honours them). */
+#define KFAB_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
+				 FI_TRANSMIT_COMPLETE)
+#define KFAB_RX_OP_FLAGS	FI_COMPLETION
+/* Objects of one kfab file: the module's default max_objects. */
+#define KFAB_OBJECTS		4096
+/* Registrations of one domain (library objects, see mr.c). */
+#define KFAB_MR_CNT		65536
+
 static struct fi_tx_attr kfab_tx_attr = {
-	.caps = 0,
+	.caps = KFAB_TX_CAPS,
 	.mode = 0,
 	.op_flags = 0,
-	.msg_order = FI_ORDER_NONE,
+	.msg_order = FI_ORDER_SAS,
 	.comp_order = FI_ORDER_NONE,
-	.inject_size = 0,
-	.size = 0,
-	.iov_limit = 0,
+	.inject_size = KFAB_INLINE_MAX,
+	.size = KFAB_EP_QUEUE_SIZE,
+	.iov_limit = KFAB_IOV_MAX,
 	.rma_iov_limit = 0,
 };
 
 static struct fi_rx_attr kfab_rx_attr = {
-	.caps = 0,
+	.caps = KFAB_RX_CAPS,
 	.mode = 0,
 	.op_flags = 0,
-	.msg_order = FI_ORDER_NONE,
+	.msg_order = FI_ORDER_SAS,
 	.comp_order = FI_ORDER_NONE,
-	.total_buffered_recv = 0,
-	.size = 0,
-	.iov_limit = 0,
+	.total_buffered_recv = KFAB_BUFFERED_RECV,
+	.size = KFAB_EP_QUEUE_SIZE,
+	.iov_limit = KFAB_IOV_MAX,
 };
 
 static struct fi_ep_attr kfab_ep_attr = {
 	.type = FI_EP_RDM,
 	.protocol = FI_PROTO_UNSPEC,
 	.protocol_version = 0,
-	.max_msg_size = 0,
+	.max_msg_size = KFAB_MAX_MSG_SIZE,
 	.tx_ctx_cnt = 1,
 	.rx_ctx_cnt = 1,
 };
@@ -87,14 +115,21 @@ static struct fi_domain_attr kfab_domain_attr = {
 	.resource_mgmt = FI_RM_ENABLED,
 	.av_type = FI_AV_UNSPEC,
 	.mr_mode = 0,
+	.mr_key_size = sizeof(uint64_t),
+	.cq_data_size = sizeof(uint64_t),
+	/* CQs, counters, endpoints: kernel objects, max_objects of them. */
+	.cq_cnt = KFAB_OBJECTS,
+	.ep_cnt = KFAB_OBJECTS,
+	.tx_ctx_cnt = KFAB_OBJECTS,
+	.rx_ctx_cnt = KFAB_OBJECTS,
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
-	/* CQs and counters are kernel objects: max_objects of them (default). */
-	.cq_cnt = 4096,
-	.cntr_cnt = 4096,
+	.cntr_cnt = KFAB_OBJECTS,
+	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
 	.caps = FI_LOCAL_COMM,
 	.mode = 0,
+	.mr_cnt = KFAB_MR_CNT,
 };
 
 /* prov_name stays NULL: libfabric's core fills it in (and api_version). */
@@ -104,9 +139,11 @@ static struct fi_fabric_attr kfab_fabric_attr = {
 };
 
 static const struct fi_info kfab_offer = {
-	.caps = FI_LOCAL_COMM,
+	.caps = KFAB_CAPS,
 	.mode = 0,
 	.addr_format = FI_FORMAT_UNSPEC,
+	/* The size of an endpoint's name; no address is bound in advance. */
+	.src_addrlen = sizeof(struct kfab_addr),
 	.tx_attr = &kfab_tx_attr,
 	.rx_attr = &kfab_rx_attr,
 	.ep_attr = &kfab_ep_attr,
@@ -176,6 +213,20 @@ static bool kfab_range_ok(const char *field, int want, int max)
 	return false;
 }
 
+/*
+ * A traffic class: any that libfabric defines (fi_endpoint(3) calls it a
+ * hint); kfab serves one node with one class of service.
+ */
+static bool kfab_tclass_ok(const char *field, uint32_t want)
+{
+	if (want == FI_TC_UNSPEC ||
+	    (want >= FI_TC_DSCP && want <= FI_TC_DSCP + 0x3f) ||
+	    (want >= FI_TC_BEST_EFFORT && want <= FI_TC_NETWORK_CTRL))
+		return true;
+	KFAB_INFO(CORE, "hints: %s 0x%x unknown\n", field, want);
+	return false;
+}
+
 /* ---- per attribute struct ---- */
 
 static bool kfab_tx_attr_ok(const struct fi_tx_attr *want)
@@ -187,15 +238,15 @@ static bool kfab_tx_attr_ok(const struct fi_tx_attr *want)
 	/* Old applications copy info->caps here: judge against those. */
 	return kfab_bits_ok("tx_attr->caps", want->caps, kfab_offer.caps) &&
 	       kfab_mode_ok("tx_attr->mode", want->mode, have->mode) &&
-	       kfab_bits_ok("tx_attr->op_flags", want->op_flags, have->op_flags) &&
+	       kfab_bits_ok("tx_attr->op_flags", want->op_flags, KFAB_TX_OP_FLAGS) &&
 	       kfab_bits_ok("tx_attr->msg_order", want->msg_order, have->msg_order) &&
 	       kfab_bits_ok("tx_attr->comp_order", want->comp_order, have->comp_order) &&
 	       kfab_max_ok("tx_attr->inject_size", want->inject_size, have->inject_size) &&
-	       kfab_max_ok("tx_attr->size", want->size, have->size) &&
+	       kfab_max_ok("tx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
 	       kfab_max_ok("tx_attr->iov_limit", want->iov_limit, have->iov_limit) &&
 	       kfab_max_ok("tx_attr->rma_iov_limit", want->rma_iov_limit,
 			   have->rma_iov_limit) &&
-	       kfab_enum_ok("tx_attr->tclass", want->tclass, FI_TC_UNSPEC);
+	       kfab_tclass_ok("tx_attr->tclass", want->tclass);
 }
 
 static bool kfab_rx_attr_ok(const struct fi_rx_attr *want)
@@ -206,12 +257,12 @@ static bool kfab_rx_attr_ok(const struct fi_rx_attr *want)
 		return true;
 	return kfab_bits_ok("rx_attr->caps", want->caps, kfab_offer.caps) &&
 	       kfab_mode_ok("rx_attr->mode", want->mode, have->mode) &&
-	       kfab_bits_ok("rx_attr->op_flags", want->op_flags, have->op_flags) &&
+	       kfab_bits_ok("rx_attr->op_flags", want->op_flags, KFAB_RX_OP_FLAGS) &&
 	       kfab_bits_ok("rx_attr->msg_order", want->msg_order, have->msg_order) &&
 	       kfab_bits_ok("rx_attr->comp_order", want->comp_order, have->comp_order) &&
 	       kfab_max_ok("rx_attr->total_buffered_recv", want->total_buffered_recv,
 			   have->total_buffered_recv) &&
-	       kfab_max_ok("rx_attr->size", want->size, have->size) &&
+	       kfab_max_ok("rx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
 	       kfab_max_ok("rx_attr->iov_limit", want->iov_limit, have->iov_limit);
 }
 
@@ -295,7 +346,7 @@ static bool kfab_domain_attr_ok(const struct fi_domain_attr *want)
 	       kfab_max_ok("domain_attr->max_err_data", want->max_err_data,
 			   have->max_err_data) &&
 	       kfab_max_ok("domain_attr->mr_cnt", want->mr_cnt, have->mr_cnt) &&
-	       kfab_enum_ok("domain_attr->tclass", want->tclass, FI_TC_UNSPEC);
+	       kfab_tclass_ok("domain_attr->tclass", want->tclass);
 }
 
 static bool kfab_fabric_attr_ok(const struct fi_fabric_attr *want)
@@ -384,6 +435,34 @@ int kfab_info_get(uint32_t version, const struct fi_info *hints,
 	if (want && want->av_type)
 		attr->av_type = want->av_type;
 	attr->mr_mode = kfab_mr_mode(version, want ? want->mr_mode : 0);
+	if (want && want->tclass)
+		attr->tclass = want->tclass;
+
+	/*
+	 * Hints naming caps get those; naming only secondary ones (FI_SEND,
+	 * FI_SOURCE...) they get both primary ones too, or nothing would
+	 * move data.
+	 */
+	if (hints && hints->caps) {
+		fi->caps = (hints->caps & KFAB_CAPS) | KFAB_CAPS_ALWAYS;
+		if (!(fi->caps & (FI_MSG | FI_TAGGED)))
+			fi->caps |= FI_MSG | FI_TAGGED;
+	}
+	fi->tx_attr->caps = fi->caps & KFAB_TX_CAPS;
+	fi->rx_attr->caps = fi->caps & KFAB_RX_CAPS;
+	if (hints && hints->tx_attr) {
+		const struct fi_tx_attr *tx = hints->tx_attr;
+
+		if (tx->size)
+			fi->tx_attr->size = tx->size;
+		fi->tx_attr->op_flags = tx->op_flags;
+		fi->tx_attr->tclass = tx->tclass;
+	}
+	if (hints && hints->rx_attr) {
+		if (hints->rx_attr->size)
+			fi->rx_attr->size = hints->rx_attr->size;
+		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
+	}
 
 	*info = fi;
 	return 0;

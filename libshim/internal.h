@@ -14,6 +14,9 @@
  *   eq.c      fid_eq: event queues, user-space objects of the fabric
  *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
  *   cntr.c    fid_cntr: a kernel counter whose values are mapped
+ *   ep.c      fid_ep: a kernel endpoint and its mapped submission ring
+ *   msg.c     fi_msg and fi_tagged: requests written into that ring
+ *   mr.c      fid_mr: registrations, which kfab needs none of
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *
@@ -34,6 +37,7 @@
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_log.h>
@@ -100,6 +104,10 @@ int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
 		       uint64_t err, int timeout_ms);
 int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 		  void **addr);
+int kfab_dev_ep_open(int fd, struct kfab_ep_open *cmd);
+int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
+int kfab_dev_ep_enable(int fd, uint32_t ep_id);
+int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done);
 
 /* ---- fabric (fabric.c) ---- */
 
@@ -141,16 +149,26 @@ int kfab_fabric_dev_open(int *fd, struct kfab_query *abi);
 
 /* ---- domain (domain.c) ---- */
 
+struct kfab_mr;
+
 /**
  * struct kfab_domain - a fid_domain: a domain object of the kernel
  * @domain_fid: what libfabric sees
  * @fabric: the parent; holds one count in its domain_cnt for us
  * @id: the kernel's id of the domain in @fabric's file
+ * @mr_mode: the mr_mode of the fi_info the domain was opened with
+ * @mr_lock: protects @mrs and @next_key
+ * @mrs: the open memory registrations (mr.c), newest first
+ * @next_key: the next provider-chosen key (FI_MR_BASIC, FI_MR_PROV_KEY)
  */
 struct kfab_domain {
 	struct fid_domain domain_fid;
 	struct kfab_fabric *fabric;
 	uint32_t id;
+	int mr_mode;
+	pthread_mutex_t mr_lock;
+	struct kfab_mr *mrs;
+	uint64_t next_key;
 };
 
 static inline struct kfab_domain *to_kfab_domain(struct fid_domain *domain)
@@ -184,6 +202,9 @@ int kfab_av_resolve(struct kfab_av *av, fi_addr_t fi_addr,
 		    struct kfab_addr *addr);
 /* What a completion reports for @fi_addr: its FI_AV_USER_ID, or itself. */
 fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr);
+
+/* The kernel id of the AV handle, for KFAB_IOC_EP_BIND. */
+uint32_t kfab_av_id(const struct kfab_av *av);
 
 /* ---- event queues (eq.c) ---- */
 
@@ -228,6 +249,52 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
 
+struct kfab_ep;
+struct kfab_cq;
+struct kfab_cntr;
+
+/*
+ * For endpoints (ep.c): the CQ or counter behind a fid (NULL unless it is
+ * kfab's), its kernel id, and the list of endpoints bound to it.  Reading
+ * the CQ (fi_cq_read/readfrom/sread/sreadfrom) or the counter
+ * (fi_cntr_read/readerr/wait) first rings the doorbell of every attached
+ * endpoint whose ring holds requests (kfab_ep_progress()): that is the
+ * manual progress of FI_PROGRESS_MANUAL.  fi_close() of a CQ or counter
+ * answers -FI_EBUSY while an endpoint is attached.  attach: 0 or
+ * -FI_ENOMEM; attaching an endpoint twice is counted twice.
+ */
+struct kfab_cq *kfab_cq_from_fid(struct fid *fid);
+uint32_t kfab_cq_id(const struct kfab_cq *cq);
+int kfab_cq_attach_ep(struct kfab_cq *cq, struct kfab_ep *ep);
+void kfab_cq_detach_ep(struct kfab_cq *cq, struct kfab_ep *ep);
+struct kfab_cntr *kfab_cntr_from_fid(struct fid *fid);
+uint32_t kfab_cntr_id(const struct kfab_cntr *cntr);
+int kfab_cntr_attach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep);
+void kfab_cntr_detach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep);
+
+/*
+ * A list of endpoints to progress (cq.c; used by cq.c and cntr.c).  Its
+ * lock is its own: progress never takes the lock of a CQ or an endpoint.
+ */
+struct kfab_ep_list {
+	pthread_mutex_t lock;
+	struct kfab_ep **eps;
+	size_t count;
+	size_t cap;
+};
+
+int kfab_ep_list_init(struct kfab_ep_list *list);
+void kfab_ep_list_destroy(struct kfab_ep_list *list);
+int kfab_ep_list_add(struct kfab_ep_list *list, struct kfab_ep *ep);
+void kfab_ep_list_del(struct kfab_ep_list *list, struct kfab_ep *ep);
+size_t kfab_ep_list_count(struct kfab_ep_list *list);
+/*
+ * Ring the doorbells; true when some ring still holds requests after.
+ * Waiters that see true sleep at most KFAB_PROGRESS_SLICE_MS at a time.
+ */
+#define KFAB_PROGRESS_SLICE_MS	1
+bool kfab_ep_list_progress(struct kfab_ep_list *list);
+
 /* FI_GET_VAL of KFAB_FID_KERNEL_HANDLE (cq.c), for CQs and counters. */
 int kfab_get_kernel_handle(void *arg, int fd, uint32_t id);
 
@@ -239,6 +306,108 @@ int kfab_get_kernel_handle(void *arg, int fd, uint32_t id);
 int kfab_timeout_left(int timeout, const struct timespec *start);
 void kfab_eventfd_wait(int efd, int timeout_ms);
 void kfab_eventfd_reset(int efd);
+
+/* ---- endpoints (ep.c) and their data path (msg.c) ---- */
+
+/* ep_attr->max_msg_size: the largest message kfab carries. */
+#define KFAB_MAX_MSG_SIZE	(1ULL << 30)
+/*
+ * rx_attr->total_buffered_recv: what the kernel buffers per endpoint for
+ * messages that arrive before their receive (a kernel limit).
+ */
+#define KFAB_BUFFERED_RECV	(1UL << 20)
+/* tx_attr->size and rx_attr->size offered by default */
+#define KFAB_EP_QUEUE_SIZE	256
+
+/**
+ * struct kfab_ep - a fid_ep: a kernel endpoint (FI_EP_RDM)
+ * @ep_fid: what libfabric sees
+ * @domain: the parent
+ * @fd: the fabric's device file
+ * @id: the kernel's id of the endpoint
+ * @addr: its address (fi_getname)
+ * @caps: the capabilities it was opened with
+ * @lock: serialises ring production and every change of state below
+ * @enabled: fi_enable() succeeded: no more binds, data transfers allowed
+ * @av: the bound AV, or NULL
+ * @tx_cq: the CQ of transmit completions, or NULL; @tx_selective: bound
+ *	with FI_SELECTIVE_COMPLETION
+ * @rx_cq: the same for receives; @rx_selective
+ * @tx_cntr: the counter of sends, or NULL
+ * @rx_cntr: the counter of receives, or NULL
+ * @eq: the bound EQ, or NULL (kept for future events)
+ * @tx_op_flags: default flags of fi_send() and friends (fi_control)
+ * @rx_op_flags: default flags of fi_recv() and friends
+ * @min_multi_recv: FI_OPT_MIN_MULTI_RECV
+ * @sq_map: the ring region, mapped read-write, @sq_len bytes
+ * @tail: the producer index in @sq_map (we write it)
+ * @head: the consumer index in @sq_map (the kernel writes it)
+ * @sqes: the first slot
+ * @entries: slots of the ring; @mask: @entries - 1
+ * @sqe_size: bytes from one slot to the next (>= sizeof(struct kfab_sqe))
+ * @local_tail: our copy of the producer index, never read back from @tail;
+ *	it runs ahead of the published one during an FI_MORE batch
+ * @published: the tail last published (stored in @tail)
+ */
+struct kfab_ep {
+	struct fid_ep ep_fid;
+	struct kfab_domain *domain;
+	int fd;
+	uint32_t id;
+	struct kfab_addr addr;
+	uint64_t caps;
+	pthread_mutex_t lock;
+	bool enabled;
+	struct kfab_av *av;
+	struct kfab_cq *tx_cq, *rx_cq;
+	bool tx_selective, rx_selective;
+	struct kfab_cntr *tx_cntr, *rx_cntr;
+	struct kfab_eq *eq;
+	uint64_t tx_op_flags, rx_op_flags;
+	size_t min_multi_recv;
+	void *sq_map;
+	size_t sq_len;
+	uint32_t *tail;
+	const uint32_t *head;
+	uint8_t *sqes;
+	uint32_t entries, mask, sqe_size;
+	uint32_t local_tail;
+	uint32_t published;
+};
+
+static inline struct kfab_ep *to_kfab_ep(struct fid_ep *ep)
+{
+	return container_of(ep, struct kfab_ep, ep_fid);
+}
+
+int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep, void *context);
+int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep, uint64_t flags, void *context);
+/*
+ * Manual progress: ring the doorbell when the published part of the ring
+ * holds requests.  Lock-free (the kernel keeps its own head); true when
+ * requests remain in the ring afterwards.
+ */
+bool kfab_ep_progress(struct kfab_ep *ep);
+
+/* msg.c: the op tables of the data path, and the ring's free slots */
+extern const struct fi_ops_msg kfab_ep_msg_ops;
+extern const struct fi_ops_tagged kfab_ep_tagged_ops;
+ssize_t kfab_ep_ring_space(struct kfab_ep *ep);
+
+/* ---- memory registration (mr.c) ---- */
+
+int kfab_mr_reg(struct fid *fid, const void *buf, size_t len,
+		uint64_t access, uint64_t offset, uint64_t requested_key,
+		uint64_t flags, struct fid_mr **mr, void *context);
+int kfab_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+		 uint64_t access, uint64_t offset, uint64_t requested_key,
+		 uint64_t flags, struct fid_mr **mr, void *context);
+int kfab_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+		    uint64_t flags, struct fid_mr **mr);
+/* Registrations still open in @dom (domain close answers -FI_EBUSY). */
+bool kfab_domain_has_mrs(struct kfab_domain *dom);
 
 /* ---- stubs (enosys.c) ---- */
 
@@ -258,8 +427,6 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
 
 /* struct fi_ops_domain */
-int kfab_no_endpoint(struct fid_domain *domain, struct fi_info *info,
-		     struct fid_ep **ep, void *context);
 int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
 int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
@@ -274,17 +441,5 @@ int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 int kfab_no_query_collective(struct fid_domain *domain,
 			     enum fi_collective_op coll,
 			     struct fi_collective_attr *attr, uint64_t flags);
-int kfab_no_endpoint2(struct fid_domain *domain, struct fi_info *info,
-		      struct fid_ep **ep, uint64_t flags, void *context);
-
-/* struct fi_ops_mr */
-int kfab_no_mr_reg(struct fid *fid, const void *buf, size_t len,
-		   uint64_t access, uint64_t offset, uint64_t requested_key,
-		   uint64_t flags, struct fid_mr **mr, void *context);
-int kfab_no_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
-		    uint64_t access, uint64_t offset, uint64_t requested_key,
-		    uint64_t flags, struct fid_mr **mr, void *context);
-int kfab_no_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
-		       uint64_t flags, struct fid_mr **mr);
 
 #endif /* KFAB_INTERNAL_H */

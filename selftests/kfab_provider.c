@@ -184,24 +184,37 @@ TEST_F(provider, getinfo_lists_kfab)
 	EXPECT_EQ(API_VERSION, info->fabric_attr->api_version);
 	EXPECT_STREQ("kfab0", info->domain_attr->name);
 
-	/* Truthful: node-local, and no data transfer before endpoints. */
-	EXPECT_EQ(FI_LOCAL_COMM, info->caps);
+	/* Truthful: node-local messages and tagged messages, nothing more. */
+	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM |
+		  FI_DIRECTED_RECV | FI_SOURCE, info->caps);
 	EXPECT_EQ(FI_LOCAL_COMM, info->domain_attr->caps);
-	EXPECT_EQ(0ULL, info->tx_attr->caps);
-	EXPECT_EQ(0ULL, info->rx_attr->caps);
+	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM,
+		  info->tx_attr->caps);
+	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM |
+		  FI_DIRECTED_RECV | FI_SOURCE, info->rx_attr->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
+	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
 	EXPECT_EQ(FI_EP_RDM, (int)info->ep_attr->type);
-	EXPECT_EQ(0U, info->ep_attr->max_msg_size);
-	EXPECT_EQ(0U, info->tx_attr->size);
-	EXPECT_EQ(0U, info->rx_attr->size);
-	EXPECT_EQ(0U, info->tx_attr->inject_size);
+	EXPECT_EQ(1ULL << 30, info->ep_attr->max_msg_size);
+	EXPECT_EQ(256U, info->tx_attr->size);
+	EXPECT_EQ(256U, info->rx_attr->size);
+	EXPECT_EQ((size_t)KFAB_INLINE_MAX, info->tx_attr->inject_size);
+	EXPECT_EQ((size_t)KFAB_IOV_MAX, info->tx_attr->iov_limit);
+	EXPECT_EQ((size_t)KFAB_IOV_MAX, info->rx_attr->iov_limit);
+	EXPECT_EQ(FI_ORDER_SAS, info->tx_attr->msg_order);
+	EXPECT_EQ(FI_ORDER_SAS, info->rx_attr->msg_order);
+	EXPECT_EQ(FI_ORDER_NONE, info->tx_attr->comp_order);
+	EXPECT_EQ(0ULL, info->tx_attr->op_flags);
+	EXPECT_EQ(1U << 20, info->rx_attr->total_buffered_recv);
+	EXPECT_EQ(8U, info->domain_attr->cq_data_size);
+	EXPECT_EQ(8U, info->domain_attr->mr_key_size);
 	EXPECT_EQ(FI_THREAD_SAFE, (int)info->domain_attr->threading);
 	EXPECT_EQ(FI_PROGRESS_AUTO, (int)info->domain_attr->control_progress);
 	EXPECT_EQ(FI_PROGRESS_MANUAL, (int)info->domain_attr->data_progress);
 	EXPECT_EQ(FI_AV_UNSPEC, (int)info->domain_attr->av_type);
 	EXPECT_EQ(0, info->domain_attr->mr_mode);
-	EXPECT_EQ(0U, info->domain_attr->ep_cnt);
+	EXPECT_LT(0U, info->domain_attr->ep_cnt);
 	fi_freeinfo(info);
 	info = NULL;
 
@@ -256,8 +269,8 @@ TEST_F(provider, getinfo_lists_kfab)
 static void ask_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
-static void ask_msg(struct fi_info *h) { h->caps = FI_MSG; }
-static void ask_tagged(struct fi_info *h) { h->caps = FI_TAGGED; }
+static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
+static void ask_multi_recv(struct fi_info *h) { h->caps = FI_MSG | FI_MULTI_RECV; }
 static void ask_remote_comm(struct fi_info *h) { h->caps = FI_REMOTE_COMM; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void ask_addr_str(struct fi_info *h) { h->addr_format = FI_ADDR_STR; }
@@ -266,8 +279,26 @@ static void ask_auto_data_progress(struct fi_info *h)
 	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
 }
 static void ask_bad_av_type(struct fi_info *h) { h->domain_attr->av_type = 3; }
-static void ask_tx_queue(struct fi_info *h) { h->tx_attr->size = 1; }
-static void ask_max_msg_size(struct fi_info *h) { h->ep_attr->max_msg_size = 1; }
+static void ask_tx_queue(struct fi_info *h)
+{
+	h->tx_attr->size = KFAB_SQ_MAX_ENTRIES + 1;
+}
+static void ask_max_msg_size(struct fi_info *h)
+{
+	h->ep_attr->max_msg_size = (1ULL << 30) + 1;
+}
+static void ask_inject_size(struct fi_info *h)
+{
+	h->tx_attr->inject_size = KFAB_INLINE_MAX + 1;
+}
+static void ask_iov_limit(struct fi_info *h)
+{
+	h->rx_attr->iov_limit = KFAB_IOV_MAX + 1;
+}
+static void ask_delivery_complete(struct fi_info *h)
+{
+	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+}
 static void ask_other_fabric(struct fi_info *h)
 {
 	h->fabric_attr->name = strdup("tcp");
@@ -286,15 +317,18 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "ep_type FI_EP_MSG", ask_msg_ep },
 		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
 		{ "caps FI_RMA", ask_rma },
-		{ "caps FI_MSG", ask_msg },
-		{ "caps FI_TAGGED", ask_tagged },
+		{ "caps FI_ATOMIC", ask_atomic },
+		{ "caps FI_MULTI_RECV", ask_multi_recv },
 		{ "caps FI_REMOTE_COMM", ask_remote_comm },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
 		{ "addr_format FI_ADDR_STR", ask_addr_str },
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
-		{ "tx_attr->size 1", ask_tx_queue },
-		{ "ep_attr->max_msg_size 1", ask_max_msg_size },
+		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
+		{ "ep_attr->max_msg_size 1 GiB + 1", ask_max_msg_size },
+		{ "tx_attr->inject_size KFAB_INLINE_MAX + 1", ask_inject_size },
+		{ "rx_attr->iov_limit KFAB_IOV_MAX + 1", ask_iov_limit },
+		{ "tx_attr->op_flags FI_DELIVERY_COMPLETE", ask_delivery_complete },
 		{ "fabric name \"tcp\"", ask_other_fabric },
 		{ "domain name \"kfab1\"", ask_other_domain },
 	};
@@ -322,6 +356,58 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		EXPECT_EQ(NULL, info);
 		fi_freeinfo(hints);
 	}
+}
+
+/* What endpoints made possible: hints that were refused before them. */
+TEST_F(provider, getinfo_accepts_endpoint_hints)
+{
+	struct fi_info *hints, *info = NULL;
+
+	NEED_DEVICE(self->have_dev);
+
+	/* fi_pingpong -p kfab -e rdm -m tagged|msg asks exactly this. */
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_TAGGED;
+	hints->mode = FI_CONTEXT | FI_MSG_PREFIX | FI_CONTEXT2;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
+				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	/* The caps asked for, and the secondary FI_LOCAL_COMM: no more. */
+	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM, info->caps);
+	EXPECT_EQ(0ULL, info->mode);
+	EXPECT_EQ(0, info->domain_attr->mr_mode);
+	fi_freeinfo(info);
+	info = NULL;
+	hints->caps = FI_MSG;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM, info->caps);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* Open MPI's mtl: tagged, directed receives, completions, a tclass. */
+	hints->caps = FI_TAGGED | FI_LOCAL_COMM | FI_DIRECTED_RECV;
+	hints->tx_attr->op_flags = FI_COMPLETION;
+	hints->rx_attr->op_flags = FI_COMPLETION;
+	hints->tx_attr->tclass = FI_TC_BULK_DATA;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_COMPLETION, info->tx_attr->op_flags);
+	EXPECT_EQ(FI_COMPLETION, info->rx_attr->op_flags);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* Sizes up to the limits are echoed. */
+	hints->tx_attr->size = 1;
+	hints->rx_attr->size = KFAB_SQ_MAX_ENTRIES;
+	hints->ep_attr->max_msg_size = 1;
+	hints->tx_attr->inject_size = KFAB_INLINE_MAX;
+	hints->tx_attr->iov_limit = KFAB_IOV_MAX;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(1U, info->tx_attr->size);
+	EXPECT_EQ((size_t)KFAB_SQ_MAX_ENTRIES, info->rx_attr->size);
+	fi_freeinfo(info);
+	fi_freeinfo(hints);
 }
 
 /* ---- fabrics and domains ---- */
@@ -427,7 +513,7 @@ TEST_F(fabric, domain_open_checks_info)
 	/* Something kfab does not offer. */
 	free(info->domain_attr->name);
 	info->domain_attr->name = NULL;
-	info->caps |= FI_TAGGED;
+	info->caps |= FI_RMA;
 	EXPECT_EQ(-FI_ENODATA, fi_domain(self->fabric, info, &domain, NULL));
 
 	/* No domain name means kfab's. */
@@ -582,6 +668,7 @@ TEST_F(fabric, ops_tables_fully_populated)
 	struct fi_atomic_attr atomic_attr;
 	struct fi_collective_attr coll_attr;
 	struct fi_mr_attr mr_attr = { 0 };
+	struct fid_mr *mr, *mr2, *mr3;
 	struct iovec iov;
 	char buf[64];
 	void *out = NULL;
@@ -672,10 +759,10 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, &dfid, 1));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	out = NULL;
-	EXPECT_EQ(-FI_ENOSYS, fi_endpoint(domain, self->info,
-					  (struct fid_ep **)&out, NULL));
+	/* Endpoints exist (selftests/kfab_ep tests their tables). */
 	EXPECT_EQ(-FI_ENOSYS, fi_endpoint2(domain, self->info,
-					   (struct fid_ep **)&out, 0, NULL));
+					   (struct fid_ep **)&out,
+					   FI_PEER_TRANSFER, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,
 					     (struct fid_ep **)&out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_poll_open(domain, &poll_attr,
@@ -688,17 +775,23 @@ TEST_F(fabric, ops_tables_fully_populated)
 					      &atomic_attr, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_query_collective(domain, FI_BARRIER,
 						  &coll_attr, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_mr_reg(domain, buf, sizeof(buf), FI_SEND, 0,
-					0, 0, (struct fid_mr **)&out, NULL));
+	/* Registrations work (kfab_ep tests them); their tables are full. */
+	ASSERT_EQ(0, fi_mr_reg(domain, buf, sizeof(buf), FI_SEND, 0, 1, 0,
+			       &mr, NULL));
+	EXPECT_FI_OPS(mr->fid.ops);
 	iov.iov_base = buf;
 	iov.iov_len = sizeof(buf);
-	EXPECT_EQ(-FI_ENOSYS, fi_mr_regv(domain, &iov, 1, FI_SEND, 0, 0, 0,
-					 (struct fid_mr **)&out, NULL));
+	ASSERT_EQ(0, fi_mr_regv(domain, &iov, 1, FI_SEND, 0, 2, 0, &mr2,
+				NULL));
 	mr_attr.mr_iov = &iov;
 	mr_attr.iov_count = 1;
 	mr_attr.access = FI_SEND;
-	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(domain, &mr_attr, 0,
-					    (struct fid_mr **)&out));
+	mr_attr.requested_key = 3;
+	ASSERT_EQ(0, fi_mr_regattr(domain, &mr_attr, 0, &mr3));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&domain->fid));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	EXPECT_EQ(0, fi_close(&mr2->fid));
+	EXPECT_EQ(0, fi_close(&mr3->fid));
 	EXPECT_EQ(-FI_ENOSYS, fi_domain_bind(domain, &self->fabric->fid, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_open_ops(&domain->fid, "kfab_none", 0, &out,
 					  NULL));

@@ -1,0 +1,1101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: fid_ep.  An endpoint is a kernel endpoint (KFAB_IOC_EP_OPEN,
+ * FI_EP_RDM) with a submission ring that the process maps read-write:
+ * msg.c writes one struct kfab_sqe per request into it, publishes the tail
+ * and rings the doorbell (KFAB_IOC_EP_DOORBELL).  This file holds the
+ * endpoint's life: open, bind, enable, close, names, options and the op
+ * tables of everything kfab does not carry (RMA, atomics, collectives,
+ * connection management), which answer -FI_ENOSYS.
+ *
+ * Binding: one AV (flags 0), one CQ and one counter per direction.  Each
+ * bind is KFAB_IOC_EP_BIND with the object's kernel id, and the object
+ * learns about us: the AV refuses fi_close() meanwhile, the CQ and the
+ * counter ring our doorbell before they are read (manual progress, see
+ * cq.c).  Binding after fi_enable() is -FI_EOPBADSTATE.
+ *
+ * Locking: ep->lock serialises the producer side of the ring and every
+ * change of binding or state.  Progress (kfab_ep_progress()) takes no lock
+ * of ours: it only compares two indices and makes a system call.
+ *
+ * Documentation/ep.rst has the long form.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "barrier.h"
+#include "internal.h"
+
+/* What kfab offers when fi_info's caps leave it to the provider. */
+#define KFAB_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+				 FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_SOURCE)
+
+/* ---- progress ---- */
+
+bool kfab_ep_progress(struct kfab_ep *ep)
+{
+	uint32_t tail, head;
+
+	/* The published tail is ours; a scribbled one only costs a call. */
+	tail = kfab_read_once(ep->tail);
+	/* Pairs with the kernel's smp_store_release() of head. */
+	head = kfab_load_acquire(ep->head);
+	if (head == tail)
+		return false;
+	(void)kfab_dev_ep_doorbell(ep->fd, ep->id, NULL);
+	return kfab_load_acquire(ep->head) != tail;
+}
+
+/* ---- binding ---- */
+
+static int kfab_ep_bind_av(struct kfab_ep *ep, struct fid *bfid,
+			   uint64_t flags)
+{
+	struct kfab_av *av = kfab_av_from_fid(bfid);
+	int ret;
+
+	if (!av)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (ep->av)
+		return -FI_EINVAL;	/* one AV per endpoint */
+	ret = kfab_dev_ep_bind(ep->fd, ep->id, kfab_av_id(av), 0);
+	if (ret)
+		return ret;
+	kfab_av_bind_ep(av);
+	/* cq.c reads it without our lock (FI_AV_USER_ID sources). */
+	kfab_write_once(&ep->av, av);
+	return 0;
+}
+
+static int kfab_ep_bind_cq(struct kfab_ep *ep, struct fid *bfid,
+			   uint64_t flags)
+{
+	struct kfab_cq *cq = kfab_cq_from_fid(bfid);
+	uint32_t kflags = 0;
+	bool attach;
+	int ret;
+
+	if (!cq)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+		return -FI_EBADFLAGS;
+	if (!(flags & (FI_TRANSMIT | FI_RECV)))
+		return -FI_EINVAL;	/* a CQ for no direction */
+	if (((flags & FI_TRANSMIT) && ep->tx_cq) ||
+	    ((flags & FI_RECV) && ep->rx_cq))
+		return -FI_EINVAL;	/* one CQ per direction */
+	if (flags & FI_TRANSMIT)
+		kflags |= KFAB_EP_BIND_TRANSMIT;
+	if (flags & FI_RECV)
+		kflags |= KFAB_EP_BIND_RECV;
+	if (flags & FI_SELECTIVE_COMPLETION)
+		kflags |= KFAB_EP_BIND_SELECTIVE;
+
+	/* The CQ progresses us once, whatever directions it serves. */
+	attach = cq != ep->tx_cq && cq != ep->rx_cq;
+	if (attach) {
+		ret = kfab_cq_attach_ep(cq, ep);
+		if (ret)
+			return ret;
+	}
+	ret = kfab_dev_ep_bind(ep->fd, ep->id, kfab_cq_id(cq), kflags);
+	if (ret) {
+		if (attach)
+			kfab_cq_detach_ep(cq, ep);
+		return ret;
+	}
+	if (flags & FI_TRANSMIT) {
+		ep->tx_cq = cq;
+		ep->tx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	if (flags & FI_RECV) {
+		ep->rx_cq = cq;
+		ep->rx_selective = flags & FI_SELECTIVE_COMPLETION;
+	}
+	return 0;
+}
+
+/*
+ * Counters count sends (FI_SEND) and receives (FI_RECV).  The RMA events
+ * (FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE) are known flags for
+ * an operation kfab does not have: -FI_ENOSYS.  Anything else is
+ * -FI_EBADFLAGS.
+ */
+static int kfab_ep_bind_cntr(struct kfab_ep *ep, struct fid *bfid,
+			     uint64_t flags)
+{
+	const uint64_t rma = FI_READ | FI_WRITE | FI_REMOTE_READ |
+			     FI_REMOTE_WRITE;
+	struct kfab_cntr *cntr = kfab_cntr_from_fid(bfid);
+	uint32_t kflags = 0;
+	bool attach;
+	int ret;
+
+	if (!cntr)
+		return -FI_EINVAL;
+	if (flags & ~(uint64_t)(FI_SEND | FI_RECV | rma))
+		return -FI_EBADFLAGS;
+	if (flags & rma)
+		return -FI_ENOSYS;
+	if (!flags)
+		return -FI_EINVAL;
+	if (((flags & FI_SEND) && ep->tx_cntr) ||
+	    ((flags & FI_RECV) && ep->rx_cntr))
+		return -FI_EINVAL;
+	if (flags & FI_SEND)
+		kflags |= KFAB_EP_BIND_TRANSMIT;
+	if (flags & FI_RECV)
+		kflags |= KFAB_EP_BIND_RECV;
+
+	attach = cntr != ep->tx_cntr && cntr != ep->rx_cntr;
+	if (attach) {
+		ret = kfab_cntr_attach_ep(cntr, ep);
+		if (ret)
+			return ret;
+	}
+	ret = kfab_dev_ep_bind(ep->fd, ep->id, kfab_cntr_id(cntr), kflags);
+	if (ret) {
+		if (attach)
+			kfab_cntr_detach_ep(cntr, ep);
+		return ret;
+	}
+	if (flags & FI_SEND)
+		ep->tx_cntr = cntr;
+	if (flags & FI_RECV)
+		ep->rx_cntr = cntr;
+	return 0;
+}
+
+/* An EQ is kept for the events endpoints will report; nothing is sent yet. */
+static int kfab_ep_bind_eq(struct kfab_ep *ep, struct fid *bfid,
+			   uint64_t flags)
+{
+	struct kfab_eq *eq = kfab_eq_from_fid(bfid);
+
+	if (!eq)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (ep->eq)
+		return -FI_EINVAL;
+	kfab_eq_bind(eq);
+	ep->eq = eq;
+	return 0;
+}
+
+static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+{
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	int ret;
+
+	if (!bfid)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	if (ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+		ret = kfab_ep_bind_av(ep, bfid, flags);
+		break;
+	case FI_CLASS_CQ:
+		ret = kfab_ep_bind_cq(ep, bfid, flags);
+		break;
+	case FI_CLASS_CNTR:
+		ret = kfab_ep_bind_cntr(ep, bfid, flags);
+		break;
+	case FI_CLASS_EQ:
+		ret = kfab_ep_bind_eq(ep, bfid, flags);
+		break;
+	case FI_CLASS_SRX_CTX:
+	case FI_CLASS_STX_CTX:
+		/* Shared contexts do not exist in kfab (yet). */
+		ret = -FI_ENOSYS;
+		break;
+	default:
+		ret = -FI_EINVAL;
+		break;
+	}
+out:
+	pthread_mutex_unlock(&ep->lock);
+	if (ret)
+		KFAB_INFO(EP_CTRL, "ep %u: bind of class %zu flags 0x%llx: %s\n",
+			  ep->id, bfid->fclass, (unsigned long long)flags,
+			  fi_strerror(-ret));
+	return ret;
+}
+
+/* ---- enabling ---- */
+
+/*
+ * The directions the endpoint's caps need: FI_SEND/FI_RECV when given,
+ * both when neither is (fi_getinfo(3)), none without a data transfer cap.
+ */
+static void kfab_ep_directions(const struct kfab_ep *ep, bool *tx, bool *rx)
+{
+	uint64_t dirs = ep->caps & (FI_SEND | FI_RECV);
+
+	if (!(ep->caps & (FI_MSG | FI_TAGGED))) {
+		*tx = *rx = false;
+		return;
+	}
+	if (!dirs)
+		dirs = FI_SEND | FI_RECV;
+	*tx = dirs & FI_SEND;
+	*rx = dirs & FI_RECV;
+}
+
+/*
+ * fi_enable(): -FI_ENOAV without an AV, -FI_ENOCQ when a direction the
+ * caps need has neither a CQ nor a counter ("not configured with the
+ * necessary event queue", fi_endpoint(3)).  Enabling twice is harmless.
+ */
+static int kfab_ep_enable(struct kfab_ep *ep)
+{
+	bool tx, rx;
+	int ret = 0;
+
+	pthread_mutex_lock(&ep->lock);
+	if (ep->enabled)
+		goto out;
+	if (!ep->av) {
+		ret = -FI_ENOAV;
+		goto out;
+	}
+	kfab_ep_directions(ep, &tx, &rx);
+	if ((tx && !ep->tx_cq && !ep->tx_cntr) ||
+	    (rx && !ep->rx_cq && !ep->rx_cntr)) {
+		ret = -FI_ENOCQ;
+		goto out;
+	}
+	ret = kfab_dev_ep_enable(ep->fd, ep->id);
+	if (ret) {
+		KFAB_WARN(EP_CTRL, "ep %u: KFAB_IOC_EP_ENABLE: %s\n", ep->id,
+			  fi_strerror(-ret));
+		goto out;
+	}
+	ep->enabled = true;
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
+}
+
+/* ---- fi_control ---- */
+
+static int kfab_ep_getopsflag(struct kfab_ep *ep, uint64_t *flags)
+{
+	uint64_t dir = *flags & (FI_TRANSMIT | FI_RECV);
+
+	if (dir == FI_TRANSMIT)
+		*flags = ep->tx_op_flags;
+	else if (dir == FI_RECV)
+		*flags = ep->rx_op_flags;
+	else
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int kfab_ep_setopsflag(struct kfab_ep *ep, uint64_t flags)
+{
+	uint64_t dir = flags & (FI_TRANSMIT | FI_RECV);
+
+	flags &= ~(uint64_t)(FI_TRANSMIT | FI_RECV);
+	/* msg.c reads them without the lock. */
+	if (dir == FI_TRANSMIT)
+		kfab_write_once(&ep->tx_op_flags, flags);
+	else if (dir == FI_RECV)
+		kfab_write_once(&ep->rx_op_flags, flags);
+	else
+		return -FI_EINVAL;
+	return 0;
+}
+
+static int kfab_ep_control(struct fid *fid, int command, void *arg)
+{
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	int ret;
+
+	switch (command) {
+	case FI_GETOPSFLAG:
+		if (!arg)
+			return -FI_EINVAL;
+		pthread_mutex_lock(&ep->lock);
+		ret = kfab_ep_getopsflag(ep, arg);
+		pthread_mutex_unlock(&ep->lock);
+		return ret;
+	case FI_SETOPSFLAG:
+		if (!arg)
+			return -FI_EINVAL;
+		pthread_mutex_lock(&ep->lock);
+		ret = kfab_ep_setopsflag(ep, *(uint64_t *)arg);
+		pthread_mutex_unlock(&ep->lock);
+		return ret;
+	case FI_ENABLE:
+		return kfab_ep_enable(ep);
+	case FI_GET_VAL:
+		return kfab_get_kernel_handle(arg, ep->fd, ep->id);
+	case FI_GETWAIT:	/* endpoints have no wait object */
+	default:
+		return -FI_ENOSYS;
+	}
+}
+
+/* ---- closing ---- */
+
+static void kfab_ep_detach(struct kfab_ep *ep)
+{
+	if (ep->tx_cq)
+		kfab_cq_detach_ep(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		kfab_cq_detach_ep(ep->rx_cq, ep);
+	if (ep->tx_cntr)
+		kfab_cntr_detach_ep(ep->tx_cntr, ep);
+	if (ep->rx_cntr && ep->rx_cntr != ep->tx_cntr)
+		kfab_cntr_detach_ep(ep->rx_cntr, ep);
+}
+
+/* Undo kfab_ep_detach() when the kernel refuses to destroy the endpoint. */
+static void kfab_ep_reattach(struct kfab_ep *ep)
+{
+	if (ep->tx_cq)
+		(void)kfab_cq_attach_ep(ep->tx_cq, ep);
+	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+		(void)kfab_cq_attach_ep(ep->rx_cq, ep);
+	if (ep->tx_cntr)
+		(void)kfab_cntr_attach_ep(ep->tx_cntr, ep);
+	if (ep->rx_cntr && ep->rx_cntr != ep->tx_cntr)
+		(void)kfab_cntr_attach_ep(ep->rx_cntr, ep);
+}
+
+static void kfab_ep_free(struct kfab_ep *ep)
+{
+	if (ep->sq_map)
+		munmap(ep->sq_map, ep->sq_len);
+	pthread_mutex_destroy(&ep->lock);
+	free(ep);
+}
+
+/*
+ * fi_close(): the CQs and counters stop progressing us first (their lists'
+ * locks wait for a progress call that is running), then the kernel object
+ * goes, which releases the bound objects in the kernel; then the library's
+ * references.  A failed destroy changes nothing.
+ */
+static int kfab_ep_close(struct fid *fid)
+{
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	int ret;
+
+	kfab_ep_detach(ep);
+	ret = kfab_dev_destroy(ep->fd, ep->id);
+	if (ret) {
+		KFAB_WARN(EP_CTRL, "ep %u: KFAB_IOC_DESTROY: %s\n", ep->id,
+			  fi_strerror(-ret));
+		kfab_ep_reattach(ep);
+		return ret;
+	}
+	if (ep->av)
+		kfab_av_unbind_ep(ep->av);
+	if (ep->eq)
+		kfab_eq_unbind(ep->eq);
+	kfab_ep_free(ep);
+	return 0;
+}
+
+/* ---- names (fi_cm) ---- */
+
+/*
+ * fi_getname(): the struct kfab_addr the kernel gave the endpoint.  A short
+ * buffer gets what fits and -FI_ETOOSMALL, with *addrlen set to the size
+ * needed (fi_cm(3)).
+ */
+static int kfab_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	size_t len;
+
+	if (!addrlen || (*addrlen && !addr))
+		return -FI_EINVAL;
+	len = *addrlen < sizeof(ep->addr) ? *addrlen : sizeof(ep->addr);
+	if (len)
+		memcpy(addr, &ep->addr, len);
+	*addrlen = sizeof(ep->addr);
+	return len < sizeof(ep->addr) ? -FI_ETOOSMALL : 0;
+}
+
+/* The kernel names endpoints; an application cannot choose the name. */
+static int kfab_ep_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+/* RDM endpoints have no single peer. */
+static int kfab_ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_connect(struct fid_ep *ep, const void *addr,
+			   const void *param, size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_accept(struct fid_ep *ep, const void *param,
+			  size_t paramlen)
+{
+	(void)ep; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_reject(struct fid_pep *pep, fid_t handle,
+			  const void *param, size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+			struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* ---- struct fi_ops_ep ---- */
+
+/*
+ * Nothing the library could cancel is visible to it: a request belongs to
+ * the kernel as soon as it is in the ring, and the uapi has no cancel
+ * command.  So no operation is found: -FI_ENOENT.
+ */
+static ssize_t kfab_ep_cancel(fid_t fid, void *context)
+{
+	(void)fid; (void)context;
+	return -FI_ENOENT;
+}
+
+static int kfab_ep_getopt(fid_t fid, int level, int optname, void *optval,
+			  size_t *optlen)
+{
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || !optlen || *optlen < sizeof(size_t))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	*(size_t *)optval = ep->min_multi_recv;
+	pthread_mutex_unlock(&ep->lock);
+	*optlen = sizeof(size_t);
+	return 0;
+}
+
+static int kfab_ep_setopt(fid_t fid, int level, int optname,
+			  const void *optval, size_t optlen)
+{
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+
+	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+		return -FI_ENOPROTOOPT;
+	if (!optval || optlen != sizeof(size_t))
+		return -FI_EINVAL;
+	pthread_mutex_lock(&ep->lock);
+	ep->min_multi_recv = *(const size_t *)optval;
+	pthread_mutex_unlock(&ep->lock);
+	return 0;
+}
+
+static int kfab_ep_tx_ctx(struct fid_ep *sep, int index,
+			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			  void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int kfab_ep_rx_ctx(struct fid_ep *sep, int index,
+			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			  void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* Sends and receives share one ring: both answer its free slots. */
+static ssize_t kfab_ep_rx_size_left(struct fid_ep *ep)
+{
+	return kfab_ep_ring_space(to_kfab_ep(ep));
+}
+
+static ssize_t kfab_ep_tx_size_left(struct fid_ep *ep)
+{
+	return kfab_ep_ring_space(to_kfab_ep(ep));
+}
+
+/* ---- RMA: none ---- */
+
+static ssize_t kfab_rma_read(struct fid_ep *ep, void *buf, size_t len,
+			     void *desc, fi_addr_t src_addr, uint64_t addr,
+			     uint64_t key, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)src_addr;
+	(void)addr; (void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_readv(struct fid_ep *ep, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t src_addr,
+			      uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)src_addr;
+	(void)addr; (void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+				uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_write(struct fid_ep *ep, const void *buf, size_t len,
+			      void *desc, fi_addr_t dest_addr, uint64_t addr,
+			      uint64_t key, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
+	(void)addr; (void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_writev(struct fid_ep *ep, const struct iovec *iov,
+			       void **desc, size_t count, fi_addr_t dest_addr,
+			       uint64_t addr, uint64_t key, void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
+	(void)addr; (void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_writemsg(struct fid_ep *ep,
+				 const struct fi_msg_rma *msg, uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+			       fi_addr_t dest_addr, uint64_t addr, uint64_t key)
+{
+	(void)ep; (void)buf; (void)len; (void)dest_addr; (void)addr; (void)key;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_writedata(struct fid_ep *ep, const void *buf,
+				  size_t len, void *desc, uint64_t data,
+				  fi_addr_t dest_addr, uint64_t addr,
+				  uint64_t key, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)data;
+	(void)dest_addr; (void)addr; (void)key; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_rma_injectdata(struct fid_ep *ep, const void *buf,
+				   size_t len, uint64_t data,
+				   fi_addr_t dest_addr, uint64_t addr,
+				   uint64_t key)
+{
+	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr;
+	(void)addr; (void)key;
+	return -FI_ENOSYS;
+}
+
+/* ---- atomics: none ---- */
+
+static ssize_t kfab_atomic_write(struct fid_ep *ep, const void *buf,
+				 size_t count, void *desc, fi_addr_t dest_addr,
+				 uint64_t addr, uint64_t key,
+				 enum fi_datatype datatype, enum fi_op op,
+				 void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)dest_addr;
+	(void)addr; (void)key; (void)datatype; (void)op; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
+				  void **desc, size_t count,
+				  fi_addr_t dest_addr, uint64_t addr,
+				  uint64_t key, enum fi_datatype datatype,
+				  enum fi_op op, void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
+	(void)addr; (void)key; (void)datatype; (void)op; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_writemsg(struct fid_ep *ep,
+				    const struct fi_msg_atomic *msg,
+				    uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_inject(struct fid_ep *ep, const void *buf,
+				  size_t count, fi_addr_t dest_addr,
+				  uint64_t addr, uint64_t key,
+				  enum fi_datatype datatype, enum fi_op op)
+{
+	(void)ep; (void)buf; (void)count; (void)dest_addr; (void)addr;
+	(void)key; (void)datatype; (void)op;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_readwrite(struct fid_ep *ep, const void *buf,
+				     size_t count, void *desc, void *result,
+				     void *result_desc, fi_addr_t dest_addr,
+				     uint64_t addr, uint64_t key,
+				     enum fi_datatype datatype, enum fi_op op,
+				     void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)result;
+	(void)result_desc; (void)dest_addr; (void)addr; (void)key;
+	(void)datatype; (void)op; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_readwritev(struct fid_ep *ep,
+				      const struct fi_ioc *iov, void **desc,
+				      size_t count, struct fi_ioc *resultv,
+				      void **result_desc, size_t result_count,
+				      fi_addr_t dest_addr, uint64_t addr,
+				      uint64_t key, enum fi_datatype datatype,
+				      enum fi_op op, void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)resultv;
+	(void)result_desc; (void)result_count; (void)dest_addr; (void)addr;
+	(void)key; (void)datatype; (void)op; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_readwritemsg(struct fid_ep *ep,
+					const struct fi_msg_atomic *msg,
+					struct fi_ioc *resultv,
+					void **result_desc,
+					size_t result_count, uint64_t flags)
+{
+	(void)ep; (void)msg; (void)resultv; (void)result_desc;
+	(void)result_count; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_compwrite(struct fid_ep *ep, const void *buf,
+				     size_t count, void *desc,
+				     const void *compare, void *compare_desc,
+				     void *result, void *result_desc,
+				     fi_addr_t dest_addr, uint64_t addr,
+				     uint64_t key, enum fi_datatype datatype,
+				     enum fi_op op, void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)compare;
+	(void)compare_desc; (void)result; (void)result_desc;
+	(void)dest_addr; (void)addr; (void)key; (void)datatype; (void)op;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_compwritev(struct fid_ep *ep,
+				      const struct fi_ioc *iov, void **desc,
+				      size_t count,
+				      const struct fi_ioc *comparev,
+				      void **compare_desc,
+				      size_t compare_count,
+				      struct fi_ioc *resultv,
+				      void **result_desc, size_t result_count,
+				      fi_addr_t dest_addr, uint64_t addr,
+				      uint64_t key, enum fi_datatype datatype,
+				      enum fi_op op, void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)comparev;
+	(void)compare_desc; (void)compare_count; (void)resultv;
+	(void)result_desc; (void)result_count; (void)dest_addr; (void)addr;
+	(void)key; (void)datatype; (void)op; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_atomic_compwritemsg(struct fid_ep *ep,
+					const struct fi_msg_atomic *msg,
+					const struct fi_ioc *comparev,
+					void **compare_desc,
+					size_t compare_count,
+					struct fi_ioc *resultv,
+					void **result_desc,
+					size_t result_count, uint64_t flags)
+{
+	(void)ep; (void)msg; (void)comparev; (void)compare_desc;
+	(void)compare_count; (void)resultv; (void)result_desc;
+	(void)result_count; (void)flags;
+	return -FI_ENOSYS;
+}
+
+/* fi_atomic(3): "not supported" is -FI_EOPNOTSUPP for the valid queries. */
+static int kfab_atomic_valid(struct fid_ep *ep, enum fi_datatype datatype,
+			     enum fi_op op, size_t *count)
+{
+	(void)ep; (void)datatype; (void)op; (void)count;
+	return -FI_EOPNOTSUPP;
+}
+
+/* ---- collectives: none ---- */
+
+static ssize_t kfab_coll_barrier(struct fid_ep *ep, fi_addr_t coll_addr,
+				 void *context)
+{
+	(void)ep; (void)coll_addr; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_coll_barrier2(struct fid_ep *ep, fi_addr_t coll_addr,
+				  uint64_t flags, void *context)
+{
+	(void)ep; (void)coll_addr; (void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_coll_broadcast(struct fid_ep *ep, void *buf, size_t count,
+				   void *desc, fi_addr_t coll_addr,
+				   fi_addr_t root_addr,
+				   enum fi_datatype datatype, uint64_t flags,
+				   void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)coll_addr;
+	(void)root_addr; (void)datatype; (void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* alltoall and allgather */
+static ssize_t kfab_coll_exchange(struct fid_ep *ep, const void *buf,
+				  size_t count, void *desc, void *result,
+				  void *result_desc, fi_addr_t coll_addr,
+				  enum fi_datatype datatype, uint64_t flags,
+				  void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)result;
+	(void)result_desc; (void)coll_addr; (void)datatype; (void)flags;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+/* allreduce and reduce_scatter */
+static ssize_t kfab_coll_reduce_all(struct fid_ep *ep, const void *buf,
+				    size_t count, void *desc, void *result,
+				    void *result_desc, fi_addr_t coll_addr,
+				    enum fi_datatype datatype, enum fi_op op,
+				    uint64_t flags, void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)result;
+	(void)result_desc; (void)coll_addr; (void)datatype; (void)op;
+	(void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_coll_reduce(struct fid_ep *ep, const void *buf,
+				size_t count, void *desc, void *result,
+				void *result_desc, fi_addr_t coll_addr,
+				fi_addr_t root_addr, enum fi_datatype datatype,
+				enum fi_op op, uint64_t flags, void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)result;
+	(void)result_desc; (void)coll_addr; (void)root_addr; (void)datatype;
+	(void)op; (void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+/* scatter and gather */
+static ssize_t kfab_coll_rooted(struct fid_ep *ep, const void *buf,
+				size_t count, void *desc, void *result,
+				void *result_desc, fi_addr_t coll_addr,
+				fi_addr_t root_addr, enum fi_datatype datatype,
+				uint64_t flags, void *context)
+{
+	(void)ep; (void)buf; (void)count; (void)desc; (void)result;
+	(void)result_desc; (void)coll_addr; (void)root_addr; (void)datatype;
+	(void)flags; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_coll_msg(struct fid_ep *ep,
+			     const struct fi_msg_collective *msg,
+			     struct fi_ioc *resultv, void **result_desc,
+			     size_t result_count, uint64_t flags)
+{
+	(void)ep; (void)msg; (void)resultv; (void)result_desc;
+	(void)result_count; (void)flags;
+	return -FI_ENOSYS;
+}
+
+/* ---- the tables ---- */
+
+static const struct fi_ops kfab_ep_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_ep_close,
+	.bind = kfab_ep_bind,
+	.control = kfab_ep_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+static const struct fi_ops_ep kfab_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = kfab_ep_cancel,
+	.getopt = kfab_ep_getopt,
+	.setopt = kfab_ep_setopt,
+	.tx_ctx = kfab_ep_tx_ctx,
+	.rx_ctx = kfab_ep_rx_ctx,
+	.rx_size_left = kfab_ep_rx_size_left,
+	.tx_size_left = kfab_ep_tx_size_left,
+};
+
+static const struct fi_ops_cm kfab_ep_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = kfab_ep_setname,
+	.getname = kfab_ep_getname,
+	.getpeer = kfab_ep_getpeer,
+	.connect = kfab_ep_connect,
+	.listen = kfab_ep_listen,
+	.accept = kfab_ep_accept,
+	.reject = kfab_ep_reject,
+	.shutdown = kfab_ep_shutdown,
+	.join = kfab_ep_join,
+};
+
+static const struct fi_ops_rma kfab_ep_rma_ops = {
+	.size = sizeof(struct fi_ops_rma),
+	.read = kfab_rma_read,
+	.readv = kfab_rma_readv,
+	.readmsg = kfab_rma_readmsg,
+	.write = kfab_rma_write,
+	.writev = kfab_rma_writev,
+	.writemsg = kfab_rma_writemsg,
+	.inject = kfab_rma_inject,
+	.writedata = kfab_rma_writedata,
+	.injectdata = kfab_rma_injectdata,
+};
+
+static const struct fi_ops_atomic kfab_ep_atomic_ops = {
+	.size = sizeof(struct fi_ops_atomic),
+	.write = kfab_atomic_write,
+	.writev = kfab_atomic_writev,
+	.writemsg = kfab_atomic_writemsg,
+	.inject = kfab_atomic_inject,
+	.readwrite = kfab_atomic_readwrite,
+	.readwritev = kfab_atomic_readwritev,
+	.readwritemsg = kfab_atomic_readwritemsg,
+	.compwrite = kfab_atomic_compwrite,
+	.compwritev = kfab_atomic_compwritev,
+	.compwritemsg = kfab_atomic_compwritemsg,
+	.writevalid = kfab_atomic_valid,
+	.readwritevalid = kfab_atomic_valid,
+	.compwritevalid = kfab_atomic_valid,
+};
+
+static const struct fi_ops_collective kfab_ep_collective_ops = {
+	.size = sizeof(struct fi_ops_collective),
+	.barrier = kfab_coll_barrier,
+	.broadcast = kfab_coll_broadcast,
+	.alltoall = kfab_coll_exchange,
+	.allreduce = kfab_coll_reduce_all,
+	.allgather = kfab_coll_exchange,
+	.reduce_scatter = kfab_coll_reduce_all,
+	.reduce = kfab_coll_reduce,
+	.scatter = kfab_coll_rooted,
+	.gather = kfab_coll_rooted,
+	.msg = kfab_coll_msg,
+	.barrier2 = kfab_coll_barrier2,
+};
+
+/* ---- opening ---- */
+
+/* The ring's size: tx + rx queue sizes, rounded up to a power of two. */
+static uint32_t kfab_ep_sq_entries(const struct fi_info *info)
+{
+	uint64_t want = 0;
+	uint32_t n = 1;
+
+	if (info->tx_attr)
+		want += info->tx_attr->size;
+	if (info->rx_attr)
+		want += info->rx_attr->size;
+	if (!want)
+		return 0;	/* the kernel's default */
+	if (want >= KFAB_SQ_MAX_ENTRIES)
+		return KFAB_SQ_MAX_ENTRIES;
+	while (n < want)
+		n <<= 1;
+	return n;
+}
+
+/* The kernel's answer must describe a ring that fits its region. */
+static int kfab_ep_map(struct kfab_ep *ep, const struct kfab_ep_open *cmd)
+{
+	uint32_t n = cmd->out_sq_entries;
+	int ret;
+
+	if (!n || (n & (n - 1)) || cmd->out_sqe_size < sizeof(struct kfab_sqe) ||
+	    cmd->out_off_tail % sizeof(uint32_t) ||
+	    cmd->out_off_head % sizeof(uint32_t) ||
+	    cmd->out_off_sqes % sizeof(uint64_t) ||
+	    cmd->out_off_tail + sizeof(uint32_t) > cmd->out_sq_mmap_size ||
+	    cmd->out_off_head + sizeof(uint32_t) > cmd->out_sq_mmap_size ||
+	    cmd->out_off_sqes + (uint64_t)n * cmd->out_sqe_size >
+	    cmd->out_sq_mmap_size)
+		return -FI_EOTHER;
+
+	ep->sq_len = cmd->out_sq_mmap_size;
+	ret = kfab_dev_mmap(ep->fd, cmd->out_sq_mmap_offset, ep->sq_len, true,
+			    &ep->sq_map);
+	if (ret) {
+		ep->sq_map = NULL;
+		return ret;
+	}
+	ep->tail = (uint32_t *)((char *)ep->sq_map + cmd->out_off_tail);
+	ep->head = (const uint32_t *)((char *)ep->sq_map + cmd->out_off_head);
+	ep->sqes = (uint8_t *)ep->sq_map + cmd->out_off_sqes;
+	ep->entries = n;
+	ep->mask = n - 1;
+	ep->sqe_size = cmd->out_sqe_size;
+	/* A fresh ring: both indices start where the kernel put them. */
+	ep->local_tail = kfab_load_acquire(ep->head);
+	ep->published = ep->local_tail;
+	kfab_store_release(ep->tail, ep->local_tail);
+	return 0;
+}
+
+/**
+ * kfab_endpoint() - struct fi_ops_domain.endpoint: fi_endpoint() for kfab
+ * @domain: a kfab domain
+ * @info: an fi_info kfab answered (or hints it accepts): FI_EP_RDM only
+ * @ep_fid: out: the new endpoint, not enabled
+ * @context: the application's context for the fid
+ *
+ * Return: 0; -FI_EINVAL without @info or @ep_fid; -FI_ENOPROTOOPT for an
+ * endpoint type other than FI_EP_RDM; -FI_ENODATA when @info asks for what
+ * kfab does not offer; -FI_ENOMEM; or the kernel's -errno.
+ */
+int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
+		  struct fid_ep **ep_fid, void *context)
+{
+	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct kfab_ep_open cmd = { 0 };
+	struct kfab_ep *ep;
+	int ret;
+
+	if (!info || !ep_fid)
+		return -FI_EINVAL;
+	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
+	    info->ep_attr->type != FI_EP_RDM)
+		return -FI_ENOPROTOOPT;
+	ret = kfab_info_check(info);
+	if (ret)
+		return ret;
+
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return -FI_ENOMEM;
+	ret = -pthread_mutex_init(&ep->lock, NULL);
+	if (ret) {
+		free(ep);
+		return ret;
+	}
+	ep->domain = dom;
+	ep->fd = dom->fabric->fd;
+	ep->caps = info->caps ? info->caps : KFAB_EP_DEFAULT_CAPS;
+	if (info->tx_attr)
+		ep->tx_op_flags = info->tx_attr->op_flags;
+	if (info->rx_attr)
+		ep->rx_op_flags = info->rx_attr->op_flags;
+
+	cmd.domain_id = dom->id;
+	cmd.type = KFAB_EP_TYPE_RDM;
+	cmd.sq_entries = kfab_ep_sq_entries(info);
+	ret = kfab_dev_ep_open(ep->fd, &cmd);
+	if (ret) {
+		KFAB_WARN(EP_CTRL, "KFAB_IOC_EP_OPEN: %s\n", fi_strerror(-ret));
+		goto err_free;
+	}
+	ep->id = cmd.out_ep_id;
+	ep->addr = cmd.out_addr;
+	ret = kfab_ep_map(ep, &cmd);
+	if (ret) {
+		KFAB_WARN(EP_CTRL, "ep %u: mapping the ring: %s\n", ep->id,
+			  fi_strerror(-ret));
+		kfab_dev_destroy(ep->fd, ep->id);
+		goto err_free;
+	}
+
+	ep->ep_fid.fid.fclass = FI_CLASS_EP;
+	ep->ep_fid.fid.context = context;
+	ep->ep_fid.fid.ops = (struct fi_ops *)&kfab_ep_fi_ops;
+	ep->ep_fid.ops = (struct fi_ops_ep *)&kfab_ep_ops;
+	ep->ep_fid.cm = (struct fi_ops_cm *)&kfab_ep_cm_ops;
+	ep->ep_fid.msg = (struct fi_ops_msg *)&kfab_ep_msg_ops;
+	ep->ep_fid.rma = (struct fi_ops_rma *)&kfab_ep_rma_ops;
+	ep->ep_fid.tagged = (struct fi_ops_tagged *)&kfab_ep_tagged_ops;
+	ep->ep_fid.atomic = (struct fi_ops_atomic *)&kfab_ep_atomic_ops;
+	ep->ep_fid.collective =
+		(struct fi_ops_collective *)&kfab_ep_collective_ops;
+	*ep_fid = &ep->ep_fid;
+	KFAB_DBG(EP_CTRL, "ep %u: %u ring entries\n", ep->id, ep->entries);
+	return 0;
+
+err_free:
+	kfab_ep_free(ep);
+	return ret;
+}
+
+/*
+ * fi_endpoint2(): flags 0 is fi_endpoint().  FI_PEER_TRANSFER (fi_peer(3))
+ * is a known flag for a feature kfab lacks: -FI_ENOSYS; any other flag is
+ * -FI_EBADFLAGS.
+ */
+int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
+		   struct fid_ep **ep, uint64_t flags, void *context)
+{
+	if (flags == FI_PEER_TRANSFER)
+		return -FI_ENOSYS;
+	if (flags) {
+		KFAB_INFO(EP_CTRL, "fi_endpoint2 flags 0x%llx not supported\n",
+			  (unsigned long long)flags);
+		return -FI_EBADFLAGS;
+	}
+	return kfab_endpoint(domain, info, ep, context);
+}

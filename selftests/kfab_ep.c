@@ -1,0 +1,1313 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Endpoints, messages and tagged messages, through libfabric's API
+ * (fi_endpoint(3), fi_msg(3), fi_tagged(3), fi_cm(3), fi_mr(3)).
+ *
+ * The control path (open, bind, enable, names, options) needs the kernel's
+ * KFAB_IOC_EP_* commands; the data path runs end to end between endpoints
+ * of one process and of two processes.  Every test SKIPs without /dev/kfab,
+ * and without a module that knows KFAB_IOC_EP_OPEN.
+ *
+ * Runs inside the test VM with FI_PROVIDER_PATH naming libshim/prov.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_collective.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include <linux/kfab.h>
+/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
+#define kfab_query kfab_ext_query
+#include <kfab/kfab.h>
+#undef kfab_query
+
+#include "kselftest_harness.h"
+#include "kfab_test.h"
+
+#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
+#define TIMEOUT_MS	10000
+
+/* Does the running module know endpoints?  (Not before kernel/ep.c.) */
+static bool have_endpoints(void)
+{
+	struct kfab_ep_open cmd = { .size = sizeof(cmd) };
+	int fd = kfab_open();
+	int rc;
+
+	if (fd < 0)
+		return false;
+	/* Domain 0 never exists: anything but -ENOTTY means "known". */
+	rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &cmd);
+	close(fd);
+	return rc != -ENOTTY;
+}
+
+/* fi_tx_size_left() and fi_rx_size_left() are deprecated wrappers of these. */
+static ssize_t tx_left(struct fid_ep *ep)
+{
+	return ep->ops->tx_size_left(ep);
+}
+
+static ssize_t rx_left(struct fid_ep *ep)
+{
+	return ep->ops->rx_size_left(ep);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct fi_info *ep_hints(void)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		return NULL;
+	hints->fabric_attr->prov_name = strdup("kfab");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
+	return hints;
+}
+
+/* The objects of one side: fabric, domain, AV, CQ, endpoint. */
+struct side {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+static int side_open(struct side *s, uint64_t caps, bool enable)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_info *hints = ep_hints();
+	int rc;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	if (caps)
+		hints->caps = caps;
+	rc = fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &s->info);
+	fi_freeinfo(hints);
+	if (!rc)
+		rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
+	if (!rc)
+		rc = fi_domain(s->fabric, s->info, &s->domain, NULL);
+	if (!rc)
+		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
+	if (!rc)
+		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
+	if (!rc)
+		rc = fi_endpoint(s->domain, s->info, &s->ep, NULL);
+	if (!rc && enable)
+		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+	if (!rc && enable)
+		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc && enable)
+		rc = fi_enable(s->ep);
+	return rc;
+}
+
+static void side_close(struct __test_metadata *_metadata, struct side *s)
+{
+	if (s->ep)
+		EXPECT_EQ(0, fi_close(&s->ep->fid));
+	if (s->cq)
+		EXPECT_EQ(0, fi_close(&s->cq->fid));
+	if (s->av)
+		EXPECT_EQ(0, fi_close(&s->av->fid));
+	if (s->domain)
+		EXPECT_EQ(0, fi_close(&s->domain->fid));
+	if (s->fabric)
+		EXPECT_EQ(0, fi_close(&s->fabric->fid));
+	if (s->info)
+		fi_freeinfo(s->info);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * One completion from @cq (which also progresses its endpoints), while
+ * @other's endpoints are progressed too: 1, -FI_EAVAIL, or -FI_EAGAIN
+ * after @ms.
+ */
+static ssize_t wait_cq(struct fid_cq *cq, struct fid_cq *other,
+		       struct fi_cq_tagged_entry *e, fi_addr_t *src, int ms)
+{
+	uint64_t end = now_ms() + ms;
+	ssize_t rc;
+
+	do {
+		if (other)
+			(void)fi_cq_read(other, NULL, 0);
+		rc = fi_cq_readfrom(cq, e, 1, src);
+		if (rc != -FI_EAGAIN)
+			return rc;
+	} while (now_ms() < end);
+	return -FI_EAGAIN;
+}
+
+static void fill(void *buf, size_t len, unsigned int seed)
+{
+	unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)(i * 31 + seed);
+}
+
+static bool check_fill(const void *buf, size_t len, unsigned int seed)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != (unsigned char)(i * 31 + seed))
+			return false;
+	return true;
+}
+
+/* ---- the control path: one endpoint, not enabled ---- */
+
+FIXTURE(ep) {
+	struct side s;
+};
+
+FIXTURE_SETUP(ep)
+{
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (access(KFAB_DEV, R_OK | W_OK))
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!have_endpoints())
+		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
+	ASSERT_EQ(0, side_open(&self->s, 0, false));
+}
+
+FIXTURE_TEARDOWN(ep)
+{
+	side_close(_metadata, &self->s);
+}
+
+TEST_F(ep, open_close)
+{
+	struct fid_ep *ep;
+	struct fi_info *info;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(FI_CLASS_EP, self->s.ep->fid.fclass);
+
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(self->s.domain, NULL, &ep, NULL));
+	info = fi_dupinfo(self->s.info);
+	ASSERT_NE(NULL, info);
+	info->ep_attr->type = FI_EP_MSG;
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_endpoint(self->s.domain, info, &ep,
+					       NULL));
+	info->ep_attr->type = FI_EP_DGRAM;
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_endpoint(self->s.domain, info, &ep,
+					       NULL));
+	info->ep_attr->type = FI_EP_RDM;
+	info->caps |= FI_RMA;
+	EXPECT_EQ(-FI_ENODATA, fi_endpoint(self->s.domain, info, &ep, NULL));
+	fi_freeinfo(info);
+
+	EXPECT_EQ(-FI_ENOSYS, fi_endpoint2(self->s.domain, self->s.info, &ep,
+					   FI_PEER_TRANSFER, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_endpoint2(self->s.domain, self->s.info,
+					      &ep, 1ULL << 61, NULL));
+	ASSERT_EQ(0, fi_endpoint2(self->s.domain, self->s.info, &ep, 0,
+				  (void *)0x1234));
+	EXPECT_EQ((void *)0x1234, ep->fid.context);
+	/* The domain cannot go while an endpoint lives in it. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->s.domain->fid));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+}
+
+/* A ring of 4096 entries at most, whatever the queue sizes. */
+TEST_F(ep, open_with_large_queues)
+{
+	struct fi_info *info;
+	struct fid_ep *ep;
+
+	RETURN_IF_SETUP_SKIPPED();
+	info = fi_dupinfo(self->s.info);
+	ASSERT_NE(NULL, info);
+	info->tx_attr->size = KFAB_SQ_MAX_ENTRIES;
+	info->rx_attr->size = KFAB_SQ_MAX_ENTRIES;
+	ASSERT_EQ(0, fi_endpoint(self->s.domain, info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->s.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(ep));
+	EXPECT_EQ(KFAB_SQ_MAX_ENTRIES, tx_left(ep));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	info->tx_attr->size = 3;
+	info->rx_attr->size = 2;
+	ASSERT_EQ(0, fi_endpoint(self->s.domain, info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->s.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(ep));
+	EXPECT_EQ(8, rx_left(ep));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	fi_freeinfo(info);
+}
+
+#define EXPECT_OP(tbl, type, op)					\
+	EXPECT_NE(NULL, (void *)(tbl)->op) TH_LOG(#type "." #op " is NULL")
+
+TEST_F(ep, ops_tables_fully_populated)
+{
+	struct fid_ep *ep;
+	struct fi_ops *fo;
+	struct fi_ops_ep *eo;
+	struct fi_ops_cm *cm;
+	struct fi_ops_msg *mo;
+	struct fi_ops_tagged *to;
+	struct fi_ops_rma *ro;
+	struct fi_ops_atomic *ao;
+	struct fi_ops_collective *co;
+	struct fid_ep *alias = NULL;
+	char buf[8];
+	size_t count;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ep = self->s.ep;
+	fo = ep->fid.ops;
+	EXPECT_EQ(sizeof(struct fi_ops), fo->size);
+	EXPECT_OP(fo, fi_ops, close);
+	EXPECT_OP(fo, fi_ops, bind);
+	EXPECT_OP(fo, fi_ops, control);
+	EXPECT_OP(fo, fi_ops, ops_open);
+	EXPECT_OP(fo, fi_ops, tostr);
+	EXPECT_OP(fo, fi_ops, ops_set);
+	eo = ep->ops;
+	EXPECT_EQ(sizeof(struct fi_ops_ep), eo->size);
+	EXPECT_OP(eo, fi_ops_ep, cancel);
+	EXPECT_OP(eo, fi_ops_ep, getopt);
+	EXPECT_OP(eo, fi_ops_ep, setopt);
+	EXPECT_OP(eo, fi_ops_ep, tx_ctx);
+	EXPECT_OP(eo, fi_ops_ep, rx_ctx);
+	EXPECT_OP(eo, fi_ops_ep, rx_size_left);
+	EXPECT_OP(eo, fi_ops_ep, tx_size_left);
+	cm = ep->cm;
+	EXPECT_EQ(sizeof(struct fi_ops_cm), cm->size);
+	EXPECT_OP(cm, fi_ops_cm, setname);
+	EXPECT_OP(cm, fi_ops_cm, getname);
+	EXPECT_OP(cm, fi_ops_cm, getpeer);
+	EXPECT_OP(cm, fi_ops_cm, connect);
+	EXPECT_OP(cm, fi_ops_cm, listen);
+	EXPECT_OP(cm, fi_ops_cm, accept);
+	EXPECT_OP(cm, fi_ops_cm, reject);
+	EXPECT_OP(cm, fi_ops_cm, shutdown);
+	EXPECT_OP(cm, fi_ops_cm, join);
+	mo = ep->msg;
+	EXPECT_EQ(sizeof(struct fi_ops_msg), mo->size);
+	EXPECT_OP(mo, fi_ops_msg, recv);
+	EXPECT_OP(mo, fi_ops_msg, recvv);
+	EXPECT_OP(mo, fi_ops_msg, recvmsg);
+	EXPECT_OP(mo, fi_ops_msg, send);
+	EXPECT_OP(mo, fi_ops_msg, sendv);
+	EXPECT_OP(mo, fi_ops_msg, sendmsg);
+	EXPECT_OP(mo, fi_ops_msg, inject);
+	EXPECT_OP(mo, fi_ops_msg, senddata);
+	EXPECT_OP(mo, fi_ops_msg, injectdata);
+	to = ep->tagged;
+	EXPECT_EQ(sizeof(struct fi_ops_tagged), to->size);
+	EXPECT_OP(to, fi_ops_tagged, recv);
+	EXPECT_OP(to, fi_ops_tagged, recvv);
+	EXPECT_OP(to, fi_ops_tagged, recvmsg);
+	EXPECT_OP(to, fi_ops_tagged, send);
+	EXPECT_OP(to, fi_ops_tagged, sendv);
+	EXPECT_OP(to, fi_ops_tagged, sendmsg);
+	EXPECT_OP(to, fi_ops_tagged, inject);
+	EXPECT_OP(to, fi_ops_tagged, senddata);
+	EXPECT_OP(to, fi_ops_tagged, injectdata);
+	ro = ep->rma;
+	EXPECT_EQ(sizeof(struct fi_ops_rma), ro->size);
+	EXPECT_OP(ro, fi_ops_rma, read);
+	EXPECT_OP(ro, fi_ops_rma, readv);
+	EXPECT_OP(ro, fi_ops_rma, readmsg);
+	EXPECT_OP(ro, fi_ops_rma, write);
+	EXPECT_OP(ro, fi_ops_rma, writev);
+	EXPECT_OP(ro, fi_ops_rma, writemsg);
+	EXPECT_OP(ro, fi_ops_rma, inject);
+	EXPECT_OP(ro, fi_ops_rma, writedata);
+	EXPECT_OP(ro, fi_ops_rma, injectdata);
+	ao = ep->atomic;
+	EXPECT_EQ(sizeof(struct fi_ops_atomic), ao->size);
+	EXPECT_OP(ao, fi_ops_atomic, write);
+	EXPECT_OP(ao, fi_ops_atomic, writev);
+	EXPECT_OP(ao, fi_ops_atomic, writemsg);
+	EXPECT_OP(ao, fi_ops_atomic, inject);
+	EXPECT_OP(ao, fi_ops_atomic, readwrite);
+	EXPECT_OP(ao, fi_ops_atomic, readwritev);
+	EXPECT_OP(ao, fi_ops_atomic, readwritemsg);
+	EXPECT_OP(ao, fi_ops_atomic, compwrite);
+	EXPECT_OP(ao, fi_ops_atomic, compwritev);
+	EXPECT_OP(ao, fi_ops_atomic, compwritemsg);
+	EXPECT_OP(ao, fi_ops_atomic, writevalid);
+	EXPECT_OP(ao, fi_ops_atomic, readwritevalid);
+	EXPECT_OP(ao, fi_ops_atomic, compwritevalid);
+	co = ep->collective;
+	EXPECT_EQ(sizeof(struct fi_ops_collective), co->size);
+	EXPECT_OP(co, fi_ops_collective, barrier);
+	EXPECT_OP(co, fi_ops_collective, broadcast);
+	EXPECT_OP(co, fi_ops_collective, alltoall);
+	EXPECT_OP(co, fi_ops_collective, allreduce);
+	EXPECT_OP(co, fi_ops_collective, allgather);
+	EXPECT_OP(co, fi_ops_collective, reduce_scatter);
+	EXPECT_OP(co, fi_ops_collective, reduce);
+	EXPECT_OP(co, fi_ops_collective, scatter);
+	EXPECT_OP(co, fi_ops_collective, gather);
+	EXPECT_OP(co, fi_ops_collective, msg);
+	EXPECT_OP(co, fi_ops_collective, barrier2);
+
+	/* What kfab lacks says so. */
+	EXPECT_EQ(-FI_ENOSYS, fi_read(ep, buf, 1, NULL, 0, 0, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_write(ep, buf, 1, NULL, 0, 0, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_inject_write(ep, buf, 1, 0, 0, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_atomic(ep, buf, 1, NULL, 0, 0, 0, FI_INT32,
+					FI_SUM, NULL));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_atomicvalid(ep, FI_INT32, FI_SUM,
+						 &count));
+	EXPECT_EQ(-FI_ENOSYS, fi_barrier(ep, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_connect(ep, buf, NULL, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_shutdown(ep, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_alias(ep, &alias, FI_TRANSMIT));
+	EXPECT_EQ(NULL, alias);
+	EXPECT_EQ(-FI_ENOSYS, fi_tx_context(ep, 0, NULL, &alias, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_rx_context(ep, 0, NULL, &alias, NULL));
+}
+
+TEST_F(ep, bind_av)
+{
+	struct fi_av_attr attr = { .type = FI_AV_MAP };
+	struct fid_av *av2;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EBADFLAGS, fi_ep_bind(self->s.ep, &self->s.av->fid,
+					    FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	/* One AV per endpoint. */
+	ASSERT_EQ(0, fi_av_open(self->s.domain, &attr, &av2, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &av2->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	EXPECT_EQ(0, fi_close(&av2->fid));
+	/* The AV stays while the endpoint holds it... */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->s.av->fid));
+	/* ...and goes once the endpoint is closed. */
+	EXPECT_EQ(0, fi_close(&self->s.ep->fid));
+	self->s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&self->s.av->fid));
+	self->s.av = NULL;
+}
+
+TEST_F(ep, bind_cq)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT };
+	struct fid_cq *cq2;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EBADFLAGS, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+					    FI_TRANSMIT | (1ULL << 61)));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &self->s.cq->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+					 FI_SELECTIVE_COMPLETION));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.cq->fid, FI_TRANSMIT));
+	/* One CQ per direction. */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+					 FI_TRANSMIT));
+	ASSERT_EQ(0, fi_cq_open(self->s.domain, &attr, &cq2, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &cq2->fid,
+					 FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &cq2->fid,
+				FI_RECV | FI_SELECTIVE_COMPLETION));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&cq2->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->s.cq->fid));
+	EXPECT_EQ(0, fi_close(&self->s.ep->fid));
+	self->s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&cq2->fid));
+}
+
+TEST_F(ep, bind_cntr)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *cntr;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cntr_open(self->s.domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &cntr->fid, 0));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_ep_bind(self->s.ep, &cntr->fid,
+					    FI_SEND | (1ULL << 61)));
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &cntr->fid, FI_READ));
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &cntr->fid, FI_WRITE));
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &cntr->fid,
+					 FI_REMOTE_READ));
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &cntr->fid,
+					 FI_REMOTE_WRITE));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &cntr->fid, FI_SEND));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &cntr->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &cntr->fid, FI_RECV));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&cntr->fid));
+	EXPECT_EQ(0, fi_close(&self->s.ep->fid));
+	self->s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+}
+
+TEST_F(ep, bind_wrong_classes)
+{
+	struct fi_eq_attr eq_attr = { .size = 8 };
+	struct fid srx = { .fclass = FI_CLASS_SRX_CTX };
+	struct fid stx = { .fclass = FI_CLASS_STX_CTX };
+	struct fid_eq *eq, *eq2;
+	struct fid_ep *ep2;
+	struct fid_mr *mr;
+	char buf[8] = "";
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, NULL, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &self->s.domain->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &self->s.fabric->fid, 0));
+	ASSERT_EQ(0, fi_endpoint(self->s.domain, self->s.info, &ep2, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &ep2->fid, 0));
+	EXPECT_EQ(0, fi_close(&ep2->fid));
+	ASSERT_EQ(0, fi_mr_reg(self->s.domain, buf, sizeof(buf), FI_SEND, 0,
+			       0, 0, &mr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &mr->fid, 0));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+	/* Shared contexts do not exist in kfab. */
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &srx, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &stx, 0));
+	/* An EQ is kept; one per endpoint; it stays while bound. */
+	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq2, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_ep_bind(self->s.ep, &eq->fid, FI_SEND));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &eq->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &eq2->fid, 0));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&eq->fid));
+	EXPECT_EQ(0, fi_close(&self->s.ep->fid));
+	self->s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	EXPECT_EQ(0, fi_close(&eq2->fid));
+}
+
+TEST_F(ep, enable_errors)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fid_cntr *cntr;
+	char buf[8];
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_ENOAV, fi_enable(self->s.ep));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	EXPECT_EQ(-FI_ENOCQ, fi_enable(self->s.ep));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.cq->fid, FI_TRANSMIT));
+	/* Receives need a CQ or a counter too. */
+	EXPECT_EQ(-FI_ENOCQ, fi_enable(self->s.ep));
+	/* Data transfers wait for fi_enable(). */
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_send(self->s.ep, buf, 1, NULL, 0, NULL));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_trecv(self->s.ep, buf, 1, NULL,
+					    FI_ADDR_UNSPEC, 0, 0, NULL));
+	EXPECT_EQ(-FI_EOPBADSTATE, tx_left(self->s.ep));
+	EXPECT_EQ(-FI_EOPBADSTATE, rx_left(self->s.ep));
+	ASSERT_EQ(0, fi_cntr_open(self->s.domain, &attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &cntr->fid, FI_RECV));
+	/* fi_control(FI_ENABLE) is fi_enable(); enabling twice is harmless. */
+	ASSERT_EQ(0, fi_control(&self->s.ep->fid, FI_ENABLE, NULL));
+	EXPECT_EQ(0, fi_enable(self->s.ep));
+	/* No more binds. */
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+					      FI_RECV));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_ep_bind(self->s.ep, &cntr->fid,
+					      FI_SEND));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_ep_bind(self->s.ep, &self->s.av->fid,
+					      0));
+	EXPECT_EQ(0, fi_close(&self->s.ep->fid));
+	self->s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+}
+
+/* A send-only endpoint needs a transmit CQ, and nothing for receives. */
+TEST_F(ep, enable_send_only)
+{
+	struct fi_info *info;
+	struct fid_ep *ep;
+
+	RETURN_IF_SETUP_SKIPPED();
+	info = fi_dupinfo(self->s.info);
+	ASSERT_NE(NULL, info);
+	info->caps = FI_MSG | FI_SEND;
+	ASSERT_EQ(0, fi_endpoint(self->s.domain, info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->s.av->fid, 0));
+	EXPECT_EQ(-FI_ENOCQ, fi_enable(ep));
+	ASSERT_EQ(0, fi_ep_bind(ep, &self->s.cq->fid, FI_TRANSMIT));
+	EXPECT_EQ(0, fi_enable(ep));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	fi_freeinfo(info);
+}
+
+TEST_F(ep, getname)
+{
+	struct kfab_addr a, b;
+	unsigned char small[4];
+	struct fid_ep *ep2;
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	len = 0;
+	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&self->s.ep->fid, NULL, &len));
+	EXPECT_EQ(sizeof(struct kfab_addr), len);
+	len = sizeof(small);
+	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&self->s.ep->fid, small, &len));
+	EXPECT_EQ(sizeof(struct kfab_addr), len);
+	len = sizeof(a);
+	ASSERT_EQ(0, fi_getname(&self->s.ep->fid, &a, &len));
+	EXPECT_EQ(sizeof(a), len);
+	EXPECT_EQ(KFAB_ADDR_LOCAL, a.family);
+	EXPECT_EQ(0U, a.node);
+	EXPECT_NE(0ULL, a.ep);
+	/* What fit was copied: the start of the address. */
+	EXPECT_EQ(0, memcmp(small, &a, sizeof(small)));
+	/* Every endpoint has a name of its own. */
+	ASSERT_EQ(0, fi_endpoint(self->s.domain, self->s.info, &ep2, NULL));
+	len = sizeof(b);
+	ASSERT_EQ(0, fi_getname(&ep2->fid, &b, &len));
+	EXPECT_NE(a.ep, b.ep);
+	EXPECT_EQ(0, fi_close(&ep2->fid));
+	/* The kernel names endpoints; RDM endpoints have no peer. */
+	EXPECT_EQ(-FI_ENOSYS, fi_setname(&self->s.ep->fid, &a, sizeof(a)));
+	len = sizeof(b);
+	EXPECT_EQ(-FI_ENOSYS, fi_getpeer(self->s.ep, &b, &len));
+}
+
+TEST_F(ep, control_opsflags)
+{
+	struct kfab_kernel_handle h;
+	uint64_t flags;
+	int fd;
+
+	RETURN_IF_SETUP_SKIPPED();
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&self->s.ep->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(self->s.info->tx_attr->op_flags, flags);
+	flags = FI_TRANSMIT | FI_COMPLETION;
+	ASSERT_EQ(0, fi_control(&self->s.ep->fid, FI_SETOPSFLAG, &flags));
+	flags = FI_RECV | FI_COMPLETION | FI_MORE;
+	ASSERT_EQ(0, fi_control(&self->s.ep->fid, FI_SETOPSFLAG, &flags));
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&self->s.ep->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(FI_COMPLETION, flags);
+	flags = FI_RECV;
+	ASSERT_EQ(0, fi_control(&self->s.ep->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(FI_COMPLETION | FI_MORE, flags);
+	/* One direction at a time. */
+	flags = FI_TRANSMIT | FI_RECV;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->s.ep->fid, FI_GETOPSFLAG,
+					 &flags));
+	flags = FI_COMPLETION;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->s.ep->fid, FI_SETOPSFLAG,
+					 &flags));
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->s.ep->fid, FI_GETOPSFLAG,
+					 NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->s.ep->fid, FI_GETWAIT, &fd));
+	/* The kernel object behind the endpoint. */
+	ASSERT_EQ(0, kfab_kernel_handle(&self->s.ep->fid, &h));
+	EXPECT_NE(0U, h.id);
+}
+
+TEST_F(ep, getopt_setopt)
+{
+	size_t val, len;
+	int ival = 1;
+
+	RETURN_IF_SETUP_SKIPPED();
+	val = 4096;
+	ASSERT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &val, sizeof(val)));
+	val = 0;
+	len = sizeof(val);
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &val, &len));
+	EXPECT_EQ(4096U, val);
+	EXPECT_EQ(sizeof(val), len);
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_MIN_MULTI_RECV, &val, 1));
+	len = 1;
+	EXPECT_EQ(-FI_EINVAL, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_MIN_MULTI_RECV, &val, &len));
+	/* Every other option, and every other level, is not kfab's. */
+	len = sizeof(val);
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					     FI_OPT_CM_DATA_SIZE, &val, &len));
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					     FI_OPT_BUFFERED_LIMIT, &val,
+					     sizeof(val)));
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					     FI_OPT_FI_HMEM_P2P, &ival,
+					     sizeof(ival)));
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_getopt(&self->s.ep->fid,
+					     FI_OPT_ENDPOINT + 1,
+					     FI_OPT_MIN_MULTI_RECV, &val,
+					     &len));
+	/* Nothing the library could cancel. */
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->s.ep->fid, &val));
+}
+
+TEST_F(ep, memory_registration)
+{
+	struct fi_mr_attr attr = { 0 };
+	struct fid_mr *mr, *mr2;
+	struct iovec iov[KFAB_IOV_MAX + 1];
+	char buf[256] = "";
+	size_t i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_mr_reg(self->s.domain, buf, sizeof(buf),
+			       FI_SEND | FI_RECV, 0, 42, 0, &mr, &attr));
+	EXPECT_EQ(FI_CLASS_MR, mr->fid.fclass);
+	EXPECT_EQ(&attr, mr->fid.context);
+	EXPECT_EQ(42ULL, fi_mr_key(mr));
+	EXPECT_EQ(mr->mem_desc, fi_mr_desc(mr));
+	/* A key in use. */
+	EXPECT_EQ(-FI_ENOKEY, fi_mr_reg(self->s.domain, buf, sizeof(buf),
+					FI_SEND, 0, 42, 0, &mr2, NULL));
+	/* Access flags fi_mr(3) does not list; flags kfab has no use for. */
+	EXPECT_EQ(-FI_EINVAL, fi_mr_reg(self->s.domain, buf, sizeof(buf),
+					FI_MSG, 0, 43, 0, &mr2, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_mr_reg(self->s.domain, buf, sizeof(buf),
+					   FI_SEND, 0, 43, FI_RMA_EVENT,
+					   &mr2, NULL));
+	for (i = 0; i < KFAB_IOV_MAX + 1; i++) {
+		iov[i].iov_base = buf + i * 8;
+		iov[i].iov_len = 8;
+	}
+	EXPECT_EQ(-FI_EINVAL, fi_mr_regv(self->s.domain, iov,
+					 KFAB_IOV_MAX + 1, FI_RECV, 0, 43, 0,
+					 &mr2, NULL));
+	ASSERT_EQ(0, fi_mr_regv(self->s.domain, iov, KFAB_IOV_MAX, FI_RECV,
+				0, 43, 0, &mr2, NULL));
+	EXPECT_EQ(43ULL, fi_mr_key(mr2));
+	EXPECT_EQ(0, fi_close(&mr2->fid));
+	attr.mr_iov = iov;
+	attr.iov_count = 1;
+	attr.access = FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE;
+	attr.requested_key = 43;	/* free again */
+	ASSERT_EQ(0, fi_mr_regattr(self->s.domain, &attr, 0, &mr2));
+	EXPECT_EQ(43ULL, fi_mr_key(mr2));
+	/* Device memory is not kfab's. */
+	attr.iface = FI_HMEM_CUDA;
+	attr.requested_key = 44;
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_regattr(self->s.domain, &attr, 0, &mr));
+	/* bind: nothing to bind to; refresh and enable: nothing to do. */
+	EXPECT_EQ(-FI_ENOSYS, fi_mr_bind(mr2, &self->s.ep->fid, 0));
+	EXPECT_EQ(0, fi_mr_refresh(mr2, iov, 1, 0));
+	EXPECT_EQ(0, fi_mr_enable(mr2));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->s.domain->fid));
+	EXPECT_EQ(0, fi_close(&mr2->fid));
+	EXPECT_EQ(0, fi_close(&mr->fid));
+}
+
+/* ---- arguments of the data path, on an enabled endpoint ---- */
+
+TEST_F(ep, data_path_argument_checks)
+{
+	struct iovec iov[KFAB_IOV_MAX + 1];
+	struct fi_msg msg = { 0 };
+	struct fi_msg_tagged tmsg = { 0 };
+	static char big[KFAB_INLINE_MAX + 1];
+	size_t i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+				FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(self->s.ep));
+	EXPECT_LT(0, tx_left(self->s.ep));
+	EXPECT_EQ(tx_left(self->s.ep), rx_left(self->s.ep));
+
+	for (i = 0; i < KFAB_IOV_MAX + 1; i++) {
+		iov[i].iov_base = big;
+		iov[i].iov_len = 1;
+	}
+	EXPECT_EQ(-FI_EINVAL, fi_sendv(self->s.ep, iov, NULL,
+				       KFAB_IOV_MAX + 1, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_trecvv(self->s.ep, iov, NULL,
+					KFAB_IOV_MAX + 1, FI_ADDR_UNSPEC, 0,
+					0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_inject(self->s.ep, big, sizeof(big), 0));
+	EXPECT_EQ(-FI_EINVAL, fi_tinjectdata(self->s.ep, big, sizeof(big), 1,
+					     0, 7));
+	/* Nothing is read: the length alone is refused. */
+	EXPECT_EQ(-FI_EMSGSIZE, fi_send(self->s.ep, big, (1ULL << 30) + 1,
+					NULL, 0, NULL));
+	EXPECT_EQ(-FI_EMSGSIZE, fi_trecv(self->s.ep, big, (1ULL << 30) + 1,
+					 NULL, FI_ADDR_UNSPEC, 0, 0, NULL));
+
+	msg.msg_iov = iov;
+	msg.iov_count = 1;
+	msg.addr = FI_ADDR_UNSPEC;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->s.ep, &msg, FI_MULTI_RECV));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_sendmsg(self->s.ep, &msg,
+					    FI_DELIVERY_COMPLETE));
+	tmsg.msg_iov = iov;
+	tmsg.iov_count = 1;
+	tmsg.addr = FI_ADDR_UNSPEC;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_PEEK));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_CLAIM));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_DISCARD));
+	EXPECT_EQ(-FI_EINVAL, fi_sendmsg(self->s.ep, NULL, 0));
+	/* Nothing was queued by any of these. */
+	EXPECT_EQ(tx_left(self->s.ep), rx_left(self->s.ep));
+}
+
+/* ---- the data path: endpoints of one process ---- */
+
+FIXTURE(pair) {
+	struct side a;		/* sender */
+	struct side b;		/* receiver */
+	fi_addr_t a_at_b;	/* a's address in b's AV */
+	fi_addr_t b_at_a;	/* b's address in a's AV */
+};
+
+static int insert_name(struct fid_ep *from, struct fid_av *av,
+		       fi_addr_t *fi_addr)
+{
+	struct kfab_addr addr;
+	size_t len = sizeof(addr);
+	int rc = fi_getname(&from->fid, &addr, &len);
+
+	if (rc)
+		return rc;
+	rc = fi_av_insert(av, &addr, 1, fi_addr, 0, NULL);
+	return rc == 1 ? 0 : -FI_EINVAL;
+}
+
+FIXTURE_SETUP(pair)
+{
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (access(KFAB_DEV, R_OK | W_OK))
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!have_endpoints())
+		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
+	ASSERT_EQ(0, side_open(&self->a, 0, true));
+	ASSERT_EQ(0, side_open(&self->b, 0, true));
+	ASSERT_EQ(0, insert_name(self->b.ep, self->a.av, &self->b_at_a));
+	ASSERT_EQ(0, insert_name(self->a.ep, self->b.av, &self->a_at_b));
+}
+
+FIXTURE_TEARDOWN(pair)
+{
+	side_close(_metadata, &self->a);
+	side_close(_metadata, &self->b);
+}
+
+/* b's next completion, with a progressed meanwhile. */
+#define WAIT_B(e, src)	wait_cq(self->b.cq, self->a.cq, (e), (src), TIMEOUT_MS)
+#define WAIT_A(e)	wait_cq(self->a.cq, self->b.cq, (e), NULL, TIMEOUT_MS)
+
+TEST_F(pair, send_recv)
+{
+	char sbuf[100], rbuf[128];
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src = 0;
+	int rctx, sctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fill(sbuf, sizeof(sbuf), 1);
+	memset(rbuf, 0, sizeof(rbuf));
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, &rctx));
+	ASSERT_EQ(0, fi_send(self->a.ep, sbuf, sizeof(sbuf), NULL,
+			     self->b_at_a, &sctx));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(&rctx, e.op_context);
+	EXPECT_EQ(sizeof(sbuf), e.len);
+	EXPECT_EQ(FI_RECV | FI_MSG, e.flags & (FI_RECV | FI_MSG | FI_TAGGED));
+	EXPECT_EQ(self->a_at_b, src);
+	EXPECT_TRUE(check_fill(rbuf, sizeof(sbuf), 1));
+	ASSERT_EQ(1, WAIT_A(&e));
+	EXPECT_EQ(&sctx, e.op_context);
+	EXPECT_EQ(FI_SEND | FI_MSG, e.flags & (FI_SEND | FI_MSG | FI_TAGGED));
+}
+
+/* fi_av(3): a source inserted with FI_AV_USER_ID is reported by its id. */
+TEST_F(pair, source_reports_av_user_id)
+{
+	struct kfab_addr addr;
+	size_t len = sizeof(addr);
+	fi_addr_t id_and_addr = 0xc0ffee, src = 0;
+	struct fi_cq_tagged_entry e;
+	uint32_t v = 1, r = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* b learns a again, this time under an id (a second index). */
+	ASSERT_EQ(0, fi_av_remove(self->b.av, &self->a_at_b, 1, 0));
+	ASSERT_EQ(0, fi_getname(&self->a.ep->fid, &addr, &len));
+	ASSERT_EQ(1, fi_av_insert(self->b.av, &addr, 1, &id_and_addr,
+				  FI_AV_USER_ID, NULL));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     NULL));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(0xc0ffeeULL, src);
+}
+
+TEST_F(pair, tagged_send_recv)
+{
+	char sbuf[64], rbuf[64];
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src = 0;
+	int rctx, sctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fill(sbuf, sizeof(sbuf), 2);
+	ASSERT_EQ(0, fi_trecv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			      FI_ADDR_UNSPEC, 0x1234, 0, &rctx));
+	ASSERT_EQ(0, fi_tsend(self->a.ep, sbuf, sizeof(sbuf), NULL,
+			      self->b_at_a, 0x1234, &sctx));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(&rctx, e.op_context);
+	EXPECT_EQ(0x1234ULL, e.tag);
+	EXPECT_EQ(sizeof(sbuf), e.len);
+	EXPECT_EQ(FI_RECV | FI_TAGGED, e.flags & (FI_RECV | FI_TAGGED | FI_MSG));
+	EXPECT_EQ(self->a_at_b, src);
+	EXPECT_TRUE(check_fill(rbuf, sizeof(rbuf), 2));
+	ASSERT_EQ(1, WAIT_A(&e));
+	EXPECT_EQ(&sctx, e.op_context);
+	EXPECT_EQ(FI_SEND | FI_TAGGED, e.flags & (FI_SEND | FI_TAGGED | FI_MSG));
+}
+
+TEST_F(pair, inject_has_no_completion)
+{
+	char sbuf[KFAB_INLINE_MAX], rbuf[KFAB_INLINE_MAX];
+	struct fi_cq_tagged_entry e;
+	int rctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fill(sbuf, sizeof(sbuf), 3);
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, &rctx));
+	ASSERT_EQ(0, fi_inject(self->a.ep, sbuf, sizeof(sbuf), self->b_at_a));
+	/* The buffer is the caller's again at once. */
+	memset(sbuf, 0, sizeof(sbuf));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(&rctx, e.op_context);
+	EXPECT_TRUE(check_fill(rbuf, sizeof(rbuf), 3));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+
+	/* Tagged, with data. */
+	fill(sbuf, 10, 4);
+	ASSERT_EQ(0, fi_trecv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			      FI_ADDR_UNSPEC, 9, 0, &rctx));
+	ASSERT_EQ(0, fi_tinjectdata(self->a.ep, sbuf, 10, 0xdada,
+				    self->b_at_a, 9));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(10U, e.len);
+	EXPECT_EQ(0xdadaULL, e.data);
+	EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+}
+
+TEST_F(pair, senddata_remote_cq_data)
+{
+	char sbuf[32], rbuf[32];
+	struct fi_cq_tagged_entry e;
+	struct iovec iov = { .iov_base = sbuf, .iov_len = sizeof(sbuf) };
+	struct fi_msg msg = {
+		.msg_iov = &iov, .iov_count = 1, .data = 0xfeedULL,
+	};
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_senddata(self->a.ep, sbuf, sizeof(sbuf), NULL,
+				 0xbeefULL, self->b_at_a, NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+	EXPECT_EQ(0xbeefULL, e.data);
+	/* fi_sendmsg with FI_REMOTE_CQ_DATA */
+	msg.addr = self->b_at_a;
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg, FI_REMOTE_CQ_DATA));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_TRUE(e.flags & FI_REMOTE_CQ_DATA);
+	EXPECT_EQ(0xfeedULL, e.data);
+	/* A plain send carries none. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(self->a.ep, sbuf, sizeof(sbuf), NULL,
+			     self->b_at_a, NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_FALSE(e.flags & FI_REMOTE_CQ_DATA);
+}
+
+TEST_F(pair, iov_four_buffers)
+{
+	char src[1000], dst[1000];
+	struct iovec siov[4], riov[4];
+	struct fi_cq_tagged_entry e;
+	static const size_t scut[4] = { 1, 99, 400, 500 };
+	static const size_t rcut[4] = { 500, 250, 249, 1 };
+	size_t i, so = 0, ro = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fill(src, sizeof(src), 5);
+	memset(dst, 0, sizeof(dst));
+	for (i = 0; i < 4; i++) {
+		siov[i].iov_base = src + so;
+		siov[i].iov_len = scut[i];
+		so += scut[i];
+		riov[i].iov_base = dst + ro;
+		riov[i].iov_len = rcut[i];
+		ro += rcut[i];
+	}
+	ASSERT_EQ(0, fi_trecvv(self->b.ep, riov, NULL, 4, FI_ADDR_UNSPEC, 1,
+			       0, NULL));
+	ASSERT_EQ(0, fi_tsendv(self->a.ep, siov, NULL, 4, self->b_at_a, 1,
+			       NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(sizeof(src), e.len);
+	EXPECT_TRUE(check_fill(dst, sizeof(dst), 5));
+}
+
+TEST_F(pair, more_batches_until_the_last)
+{
+	uint32_t sbuf[4], rbuf[4];
+	struct iovec iov[4];
+	struct fi_msg msg[4];
+	struct fi_cq_tagged_entry e;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 4; i++) {
+		sbuf[i] = 100 + i;
+		ASSERT_EQ(0, fi_recv(self->b.ep, &rbuf[i], sizeof(rbuf[i]),
+				     NULL, FI_ADDR_UNSPEC, &rbuf[i]));
+		iov[i].iov_base = &sbuf[i];
+		iov[i].iov_len = sizeof(sbuf[i]);
+		msg[i] = (struct fi_msg){
+			.msg_iov = &iov[i], .iov_count = 1,
+			.addr = self->b_at_a, .context = &sbuf[i],
+		};
+	}
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg[i], FI_MORE));
+	/* Nothing is delivered, however much both sides progress. */
+	EXPECT_EQ(-FI_EAGAIN, wait_cq(self->b.cq, self->a.cq, &e, NULL, 200));
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg[3], 0));
+	/* Then everything, in order. */
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, WAIT_B(&e, NULL));
+		EXPECT_EQ(&rbuf[i], e.op_context);
+		EXPECT_EQ(100U + i, rbuf[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		ASSERT_EQ(1, WAIT_A(&e));
+		EXPECT_EQ(&sbuf[i], e.op_context);
+	}
+}
+
+TEST_F(pair, unexpected_message)
+{
+	char sbuf[300], rbuf[300];
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fill(sbuf, sizeof(sbuf), 6);
+	ASSERT_EQ(0, fi_tsend(self->a.ep, sbuf, sizeof(sbuf), NULL,
+			      self->b_at_a, 77, sbuf));
+	/* The send completes although no receive is posted yet. */
+	ASSERT_EQ(1, WAIT_A(&e));
+	EXPECT_EQ((void *)sbuf, e.op_context);
+	memset(sbuf, 0, sizeof(sbuf));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	ASSERT_EQ(0, fi_trecv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			      FI_ADDR_UNSPEC, 77, 0, rbuf));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ((void *)rbuf, e.op_context);
+	EXPECT_EQ(77ULL, e.tag);
+	EXPECT_EQ(self->a_at_b, src);
+	EXPECT_TRUE(check_fill(rbuf, sizeof(rbuf), 6));
+}
+
+TEST_F(pair, directed_receive)
+{
+	struct side c = { 0 };
+	fi_addr_t c_at_b, b_at_c;
+	uint32_t from_a = 0xa, from_c = 0xc, r_for_c = 0, r_any = 0;
+	struct fi_cq_tagged_entry e;
+	fi_addr_t src;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, side_open(&c, 0, true));
+	ASSERT_EQ(0, insert_name(c.ep, self->b.av, &c_at_b));
+	ASSERT_EQ(0, insert_name(self->b.ep, c.av, &b_at_c));
+	/* b waits for c first, then for anyone. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r_for_c, sizeof(r_for_c),
+			     NULL, c_at_b, &r_for_c));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r_any, sizeof(r_any), NULL,
+			     FI_ADDR_UNSPEC, &r_any));
+	/* a's message passes over the receive meant for c. */
+	ASSERT_EQ(0, fi_send(self->a.ep, &from_a, sizeof(from_a), NULL,
+			     self->b_at_a, NULL));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(&r_any, e.op_context);
+	EXPECT_EQ(0xaU, r_any);
+	EXPECT_EQ(self->a_at_b, src);
+	ASSERT_EQ(0, fi_send(c.ep, &from_c, sizeof(from_c), NULL,
+			     b_at_c, NULL));
+	ASSERT_EQ(1, wait_cq(self->b.cq, c.cq, &e, &src, TIMEOUT_MS));
+	EXPECT_EQ(&r_for_c, e.op_context);
+	EXPECT_EQ(0xcU, r_for_c);
+	EXPECT_EQ(c_at_b, src);
+	/* a's send completion, then c's. */
+	ASSERT_EQ(1, WAIT_A(&e));
+	ASSERT_EQ(1, wait_cq(c.cq, NULL, &e, NULL, TIMEOUT_MS));
+	side_close(_metadata, &c);
+}
+
+TEST_F(pair, tag_and_ignore_matching)
+{
+	uint32_t v1 = 1, v2 = 2, r1 = 0, r2 = 0;
+	struct fi_cq_tagged_entry e;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* Any tag 0xab00-0xabff. */
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &r1, sizeof(r1), NULL,
+			      FI_ADDR_UNSPEC, 0xab00, 0xff, &r1));
+	/* 0xac00 does not match it and waits, unexpected. */
+	ASSERT_EQ(0, fi_tsend(self->a.ep, &v2, sizeof(v2), NULL, self->b_at_a,
+			      0xac00, NULL));
+	ASSERT_EQ(0, fi_tsend(self->a.ep, &v1, sizeof(v1), NULL, self->b_at_a,
+			      0xab42, NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(&r1, e.op_context);
+	EXPECT_EQ(0xab42ULL, e.tag);
+	EXPECT_EQ(1U, r1);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &r2, sizeof(r2), NULL,
+			      FI_ADDR_UNSPEC, 0xac00, 0, &r2));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(&r2, e.op_context);
+	EXPECT_EQ(2U, r2);
+	/* Untagged receives never match tagged sends, nor the reverse. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r1, sizeof(r1), NULL,
+			     FI_ADDR_UNSPEC, &r1));
+	ASSERT_EQ(0, fi_tsend(self->a.ep, &v1, sizeof(v1), NULL, self->b_at_a,
+			      0, NULL));
+	EXPECT_EQ(-FI_EAGAIN, wait_cq(self->b.cq, self->a.cq, &e, NULL, 200));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v2, sizeof(v2), NULL, self->b_at_a,
+			     NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(&r1, e.op_context);
+	EXPECT_EQ(FI_MSG, e.flags & (FI_MSG | FI_TAGGED));
+}
+
+TEST_F(pair, message_order)
+{
+	enum { N = 100 };
+	uint32_t sbuf[N], rbuf[N];
+	struct fi_cq_tagged_entry e;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < N; i++) {
+		sbuf[i] = i;
+		rbuf[i] = ~0U;
+		/* Every receive matches every send: order decides. */
+		ASSERT_EQ(0, fi_recv(self->b.ep, &rbuf[i], sizeof(rbuf[i]),
+				     NULL, FI_ADDR_UNSPEC, &rbuf[i]));
+	}
+	for (i = 0; i < N; i++) {
+		ssize_t rc;
+
+		while ((rc = fi_send(self->a.ep, &sbuf[i], sizeof(sbuf[i]),
+				     NULL, self->b_at_a, NULL)) == -FI_EAGAIN)
+			(void)fi_cq_read(self->a.cq, NULL, 0);
+		ASSERT_EQ(0, rc);
+	}
+	for (i = 0; i < N; i++) {
+		ASSERT_EQ(1, WAIT_B(&e, NULL));
+		EXPECT_EQ(&rbuf[i], e.op_context);
+		EXPECT_EQ((uint32_t)i, rbuf[i]);
+	}
+}
+
+TEST_F(pair, sizes)
+{
+	static const size_t sizes[] = {
+		0, 1, 64, 4096, 65536, 1 << 20, 16 << 20,
+	};
+	struct fi_cq_tagged_entry e;
+	char *sbuf, *rbuf;
+	size_t i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	sbuf = malloc(16 << 20);
+	rbuf = malloc((16 << 20) + 1);
+	ASSERT_NE(NULL, sbuf);
+	ASSERT_NE(NULL, rbuf);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		fill(sbuf, sizes[i], (unsigned int)i);
+		memset(rbuf, 0x5a, sizes[i] + 1);
+		ASSERT_EQ(0, fi_trecv(self->b.ep, rbuf, sizes[i] + 1, NULL,
+				      FI_ADDR_UNSPEC, i, 0, rbuf));
+		ASSERT_EQ(0, fi_tsend(self->a.ep, sbuf, sizes[i], NULL,
+				      self->b_at_a, i, sbuf));
+		ASSERT_EQ(1, WAIT_B(&e, NULL)) TH_LOG("size %zu", sizes[i]);
+		EXPECT_EQ(sizes[i], e.len);
+		EXPECT_TRUE(check_fill(rbuf, sizes[i], (unsigned int)i))
+			TH_LOG("size %zu: data differ", sizes[i]);
+		/* Not one byte beyond the message. */
+		EXPECT_EQ(0x5a, (unsigned char)rbuf[sizes[i]]);
+		ASSERT_EQ(1, WAIT_A(&e));
+		EXPECT_EQ((void *)sbuf, e.op_context);
+	}
+	free(sbuf);
+	free(rbuf);
+}
+
+/* ---- the data path: two processes ---- */
+
+static int xwrite(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+static int xread(int fd, void *buf, size_t len)
+{
+	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * One side of a ping-pong between processes: names through pipes, then
+ * @rounds rounds of every size, tagged and not; 0 when all went well.
+ */
+static int ping_pong(bool first, int rfd, int wfd)
+{
+	static const size_t sizes[] = { 0, 1, 64, 4096, 65536, 1 << 20 };
+	struct side s = { 0 };
+	struct kfab_addr mine, peer;
+	struct fi_cq_tagged_entry e;
+	fi_addr_t peer_addr, src;
+	size_t len = sizeof(mine), i;
+	char *buf;
+	int rc = 1;
+
+	buf = malloc(1 << 20);
+	if (!buf || side_open(&s, 0, true))
+		goto out;
+	if (fi_getname(&s.ep->fid, &mine, &len) ||
+	    xwrite(wfd, &mine, sizeof(mine)) || xread(rfd, &peer, sizeof(peer)))
+		goto out;
+	if (fi_av_insert(s.av, &peer, 1, &peer_addr, 0, NULL) != 1)
+		goto out;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		bool tagged = i & 1;
+
+		if (first) {
+			fill(buf, sizes[i], (unsigned int)i);
+			if (tagged ? fi_tsend(s.ep, buf, sizes[i], NULL,
+					      peer_addr, i, NULL) :
+				     fi_send(s.ep, buf, sizes[i], NULL,
+					     peer_addr, NULL))
+				goto out;
+			if (wait_cq(s.cq, NULL, &e, NULL, TIMEOUT_MS) != 1)
+				goto out;
+		}
+		memset(buf, 0, sizes[i]);
+		if (tagged ? fi_trecv(s.ep, buf, sizes[i], NULL, peer_addr,
+				      i, 0, buf) :
+			     fi_recv(s.ep, buf, sizes[i], NULL, peer_addr, buf))
+			goto out;
+		if (wait_cq(s.cq, NULL, &e, &src, TIMEOUT_MS) != 1 ||
+		    e.op_context != buf || e.len != sizes[i] ||
+		    src != peer_addr || (tagged && e.tag != i) ||
+		    !check_fill(buf, sizes[i], (unsigned int)i))
+			goto out;
+		if (!first) {
+			/* Send it back as it came. */
+			if (tagged ? fi_tsend(s.ep, buf, sizes[i], NULL,
+					      peer_addr, i, NULL) :
+				     fi_send(s.ep, buf, sizes[i], NULL,
+					     peer_addr, NULL))
+				goto out;
+			if (wait_cq(s.cq, NULL, &e, NULL, TIMEOUT_MS) != 1)
+				goto out;
+		}
+	}
+	rc = 0;
+	/* Neither side closes before the other is done with it. */
+	if (xwrite(wfd, &rc, sizeof(rc)) || xread(rfd, &rc, sizeof(rc)))
+		rc = 1;
+out:
+	if (s.ep)
+		fi_close(&s.ep->fid);
+	if (s.cq)
+		fi_close(&s.cq->fid);
+	if (s.av)
+		fi_close(&s.av->fid);
+	if (s.domain)
+		fi_close(&s.domain->fid);
+	if (s.fabric)
+		fi_close(&s.fabric->fid);
+	if (s.info)
+		fi_freeinfo(s.info);
+	free(buf);
+	return rc;
+}
+
+TEST(two_processes_ping_pong)
+{
+	int to_child[2], to_parent[2], status;
+	pid_t pid;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (access(KFAB_DEV, R_OK | W_OK))
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!have_endpoints())
+		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(to_parent));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		_exit(ping_pong(false, to_child[0], to_parent[1]));
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	EXPECT_EQ(0, ping_pong(true, to_parent[0], to_child[1]));
+	close(to_parent[0]);
+	close(to_child[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+TEST_HARNESS_MAIN
