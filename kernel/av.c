@@ -327,8 +327,10 @@ static int kfab_av_copy_name(char *name, u64 uname)
 		return -ENAMETOOLONG;
 	if (!len || name[0] == '.')
 		return -EINVAL;
+	/* ASCII only: the kernel's isalnum() takes Latin-1 letters too. */
 	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+		if (!isascii(name[i]) || (!isalnum(name[i]) &&
+					  !strchr("._-", name[i])))
 			return -EINVAL;
 	return 0;
 }
@@ -433,8 +435,9 @@ out_unlock:
 
 /*
  * Detach a handle from its table.  The last handle of a named AV takes the
- * name with it unless the AV persists; @unlink takes it in any case (the
- * open that created the AV failed).
+ * name with it unless the AV persists; with @unlink (the open that created
+ * the AV failed) even then.  A handle another file opened meanwhile keeps
+ * the name in every case.
  */
 static void kfab_av_detach(struct kfab_av *av, bool unlink)
 {
@@ -444,7 +447,7 @@ static void kfab_av_detach(struct kfab_av *av, bool unlink)
 	mutex_lock(&kfab_av_lock);
 	list_del(&av->opener);
 	t->openers--;
-	if (t->linked && (unlink || (!t->openers && !t->persist))) {
+	if (t->linked && !t->openers && (unlink || !t->persist)) {
 		t->linked = false;
 		drop_name = true;
 	}

@@ -461,6 +461,11 @@ TEST_F(ioctl, names_are_validated)
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "caf\xc3\xa9", 0,
 				   0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "x\n", 0, 0600, NULL));
+	/* Latin-1 letters are letters to the kernel's isalnum(), not here. */
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "av-\xff", 0, 0600,
+				   NULL));
+	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "\xc0\xc1", 0, 0600,
+				   NULL));
 	EXPECT_EQ(-ENAMETOOLONG, av_unlink(self->fd, name));
 
 	/* A name running into an unmapped page: -EFAULT, not a read past it. */
@@ -902,6 +907,68 @@ TEST_F(ioctl, concurrent_openers_of_a_named_av_agree)
 						 sizeof(seen[i])));
 		EXPECT_EQ(0, memcmp(seen[0], seen[i], sizeof(seen[i])));
 	}
+}
+
+/*
+ * A creating open that fails at its very end (its answer cannot be copied
+ * out) takes its new name away again - but not from under a file that
+ * opened the name in the meantime.
+ */
+TEST_F_TIMEOUT(ioctl, failed_create_keeps_a_name_another_file_opened, 240)
+{
+	const char *name = test_name("race");
+	struct kfab_test_fault f = { .size = sizeof(f),
+				     .point = KFAB_FAULT_COPY_OUT, .nth = 1 };
+	struct kfab_query q;
+	int round, hits = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, kfab_query(self->fd, &q));
+	if (!(q.features & KFAB_FEATURE_TEST))
+		SKIP(return, "needs a CONFIG_KFAB_TEST module");
+	for (round = 0; round < 40; round++) {
+		int go[2], status;
+		pid_t pid;
+		char c;
+
+		ASSERT_EQ(0, pipe(go));
+		pid = fork();
+		if (!pid) {
+			/* Open the name as soon as it exists; hold it; check. */
+			struct kfab_av_open o;
+			int fd = kfab_open(), fd2 = kfab_open(), i, rc = -1;
+			uint32_t dom, dom2;
+
+			if (kfab_domain_alloc(fd, &dom) ||
+			    kfab_domain_alloc(fd2, &dom2) ||
+			    write(go[1], "r", 1) != 1)
+				_exit(10);
+			for (i = 0; i < 4000 && rc; i++)
+				rc = av_open(fd, dom, name,
+					     KFAB_AV_OPEN_NO_CREATE, 0, &o);
+			if (rc)
+				_exit(1);	/* never saw it: no hit */
+			/* We hold it: the name must still find it. */
+			_exit(av_open(fd2, dom2, name, KFAB_AV_OPEN_NO_CREATE,
+				      0, NULL) ? 20 : 0);
+		}
+		ASSERT_EQ(1, read(go[0], &c, 1));
+		ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_TEST_FAULT, &f));
+		EXPECT_EQ(-EFAULT, av_open(self->fd, self->dom, name,
+					   KFAB_AV_OPEN_EXCL, 0600, NULL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		ASSERT_TRUE(WIFEXITED(status));
+		EXPECT_NE(20, WEXITSTATUS(status));
+		EXPECT_NE(10, WEXITSTATUS(status));
+		if (!WEXITSTATUS(status))
+			hits++;
+		close(go[0]);
+		close(go[1]);
+		/* No name is left behind either way. */
+		EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
+					   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
+	}
+	TH_LOG("%d of 40 rounds opened the name in the window", hits);
 }
 
 /* The administrator's way: tools/kfabctl (vm-suite runs from selftests/). */

@@ -202,15 +202,16 @@ enum kfab_av_open_out_flags {
 /**
  * struct kfab_av_open - KFAB_IOC_AV_OPEN: open an unnamed or named AV
  * @size: sizeof(struct kfab_av_open)
- * @flags: KFAB_AV_OPEN_* bits; all but the first need a @name (-EINVAL)
+ * @flags: KFAB_AV_OPEN_* bits; each of them needs a @name (-EINVAL)
  * @domain_id: the parent domain, of this file
  * @type: a KFAB_AV_TYPE_*; opening a named AV of another type is -EINVAL
  * @count: entries wanted; 0 asks for the module's default.  Above the
  *	module's av_max_count: -EINVAL.  A named AV that exists keeps the
  *	capacity it was created with; @out_count tells it.
  * @mode: creating a named AV: its permission bits (0 to 0777, the way
- *	chmod reads them, read = may open, write = may insert and remove);
- *	otherwise ignored.  Bits above 0777: -EINVAL.
+ *	chmod reads them, read = may open, write = may insert and remove).
+ *	Any named open checks it (bits above 0777: -EINVAL) and only a
+ *	creating one uses it; an unnamed open ignores it.
  * @uid: with KFAB_AV_OPEN_SET_OWNER: the owner
  * @gid: with KFAB_AV_OPEN_SET_OWNER: the group
  * @__reserved: must be 0
