@@ -198,3 +198,12 @@ int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done)
 		*done = cmd.out_done;
 	return ret;
 }
+
+int kfab_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context)
+{
+	struct kfab_ep_cancel cmd = {
+		.size = sizeof(cmd), .ep_id = ep_id, .context = context,
+	};
+
+	return kfab_dev_ioctl(fd, KFAB_IOC_EP_CANCEL, &cmd);
+}

@@ -490,14 +490,19 @@ static int kfab_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 /* ---- struct fi_ops_ep ---- */
 
 /*
- * Nothing the library could cancel is visible to it: a request belongs to
- * the kernel as soon as it is in the ring, and the uapi has no cancel
- * command.  So no operation is found: -FI_ENOENT.
+ * fi_cancel: the kernel takes back the oldest posted receive with this
+ * context, which then completes with FI_ECANCELED.  Requests still in the
+ * ring are not posted yet, so the ring is run first.  Sends, and receives
+ * that matched already, are not cancellable: -FI_ENOENT.
  */
 static ssize_t kfab_ep_cancel(fid_t fid, void *context)
 {
-	(void)fid; (void)context;
-	return -FI_ENOENT;
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+
+	if (!ep->enabled)
+		return -FI_ENOENT;
+	kfab_ep_progress(ep);
+	return kfab_dev_ep_cancel(ep->fd, ep->id, (uintptr_t)context);
 }
 
 static int kfab_ep_getopt(fid_t fid, int level, int optname, void *optval,

@@ -108,6 +108,7 @@ int kfab_dev_ep_open(int fd, struct kfab_ep_open *cmd);
 int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
 int kfab_dev_ep_enable(int fd, uint32_t ep_id);
 int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done);
+int kfab_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context);
 
 /* ---- fabric (fabric.c) ---- */
 

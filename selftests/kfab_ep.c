@@ -851,6 +851,30 @@ TEST_F(pair, send_recv)
 	EXPECT_EQ(FI_SEND | FI_MSG, e.flags & (FI_SEND | FI_MSG | FI_TAGGED));
 }
 
+/* fi_endpoint(3): a cancelled receive completes with FI_ECANCELED. */
+TEST_F(pair, cancel_a_posted_receive)
+{
+	struct fi_cq_err_entry err = { 0 };
+	struct fi_cq_tagged_entry e;
+	char rbuf[16], sbuf[16] = "late";
+	int rctx, other;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, &rctx));
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->b.ep->fid, &other));
+	ASSERT_EQ(0, fi_cancel(&self->b.ep->fid, &rctx));
+	EXPECT_EQ(-FI_EAVAIL, fi_cq_read(self->b.cq, &e, 1));
+	ASSERT_EQ(1, fi_cq_readerr(self->b.cq, &err, 0));
+	EXPECT_EQ(&rctx, err.op_context);
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->b.ep->fid, &rctx));
+	/* A message that comes now waits: the receive is gone. */
+	ASSERT_EQ(0, fi_send(self->a.ep, sbuf, sizeof(sbuf), NULL,
+			     self->b_at_a, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+}
+
 /* fi_av(3): a source inserted with FI_AV_USER_ID is reported by its id. */
 TEST_F(pair, source_reports_av_user_id)
 {
