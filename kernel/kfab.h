@@ -317,6 +317,7 @@ struct kfab_ep;
  * @posted: posted receives (struct kfab_msg_rx), by kind, in order
  * @unexpected: messages no receive matched yet (struct kfab_msg_unexp)
  * @unexp_bytes: bytes of @unexpected buffered in kernel memory
+ * @tx_waiting: sends of this endpoint waiting at receivers (rendezvous)
  */
 struct kfab_ep_core {
 	struct kref ref;
@@ -328,6 +329,7 @@ struct kfab_ep_core {
 	struct list_head posted[2];
 	struct list_head unexpected[2];
 	size_t unexp_bytes;
+	atomic_t tx_waiting;
 };
 
 /**

@@ -42,7 +42,10 @@
 #define KFAB_MSG_MAX		BIT_ULL(30)
 
 #define KFAB_SQE_FLAGS	(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA | \
-			 KFAB_SQE_INLINE)
+			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
+			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE)
+#define KFAB_SQE_SEND_ONLY (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE | \
+			    KFAB_SQE_FENCE)
 
 /* One user buffer, pinned by the process that owns it. */
 struct kfab_seg {
@@ -71,6 +74,9 @@ struct kfab_msg_rx {
 	u32 flags;
 	u64 buf;
 	size_t len;
+	/* FI_MULTI_RECV: bytes taken, and the least free space it serves */
+	size_t used;
+	size_t min_free;
 	struct kfab_pinned pin;
 };
 
@@ -226,20 +232,20 @@ static size_t kfab_iov_len(const struct kfab_sqe *sqe)
 	return len;
 }
 
-/* Copy the first @n bytes of a send's payload into pinned buffers. */
+/* Copy the first @n bytes of a send's payload into pinned buffers, @at on. */
 static int kfab_send_to_pinned(const struct kfab_sqe *sqe,
-			       struct kfab_pinned *dst, size_t n)
+			       struct kfab_pinned *dst, size_t at, size_t n)
 {
 	size_t off = 0, chunk;
 	unsigned int i;
 	int rc;
 
 	if (sqe->flags & KFAB_SQE_INLINE)
-		return kfab_pinned_copy(dst, 0, (void *)sqe->inline_data, NULL,
+		return kfab_pinned_copy(dst, at, (void *)sqe->inline_data, NULL,
 					n, true);
 	for (i = 0; i < sqe->iov_count && off < n; i++) {
 		chunk = min_t(size_t, sqe->iov[i].len, n - off);
-		rc = kfab_pinned_copy(dst, off, NULL,
+		rc = kfab_pinned_copy(dst, at + off, NULL,
 				      u64_to_user_ptr(sqe->iov[i].base),
 				      chunk, true);
 		if (rc)
@@ -267,16 +273,19 @@ static int kfab_send_to_kernel(const struct kfab_sqe *sqe, void *buf)
 	return 0;
 }
 
-/* Copy an unexpected message into the receiver's own buffers. */
+/*
+ * Copy an unexpected message into the receiver's own buffers, from byte
+ * @at of them on (multi-receive; then there is one buffer).
+ */
 static int kfab_unexp_to_user(struct kfab_msg_unexp *u,
-			      const struct kfab_sqe *sqe, size_t n)
+			      const struct kfab_sqe *sqe, size_t at, size_t n)
 {
 	size_t off = 0, chunk;
 	unsigned int i;
 	int rc = 0;
 
 	for (i = 0; i < sqe->iov_count && off < n && !rc; i++) {
-		void __user *dst = u64_to_user_ptr(sqe->iov[i].base);
+		void __user *dst = u64_to_user_ptr(sqe->iov[i].base + at);
 
 		chunk = min_t(size_t, sqe->iov[i].len, n - off);
 		if (u->buf)
@@ -307,7 +316,9 @@ static struct kfab_msg_rx *kfab_match_posted(struct kfab_ep_core *core,
 		if (kind == KFAB_KIND_TAGGED &&
 		    !kfab_tag_match(rx->tag, rx->ignore, tag))
 			continue;
-		list_del(&rx->link);
+		/* A multi-receive buffer stays first until it is full. */
+		if (!(rx->flags & KFAB_SQE_MULTI_RECV))
+			list_del(&rx->link);
 		return rx;
 	}
 	return NULL;
@@ -344,7 +355,9 @@ static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
 {
 	struct kfab_cq_entry e = {
 		.op_context = context,
-		.flags = KFAB_COMP_RECV | kfab_comp_kind(kind),
+		.flags = KFAB_COMP_RECV | kfab_comp_kind(kind) |
+			 (rx_flags & KFAB_SQE_MULTI_RECV ?
+			  KFAB_COMP_MULTI_RECV : 0),
 		.len = len,
 		.buf = buf,
 		.tag = tag,
@@ -382,6 +395,8 @@ static void kfab_complete_sender(struct kfab_msg_unexp *u, int kind, int err)
 		kfab_complete_tx(sender->ep, kind, u->sender_context, u->flags,
 				 err);
 	mutex_unlock(&sender->lock);
+	/* After the completion: a fenced send may go once it is seen. */
+	atomic_dec(&sender->tx_waiting);
 	kfab_ep_core_put(sender);
 	u->sender = NULL;
 }
@@ -391,6 +406,19 @@ static void kfab_unexp_free(struct kfab_msg_unexp *u)
 	kfab_unpin(&u->pin);
 	kvfree(u->buf);
 	kfree(u);
+}
+
+/*
+ * A receive takes @n bytes.  Return: true when it is done with: always
+ * for a plain receive; for a multi-receive buffer, once fewer than its
+ * least free space is left (it is then released).
+ */
+static bool kfab_rx_take(struct kfab_msg_rx *rx, size_t n)
+{
+	rx->used += n;
+	if (!(rx->flags & KFAB_SQE_MULTI_RECV))
+		return true;
+	return rx->len - rx->used < max_t(size_t, rx->min_free, 1);
 }
 
 /* ---- requests ---- */
@@ -406,6 +434,10 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	struct kfab_addr dst;
 	int rc;
 
+	/* FI_FENCE: every earlier send completes first. */
+	if ((sqe->flags & KFAB_SQE_FENCE) &&
+	    atomic_read(&ep->core->tx_waiting))
+		return -EAGAIN;
 	if (kfab_av_addr_of(ep->av, sqe->addr, &dst)) {
 		kfab_complete_tx(ep, kind, sqe->context, sqe->flags, EINVAL);
 		return 0;
@@ -417,8 +449,13 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 		return 0;
 	}
 
-	/* A large message that may wait: pin it before taking locks. */
-	if (len > KFAB_MSG_EAGER_MAX) {
+	/*
+	 * A message that may wait at the receiver in the sender's memory: a
+	 * large one, or one that must be delivered before it completes.  Pin
+	 * it before taking locks.
+	 */
+	if (len > KFAB_MSG_EAGER_MAX ||
+	    (sqe->flags & KFAB_SQE_DELIVERY_COMPLETE)) {
 		u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
 		rc = u ? kfab_pin(&u->pin, sqe->iov, sqe->iov_count, false) :
 			 -ENOMEM;
@@ -434,17 +471,24 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 			       kfab_av_index_of(target->ep->av, &self),
 			       sqe->tag);
 	if (rx) {
-		size_t n = min(len, rx->len);
+		size_t at = rx->used, n = min(len, rx->len - at);
+		bool done = kfab_rx_take(rx, n);
 
-		rc = -kfab_send_to_pinned(sqe, &rx->pin, n);
-		kfab_complete_rx(target->ep, kind, rx->context, rx->flags,
-				 rx->buf, rc ? 0 : n, len,
+		rc = -kfab_send_to_pinned(sqe, &rx->pin, at, n);
+		kfab_complete_rx(target->ep, kind, rx->context,
+				 done ? rx->flags :
+					rx->flags & ~KFAB_SQE_MULTI_RECV,
+				 rx->buf + at, rc ? 0 : n, len,
 				 kfab_av_index_of(target->ep->av, &self),
 				 sqe->tag, sqe->data, sqe->flags, rc);
+		if (done && (rx->flags & KFAB_SQE_MULTI_RECV))
+			list_del(&rx->link);
 		mutex_unlock(&target->lock);
 		kfab_ep_core_put(target);
-		kfab_unpin(&rx->pin);
-		kfree(rx);
+		if (done) {
+			kfab_unpin(&rx->pin);
+			kfree(rx);
+		}
 		if (u)
 			kfab_unexp_free(u);
 		kfab_complete_tx(ep, kind, sqe->context, sqe->flags, rc);
@@ -471,6 +515,7 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 		target->unexp_bytes += len;
 	} else {
 		kref_get(&ep->core->ref);
+		atomic_inc(&ep->core->tx_waiting);
 		u->sender = ep->core;
 		u->sender_context = sqe->context;
 	}
@@ -534,31 +579,47 @@ static int kfab_msg_recv(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	rx->flags = sqe->flags;
 	rx->buf = sqe->iov_count ? sqe->iov[0].base : 0;
 	rx->len = len;
+	rx->min_free = sqe->flags & KFAB_SQE_MULTI_RECV ? sqe->data : 0;
 
-	mutex_lock(&core->lock);
-	u = kfab_match_unexp(ep, kind, src, sqe->tag, sqe->ignore);
-	if (!u) {
-		list_add_tail(&rx->link, &core->posted[kind]);
+	/*
+	 * Messages that wait go first, in arrival order: one for a plain
+	 * receive, as many as fit a multi-receive buffer.  They are copied
+	 * with uaccess: the buffers are this process's own.
+	 */
+	for (;;) {
+		size_t at;
+		bool done;
+
+		mutex_lock(&core->lock);
+		u = kfab_match_unexp(ep, kind, src, sqe->tag, sqe->ignore);
+		if (!u) {
+			list_add_tail(&rx->link, &core->posted[kind]);
+			mutex_unlock(&core->lock);
+			return 0;
+		}
+		if (u->buf)
+			core->unexp_bytes -= u->len;
 		mutex_unlock(&core->lock);
-		return 0;
-	}
-	if (u->buf)
-		core->unexp_bytes -= u->len;
-	mutex_unlock(&core->lock);
 
-	/* Our own buffers: copy with uaccess, the pins are not needed. */
-	kfab_unpin(&rx->pin);
-	kfree(rx);
-	n = min(len, u->len);
-	rc = kfab_unexp_to_user(u, sqe, n);
-	from = kfab_av_index_of(ep->av, &u->src);
-	kfab_complete_rx(ep, kind, sqe->context, sqe->flags,
-			 sqe->iov_count ? sqe->iov[0].base : 0, rc ? 0 : n,
-			 u->len, from, u->tag, u->data, u->flags, -rc);
-	if (u->sender)
-		kfab_complete_sender(u, kind, 0);
-	kfab_unexp_free(u);
-	return 0;
+		at = rx->used;
+		n = min(len - at, u->len);
+		done = kfab_rx_take(rx, n);
+		rc = kfab_unexp_to_user(u, sqe, at, n);
+		from = kfab_av_index_of(ep->av, &u->src);
+		kfab_complete_rx(ep, kind, sqe->context,
+				 done ? sqe->flags :
+					sqe->flags & ~KFAB_SQE_MULTI_RECV,
+				 rx->buf + at, rc ? 0 : n, u->len, from, u->tag,
+				 u->data, u->flags, -rc);
+		if (u->sender)
+			kfab_complete_sender(u, kind, 0);
+		kfab_unexp_free(u);
+		if (done) {
+			kfab_unpin(&rx->pin);
+			kfree(rx);
+			return 0;
+		}
+	}
 }
 
 /* An entry of the ring: 0 when consumed, -EAGAIN to leave it there. */
@@ -576,8 +637,13 @@ int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
 	ok = sqe->opcode >= KFAB_OP_SEND && sqe->opcode <= KFAB_OP_TRECV &&
 	     !sqe->__reserved && !sqe->__reserved2 &&
 	     !(sqe->flags & ~KFAB_SQE_FLAGS) && sqe->iov_count <= KFAB_IOV_MAX;
+	if (ok && !send)
+		ok = !(sqe->flags & KFAB_SQE_SEND_ONLY);
+	if (ok && (sqe->flags & KFAB_SQE_MULTI_RECV))
+		ok = sqe->opcode == KFAB_OP_RECV && sqe->iov_count == 1;
 	if (ok && inline_data)
-		ok = send && !sqe->iov_count && sqe->len <= KFAB_INLINE_MAX;
+		ok = send && !sqe->iov_count && sqe->len <= KFAB_INLINE_MAX &&
+		     !(sqe->flags & KFAB_SQE_DELIVERY_COMPLETE);
 	/* Bad pointers fail in the copy or the pinning, with -EFAULT. */
 	for (i = 0; ok && !inline_data && i < sqe->iov_count; i++)
 		ok = sqe->iov[i].len <= KFAB_MSG_MAX;

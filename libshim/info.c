@@ -7,10 +7,11 @@
  * messages between endpoints of this node.  So:
  *
  *  - caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
- *    FI_SOURCE | FI_LOCAL_COMM.  FI_LOCAL_COMM says where peers may be (on
+ *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM.  FI_LOCAL_COMM says where peers may be (on
  *    this host: kfab is a kernel module of one machine); FI_REMOTE_COMM is
  *    never claimed.  FI_SOURCE: the kernel fills the source of every
- *    receive completion.  FI_RMA, FI_ATOMIC, FI_MULTI_RECV... appear when
+ *    receive completion.  FI_MULTI_RECV: untagged receives.  FI_RMA,
+ *    FI_ATOMIC, FI_SHARED_AV... appear when
  *    they work, so until then hints asking for any of them get -FI_ENODATA
  *    and the application moves on to a provider that can serve it.  When
  *    hints name caps, the answer carries those (plus FI_LOCAL_COMM), not
@@ -60,16 +61,17 @@
  * Not const only because struct fi_info points at its attributes through
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
-#define KFAB_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM)
+#define KFAB_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
+			 FI_FENCE)
 #define KFAB_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
-			 FI_DIRECTED_RECV | FI_SOURCE)
+			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
 #define KFAB_CAPS	(KFAB_TX_CAPS | KFAB_RX_CAPS)
 /* Secondary caps kfab adds to an answer whatever the hints named. */
 #define KFAB_CAPS_ALWAYS	FI_LOCAL_COMM
 /* Default op_flags a hint may ask for (msg.c honours them). */
 #define KFAB_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
-				 FI_TRANSMIT_COMPLETE)
-#define KFAB_RX_OP_FLAGS	FI_COMPLETION
+				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
+#define KFAB_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
 /* Objects of one kfab file: the module's default max_objects. */
 #define KFAB_OBJECTS		4096
 /* Registrations of one domain (library objects, see mr.c). */

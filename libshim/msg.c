@@ -41,13 +41,15 @@
 /* Flags a send of the *msg family may carry. */
 #define KFAB_SEND_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_REMOTE_CQ_DATA | \
 				 FI_INJECT | FI_INJECT_COMPLETE | \
-				 FI_TRANSMIT_COMPLETE)
+				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
+				 FI_FENCE)
 /*
- * Flags a receive of the *msg family may carry.  FI_MULTI_RECV, FI_PEEK,
- * FI_CLAIM and FI_DISCARD need the kernel's matching engine to expose
- * them: -FI_EBADFLAGS until it does.
+ * Flags a receive of the *msg family may carry; FI_MULTI_RECV for untagged
+ * receives only.  FI_PEEK, FI_CLAIM and FI_DISCARD need the kernel's
+ * matching engine to expose them: -FI_EBADFLAGS until it does.
  */
-#define KFAB_RECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE)
+#define KFAB_RECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
+#define KFAB_TRECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE)
 
 /* ---- the ring ---- */
 
@@ -219,6 +221,14 @@ static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
 		sqe.flags |= KFAB_SQE_REMOTE_CQ_DATA;
 		sqe.data = data;
 	}
+	if (flags & FI_FENCE)
+		sqe.flags |= KFAB_SQE_FENCE;
+	if (flags & FI_DELIVERY_COMPLETE) {
+		/* The kernel delivers an inline payload from its own copy. */
+		if (inject || (flags & FI_INJECT))
+			return -FI_EBADFLAGS;
+		sqe.flags |= KFAB_SQE_DELIVERY_COMPLETE;
+	}
 	if (inject || (flags & FI_INJECT))
 		ret = kfab_sqe_set_inline(&sqe, iov, count);
 	else
@@ -250,8 +260,15 @@ static ssize_t kfab_recv(struct kfab_ep *ep, uint8_t op,
 	uint64_t total;
 	ssize_t ret;
 
-	if (flags & FI_MULTI_RECV)
-		return -FI_EBADFLAGS;
+	if (flags & FI_MULTI_RECV) {
+		if (op != KFAB_OP_RECV)
+			return -FI_EBADFLAGS;
+		if (count != 1)
+			return -FI_EINVAL;
+		/* The kernel releases the buffer below this much room. */
+		sqe.flags |= KFAB_SQE_MULTI_RECV;
+		sqe.data = kfab_read_once(&ep->min_multi_recv);
+	}
 	sqe.opcode = op;
 	sqe.context = (uintptr_t)context;
 	sqe.addr = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
@@ -432,7 +449,7 @@ static ssize_t kfab_tagged_recvmsg(struct fid_ep *ep_fid,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)KFAB_RECV_MSG_FLAGS)
+	if (flags & ~(uint64_t)KFAB_TRECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
 	return kfab_recv(to_kfab_ep(ep_fid), KFAB_OP_TRECV, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->ignore,

@@ -767,12 +767,17 @@ TEST_F(ep, data_path_argument_checks)
 	msg.msg_iov = iov;
 	msg.iov_count = 1;
 	msg.addr = FI_ADDR_UNSPEC;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->s.ep, &msg, FI_MULTI_RECV));
+	/* Multi-receive: one buffer, untagged. */
+	msg.iov_count = 2;
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->s.ep, &msg, FI_MULTI_RECV));
+	msg.iov_count = 1;
+	/* An inline payload cannot wait for its delivery. */
 	EXPECT_EQ(-FI_EBADFLAGS, fi_sendmsg(self->s.ep, &msg,
-					    FI_DELIVERY_COMPLETE));
+					    FI_DELIVERY_COMPLETE | FI_INJECT));
 	tmsg.msg_iov = iov;
 	tmsg.iov_count = 1;
 	tmsg.addr = FI_ADDR_UNSPEC;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_MULTI_RECV));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_PEEK));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_CLAIM));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_DISCARD));
@@ -849,6 +854,65 @@ TEST_F(pair, send_recv)
 	ASSERT_EQ(1, WAIT_A(&e));
 	EXPECT_EQ(&sctx, e.op_context);
 	EXPECT_EQ(FI_SEND | FI_MSG, e.flags & (FI_SEND | FI_MSG | FI_TAGGED));
+}
+
+/*
+ * fi_msg(3) FI_MULTI_RECV: one buffer takes message after message; the
+ * completion that leaves less than FI_OPT_MIN_MULTI_RECV carries
+ * FI_MULTI_RECV: the buffer is released.
+ */
+TEST_F(pair, multi_recv_fills_one_buffer)
+{
+	struct fi_cq_tagged_entry e;
+	char buf[4096], sbuf[1000];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC };
+	size_t min = 1500;
+	int i, ctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_setopt(&self->b.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)));
+	msg.context = &ctx;
+	ASSERT_EQ(0, fi_recvmsg(self->b.ep, &msg, FI_MULTI_RECV));
+	for (i = 0; i < 3; i++) {
+		fill(sbuf, sizeof(sbuf), i);
+		ASSERT_EQ(0, fi_send(self->a.ep, sbuf, sizeof(sbuf), NULL,
+				     self->b_at_a, NULL));
+		ASSERT_EQ(1, WAIT_B(&e, NULL));
+		EXPECT_EQ(&ctx, e.op_context);
+		EXPECT_EQ(sizeof(sbuf), e.len);
+		EXPECT_EQ(buf + i * sizeof(sbuf), (char *)e.buf);
+		EXPECT_TRUE(check_fill(buf + i * sizeof(sbuf), sizeof(sbuf), i));
+		/* 3096, 2096, then 1096 left: released at the third. */
+		EXPECT_EQ(i == 2 ? FI_MULTI_RECV : 0, e.flags & FI_MULTI_RECV);
+		ASSERT_EQ(1, WAIT_A(&e));
+	}
+}
+
+/* FI_DELIVERY_COMPLETE: the send completes when the receive has it. */
+TEST_F(pair, delivery_complete_waits_for_the_receiver)
+{
+	struct fi_cq_tagged_entry e;
+	struct iovec iov;
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	char sbuf[64] = "delivered", rbuf[64];
+	int sctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	iov.iov_base = sbuf;
+	iov.iov_len = sizeof(sbuf);
+	msg.addr = self->b_at_a;
+	msg.context = &sctx;
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg,
+				FI_DELIVERY_COMPLETE | FI_COMPLETION));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->a.cq, &e, 1));
+	ASSERT_EQ(0, fi_recv(self->b.ep, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(1, WAIT_A(&e));
+	EXPECT_EQ(&sctx, e.op_context);
+	EXPECT_STREQ("delivered", rbuf);
 }
 
 /* fi_endpoint(3): a cancelled receive completes with FI_ECANCELED. */

@@ -480,6 +480,114 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	EXPECT_EQ(0, doorbell(&self->b, NULL));
 }
 
+/* FI_MULTI_RECV: one buffer, message after message, released when full. */
+TEST_F(msg, multi_receive_fills_one_buffer)
+{
+	char buf[1000] = { 0 }, msg[300];
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	/* Two messages wait already; the buffer takes both at once. */
+	for (i = 0; i < 2; i++) {
+		memset(msg, 'a' + i, sizeof(msg));
+		s = sqe_buf(KFAB_OP_SEND, i, self->b_to_a, msg, sizeof(msg));
+		ASSERT_EQ(0, submit(&self->b, &s));
+	}
+	s = sqe_buf(KFAB_OP_RECV, 77, ANY, buf, sizeof(buf));
+	s.flags |= KFAB_SQE_MULTI_RECV;
+	s.data = 350;		/* FI_OPT_MIN_MULTI_RECV */
+	ASSERT_EQ(0, submit(&self->a, &s));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(77, e.op_context);
+		EXPECT_EQ(300, e.len);
+		EXPECT_EQ((uintptr_t)buf + 300 * i, e.buf);
+		EXPECT_EQ(0, e.flags & KFAB_COMP_MULTI_RECV);
+	}
+	/* 400 bytes left: still served; the third message leaves 100. */
+	memset(msg, 'c', sizeof(msg));
+	s = sqe_buf(KFAB_OP_SEND, 2, self->b_to_a, msg, sizeof(msg));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ((uintptr_t)buf + 600, e.buf);
+	EXPECT_EQ(KFAB_COMP_MULTI_RECV, e.flags & KFAB_COMP_MULTI_RECV);
+	EXPECT_EQ('a', buf[0]);
+	EXPECT_EQ('b', buf[300]);
+	EXPECT_EQ('c', buf[899]);
+	/* Released: the next message waits for another receive. */
+	s = sqe_buf(KFAB_OP_SEND, 3, self->b_to_a, msg, 10);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	/* Multi-receive is for one untagged buffer. */
+	s = sqe_buf(KFAB_OP_TRECV, 78, ANY, buf, sizeof(buf));
+	s.flags |= KFAB_SQE_MULTI_RECV;
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(78, err.out_entry.op_context);
+	EXPECT_EQ(EINVAL, err.out_err);
+}
+
+/* FI_DELIVERY_COMPLETE waits for the receive; FI_FENCE for what went before. */
+TEST_F(msg, delivery_complete_and_fence)
+{
+	uint64_t small = 1, big_rx[2], v = 9, w;
+	static char big[256 * 1024], big_buf[256 * 1024];
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint32_t done;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_buf(KFAB_OP_SEND, 1, self->b_to_a, &small, sizeof(small));
+	s.flags |= KFAB_SQE_DELIVERY_COMPLETE;
+	ASSERT_EQ(0, submit(&self->b, &s));
+	/* Small, but not complete while it only waits at the receiver. */
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	s = sqe_buf(KFAB_OP_RECV, 2, ANY, big_rx, sizeof(big_rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(1, e.op_context);
+
+	/* A large send waits at A; a fenced send after it waits in B's ring. */
+	s = sqe_buf(KFAB_OP_SEND, 3, self->b_to_a, big, sizeof(big));
+	queue(&self->b, &s);
+	s = sqe_buf(KFAB_OP_SEND, 4, self->b_to_a, &v, sizeof(v));
+	s.flags |= KFAB_SQE_FENCE;
+	queue(&self->b, &s);
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	EXPECT_EQ(1, done);
+	s = sqe_buf(KFAB_OP_RECV, 5, ANY, big_buf, sizeof(big_buf));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(3, e.op_context);
+	/* Now the fence passes. */
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	EXPECT_EQ(1, done);
+	s = sqe_buf(KFAB_OP_RECV, 6, ANY, &w, sizeof(w));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(6, e.op_context);
+	EXPECT_EQ(9, w);
+	/* Inline payloads cannot be delivery-complete; receives take no fence. */
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 7, .len = 8,
+			       .addr = self->b_to_a,
+			       .flags = KFAB_SQE_INLINE |
+					KFAB_SQE_DELIVERY_COMPLETE };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	s = sqe_buf(KFAB_OP_RECV, 8, ANY, &w, sizeof(w));
+	s.flags |= KFAB_SQE_FENCE;
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(7, err.out_entry.op_context);
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(8, err.out_entry.op_context);
+}
+
 TEST_F(msg, cancel_takes_back_a_posted_receive)
 {
 	struct kfab_ep_cancel c = { .size = sizeof(c) };

@@ -186,12 +186,14 @@ TEST_F(provider, getinfo_lists_kfab)
 
 	/* Truthful: node-local messages and tagged messages, nothing more. */
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM |
-		  FI_DIRECTED_RECV | FI_SOURCE, info->caps);
+		  FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | FI_FENCE,
+		  info->caps);
 	EXPECT_EQ(FI_LOCAL_COMM, info->domain_attr->caps);
-	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM,
+	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | FI_FENCE,
 		  info->tx_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM |
-		  FI_DIRECTED_RECV | FI_SOURCE, info->rx_attr->caps);
+		  FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV,
+		  info->rx_attr->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
 	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
@@ -270,7 +272,7 @@ static void ask_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
 static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
-static void ask_multi_recv(struct fi_info *h) { h->caps = FI_MSG | FI_MULTI_RECV; }
+static void ask_shared_av(struct fi_info *h) { h->caps = FI_MSG | FI_SHARED_AV; }
 static void ask_remote_comm(struct fi_info *h) { h->caps = FI_REMOTE_COMM; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void ask_addr_str(struct fi_info *h) { h->addr_format = FI_ADDR_STR; }
@@ -295,9 +297,9 @@ static void ask_iov_limit(struct fi_info *h)
 {
 	h->rx_attr->iov_limit = KFAB_IOV_MAX + 1;
 }
-static void ask_delivery_complete(struct fi_info *h)
+static void ask_multicast(struct fi_info *h)
 {
-	h->tx_attr->op_flags = FI_DELIVERY_COMPLETE;
+	h->tx_attr->op_flags = FI_MULTICAST;
 }
 static void ask_other_fabric(struct fi_info *h)
 {
@@ -318,7 +320,7 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
 		{ "caps FI_RMA", ask_rma },
 		{ "caps FI_ATOMIC", ask_atomic },
-		{ "caps FI_MULTI_RECV", ask_multi_recv },
+		{ "caps FI_SHARED_AV", ask_shared_av },
 		{ "caps FI_REMOTE_COMM", ask_remote_comm },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
 		{ "addr_format FI_ADDR_STR", ask_addr_str },
@@ -328,7 +330,7 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "ep_attr->max_msg_size 1 GiB + 1", ask_max_msg_size },
 		{ "tx_attr->inject_size KFAB_INLINE_MAX + 1", ask_inject_size },
 		{ "rx_attr->iov_limit KFAB_IOV_MAX + 1", ask_iov_limit },
-		{ "tx_attr->op_flags FI_DELIVERY_COMPLETE", ask_delivery_complete },
+		{ "tx_attr->op_flags FI_MULTICAST", ask_multicast },
 		{ "fabric name \"tcp\"", ask_other_fabric },
 		{ "domain name \"kfab1\"", ask_other_domain },
 	};

@@ -924,6 +924,7 @@ struct kfab_ep_doorbell {
 #define KFAB_COMP_TAGGED	0x8ULL		/* bit 3 */
 #define KFAB_COMP_RECV		0x400ULL	/* bit 10 */
 #define KFAB_COMP_SEND		0x800ULL	/* bit 11 */
+#define KFAB_COMP_MULTI_RECV	0x10000ULL	/* bit 16 */
 #define KFAB_COMP_REMOTE_CQ_DATA 0x20000ULL	/* bit 17 */
 /*
  * The error of a receive whose buffers were too small for the message
@@ -974,6 +975,23 @@ enum kfab_sqe_flags {
 	KFAB_SQE_REMOTE_CQ_DATA = 1 << 1,
 	/* Send: the payload is @inline_data (@len bytes), not @iov */
 	KFAB_SQE_INLINE = 1 << 2,
+	/*
+	 * Receive (KFAB_OP_RECV, one iovec): the buffer takes message after
+	 * message (FI_MULTI_RECV) until fewer than @data bytes are left
+	 * (FI_OPT_MIN_MULTI_RECV); the completion of the message that
+	 * leaves it so carries KFAB_COMP_MULTI_RECV: the buffer is released.
+	 */
+	KFAB_SQE_MULTI_RECV = 1 << 3,
+	/*
+	 * Send (not inline): complete only once the message is in a
+	 * receive buffer (FI_DELIVERY_COMPLETE), never when it is buffered.
+	 */
+	KFAB_SQE_DELIVERY_COMPLETE = 1 << 4,
+	/*
+	 * Send: not carried out before every earlier send of the endpoint
+	 * has completed (FI_FENCE); it waits first in the ring meanwhile.
+	 */
+	KFAB_SQE_FENCE = 1 << 5,
 };
 
 /**
@@ -997,7 +1015,8 @@ struct kfab_kiov {
  *	receive: the only source accepted, or ~0 for any
  * @tag: tagged operations: the tag
  * @ignore: tagged receives: the tag bits to ignore
- * @data: with KFAB_SQE_REMOTE_CQ_DATA: the remote CQ data
+ * @data: with KFAB_SQE_REMOTE_CQ_DATA: the remote CQ data; with
+ *	KFAB_SQE_MULTI_RECV: the least free space a buffer keeps serving
  * @len: KFAB_SQE_INLINE: bytes of @inline_data (up to KFAB_INLINE_MAX)
  * @iov: the buffers
  * @inline_data: the payload of a KFAB_SQE_INLINE send
