@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1396,6 +1397,133 @@ TEST(two_processes_ping_pong)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
+}
+
+/*
+ * Four processes flood one receiver with sequence-numbered messages of
+ * assorted sizes: every message arrives exactly once, intact, and in
+ * order per sender (FI_ORDER_SAS).  The receiver keeps 64 receives posted.
+ */
+#define FLOOD_SENDERS	4
+#define FLOOD_MSGS	1500
+#define FLOOD_POSTED	64
+#define FLOOD_MAX	(96 * 1024)
+
+struct flood_hdr {
+	uint32_t sender;
+	uint32_t seq;
+	uint32_t len;
+	uint32_t sum;
+};
+
+static uint32_t flood_sum(const unsigned char *p, size_t len)
+{
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		sum = sum * 31 + p[i];
+	return sum;
+}
+
+static int flood_sender(uint32_t id, const struct kfab_addr *to, int done_fd)
+{
+	struct side s = { 0 };
+	unsigned char *buf = malloc(FLOOD_MAX);
+	struct fi_cq_tagged_entry e;
+	fi_addr_t dest;
+	uint32_t seq, completed = 0, rnd = id * 7919 + 1;
+	int rc;
+
+	if (!buf || side_open(&s, 0, true) ||
+	    fi_av_insert(s.av, to, 1, &dest, 0, NULL) != 1)
+		return 1;
+	for (seq = 0; seq < FLOOD_MSGS; seq++) {
+		struct flood_hdr *h = (struct flood_hdr *)buf;
+		size_t len, i;
+
+		rnd = rnd * 1103515245 + 12345;
+		/* Mostly small, some beyond the eager size (64 KiB). */
+		len = sizeof(*h) + (rnd >> 8) % (rnd % 16 ? 2048 : FLOOD_MAX -
+							   sizeof(*h));
+		for (i = sizeof(*h); i < len; i++)
+			buf[i] = (unsigned char)(seq * 13 + i + id);
+		h->sender = id;
+		h->seq = seq;
+		h->len = len;
+		h->sum = flood_sum(buf + sizeof(*h), len - sizeof(*h));
+		do {
+			rc = fi_send(s.ep, buf, len, NULL, dest, NULL);
+			if (rc == -FI_EAGAIN)
+				fi_cq_read(s.cq, &e, 1) > 0 ? completed++ : 0;
+		} while (rc == -FI_EAGAIN);
+		if (rc)
+			return 2;
+		/* The buffer is reused: wait for this send to complete. */
+		while (completed <= seq) {
+			rc = fi_cq_read(s.cq, &e, 1);
+			if (rc == 1)
+				completed++;
+			else if (rc != -FI_EAGAIN)
+				return 3;
+		}
+	}
+	rc = 0;
+	if (xwrite(done_fd, &rc, sizeof(rc)))
+		return 4;
+	/* Stay until the receiver has everything (a pipe closes on exit). */
+	pause();
+	return 0;
+}
+
+TEST_F_TIMEOUT(pair, four_processes_flood_one_receiver, 600)
+{
+	static unsigned char bufs[FLOOD_POSTED][FLOOD_MAX];
+	uint32_t next[FLOOD_SENDERS] = { 0 }, got = 0;
+	struct fi_cq_tagged_entry e;
+	pid_t pids[FLOOD_SENDERS];
+	struct kfab_addr me;
+	size_t len = sizeof(me);
+	int done[2], i, rc;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, &me, &len));
+	for (i = 0; i < FLOOD_POSTED; i++)
+		ASSERT_EQ(0, fi_recv(self->b.ep, bufs[i], FLOOD_MAX, NULL,
+				     FI_ADDR_UNSPEC, bufs[i]));
+	ASSERT_EQ(0, pipe(done));
+	for (i = 0; i < FLOOD_SENDERS; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i])
+			_exit(flood_sender(i, &me, done[1]));
+	}
+	while (got < FLOOD_SENDERS * FLOOD_MSGS) {
+		struct flood_hdr *h;
+		unsigned char *b;
+
+		rc = fi_cq_sread(self->b.cq, &e, 1, NULL, 10000);
+		ASSERT_EQ(1, rc) TH_LOG("after %u messages", got);
+		b = e.op_context;
+		h = (struct flood_hdr *)b;
+		ASSERT_LT(h->sender, FLOOD_SENDERS);
+		/* Exactly once and in order per sender. */
+		ASSERT_EQ(next[h->sender], h->seq);
+		ASSERT_EQ(h->len, e.len);
+		ASSERT_EQ(h->sum, flood_sum(b + sizeof(*h), h->len - sizeof(*h)));
+		next[h->sender]++;
+		got++;
+		ASSERT_EQ(0, fi_recv(self->b.ep, b, FLOOD_MAX, NULL,
+				     FI_ADDR_UNSPEC, b));
+	}
+	for (i = 0; i < FLOOD_SENDERS; i++) {
+		int status;
+
+		ASSERT_EQ(0, xread(done[0], &rc, sizeof(rc)));
+		kill(pids[i], SIGKILL);
+		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
+	}
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
 }
 
 TEST_HARNESS_MAIN
