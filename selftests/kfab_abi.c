@@ -770,9 +770,10 @@ TEST(threads_share_one_file)
 }
 
 /*
- * Destroying ids another thread races to create or destroy.  The count is
- * kept small enough for the debug kernel under TCG to stay far from the
- * harness's 30 s timeout; the racing thread runs until the main one ends.
+ * Destroying ids another thread races to create or destroy; the racing
+ * thread runs until the main one ends.  On the debug kernel under TCG, on
+ * a busy machine, this took over the harness's default 30 s: it has a
+ * timeout of its own (a fixture, for TEST_F_TIMEOUT).
  */
 #define RACE_ROUNDS 5000
 
@@ -792,7 +793,11 @@ static void *destroy_all_thread(void *p)
 	return NULL;
 }
 
-TEST(destroy_races_with_alloc)
+FIXTURE(race) {};
+FIXTURE_SETUP(race) {}
+FIXTURE_TEARDOWN(race) {}
+
+TEST_F_TIMEOUT(race, destroy_races_with_alloc, 300)
 {
 	struct race_arg arg = { .stop = false };
 	pthread_t th;
