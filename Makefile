@@ -9,6 +9,8 @@
 #                   on the stock Debian kernel and on a debug kernel (KASAN,
 #                   lockdep, kmemleak, UBSAN, failslab), built once and cached
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
+#   make bench      kfab against shm (with and without CMA) and tcp in one
+#                   VM: latency, bandwidth, message rate; build/bench/
 #   make install    install the module and the library on this host
 #
 # KDIR defaults to the Debian 6.1 headers that match the test VM's kernel.
@@ -33,7 +35,7 @@ KDEBUG_DIR := $(CURDIR)/build/kdebug
 export KFAB_CACHE
 
 .PHONY: all module module-test module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
-	checkpatch sparse test demo install clean
+	checkpatch sparse test demo bench install clean
 
 all: module libshim tools selftests
 
@@ -105,6 +107,11 @@ test: deps
 fuzz: deps
 	$(MAKE) all module-test module-debug
 	KFAB_FUZZ_OPS=1000000 selftests/run-tests --fuzz-only
+
+# Not part of `make test`: numbers, not verdicts (Documentation/bench.rst).
+bench: deps
+	$(MAKE) all module-test
+	tools/kfab-bench
 
 demo: deps
 	$(MAKE) all
