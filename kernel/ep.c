@@ -427,11 +427,12 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 {
 	struct kfab_ep *ep = to_kfab_ep(obj);
 
-	seq_printf(s, " addr local:0:%llu enabled %d sq %u head %u av %u cq %u/%u cntr %u/%u",
+	seq_printf(s, " addr local:0:%llu enabled %d sq %u head %u av %u cq %u/%u selective %d/%d cntr %u/%u",
 		   ep->core->num, ep->enabled, ep->sq_entries,
 		   READ_ONCE(ep->sq_head), ep->av ? ep->av->obj.id : 0,
 		   ep->cq[KFAB_TX] ? ep->cq[KFAB_TX]->obj.id : 0,
 		   ep->cq[KFAB_RX] ? ep->cq[KFAB_RX]->obj.id : 0,
+		   ep->selective[KFAB_TX], ep->selective[KFAB_RX],
 		   ep->cntr[KFAB_TX] ? ep->cntr[KFAB_TX]->obj.id : 0,
 		   ep->cntr[KFAB_RX] ? ep->cntr[KFAB_RX]->obj.id : 0);
 }

@@ -177,9 +177,21 @@ TEST_F(ring, senddata_and_msg_flags)
 	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, FI_INJECT));
 	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_INLINE),
 		  slot(self, 3)->flags);
+	self->r.head = 4;
+	/* FI_DELIVERY_COMPLETE and FI_FENCE travel as flags of their own... */
+	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg,
+				FI_DELIVERY_COMPLETE | FI_FENCE));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_DELIVERY_COMPLETE |
+			     KFAB_SQE_FENCE), slot(self, 4)->flags);
+	/* ...but an inline payload cannot wait for its delivery. */
 	EXPECT_EQ(-FI_EBADFLAGS, fi_sendmsg(self->fid, &msg,
-					    FI_DELIVERY_COMPLETE));
-	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->fid, &msg, FI_MULTI_RECV));
+					    FI_DELIVERY_COMPLETE | FI_INJECT));
+	/* FI_MULTI_RECV carries FI_OPT_MIN_MULTI_RECV in the entry's data. */
+	self->ep.min_multi_recv = 123;
+	ASSERT_EQ(0, fi_recvmsg(self->fid, &msg, FI_MULTI_RECV));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_MULTI_RECV),
+		  slot(self, 5)->flags);
+	EXPECT_EQ(123ULL, slot(self, 5)->data);
 }
 
 TEST_F(ring, selective_completion)

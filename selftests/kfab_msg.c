@@ -728,4 +728,62 @@ TEST_F(msg, sigkill_mid_transfer_leaves_nothing)
 	close(ready[1]);
 }
 
+/*
+ * A receiver killed while it holds unexpected messages, a small buffered
+ * one and a large one in the sender's memory: the sender of the large one
+ * learns it was not delivered, and nothing is left behind.
+ */
+TEST_F(msg, receiver_killed_holding_unexpected_messages)
+{
+	static char large[2 << 20];
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	long ctxs = kfab_contexts();
+	struct kfab_addr child_addr;
+	struct raw_ep tmp = { .fd = -1 };
+	int ready[2];
+	uint64_t to_child;
+	struct kfab_sqe s;
+	pid_t pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	if (!pid) {
+		struct raw_ep r;
+
+		if (ep_setup(&r, true) ||
+		    write(ready[1], &r.addr, sizeof(r.addr)) !=
+		    sizeof(r.addr))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(child_addr), read(ready[0], &child_addr,
+					   sizeof(child_addr)));
+	EXPECT_EQ(ctxs + 1, kfab_contexts());
+	tmp.addr = child_addr;
+	to_child = peer(&self->b, &tmp);
+	ASSERT_NE(ANY, to_child);
+	s = sqe_buf(KFAB_OP_SEND, 1, to_child, large, 100);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	s = sqe_buf(KFAB_OP_SEND, 2, to_child, large, sizeof(large));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(ctxs, kfab_contexts());
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(2, err.out_entry.op_context);
+	EXPECT_EQ(ECONNRESET, err.out_err);
+	/* And sends to it now fail. */
+	s = sqe_buf(KFAB_OP_SEND, 3, to_child, large, 8);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EHOSTUNREACH, err.out_err);
+	close(ready[0]);
+	close(ready[1]);
+}
+
 TEST_HARNESS_MAIN
