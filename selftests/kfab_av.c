@@ -79,53 +79,13 @@ static int av_open(int fd, uint32_t domain, const char *name, uint32_t flags,
 	return rc;
 }
 
-static int av_insert(int fd, uint32_t av, const struct kfab_addr *addrs,
-		     uint32_t count, uint32_t *indices, int32_t *errors,
-		     uint32_t *inserted)
-{
-	struct kfab_av_insert cmd = {
-		.size = sizeof(cmd),
-		.av_id = av,
-		.count = count,
-		.addrs = (uintptr_t)addrs,
-		.indices = (uintptr_t)indices,
-		.errors = (uintptr_t)errors,
-	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
-
-	if (inserted)
-		*inserted = cmd.out_inserted;
-	return rc;
-}
-
 static int av_insert_one(int fd, uint32_t av, uint64_t ep, uint32_t *index)
 {
 	struct kfab_addr a = local_addr(ep);
 	int32_t err;
-	int rc = av_insert(fd, av, &a, 1, index, &err, NULL);
+	int rc = kfab_av_insert(fd, av, &a, 1, index, &err, NULL);
 
 	return rc ? rc : err;
-}
-
-static int av_remove(int fd, uint32_t av, const uint32_t *indices,
-		     uint32_t count)
-{
-	struct kfab_av_remove cmd = {
-		.size = sizeof(cmd),
-		.av_id = av,
-		.count = count,
-		.indices = (uintptr_t)indices,
-	};
-
-	return kfab_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
-}
-
-static int av_unlink(int fd, const char *name)
-{
-	struct kfab_av_unlink cmd = { .size = sizeof(cmd),
-				      .name = (uintptr_t)name };
-
-	return kfab_ioctl(fd, KFAB_IOC_AV_UNLINK, &cmd);
 }
 
 /* The mapped table of an open AV, read-only. */
@@ -235,7 +195,7 @@ static int child_open(int fd, uint32_t dom, const void *arg)
 static int child_unlink_refused(int fd, uint32_t dom, const void *arg)
 {
 	(void)dom;
-	return av_unlink(fd, arg) == -EPERM ? 0 : 1;
+	return kfab_av_unlink(fd, arg) == -EPERM ? 0 : 1;
 }
 
 FIXTURE(ioctl) {
@@ -309,7 +269,7 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
 	ASSERT_EQ(0, av_map(self->fd, &o, &m));
-	ASSERT_EQ(0, av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
+	ASSERT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
 			       &inserted));
 	EXPECT_EQ(4, inserted);
 	for (i = 0; i < 3; i++) {
@@ -325,7 +285,7 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 
 	/* Remove, then the freed index is the next one given. */
 	i = 1;
-	ASSERT_EQ(0, av_remove(self->fd, o.out_av_id, &i, 1));
+	ASSERT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, &i, 1));
 	EXPECT_FALSE(av_map_read(&m, 1, &got));
 	EXPECT_EQ(2, m.hdr->used);
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 13, &i));
@@ -350,7 +310,7 @@ TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
-	ASSERT_EQ(0, av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+	ASSERT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
 			       &inserted));
 	EXPECT_EQ(1, inserted);
 	for (i = 0; i < 4; i++) {
@@ -401,21 +361,21 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 
 	/* insert */
-	EXPECT_EQ(-ENOENT, av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
-	EXPECT_EQ(-ENOENT, av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
+	EXPECT_EQ(-ENOENT, kfab_av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
+	EXPECT_EQ(-ENOENT, kfab_av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
 				     NULL));
-	EXPECT_EQ(-E2BIG, av_insert(self->fd, o.out_av_id, &a,
+	EXPECT_EQ(-E2BIG, kfab_av_insert(self->fd, o.out_av_id, &a,
 				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL));
-	EXPECT_EQ(-E2BIG, av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
+	EXPECT_EQ(-E2BIG, kfab_av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
 				    NULL, NULL, NULL));
-	EXPECT_EQ(-EFAULT, av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
+	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
 				     NULL, NULL));
-	EXPECT_EQ(-EFAULT, av_insert(self->fd, o.out_av_id, (void *)1, 1,
+	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, (void *)1, 1,
 				     NULL, NULL, NULL));
 	/* A bad output pointer: the insert happened, the copy failed. */
-	EXPECT_EQ(-EFAULT, av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
+	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
 				     NULL, NULL));
-	EXPECT_EQ(0, av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
+	EXPECT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
 	ins.av_id = o.out_av_id;
 	ins.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
@@ -424,19 +384,19 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
 
 	/* remove: all or nothing */
-	EXPECT_EQ(-EINVAL, av_remove(self->fd, o.out_av_id, idx, 2));
-	EXPECT_EQ(-EINVAL, av_remove(self->fd, o.out_av_id, &idx[2], 1));
-	EXPECT_EQ(-EFAULT, av_remove(self->fd, o.out_av_id, NULL, 1));
-	EXPECT_EQ(-E2BIG, av_remove(self->fd, o.out_av_id, idx,
+	EXPECT_EQ(-EINVAL, kfab_av_remove(self->fd, o.out_av_id, idx, 2));
+	EXPECT_EQ(-EINVAL, kfab_av_remove(self->fd, o.out_av_id, &idx[2], 1));
+	EXPECT_EQ(-EFAULT, kfab_av_remove(self->fd, o.out_av_id, NULL, 1));
+	EXPECT_EQ(-E2BIG, kfab_av_remove(self->fd, o.out_av_id, idx,
 				    KFAB_AV_BATCH_MAX + 1));
-	EXPECT_EQ(-ENOENT, av_remove(self->fd, 999, idx, 1));
-	EXPECT_EQ(0, av_remove(self->fd, o.out_av_id, idx, 0));
+	EXPECT_EQ(-ENOENT, kfab_av_remove(self->fd, 999, idx, 1));
+	EXPECT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, idx, 0));
 	/* The entry is still there after every refusal. */
-	EXPECT_EQ(0, av_remove(self->fd, o.out_av_id, idx, 1));
+	EXPECT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, idx, 1));
 
 	/* unlink */
-	EXPECT_EQ(-EFAULT, av_unlink(self->fd, NULL));
-	EXPECT_EQ(-ENOENT, av_unlink(self->fd, test_name("none")));
+	EXPECT_EQ(-EFAULT, kfab_av_unlink(self->fd, NULL));
+	EXPECT_EQ(-ENOENT, kfab_av_unlink(self->fd, test_name("none")));
 }
 
 TEST_F(ioctl, names_are_validated)
@@ -453,7 +413,7 @@ TEST_F(ioctl, names_are_validated)
 		EXPECT_EQ(len < KFAB_AV_NAME_MAX ? 0 : -ENAMETOOLONG,
 			  av_open(self->fd, self->dom, name, 0, 0600, NULL));
 	}
-	EXPECT_EQ(0, av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
+	EXPECT_EQ(0, kfab_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, ".hidden", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "a/b", 0, 0600, NULL));
@@ -466,7 +426,7 @@ TEST_F(ioctl, names_are_validated)
 				   NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "\xc0\xc1", 0, 0600,
 				   NULL));
-	EXPECT_EQ(-ENAMETOOLONG, av_unlink(self->fd, name));
+	EXPECT_EQ(-ENAMETOOLONG, kfab_av_unlink(self->fd, name));
 
 	/* A name running into an unmapped page: -EFAULT, not a read past it. */
 	page = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
@@ -513,7 +473,7 @@ TEST_F(ioctl, named_open_flags)
 	/* A read-only handle changes nothing. */
 	EXPECT_EQ(-EPERM, av_insert_one(self->fd, o2.out_av_id, 1, NULL));
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 1, NULL));
-	EXPECT_EQ(-EPERM, av_remove(self->fd, o2.out_av_id, &zero, 1));
+	EXPECT_EQ(-EPERM, kfab_av_remove(self->fd, o2.out_av_id, &zero, 1));
 	/* Another type than the AV's: refused. */
 	c.domain_id = self->dom;
 	c.type = KFAB_AV_TYPE_MAP;
@@ -620,7 +580,7 @@ TEST_F(ioctl, set_owner_hands_the_av_to_another_user)
 	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
 	rw.rc = -EACCES;
 	EXPECT_EQ(0, as_user(1001, 1001, child_open, &rw));
-	EXPECT_EQ(0, av_unlink(self->fd, name));
+	EXPECT_EQ(0, kfab_av_unlink(self->fd, name));
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -694,7 +654,7 @@ TEST_F(ioctl, user_namespace_root_is_not_root)
 			_exit(13);
 		if (av_open(fd, dom, name, 0, 0600, NULL) != -EACCES)
 			_exit(14);
-		if (av_unlink(fd, name) != -EPERM)
+		if (kfab_av_unlink(fd, name) != -EPERM)
 			_exit(15);
 		/* Privileged flags need privileges outside the namespace. */
 		if (child_privileged_flags(fd, dom, test_name("nspriv")))
@@ -861,7 +821,7 @@ static int stress_child(const char *name, int n, int report)
 				return 2;
 		for (i = 0; i < STRESS_OWN; i++)
 			addrs[i] = local_addr(100000 * (n + 1) + i);
-		if (av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
+		if (kfab_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
 			      &i) || i != STRESS_OWN)
 			return 3;
 		for (i = 0; i < STRESS_OWN; i++)
@@ -872,7 +832,7 @@ static int stress_child(const char *name, int n, int report)
 			if (!av_map_read(&m, shared[i], &got) ||
 			    got.ep != 1000 + i)
 				return 5;
-		if (av_remove(fd, o.out_av_id, own, STRESS_OWN))
+		if (kfab_av_remove(fd, o.out_av_id, own, STRESS_OWN))
 			return 6;
 	}
 	if (write(report, shared, sizeof(shared)) != sizeof(shared))

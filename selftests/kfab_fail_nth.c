@@ -187,54 +187,15 @@ static int av_open_cmd(int fd, const char *name, uint32_t flags,
 	return rc;
 }
 
-static int av_insert_cmd(int fd, uint32_t av_id, const struct kfab_addr *addrs,
-			 uint32_t count, uint32_t *indices, int32_t *errors,
-			 uint32_t *inserted)
-{
-	struct kfab_av_insert cmd = {
-		.size = sizeof(cmd),
-		.av_id = av_id,
-		.count = count,
-		.addrs = (uintptr_t)addrs,
-		.indices = (uintptr_t)indices,
-		.errors = (uintptr_t)errors,
-	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
-
-	if (inserted)
-		*inserted = cmd.out_inserted;
-	return rc;
-}
-
 /* Insert one address into AV 2: its index, or KFAB_AV_INDEX_NONE. */
 static uint32_t av_insert_one(int fd, const struct kfab_addr *addr)
 {
 	uint32_t index = KFAB_AV_INDEX_NONE;
 	int32_t err = -1;
 
-	if (av_insert_cmd(fd, 2, addr, 1, &index, &err, NULL) || err)
+	if (kfab_av_insert(fd, 2, addr, 1, &index, &err, NULL) || err)
 		return KFAB_AV_INDEX_NONE;
 	return index;
-}
-
-static int av_remove_cmd(int fd, const uint32_t *indices, uint32_t count)
-{
-	struct kfab_av_remove cmd = {
-		.size = sizeof(cmd),
-		.av_id = 2,
-		.count = count,
-		.indices = (uintptr_t)indices,
-	};
-
-	return kfab_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
-}
-
-static int av_unlink_cmd(int fd, const char *name)
-{
-	struct kfab_av_unlink cmd = { .size = sizeof(cmd),
-				      .name = (uintptr_t)name };
-
-	return kfab_ioctl(fd, KFAB_IOC_AV_UNLINK, &cmd);
 }
 
 /* A name no earlier pass (nor run) used: a leftover would be this run's. */
@@ -412,7 +373,7 @@ static void undo_av_open_named(int fd)
 static void undo_av_open_persist(int fd)
 {
 	kfab_destroy(fd, 2);
-	av_unlink_cmd(fd, av.name);
+	kfab_av_unlink(fd, av.name);
 }
 
 /* av_open_existing: a second open of a named AV (id 2) of this file */
@@ -478,7 +439,7 @@ static int op_av_insert(int fd)
 		av.errors[i] = 0x5a5a5a5a;
 	}
 	av.inserted = 0;
-	return av_insert_cmd(fd, 2, av.addrs, AV_NADDRS, av.indices,
+	return kfab_av_insert(fd, 2, av.addrs, AV_NADDRS, av.indices,
 			     av.errors, &av.inserted);
 }
 
@@ -540,7 +501,7 @@ static bool check_av_insert(int fd, int rc)
 		if (!addr_eq(&av_entry(got)->addr, &av.addrs[i]))
 			return why("ep %u: inserted at %u, the table shows another",
 				   10 + i, got);
-		if (av_remove_cmd(fd, &got, 1))
+		if (kfab_av_remove(fd, 2, &got, 1))
 			return why("ep %u: cannot remove it again", 10 + i);
 	}
 	if (av.map->used != used)
@@ -556,7 +517,7 @@ static void undo_av_insert(int fd)
 
 	for (i = 1; i < AV_NADDRS; i++)
 		if (!av.errors[i])
-			av_remove_cmd(fd, &av.indices[i], 1);
+			kfab_av_remove(fd, 2, &av.indices[i], 1);
 }
 
 /* av_remove: two of three entries */
@@ -571,7 +532,7 @@ static int setup_av_remove(int fd)
 
 static int op_av_remove(int fd)
 {
-	return av_remove_cmd(fd, av_remove_indices, 2);
+	return kfab_av_remove(fd, 2, av_remove_indices, 2);
 }
 
 /* All or nothing. */
@@ -634,7 +595,7 @@ static int setup_av_unlink_open(int fd)
 
 static int op_av_unlink(int fd)
 {
-	return av_unlink_cmd(fd, av.name);
+	return kfab_av_unlink(fd, av.name);
 }
 
 static bool check_av_unlink(int fd, int rc)
@@ -672,7 +633,7 @@ static bool check_av_unlink_open(int fd, int rc)
 static void teardown_av_unlink(int fd)
 {
 	kfab_destroy(fd, 2);
-	av_unlink_cmd(fd, av.name);	/* -ENOENT once unlinked */
+	kfab_av_unlink(fd, av.name);	/* -ENOENT once unlinked */
 }
 
 /*

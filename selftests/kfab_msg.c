@@ -129,13 +129,9 @@ static void ep_close(struct raw_ep *r)
 /* Insert @peer's address into @r's AV: its fi_addr_t there. */
 static uint64_t peer(struct raw_ep *r, const struct raw_ep *p)
 {
-	struct kfab_av_insert in = { .size = sizeof(in), .av_id = r->av,
-				     .count = 1 };
 	uint32_t idx = KFAB_AV_INDEX_NONE;
 
-	in.addrs = (uintptr_t)&p->addr;
-	in.indices = (uintptr_t)&idx;
-	if (kfab_ioctl(r->fd, KFAB_IOC_AV_INSERT, &in))
+	if (kfab_av_insert(r->fd, r->av, &p->addr, 1, &idx, NULL, NULL))
 		return ANY;
 	return idx;
 }

@@ -61,6 +61,48 @@ static inline int kfab_destroy(int fd, uint32_t id)
 	return kfab_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
 }
 
+/* Raw AV commands: 0 or -errno, outputs where the pointers say. */
+static inline int kfab_av_insert(int fd, uint32_t av_id,
+				 const struct kfab_addr *addrs, uint32_t count,
+				 uint32_t *indices, int32_t *errors,
+				 uint32_t *inserted)
+{
+	struct kfab_av_insert cmd = {
+		.size = sizeof(cmd),
+		.av_id = av_id,
+		.count = count,
+		.addrs = (uintptr_t)addrs,
+		.indices = (uintptr_t)indices,
+		.errors = (uintptr_t)errors,
+	};
+	int rc = kfab_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
+
+	if (inserted)
+		*inserted = cmd.out_inserted;
+	return rc;
+}
+
+static inline int kfab_av_remove(int fd, uint32_t av_id,
+				 const uint32_t *indices, uint32_t count)
+{
+	struct kfab_av_remove cmd = {
+		.size = sizeof(cmd),
+		.av_id = av_id,
+		.count = count,
+		.indices = (uintptr_t)indices,
+	};
+
+	return kfab_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
+}
+
+static inline int kfab_av_unlink(int fd, const char *name)
+{
+	struct kfab_av_unlink cmd = { .size = sizeof(cmd),
+				      .name = (uintptr_t)name };
+
+	return kfab_ioctl(fd, KFAB_IOC_AV_UNLINK, &cmd);
+}
+
 /* A decimal value from a sysfs file, or -1. */
 static inline long read_sysfs_long(const char *path)
 {
