@@ -432,6 +432,7 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	struct kfab_ep_core *target;
 	struct kfab_msg_rx *rx;
 	struct kfab_addr dst;
+	u64 from;
 	int rc;
 
 	/* FI_FENCE: every earlier send completes first. */
@@ -467,9 +468,9 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	rc = EHOSTUNREACH;
 	if (target->dead)
 		goto err_unlock;
-	rx = kfab_match_posted(target, kind,
-			       kfab_av_index_of(target->ep->av, &self),
-			       sqe->tag);
+	/* Where the receiver's AV has us: for directed receives and src. */
+	from = kfab_av_index_of(target->ep->av, &self);
+	rx = kfab_match_posted(target, kind, from, sqe->tag);
 	if (rx) {
 		size_t at = rx->used, n = min(len, rx->len - at);
 		bool done = kfab_rx_take(rx, n);
@@ -478,8 +479,7 @@ static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 		kfab_complete_rx(target->ep, kind, rx->context,
 				 done ? rx->flags :
 					rx->flags & ~KFAB_SQE_MULTI_RECV,
-				 rx->buf + at, rc ? 0 : n, len,
-				 kfab_av_index_of(target->ep->av, &self),
+				 rx->buf + at, rc ? 0 : n, len, from,
 				 sqe->tag, sqe->data, sqe->flags, rc);
 		if (done && (rx->flags & KFAB_SQE_MULTI_RECV))
 			list_del(&rx->link);
