@@ -55,6 +55,8 @@ enum kfab_cmd_nr {
 	KFAB_CMD_EP_ENABLE = 0x32,
 	KFAB_CMD_EP_DOORBELL = 0x33,
 	KFAB_CMD_EP_CANCEL = 0x34,
+	/* Shared receive contexts: 0x40-0x47 */
+	KFAB_CMD_SRX_OPEN = 0x40,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
@@ -855,14 +857,15 @@ enum kfab_ep_bind_flags {
 /**
  * struct kfab_ep_bind - KFAB_IOC_EP_BIND: bind an object to an endpoint
  * @size: sizeof(struct kfab_ep_bind)
- * @flags: KFAB_EP_BIND_* bits: none for an AV; TRANSMIT and/or RECV
- *	(and SELECTIVE) for a CQ; TRANSMIT and/or RECV for a counter
+ * @flags: KFAB_EP_BIND_* bits: none for an AV or an SRX; TRANSMIT and/or
+ *	RECV (and SELECTIVE) for a CQ; TRANSMIT and/or RECV for a counter
  * @ep_id: the endpoint, not enabled yet (-EBUSY otherwise)
- * @obj_id: an AV, CQ or counter of this file (-ENOENT otherwise)
+ * @obj_id: an AV, CQ, counter or shared receive context of this file
+ *	(-ENOENT otherwise)
  *
  * The endpoint holds the object until it is destroyed, so destroying the
- * object fails with -EBUSY meanwhile.  One AV, and one CQ and one counter
- * per direction: binding another is -EEXIST.
+ * object fails with -EBUSY meanwhile.  One AV, one SRX, and one CQ and one
+ * counter per direction: binding another is -EEXIST.
  */
 struct kfab_ep_bind {
 	__u32 size;
@@ -897,7 +900,8 @@ struct kfab_ep_enable {
  * struct kfab_ep_doorbell - KFAB_IOC_EP_DOORBELL: carry out queued requests
  * @size: sizeof(struct kfab_ep_doorbell)
  * @flags: must be 0
- * @ep_id: the endpoint, enabled (-EINVAL otherwise)
+ * @ep_id: the endpoint, enabled (-EINVAL otherwise); or a shared receive
+ *	context with at least one enabled endpoint bound (-EINVAL otherwise)
  * @out_done: out: entries consumed by this call
  *
  * Takes entries from the kernel's head up to the tail user space
@@ -936,7 +940,7 @@ struct kfab_ep_doorbell {
  * struct kfab_ep_cancel - KFAB_IOC_EP_CANCEL: cancel a posted receive
  * @size: sizeof(struct kfab_ep_cancel)
  * @flags: must be 0
- * @ep_id: the endpoint
+ * @ep_id: the endpoint, or a shared receive context
  * @context: the context of the receive to cancel
  *
  * The oldest posted receive of the endpoint with that context is removed
@@ -954,6 +958,59 @@ struct kfab_ep_cancel {
 
 #define KFAB_IOC_EP_CANCEL \
 	_IOWR(KFAB_TYPE, KFAB_CMD_EP_CANCEL, struct kfab_ep_cancel)
+
+/*
+ * Shared receive contexts (fi_srx_context).  An SRX has matching lists of
+ * its own and a submission ring that takes receives only.  Endpoints bound
+ * to it (KFAB_IOC_EP_BIND with the SRX's id, before enable) have no
+ * receive lists of their own: messages sent to any of them match the
+ * SRX's receives in the order posted, and wait on the SRX's unexpected
+ * lists in arrival order.  A receive's completion goes to the CQ and
+ * counter of the endpoint the message was sent to.  Every endpoint of an
+ * SRX must use the same AV object (enable fails with -EINVAL otherwise).
+ * Requests of the SRX's ring that fail before any message matched them
+ * (malformed entries, bad buffers, FI_PEEK that finds nothing) and
+ * cancellations complete on the endpoint bound first that is still there.
+ * The SRX cannot be destroyed while endpoints are bound (-EBUSY); its
+ * posted receives are dropped with it.
+ */
+
+/**
+ * struct kfab_srx_open - KFAB_IOC_SRX_OPEN: create a shared receive context
+ * @size: sizeof(struct kfab_srx_open)
+ * @flags: must be 0
+ * @domain_id: the parent domain
+ * @sq_entries: ring entries, as kfab_ep_open.sq_entries
+ * @out_srx_id: out: its id in this file
+ * @out_sq_entries: out: entries of its submission ring
+ * @out_sqe_size: out: bytes of one struct kfab_sqe
+ * @out_sq_mmap_offset: out: mmap() offset of the ring's region (read-write)
+ * @out_sq_mmap_size: out: its size
+ * @out_off_tail: out: byte offset of the __u32 tail in the region
+ * @out_off_head: out: byte offset of the __u32 head
+ * @out_off_sqes: out: byte offset of the entries
+ * @__reserved: out: zero
+ *
+ * The ring works as an endpoint's (KFAB_IOC_EP_DOORBELL with @out_srx_id);
+ * a send in it is malformed (EINVAL completion).
+ */
+struct kfab_srx_open {
+	__u32 size;
+	__u32 flags;
+	__u32 domain_id;
+	__u32 sq_entries;
+	__u32 out_srx_id;
+	__u32 out_sq_entries;
+	__u32 out_sqe_size;
+	__u32 out_off_tail;
+	__u64 out_sq_mmap_offset;
+	__u64 out_sq_mmap_size;
+	__u32 out_off_head;
+	__u32 out_off_sqes;
+};
+
+#define KFAB_IOC_SRX_OPEN \
+	_IOWR(KFAB_TYPE, KFAB_CMD_SRX_OPEN, struct kfab_srx_open)
 
 /* kfab_sqe.opcode */
 enum kfab_sqe_op {
@@ -992,6 +1049,26 @@ enum kfab_sqe_flags {
 	 * has completed (FI_FENCE); it waits first in the ring meanwhile.
 	 */
 	KFAB_SQE_FENCE = 1 << 5,
+	/*
+	 * Receive (FI_PEEK): look for a matching unexpected message without
+	 * taking it.  Found: a success completion with its length, tag, data
+	 * and source (no bytes move; @iov is ignored).  Not found: an error
+	 * completion, ENOMSG.  Never stays posted.
+	 */
+	KFAB_SQE_PEEK = 1 << 6,
+	/*
+	 * Receive (FI_CLAIM).  With KFAB_SQE_PEEK: a message found is also
+	 * set aside for this request's @context, where no other receive
+	 * matches it.  Without: take the message set aside for @context into
+	 * @iov (ENOMSG when there is none).
+	 */
+	KFAB_SQE_CLAIM = 1 << 7,
+	/*
+	 * Receive (FI_DISCARD), with KFAB_SQE_PEEK or KFAB_SQE_CLAIM: the
+	 * message found or set aside is dropped instead of delivered; the
+	 * completion reports it with length 0.
+	 */
+	KFAB_SQE_DISCARD = 1 << 8,
 };
 
 /**
