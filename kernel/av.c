@@ -560,6 +560,77 @@ err_abort:
 	return rc;
 }
 
+/**
+ * kfab_av_kopen() - open an AV for a kernel consumer
+ * @ctx: the kernel consumer's context
+ * @domain: the parent domain (a user is taken for the AV)
+ * @name: a named AV's name, or NULL for an unnamed one
+ * @flags: KFAB_AV_OPEN_READ_ONLY, KFAB_AV_OPEN_NO_CREATE, KFAB_AV_OPEN_EXCL
+ * @count: entries wanted, 0 for the default
+ * @out: the handle, published in @ctx with the table's reference only
+ *
+ * A named AV is found or created as for user space; the owner and mode
+ * checks use the caller's credentials (module init and kernel threads run
+ * as root).  Nothing is offered to mmap.  May sleep.
+ *
+ * Return: 0 or a negative errno, as for KFAB_IOC_AV_OPEN.
+ */
+int kfab_av_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
+		  const char *name, u32 flags, u32 count, struct kfab_av **out)
+{
+	struct kfab_av_open cmd = {
+		.flags = flags,
+		.count = count,
+		.mode = 0600,
+	};
+	struct kfab_object *obj;
+	bool created = false;
+	struct kfab_av *av;
+	size_t len, i;
+	int rc;
+
+	if (flags & ~(KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_NO_CREATE |
+		      KFAB_AV_OPEN_EXCL))
+		return -EOPNOTSUPP;
+	if (count > kfab_av_max_count)
+		return -EINVAL;
+	if (name) {
+		len = strnlen(name, KFAB_AV_NAME_MAX);
+		if (len == KFAB_AV_NAME_MAX)
+			return -ENAMETOOLONG;
+		if (!len || name[0] == '.')
+			return -EINVAL;
+		for (i = 0; i < len; i++)
+			if (!isascii(name[i]) ||
+			    (!isalnum(name[i]) && !strchr("._-", name[i])))
+				return -EINVAL;
+		if ((flags & (KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_NO_CREATE)) &&
+		    (flags & KFAB_AV_OPEN_EXCL))
+			return -EINVAL;
+	} else if (flags) {
+		return -EINVAL;
+	}
+
+	obj = kfab_object_alloc(ctx, sizeof(struct kfab_av), KFAB_OBJ_AV);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	av = to_kfab_av(obj);
+	refcount_inc(&domain->users);
+	av->domain = domain;
+	INIT_LIST_HEAD(&av->opener);
+	if (name)
+		rc = kfab_av_attach_named(ctx, av, &cmd, name, &created);
+	else
+		rc = kfab_av_attach_unnamed(ctx, av, &cmd);
+	if (rc) {
+		kfab_object_abort(ctx, obj);
+		return rc;
+	}
+	kfab_object_finalize(ctx, obj);
+	*out = av;
+	return 0;
+}
+
 /* Get an AV handle of this file that may change its table. */
 static struct kfab_av *kfab_av_get_writable(struct kfab_ctx *ctx, u32 id,
 					    int *rc)
@@ -674,13 +745,46 @@ static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
 	return 0;
 }
 
+/**
+ * kfab_av_insert_batch() - insert addresses into the table of a handle
+ * @ctx: whose fault points count
+ * @av: a writable handle
+ * @addrs: @count addresses (kernel memory)
+ * @count: how many
+ * @indices: out: the index of each, KFAB_AV_INDEX_NONE where it failed
+ * @errors: out: 0 or a negative errno for each
+ *
+ * An address the table holds already keeps its index.  May sleep.
+ *
+ * Return: how many were inserted.
+ */
+u32 kfab_av_insert_batch(struct kfab_ctx *ctx, struct kfab_av *av,
+			 const struct kfab_addr *addrs, u32 count,
+			 u32 *indices, s32 *errors)
+{
+	struct kfab_av_table *t = av->table;
+	u32 i, inserted = 0;
+
+	mutex_lock(&t->lock);
+	for (i = 0; i < count; i++) {
+		errors[i] = kfab_av_insert_one(ctx, t, &addrs[i], &indices[i]);
+		if (errors[i])
+			indices[i] = KFAB_AV_INDEX_NONE;
+		else
+			inserted++;
+	}
+	if (inserted)
+		kfab_av_header_publish(t);
+	mutex_unlock(&t->lock);
+	return inserted;
+}
+
 int kfab_ioctl_av_insert(struct kfab_ucmd *ucmd)
 {
 	struct kfab_av_insert *cmd = ucmd->cmd;
 	struct kfab_addr *addrs = NULL;
-	u32 *indices = NULL, i;
+	u32 *indices = NULL;
 	s32 *errors = NULL;
-	struct kfab_av_table *t;
 	struct kfab_av *av;
 	int rc;
 
@@ -692,7 +796,6 @@ int kfab_ioctl_av_insert(struct kfab_ucmd *ucmd)
 			       sizeof(*addrs), &av, (void **)&addrs);
 	if (rc)
 		return rc;
-	t = av->table;
 
 	cmd->out_inserted = 0;
 	if (!cmd->count)
@@ -703,18 +806,8 @@ int kfab_ioctl_av_insert(struct kfab_ucmd *ucmd)
 	if (!indices || !errors)
 		goto out;
 
-	mutex_lock(&t->lock);
-	for (i = 0; i < cmd->count; i++) {
-		errors[i] = kfab_av_insert_one(ucmd->ctx, t, &addrs[i],
-					       &indices[i]);
-		if (errors[i])
-			indices[i] = KFAB_AV_INDEX_NONE;
-		else
-			cmd->out_inserted++;
-	}
-	if (cmd->out_inserted)
-		kfab_av_header_publish(t);
-	mutex_unlock(&t->lock);
+	cmd->out_inserted = kfab_av_insert_batch(ucmd->ctx, av, addrs,
+						 cmd->count, indices, errors);
 
 	rc = -EFAULT;
 	if (cmd->indices &&
@@ -735,38 +828,38 @@ out:
 	return rc;
 }
 
-int kfab_ioctl_av_remove(struct kfab_ucmd *ucmd)
+/**
+ * kfab_av_remove_batch() - remove entries from the table of a handle
+ * @av: a writable handle
+ * @indices: @count indices (kernel memory)
+ * @count: how many
+ *
+ * All or nothing.  May sleep.
+ *
+ * Return: 0; -EINVAL when an index names no entry or comes twice; -ENOMEM.
+ */
+int kfab_av_remove_batch(struct kfab_av *av, const u32 *indices, u32 count)
 {
-	struct kfab_av_remove *cmd = ucmd->cmd;
-	unsigned long *seen = NULL;
-	struct kfab_av_table *t;
-	u32 *indices = NULL, i;
-	struct kfab_av *av;
+	struct kfab_av_table *t = av->table;
+	unsigned long *seen;
+	u32 i;
 	int rc;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	rc = kfab_av_batch_get(ucmd, cmd->av_id, cmd->count, cmd->indices,
-			       sizeof(*indices), &av, (void **)&indices);
-	if (rc)
-		return rc;
-	t = av->table;
-	if (!cmd->count)
-		goto out;
-	rc = -ENOMEM;
+	if (!count)
+		return 0;
 	seen = bitmap_zalloc(t->capacity, GFP_KERNEL);
 	if (!seen)
-		goto out;
+		return -ENOMEM;
 
 	mutex_lock(&t->lock);
 	/* All or nothing: check every index before removing any. */
 	rc = -EINVAL;
-	for (i = 0; i < cmd->count; i++)
+	for (i = 0; i < count; i++)
 		if (indices[i] >= t->capacity ||
 		    !test_bit(indices[i], t->used_map) ||
 		    __test_and_set_bit(indices[i], seen))
 			goto out_unlock;
-	for (i = 0; i < cmd->count; i++) {
+	for (i = 0; i < count; i++) {
 		struct kfab_av_slot *slot = &t->slots[indices[i]];
 
 		rhashtable_remove_fast(&t->by_addr, &slot->node,
@@ -779,8 +872,24 @@ int kfab_ioctl_av_remove(struct kfab_ucmd *ucmd)
 	rc = 0;
 out_unlock:
 	mutex_unlock(&t->lock);
-out:
 	bitmap_free(seen);
+	return rc;
+}
+
+int kfab_ioctl_av_remove(struct kfab_ucmd *ucmd)
+{
+	struct kfab_av_remove *cmd = ucmd->cmd;
+	u32 *indices = NULL;
+	struct kfab_av *av;
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	rc = kfab_av_batch_get(ucmd, cmd->av_id, cmd->count, cmd->indices,
+			       sizeof(*indices), &av, (void **)&indices);
+	if (rc)
+		return rc;
+	rc = kfab_av_remove_batch(av, indices, cmd->count);
 	kvfree(indices);
 	kfab_object_put(&av->obj);
 	return rc;

@@ -12,7 +12,7 @@
 
 #include "kfab.h"
 
-static struct dentry *kfab_debugfs_root;
+struct dentry *kfab_debugfs_root;
 
 static void kfab_debugfs_show_ctx(struct seq_file *s, struct kfab_ctx *ctx)
 {

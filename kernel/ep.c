@@ -436,3 +436,63 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 		   ep->cntr[KFAB_TX] ? ep->cntr[KFAB_TX]->obj.id : 0,
 		   ep->cntr[KFAB_RX] ? ep->cntr[KFAB_RX]->obj.id : 0);
 }
+
+/**
+ * kfab_ep_kopen() - an enabled endpoint for a kernel consumer
+ * @ctx: the consumer's context
+ * @domain: the parent (a user is taken)
+ * @av: the AV to bind (a user is taken)
+ * @kops: where its completions go instead of a CQ
+ * @kpriv: the consumer's, for @kops
+ * @out: the endpoint, published in @ctx
+ *
+ * It has no submission ring: kernel requests come through kfab_msg_post().
+ * May sleep.  Return: 0, -ENOMEM, -ENOSPC.
+ */
+int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
+		  struct kfab_av *av, const struct kfab_ep_kops *kops,
+		  void *kpriv, struct kfab_ep **out)
+{
+	struct kfab_object *obj;
+	struct kfab_ep_core *core;
+	struct kfab_ep *ep;
+	int rc;
+
+	obj = kfab_object_alloc(ctx, sizeof(*ep), KFAB_OBJ_EP);
+	if (IS_ERR(obj))
+		return PTR_ERR(obj);
+	ep = to_kfab_ep(obj);
+	refcount_inc(&domain->users);
+	ep->domain = domain;
+	mutex_init(&ep->sq_lock);
+	ep->kops = kops;
+	ep->kpriv = kpriv;
+
+	rc = -ENOMEM;
+	core = kzalloc(sizeof(*core), GFP_KERNEL_ACCOUNT);
+	if (!core)
+		goto err_abort;
+	kref_init(&core->ref);
+	mutex_init(&core->lock);
+	INIT_LIST_HEAD(&core->posted[KFAB_KIND_MSG]);
+	INIT_LIST_HEAD(&core->posted[KFAB_KIND_TAGGED]);
+	INIT_LIST_HEAD(&core->unexpected[KFAB_KIND_MSG]);
+	INIT_LIST_HEAD(&core->unexpected[KFAB_KIND_TAGGED]);
+	core->num = atomic64_inc_return(&kfab_ep_next_num);
+	core->ep = ep;
+	ep->core = core;
+
+	refcount_inc(&av->obj.users);
+	ep->av = av;
+	rc = xa_err(xa_store(&kfab_eps, core->num, core, GFP_KERNEL_ACCOUNT));
+	if (rc)
+		goto err_abort;
+	ep->enabled = true;
+	kfab_object_finalize(ctx, obj);
+	*out = ep;
+	return 0;
+
+err_abort:
+	kfab_object_abort(ctx, obj);
+	return rc;
+}

@@ -19,6 +19,7 @@
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/uio.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
@@ -97,6 +98,8 @@ struct kfab_ucmd {
 	void *cmd;		/* kernel copy of the user's struct */
 };
 
+struct kfab_ctx *kfab_ctx_create(pid_t tgid, kuid_t uid, const char *comm);
+void kfab_ctx_release(struct kfab_ctx *ctx);
 int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len);
 int kfab_ucmd_copy_out(struct kfab_ucmd *ucmd, size_t cmd_len);
 
@@ -177,6 +180,12 @@ int kfab_av_init(void);
 void kfab_av_exit(void);
 unsigned int kfab_av_count(bool named_only);
 int kfab_av_addr_of(struct kfab_av *av, u64 index, struct kfab_addr *addr);
+int kfab_av_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
+		  const char *name, u32 flags, u32 count, struct kfab_av **out);
+u32 kfab_av_insert_batch(struct kfab_ctx *ctx, struct kfab_av *av,
+			 const struct kfab_addr *addrs, u32 count,
+			 u32 *indices, s32 *errors);
+int kfab_av_remove_batch(struct kfab_av *av, const u32 *indices, u32 count);
 u64 kfab_av_index_of(struct kfab_av *av, const struct kfab_addr *addr);
 void kfab_av_debugfs_show(struct seq_file *s);
 /* cq.c: completion queues, rings shared with user space */
@@ -332,6 +341,12 @@ struct kfab_ep_core {
 	atomic_t tx_waiting;
 };
 
+/* TEMPORARY (kapi branch): the engine's interface as announced; main's wins at merge. */
+struct kfab_ep_kops {
+	void (*complete)(struct kfab_ep *ep, enum kfab_dir dir,
+			 const struct kfab_cq_entry *entry, int err, u64 olen);
+};
+
 /**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
  * @obj: the object head
@@ -368,6 +383,8 @@ struct kfab_ep {
 	u32 *sq_tail_user;
 	u32 *sq_head_user;
 	struct kfab_sqe *sqes;
+	const struct kfab_ep_kops *kops;
+	void *kpriv;
 };
 
 int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd);
@@ -381,6 +398,21 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 		      const struct kfab_cq_entry *entry, int err, u64 olen);
+
+/* TEMPORARY (kapi branch): the engine's request as announced. */
+struct kfab_req {
+	u8 opcode;
+	u32 flags;
+	u64 context;
+	u64 addr;
+	u64 tag, ignore, data;
+	struct iov_iter iter;
+};
+
+int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req);
+int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
+		  struct kfab_av *av, const struct kfab_ep_kops *kops,
+		  void *kpriv, struct kfab_ep **out);
 
 /* msg.c */
 int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);
@@ -401,10 +433,15 @@ static inline bool kfab_test_should_fail(struct kfab_ctx *ctx,
 }
 #endif
 
+/* kapi.c: the in-kernel API (kfab_kapi.h) */
+int kfab_kapi_init(void);
+void kfab_kapi_exit(void);
+
 /* sysfs.c */
 extern const struct attribute_group *kfab_sysfs_groups[];
 
 /* debugfs.c */
+extern struct dentry *kfab_debugfs_root;
 void kfab_debugfs_init(void);
 void kfab_debugfs_exit(void);
 

@@ -26,33 +26,38 @@ LIST_HEAD(kfab_ctx_list);
 atomic_t kfab_nr_ctx = ATOMIC_INIT(0);
 static u32 kfab_next_ctx_id;
 
-static int kfab_fops_open(struct inode *inode, struct file *filp)
+/**
+ * kfab_ctx_create() - a new context, listed for debugfs
+ * @tgid: the owner's tgid (0 for a kernel consumer)
+ * @uid: the owner
+ * @comm: a name for debugfs
+ *
+ * Return: the context or NULL (no memory).
+ */
+struct kfab_ctx *kfab_ctx_create(pid_t tgid, kuid_t uid, const char *comm)
 {
 	struct kfab_ctx *ctx;
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL_ACCOUNT);
 	if (!ctx)
-		return -ENOMEM;
+		return NULL;
 	xa_init_flags(&ctx->objects, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
 	xa_init_flags(&ctx->regions, XA_FLAGS_ALLOC1 | XA_FLAGS_ACCOUNT);
-	ctx->tgid = task_tgid_nr(current);
-	ctx->uid = current_euid();
-	get_task_comm(ctx->comm, current);
+	ctx->tgid = tgid;
+	ctx->uid = uid;
+	strscpy(ctx->comm, comm, sizeof(ctx->comm));
 
 	mutex_lock(&kfab_ctx_lock);
 	ctx->id = ++kfab_next_ctx_id;
 	list_add_tail(&ctx->node, &kfab_ctx_list);
 	atomic_inc(&kfab_nr_ctx);
 	mutex_unlock(&kfab_ctx_lock);
-
-	filp->private_data = ctx;
-	return 0;
+	return ctx;
 }
 
-static int kfab_fops_release(struct inode *inode, struct file *filp)
+/* The end of a context: nothing may use it any more. */
+void kfab_ctx_release(struct kfab_ctx *ctx)
 {
-	struct kfab_ctx *ctx = filp->private_data;
-
 	mutex_lock(&kfab_ctx_lock);
 	list_del(&ctx->node);
 	atomic_dec(&kfab_nr_ctx);
@@ -61,6 +66,24 @@ static int kfab_fops_release(struct inode *inode, struct file *filp)
 	kfab_ctx_destroy_all(ctx);
 	kfab_ctx_regions_destroy(ctx);
 	kfree(ctx);
+}
+
+static int kfab_fops_open(struct inode *inode, struct file *filp)
+{
+	char comm[TASK_COMM_LEN];
+	struct kfab_ctx *ctx;
+
+	get_task_comm(comm, current);
+	ctx = kfab_ctx_create(task_tgid_nr(current), current_euid(), comm);
+	if (!ctx)
+		return -ENOMEM;
+	filp->private_data = ctx;
+	return 0;
+}
+
+static int kfab_fops_release(struct inode *inode, struct file *filp)
+{
+	kfab_ctx_release(filp->private_data);
 	return 0;
 }
 
@@ -271,17 +294,26 @@ static int __init kfab_init(void)
 		return rc;
 
 	kfab_debugfs_init();
+	rc = kfab_kapi_init();
+	if (rc)
+		goto err_debugfs;
 	rc = misc_register(&kfab_misc);
-	if (rc) {
-		kfab_debugfs_exit();
-		return rc;
-	}
+	if (rc)
+		goto err_kapi;
 	return 0;
+
+err_kapi:
+	kfab_kapi_exit();
+err_debugfs:
+	kfab_debugfs_exit();
+	kfab_av_exit();
+	return rc;
 }
 
 static void __exit kfab_exit(void)
 {
 	misc_deregister(&kfab_misc);
+	kfab_kapi_exit();
 	kfab_debugfs_exit();
 	/* No file is open any more: only persistent named AVs are left. */
 	kfab_av_exit();
