@@ -142,6 +142,14 @@ static bool kfab_kapi_should_fail(struct kfab_kdomain *dom,
 	return true;
 }
 
+#ifdef CONFIG_KFAB_TEST
+/* For kapi_test.c: arm fault point @point of @dom to fire on pass @nth. */
+void kfab_kapi_test_arm(struct kfab_kdomain *dom, int point, int nth)
+{
+	atomic_set(&dom->fault[point], nth);
+}
+#endif
+
 static int kfab_kapi_fault_show(struct seq_file *s, void *unused)
 {
 	struct kfab_kdomain *dom = s->private;
@@ -1005,6 +1013,10 @@ int kfab_kapi_init(void)
 	if (!kfab_kapi_wq)
 		return -ENOMEM;
 	kfab_kapi_dir = debugfs_create_dir("kapi", kfab_debugfs_root);
+#ifdef CONFIG_KFAB_TEST
+	debugfs_create_file("selftest", 0400, kfab_kapi_dir, NULL,
+			    &kfab_kapi_test_fops);
+#endif
 	return 0;
 }
 

@@ -436,6 +436,11 @@ static inline bool kfab_test_should_fail(struct kfab_ctx *ctx,
 /* kapi.c: the in-kernel API (kfab_kapi.h) */
 int kfab_kapi_init(void);
 void kfab_kapi_exit(void);
+#ifdef CONFIG_KFAB_TEST
+struct kfab_kdomain;
+void kfab_kapi_test_arm(struct kfab_kdomain *dom, int point, int nth);
+extern const struct file_operations kfab_kapi_test_fops;
+#endif
 
 /* sysfs.c */
 extern const struct attribute_group *kfab_sysfs_groups[];
