@@ -103,6 +103,8 @@ struct kfab_kep_stats {
  * @outstanding: requests taken and not completed
  * @done: completed requests whose callbacks have to run
  * @nr_outstanding: entries of @outstanding
+ * @nr_sends: sends among them
+ * @sends_done: kfab_kep_close() waits here for @nr_sends to reach 0
  * @stats: for debugfs
  * @file: its debugfs file
  * @name: for debugfs
@@ -120,6 +122,8 @@ struct kfab_kep {
 	struct list_head outstanding;
 	struct list_head done;
 	unsigned int nr_outstanding;
+	unsigned int nr_sends;
+	wait_queue_head_t sends_done;
 	struct kfab_kep_stats stats;
 	struct dentry *file;
 	char name[KFAB_KAPI_NAME_MAX];
@@ -617,6 +621,8 @@ static void kfab_kapi_finish(struct kfab_kep *kep, struct kfab_kreq *req)
 
 	spin_lock_irqsave(&kep->done_lock, flags);
 	kep->nr_outstanding--;
+	if (send && !--kep->nr_sends)
+		wake_up(&kep->sends_done);
 	st->reqs[send ? KFAB_TX : KFAB_RX]++;
 	st->hist[kfab_kapi_bucket(ktime_get_ns() - req->start_ns)]++;
 	if (req->status == -ECANCELED)
@@ -737,6 +743,7 @@ struct kfab_kep *kfab_kep_open(struct kfab_kdomain *dom, struct kfab_kav *av,
 	INIT_LIST_HEAD(&kep->outstanding);
 	INIT_LIST_HEAD(&kep->done);
 	INIT_WORK(&kep->work, kfab_kapi_work);
+	init_waitqueue_head(&kep->sends_done);
 	kep->wq = attr && attr->wq ? attr->wq : kfab_kapi_wq;
 	strscpy(kep->name, attr && attr->name ? attr->name : "ep",
 		sizeof(kep->name));
@@ -888,6 +895,8 @@ int kfab_kep_post(struct kfab_kep *ep, struct kfab_kreq *req)
 	spin_lock_irq(&ep->done_lock);
 	list_add_tail(&req->link, &ep->outstanding);
 	ep->nr_outstanding++;
+	if (send)
+		ep->nr_sends++;
 	spin_unlock_irq(&ep->done_lock);
 
 	if (send && kfab_kapi_should_fail(ep->dom, KFAB_KAPI_FAULT_LOSE)) {
@@ -903,15 +912,16 @@ int kfab_kep_post(struct kfab_kep *ep, struct kfab_kreq *req)
 		goto out_unlock;
 	}
 
+	/* The engine allocates with GFP_KERNEL: not from a block driver's I/O. */
 	noio = memalloc_noio_save();
-	mutex_lock(&ep->ep->sq_lock);
 	rc = kfab_msg_post(ep->ep, &r);
-	mutex_unlock(&ep->ep->sq_lock);
 	memalloc_noio_restore(noio);
 	if (rc) {
 		spin_lock_irq(&ep->done_lock);
 		list_del_init(&req->link);
 		ep->nr_outstanding--;
+		if (send)
+			ep->nr_sends--;
 		spin_unlock_irq(&ep->done_lock);
 		goto out_free;
 	}
@@ -949,23 +959,34 @@ int kfab_kep_cancel(struct kfab_kep *ep, struct kfab_kreq *req)
 	if (ep->closing) {
 		rc = -ENOENT;
 	} else {
-		mutex_lock(&ep->ep->sq_lock);
-		rc = kfab_msg_cancel(ep->ep, (uintptr_t)req);
-		mutex_unlock(&ep->ep->sq_lock);
+		rc = kfab_msg_cancel(ep->ep->core->rx, (uintptr_t)req);
 	}
 	mutex_unlock(&ep->lock);
 	return rc;
 }
 EXPORT_SYMBOL_GPL(kfab_kep_cancel);
 
+static bool kfab_kep_sends_done(struct kfab_kep *ep)
+{
+	bool done;
+
+	spin_lock_irq(&ep->done_lock);
+	done = !ep->nr_sends;
+	spin_unlock_irq(&ep->done_lock);
+	return done;
+}
+
 /**
  * kfab_kep_close() - close an endpoint
  * @ep: the endpoint
  *
- * Stops the endpoint: posts fail with -ESHUTDOWN from now on; its posted
- * receives and every other outstanding request complete with -ECANCELED
- * (the caller's memory is no longer referenced once their completion is
- * delivered).  Returns once every callback of the endpoint has returned;
+ * Stops the endpoint: posts fail with -ESHUTDOWN from now on.  Its sends
+ * still outstanding are waited for: a send of more than 64 KiB that no
+ * receive has taken yet waits at its receiver in the caller's memory, and
+ * ends when the receiver takes it or goes away (-ECONNRESET); a caller
+ * that cannot wait for its peers keeps its messages at 64 KiB or less
+ * (they are copied at once).  Its posted receives then complete with
+ * -ECANCELED.  Returns once every callback of the endpoint has returned;
  * completions for a kernel CQ may still wait there to be polled.  Must
  * not be called from a callback of the same endpoint (it waits for
  * them).  Sleeps.
@@ -979,6 +1000,12 @@ void kfab_kep_close(struct kfab_kep *ep)
 	mutex_lock(&ep->lock);
 	ep->closing = true;
 	mutex_unlock(&ep->lock);
+
+	/*
+	 * A send that waits at a receiver refers to the caller's memory, and
+	 * only the receiver ends it (taking it, or going away): wait for it.
+	 */
+	wait_event(ep->sends_done, kfab_kep_sends_done(ep));
 
 	/* The engine's endpoint goes: no completion comes from it after. */
 	WARN_ON(kfab_object_destroy(ep->dom->ctx, ep->ep->obj.id));
@@ -1024,10 +1051,4 @@ void kfab_kapi_exit(void)
 {
 	/* Consumers hold the module: nothing of theirs is left. */
 	destroy_workqueue(kfab_kapi_wq);
-}
-
-/* TEMPORARY (kapi branch): until the engine's kfab_msg_post() is merged. */
-int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req)
-{
-	return -EOPNOTSUPP;
 }
