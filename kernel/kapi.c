@@ -22,6 +22,7 @@
 #include <linux/log2.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -559,9 +560,29 @@ static bool kfab_kcq_ready(struct kfab_kcq *cq)
  */
 long kfab_kcq_wait(struct kfab_kcq *cq, long timeout)
 {
+	DEFINE_WAIT(wait);
+	long ret;
+
 	might_sleep();
-	return wait_event_interruptible_timeout(cq->wait, kfab_kcq_ready(cq),
-						timeout);
+	/* Open-coded: the wait_event macros' nested __ret upsets sparse. */
+	for (;;) {
+		prepare_to_wait(&cq->wait, &wait, TASK_INTERRUPTIBLE);
+		if (kfab_kcq_ready(cq)) {
+			ret = timeout ?: 1;
+			break;
+		}
+		if (signal_pending(current)) {
+			ret = -ERESTARTSYS;
+			break;
+		}
+		if (!timeout) {
+			ret = 0;
+			break;
+		}
+		timeout = schedule_timeout(timeout);
+	}
+	finish_wait(&cq->wait, &wait);
+	return ret;
 }
 EXPORT_SYMBOL_GPL(kfab_kcq_wait);
 
@@ -956,11 +977,10 @@ int kfab_kep_cancel(struct kfab_kep *ep, struct kfab_kreq *req)
 	if (kfab_kop_is_send(req->op))
 		return -EINVAL;
 	mutex_lock(&ep->lock);
-	if (ep->closing) {
+	if (ep->closing)
 		rc = -ENOENT;
-	} else {
+	else
 		rc = kfab_msg_cancel(ep->ep->core->rx, (uintptr_t)req);
-	}
 	mutex_unlock(&ep->lock);
 	return rc;
 }

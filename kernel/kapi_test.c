@@ -35,16 +35,18 @@ static __printf(2, 3) void kt_printf(struct kt *t, const char *fmt, ...)
 	va_end(ap);
 }
 
-#define KT_CHECK(t, cond, name)						\
-	do {								\
-		bool __ok = (cond);					\
-		(t)->n++;						\
-		if (!__ok)						\
-			(t)->failed++;					\
-		kt_printf(t, "%sok %d %s\n", __ok ? "" : "not ", (t)->n, name); \
-		if (!__ok)						\
-			kt_printf(t, "#   failed: %s (line %d)\n", #cond, __LINE__); \
-	} while (0)
+static void kt_check(struct kt *t, bool ok, const char *name,
+		     const char *cond, int line)
+{
+	t->n++;
+	if (!ok)
+		t->failed++;
+	kt_printf(t, "%sok %d %s\n", ok ? "" : "not ", t->n, name);
+	if (!ok)
+		kt_printf(t, "#   failed: %s (line %d)\n", cond, line);
+}
+
+#define KT_CHECK(t, cond, name) kt_check(t, cond, name, #cond, __LINE__)
 
 /* A request with a completion to wait on. */
 struct kt_req {
@@ -178,7 +180,8 @@ static void kt_run(struct kt *t)
 		ok = !rc && kt_wait(s) && kt_wait(r) && !s->req.status &&
 		     !r->req.status && r->req.out_len == 100 &&
 		     r->req.out_src == e.ia && !memcmp(dst, src, 100);
-		KT_CHECK(t, ok, "send (2 kvecs) to a posted receive: one callback each, data, length, source index");
+		KT_CHECK(t, ok,
+			 "send (2 kvecs) to a posted receive: one callback each, data, length, source index");
 	}
 
 	/* unexpected, tagged with data, bvec to scatterlist, kernel CQ */
@@ -210,7 +213,8 @@ static void kt_run(struct kt *t)
 	     r->req.out_data == 0xfeed && r->req.out_src == e.ia &&
 	     !memcmp(dst, page_address(pg[0]) + 96, 1000) &&
 	     !memcmp(dst + 1000, page_address(pg[1]), 3000);
-	KT_CHECK(t, ok, "tagged receive (scatterlist) matches with ignore bits, polled from the kernel CQ: tag, data, bytes");
+	KT_CHECK(t, ok,
+		 "tagged receive (scatterlist) matches with ignore bits, polled from the kernel CQ: tag, data, bytes");
 
 	/* truncation */
 	{
@@ -243,7 +247,8 @@ static void kt_run(struct kt *t)
 		ok = !rc && kt_wait(r) && kt_wait(s) && !r->req.status &&
 		     !s->req.status && r->req.out_len == 256 * 1024 &&
 		     !memcmp(big_src, big_dst, 256 * 1024);
-		KT_CHECK(t, ok, "256 KiB from vmalloc memory, sent before the receive: both complete, data intact");
+		KT_CHECK(t, ok,
+			 "256 KiB from vmalloc memory, sent before the receive: both complete, data intact");
 	}
 
 	/* cancel */
@@ -256,7 +261,8 @@ static void kt_run(struct kt *t)
 		rc = rc ?: kfab_kep_cancel(e.c, &r->req);
 		ok = !rc && kt_wait(r) && r->req.status == -ECANCELED &&
 		     kfab_kep_cancel(e.c, &r->req) == -ENOENT;
-		KT_CHECK(t, ok, "cancel: the receive completes with -ECANCELED once; a second cancel is -ENOENT");
+		KT_CHECK(t, ok,
+			 "cancel: the receive completes with -ECANCELED once; a second cancel is -ENOENT");
 		KT_CHECK(t, kfab_kep_cancel(e.c, &s->req) == -EINVAL,
 			 "cancel of a send: -EINVAL");
 	}
@@ -284,6 +290,7 @@ static void kt_run(struct kt *t)
 	/* fault points of the domain */
 	{
 		struct kvec sv = { .iov_base = src, .iov_len = 10 };
+
 		kfab_kapi_test_arm(e.dom, 0, 1);
 		kt_init(s, KFAB_KOP_SEND, e.ib, KFAB_KBUF_KVEC, &sv, 1, 10);
 		rc = kfab_kep_post(e.a, &s->req);
@@ -310,7 +317,8 @@ static void kt_run(struct kt *t)
 	for (i = 0; i < KT_NR; i++)
 		ok = ok && completion_done(&rs[i].done) && rs[i].calls == 1 &&
 		     rs[i].req.status == -ECANCELED;
-	KT_CHECK(t, ok, "close with 8 receives posted: all 8 callbacks ran (-ECANCELED) before close returned");
+	KT_CHECK(t, ok,
+		 "close with 8 receives posted: all 8 callbacks ran (-ECANCELED) before close returned");
 
 	{
 		struct kvec sv = { .iov_base = src, .iov_len = 10 };
