@@ -60,6 +60,7 @@ struct kfab_blk_dev {
 	struct kfab_kep *ep;
 	u64 server;		/* the server's index in @av */
 	u64 self_ep;
+	u64 self_index;		/* ours in a named @av, or KFAB_KADDR_ANY */
 	atomic64_t next_tag;
 	struct blk_mq_tag_set tag_set;
 	struct gendisk *disk;
@@ -357,9 +358,9 @@ static int kfab_blk_connect(struct kfab_blk_dev *dev)
 {
 	struct kfab_kep_attr attr = { .name = "kfab_blk0" };
 	struct kfab_addr addr;
-	u64 index;
 	int rc;
 
+	dev->self_index = KFAB_KADDR_ANY;
 	dev->dom = kfab_kdomain_open("kfab_blk");
 	if (IS_ERR(dev->dom))
 		return PTR_ERR(dev->dom);
@@ -385,7 +386,7 @@ static int kfab_blk_connect(struct kfab_blk_dev *dev)
 			goto err_ep;
 		/* So that the server's answers find us by index too. */
 		kfab_kep_addr(dev->ep, &addr);
-		rc = kfab_kav_insert(dev->av, &addr, 1, &index);
+		rc = kfab_kav_insert(dev->av, &addr, 1, &dev->self_index);
 	} else {
 		addr = (struct kfab_addr){
 			.family = KFAB_ADDR_LOCAL,
@@ -408,6 +409,9 @@ err_dom:
 
 static void kfab_blk_disconnect(struct kfab_blk_dev *dev)
 {
+	/* The named AV outlives us: take our address out of it. */
+	if (dev->self_index != KFAB_KADDR_ANY)
+		kfab_kav_remove(dev->av, &dev->self_index, 1);
 	kfab_kep_close(dev->ep);
 	kfab_kav_close(dev->av);
 	kfab_kdomain_close(dev->dom);

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <linux/kfab.h>
+#include <linux/kfab_blk.h>
 
 #ifdef __cplusplus
 #define KFAB_STATIC_ASSERT(e) static_assert(e, #e)
@@ -291,5 +292,20 @@ KFAB_CHECK_OFF(kfab_sqe, data, 40);
 KFAB_CHECK_OFF(kfab_sqe, len, 48);
 KFAB_CHECK_OFF(kfab_sqe, iov, 64);
 KFAB_CHECK_OFF(kfab_sqe, inline_data, 64);
+
+/* uapi/linux/kfab_blk.h: the wire protocol of kfab_blk and its server */
+KFAB_CHECK_SIZE(kfab_blk_req, 40);
+KFAB_CHECK_OFF(kfab_blk_req, magic, 0);
+KFAB_CHECK_OFF(kfab_blk_req, op, 4);
+KFAB_CHECK_OFF(kfab_blk_req, __reserved, 6);
+KFAB_CHECK_OFF(kfab_blk_req, tag, 8);
+KFAB_CHECK_OFF(kfab_blk_req, offset, 16);
+KFAB_CHECK_OFF(kfab_blk_req, len, 24);
+KFAB_CHECK_OFF(kfab_blk_req, __reserved2, 28);
+KFAB_CHECK_OFF(kfab_blk_req, client_ep, 32);
+KFAB_CHECK_SIZE(kfab_blk_info, 16);
+KFAB_CHECK_OFF(kfab_blk_info, size, 0);
+KFAB_CHECK_OFF(kfab_blk_info, block_size, 8);
+KFAB_CHECK_OFF(kfab_blk_info, __reserved, 12);
 
 #endif /* KFAB_UAPI_LAYOUT_H */
