@@ -263,6 +263,7 @@ int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 			 const void *payload, bool *overflowed);
 int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
+bool kfab_cq_nearly_full(struct kfab_cq *cq);
 
 /* cntr.c: counters */
 

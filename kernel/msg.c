@@ -179,12 +179,21 @@ static struct kfab_msg_unexp *kfab_match_unexp(struct kfab_rx_ctx *rxc,
 	return NULL;
 }
 
+/*
+ * What a buffered message costs the receiver's budget: its bytes and its
+ * bookkeeping, so a flood of empty messages is bounded too.
+ */
+static size_t kfab_unexp_cost(size_t len)
+{
+	return len + sizeof(struct kfab_msg_unexp);
+}
+
 /* Take a message off its list; its buffered bytes leave the budget. */
 static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_msg_unexp *u)
 {
 	list_del(&u->link);
 	if (u->kbuf)
-		rxc->unexp_bytes -= u->len;
+		rxc->unexp_bytes -= kfab_unexp_cost(u->len);
 }
 
 static u64 kfab_comp_kind(int kind)
@@ -319,6 +328,12 @@ static bool kfab_rx_take(struct kfab_msg_rx *rx, size_t n)
 
 /* ---- requests ---- */
 
+/* The CQ of @ep's direction @dir is too full to take more for now. */
+static bool kfab_ep_cq_busy(struct kfab_ep *ep, enum kfab_dir dir)
+{
+	return ep->cq[dir] && kfab_cq_nearly_full(ep->cq[dir]);
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_addr self = { .family = KFAB_ADDR_LOCAL,
@@ -337,6 +352,9 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	if ((req->flags & KFAB_SQE_FENCE) &&
 	    atomic_read(&ep->core->tx_waiting))
 		return -EAGAIN;
+	/* No completion is dropped: wait while our CQ cannot take it. */
+	if (kfab_ep_cq_busy(ep, KFAB_TX))
+		return -EAGAIN;
 	if (kfab_av_addr_of(ep->av, req->addr, &dst)) {
 		kfab_complete_tx(ep, kind, req->context, req->flags, EINVAL);
 		return 0;
@@ -353,6 +371,12 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	rc = EHOSTUNREACH;
 	if (target->dead)
 		goto err_unlock;
+	/* Nor the receiver's: the message waits in our ring meanwhile. */
+	if (kfab_ep_cq_busy(target->ep, KFAB_RX)) {
+		mutex_unlock(&rxc->lock);
+		kfab_ep_core_put(target);
+		return -EAGAIN;
+	}
 	/* Where the receiver's AV has us: for directed receives and src. */
 	from = kfab_av_index_of(rxc->av, &self);
 	rx = kfab_match_posted(rxc, kind, from, req->tag);
@@ -389,7 +413,8 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	 */
 	rendezvous = len > KFAB_MSG_EAGER_MAX ||
 		     (req->flags & KFAB_SQE_DELIVERY_COMPLETE);
-	if (!rendezvous && rxc->unexp_bytes + len > KFAB_MSG_UNEXP_MAX) {
+	if (!rendezvous &&
+	    rxc->unexp_bytes + kfab_unexp_cost(len) > KFAB_MSG_UNEXP_MAX) {
 		mutex_unlock(&rxc->lock);
 		kfab_ep_core_put(target);
 		return -EAGAIN;
@@ -414,7 +439,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		rc = EFAULT;
 		if (copy_from_iter(u->kbuf, len, &req->iter) != len)
 			goto err_unlock;
-		rxc->unexp_bytes += len;
+		rxc->unexp_bytes += kfab_unexp_cost(len);
 	}
 	u->target = target;
 	u->kind = kind;
@@ -565,6 +590,8 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	bool done, unpinned;
 	int rc;
 
+	if (owner && kfab_ep_cq_busy(owner, KFAB_RX))
+		return -EAGAIN;
 	if (req->flags & (KFAB_SQE_PEEK | KFAB_SQE_CLAIM))
 		return kfab_msg_peek_claim(rxc, req, kind);
 
