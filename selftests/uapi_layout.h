@@ -228,6 +228,25 @@ KFAB_CHECK_OFF(kfab_cntr_wait, out_value, 32);
 KFAB_CHECK_OFF(kfab_cntr_wait, out_err, 40);
 KFAB_CHECK_CMD(KFAB_IOC_CNTR_WAIT, kfab_cntr_wait);
 
+KFAB_CHECK_SIZE(kfab_srx_open, 56);
+KFAB_CHECK_OFF(kfab_srx_open, size, 0);
+KFAB_CHECK_OFF(kfab_srx_open, flags, 4);
+KFAB_CHECK_OFF(kfab_srx_open, domain_id, 8);
+KFAB_CHECK_OFF(kfab_srx_open, sq_entries, 12);
+KFAB_CHECK_OFF(kfab_srx_open, out_srx_id, 16);
+KFAB_CHECK_OFF(kfab_srx_open, out_sq_entries, 20);
+KFAB_CHECK_OFF(kfab_srx_open, out_sqe_size, 24);
+KFAB_CHECK_OFF(kfab_srx_open, out_off_tail, 28);
+KFAB_CHECK_OFF(kfab_srx_open, out_sq_mmap_offset, 32);
+KFAB_CHECK_OFF(kfab_srx_open, out_sq_mmap_size, 40);
+KFAB_CHECK_OFF(kfab_srx_open, out_off_head, 48);
+KFAB_CHECK_OFF(kfab_srx_open, out_off_sqes, 52);
+KFAB_CHECK_CMD(KFAB_IOC_SRX_OPEN, kfab_srx_open);
+/* The receive flags of FI_PEEK, FI_CLAIM and FI_DISCARD */
+KFAB_STATIC_ASSERT(KFAB_SQE_PEEK == 1 << 6);
+KFAB_STATIC_ASSERT(KFAB_SQE_CLAIM == 1 << 7);
+KFAB_STATIC_ASSERT(KFAB_SQE_DISCARD == 1 << 8);
+
 KFAB_CHECK_SIZE(kfab_test_cq_post, 112);
 KFAB_CHECK_OFF(kfab_test_cq_post, size, 0);
 KFAB_CHECK_OFF(kfab_test_cq_post, flags, 4);
