@@ -184,7 +184,7 @@ static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
 /*
  * FI_PEEK, FI_CLAIM and FI_DISCARD of a tagged receive (fi_tagged(3)) as
  * the kernel's KFAB_SQE_PEEK, _CLAIM and _DISCARD.  FI_DISCARD goes with
- * FI_PEEK or FI_CLAIM, never alone: -FI_EBADFLAGS.  FI_CLAIM needs the
+ * FI_PEEK or FI_CLAIM, never alone nor with both: -FI_EBADFLAGS.  FI_CLAIM needs the
  * application's struct fi_context as the context, which the kernel keys
  * the claimed message by (and which the paired FI_CLAIM receive passes
  * again): -FI_EINVAL without one.  A peek moves no data (a provider "may
@@ -197,7 +197,10 @@ static ssize_t kfab_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
 	*buffers = true;
 	if (!(flags & KFAB_PEEK_FLAGS))
 		return 0;
-	if ((flags & FI_DISCARD) && !(flags & (FI_PEEK | FI_CLAIM)))
+	/* "in conjunction with either FI_PEEK or FI_CLAIM": one of them */
+	if ((flags & FI_DISCARD) &&
+	    (flags & (FI_PEEK | FI_CLAIM)) != FI_PEEK &&
+	    (flags & (FI_PEEK | FI_CLAIM)) != FI_CLAIM)
 		return -FI_EBADFLAGS;
 	if ((flags & FI_CLAIM) && !context)
 		return -FI_EINVAL;

@@ -327,6 +327,8 @@ TEST_F(ring, peek_claim_discard_flags)
 			     KFAB_SQE_COMPLETION), slot(self, 4)->flags);
 	/* FI_DISCARD alone; FI_CLAIM without a context; untagged. */
 	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->fid, &msg, FI_DISCARD));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->fid, &msg,
+					     FI_PEEK | FI_CLAIM | FI_DISCARD));
 	msg.context = NULL;
 	EXPECT_EQ(-FI_EINVAL, fi_trecvmsg(self->fid, &msg, FI_CLAIM));
 	EXPECT_EQ(-FI_EINVAL, fi_trecvmsg(self->fid, &msg,

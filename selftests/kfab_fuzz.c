@@ -1053,7 +1053,7 @@ static uint32_t expect_ep_enable(const void *p)
 		return O(EOPNOTSUPP);
 	if (e->__reserved)
 		return O(EINVAL);
-	/* EINVAL: endpoints of one SRX on different AVs. */
+	/* EINVAL: an SRX whose endpoints use another AV. */
 	return O(OK) | O(ENOENT) | O(EDESTADDRREQ) | O(ENOMEM) | O(EINVAL);
 }
 
@@ -1098,7 +1098,7 @@ static uint32_t expect_ep_cancel(const void *p)
 	return O(OK) | O(ENOENT);
 }
 
-/* KFAB_IOC_SRX_OPEN */
+/* KFAB_IOC_SRX_OPEN: its ring is fuzzed as an endpoint's is. */
 
 static void gen_srx_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
@@ -1138,7 +1138,6 @@ static void done_srx_open(struct fuzz_thread *t, const void *p,
 		return;
 	}
 	pool_add(t, c->out_srx_id);
-	/* Writable: the fuzzer scribbles receives and indices into it. */
 	region_add(t, op->fd, c->out_sq_mmap_offset, c->out_sq_mmap_size, true);
 }
 
@@ -1477,7 +1476,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.ioc = KFAB_IOC_EP_ENABLE,
 		.min_size = offsetofend(struct kfab_ep_enable, __reserved),
 		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EDESTADDRREQ) |
-			  O(ENOMEM),
+			  O(ENOMEM) | O(EINVAL),
 		.weight = 2,
 		.gen = gen_ep_enable,
 		.expect = expect_ep_enable,
