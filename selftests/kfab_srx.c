@@ -989,12 +989,22 @@ static int xread(int fd, void *buf, size_t len)
 	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
 }
 
-/* Child @id: sends PROC_MSGS {id, seq} to @to once the parent says go. */
+struct hello {
+	uint32_t id;
+	uint32_t pad;
+	struct kfab_addr addr;
+};
+
+/*
+ * Child @id: sends PROC_MSGS {id, seq} to @to once the parent says go (one
+ * byte each), and stays until the parent closes @fin_fd.
+ */
 static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
-		       int go_fd)
+		       int go_fd, int fin_fd)
 {
 	struct side s;
 	struct kfab_addr me;
+	struct hello hello;
 	struct fi_cq_tagged_entry e;
 	uint32_t msg[PROC_MSGS][2], seq, done = 0;
 	fi_addr_t dest;
@@ -1003,8 +1013,10 @@ static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
 
 	if (side_open(&s) || insert(s.av, to, &dest) || name_of(s.ep, &me))
 		return 1;
-	if (xwrite(name_fd, &id, sizeof(id)) ||
-	    xwrite(name_fd, &me, sizeof(me)) || xread(go_fd, &go, 1))
+	/* One write (atomic on a pipe): the four children share it. */
+	hello.id = id;
+	hello.addr = me;
+	if (xwrite(name_fd, &hello, sizeof(hello)) || xread(go_fd, &go, 1))
 		return 2;
 	for (seq = 0; seq < PROC_MSGS; seq++) {
 		msg[seq][0] = id;
@@ -1023,9 +1035,8 @@ static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
 		else if (rc != -FI_EAGAIN)
 			return 4;
 	}
-	/* Stay until the parent has everything. */
-	if (xread(go_fd, &go, 1))
-		return 0;
+	/* Stay until the parent has everything (it closes fin). */
+	(void)!read(fin_fd, &go, 1);
 	return 0;
 }
 
@@ -1035,7 +1046,8 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 	static uint32_t rbuf[POSTED][2];
 	uint32_t next[NEP] = { 0 }, got = 0;
 	fi_addr_t src_of[NEP];
-	int names[2], go[2], i, k, status;
+	uint64_t last;
+	int names[2], go[2], fin[2], i, k, status;
 	pid_t pids[NEP];
 	struct fi_cq_tagged_entry e;
 	fi_addr_t src;
@@ -1043,6 +1055,7 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, pipe(names));
 	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(fin));
 	for (i = 0; i < NEP; i++) {
 		pids[i] = fork();
 		ASSERT_LE(0, pids[i]);
@@ -1050,25 +1063,30 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 			/* A parent that dies closes the pipes: no hang. */
 			close(names[0]);
 			close(go[1]);
-			_exit(proc_sender(i, &self->name[i], names[1], go[0]));
+			close(fin[1]);
+			_exit(proc_sender(i, &self->name[i], names[1], go[0],
+					  fin[0]));
 		}
 	}
 	/* Their addresses into the SRX's AV, before any message moves. */
 	for (i = 0; i < NEP; i++) {
-		struct kfab_addr a;
-		uint32_t id;
+		struct hello h;
 
-		ASSERT_EQ(0, xread(names[0], &id, sizeof(id)));
-		ASSERT_EQ(0, xread(names[0], &a, sizeof(a)));
-		ASSERT_LT(id, NEP);
-		ASSERT_EQ(0, insert(self->av, &a, &src_of[id]));
+		ASSERT_EQ(0, xread(names[0], &h, sizeof(h)));
+		ASSERT_LT(h.id, NEP);
+		ASSERT_EQ(0, insert(self->av, &h.addr, &src_of[h.id]));
 	}
 	for (i = 0; i < POSTED; i++)
 		ASSERT_EQ(0, fi_recv(self->srx, rbuf[i], sizeof(rbuf[i]), NULL,
 				     FI_ADDR_UNSPEC, rbuf[i]));
 	ASSERT_EQ(0, xwrite(go[1], "gggg", NEP));
+	last = now_ms();
 	while (got < NEP * PROC_MSGS) {
 		bool any = false;
+
+		ASSERT_GT(last + TIMEOUT_MS, now_ms())
+			TH_LOG("stuck after %u messages: %u %u %u %u", got,
+			       next[0], next[1], next[2], next[3]);
 
 		for (k = 0; k < NEP; k++) {
 			uint32_t *b;
@@ -1087,11 +1105,12 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 			got++;
 			ASSERT_EQ(0, fi_recv(self->srx, b, 2 * sizeof(*b),
 					     NULL, FI_ADDR_UNSPEC, b));
+			last = now_ms();
 		}
 		if (!any)
 			usleep(100);
 	}
-	ASSERT_EQ(0, xwrite(go[1], "gggg", NEP));
+	close(fin[1]);
 	for (i = 0; i < NEP; i++) {
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 		EXPECT_TRUE(WIFEXITED(status));
@@ -1099,6 +1118,11 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 	}
 	for (i = 0; i < NEP; i++)
 		EXPECT_RX_EMPTY(i);
+	close(names[0]);
+	close(names[1]);
+	close(go[0]);
+	close(go[1]);
+	close(fin[0]);
 }
 
 TEST_HARNESS_MAIN
