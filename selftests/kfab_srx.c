@@ -834,7 +834,8 @@ TEST_F(srx, peek_finds_or_reports_enomsg)
 	EXPECT_EQ(self->s_at_rx, src);
 	EXPECT_TRUE(e.flags & FI_RECV);
 	EXPECT_TRUE(e.flags & FI_TAGGED);
-	EXPECT_EQ(0U, r);	/* no data moved */
+	EXPECT_EQ(NULL, e.buf);	/* no data moved */
+	EXPECT_EQ(0U, r);
 	/* Another tag finds nothing. */
 	ASSERT_EQ(0, trecvmsg(self->srx, NULL, 0, 8, &pctx, FI_PEEK));
 	ASSERT_EQ(-FI_EAVAIL, WAIT_RX(0, &e, NULL, &err));
