@@ -197,7 +197,8 @@ static int kfab_srx_control(struct fid *fid, int command, void *arg)
 /*
  * fi_cancel: as an endpoint's (ep.c), with the SRX's id.  The kernel
  * takes back the oldest posted receive of the SRX with this context; it
- * completes with FI_ECANCELED on the first-bound endpoint still there.
+ * completes with FI_ECANCELED on the first endpoint enabled that is still
+ * there.
  * Before an endpoint is enabled nothing is posted in the kernel yet:
  * -FI_ENOENT.
  */

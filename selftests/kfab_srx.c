@@ -452,7 +452,7 @@ TEST_F(srx, cancel_on_the_srx)
 	/* Once only, and nothing that was never posted. */
 	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->srx->fid, &r1));
 	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->srx->fid, NULL));
-	/* The cancellation completes on the endpoint bound first. */
+	/* The cancellation completes on the endpoint enabled first. */
 	ASSERT_EQ(-FI_EAVAIL, WAIT_RX(0, &e, NULL, &err));
 	EXPECT_EQ(FI_ECANCELED, err.err);
 	EXPECT_EQ((void *)&r1, err.op_context);
