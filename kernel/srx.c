@@ -133,6 +133,6 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 {
 	struct kfab_srx *srx = to_kfab_srx(obj);
 
-	seq_printf(s, " sq %u head %u users %u", srx->sq.entries,
-		   READ_ONCE(srx->sq.head), refcount_read(&obj->users));
+	seq_printf(s, " sq %u head %u", srx->sq.entries,
+		   READ_ONCE(srx->sq.head));
 }

@@ -325,6 +325,22 @@ static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
  * kernel holds overflowed completions, have them moved in and go on.
  * Called with cq->lock held.
  */
+/*
+ * A small message that came in the slot (KFAB_COMP_PAYLOAD) goes to the
+ * receive's buffer before anyone sees its completion.  The kernel wrote
+ * buf and len (at most KFAB_CQ_PAYLOAD_MAX) from the receive we posted.
+ */
+static void kfab_cq_payload(const struct kfab_cq *cq, const uint8_t *slot,
+			    struct kfab_cq_entry *e)
+{
+	if (!(e->flags & KFAB_COMP_PAYLOAD))
+		return;
+	e->flags &= ~KFAB_COMP_PAYLOAD;
+	if (e->len <= KFAB_CQ_PAYLOAD_MAX &&
+	    cq->entry_size >= sizeof(*e) + KFAB_CQ_PAYLOAD_MAX)
+		memcpy((void *)(uintptr_t)e->buf, slot + sizeof(*e), e->len);
+}
+
 static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 				  fi_addr_t *src_addr)
 {
@@ -341,8 +357,11 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 		for (; n < count && avail; n++, avail--) {
 			struct kfab_cq_entry e = { 0 };
 
-			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
-						cq->entry_size, esize);
+			const uint8_t *slot = cq->slots +
+				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
+
+			memcpy(&e, slot, esize);
+			kfab_cq_payload(cq, slot, &e);
 			kfab_cq_copy(cq, buf, n, &e);
 			if (src_addr)
 				src_addr[n] = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
@@ -840,6 +859,8 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		cmd.flags = KFAB_CQ_OPEN_EVENTFD;
 		cmd.eventfd = cq->efd;
 	}
+	/* Small receives then pin nothing: their bytes come in the slot. */
+	cmd.flags |= KFAB_CQ_OPEN_PAYLOAD;
 	cmd.domain_id = dom->id;
 	cmd.entries = (uint32_t)attr->size;
 	ret = kfab_dev_cq_open(cq->fd, &cmd);

@@ -632,8 +632,11 @@ TEST_F(msg, unexpected_budget_makes_senders_wait)
 		queue(&self->b, &s);
 	}
 	ASSERT_EQ(0, doorbell(&self->b, &done));
-	/* 1 MiB of buffering at the receiver: 16 messages, the rest wait. */
-	EXPECT_EQ(16, done);
+	/*
+	 * 1 MiB of buffering at the receiver, bookkeeping included: 15
+	 * messages of 64 KiB, the rest wait.
+	 */
+	EXPECT_EQ(15, done);
 	total = done;
 	for (i = 0; i < 20; i++) {
 		s = sqe_buf(KFAB_OP_RECV, 100 + i, ANY, rx, sizeof(rx));
@@ -782,14 +785,18 @@ TEST_F(msg, receiver_killed_holding_unexpected_messages)
 	close(ready[1]);
 }
 
-/* A second endpoint (and CQ) in @r's file, bound to @r's AV. */
-static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
-		      bool own_cq, bool do_enable)
+/*
+ * A second endpoint (and CQ, opened with @cq_flags) in @r's file, bound to
+ * @r's AV.
+ */
+static int ep_sibling_flags(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
+			    bool own_cq, bool do_enable, uint32_t cq_flags)
 {
 	*sib = *r;
 	sib->tail = 0;
 	if (own_cq) {
 		sib->cqo = (struct kfab_cq_open){ .size = sizeof(sib->cqo),
+						  .flags = cq_flags,
 						  .domain_id = r->dom,
 						  .entries = 64 };
 		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &sib->cqo))
@@ -820,6 +827,12 @@ static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 	    (srx && ep_bind(sib, srx, 0)))
 		return -5;
 	return do_enable ? enable(sib) : 0;
+}
+
+static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
+		      bool own_cq, bool do_enable)
+{
+	return ep_sibling_flags(r, sib, srx, own_cq, do_enable, 0);
 }
 
 /* Unmap what ep_sibling() mapped; the objects go with the file. */
@@ -1101,6 +1114,474 @@ TEST_F(msg, peek_claim_and_discard)
 	}
 	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
 	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+}
+
+/* ---- SRXs: the control path, a hostile SRX ring, peek on an SRX ---- */
+
+static int srx_open(int fd, uint32_t dom, struct kfab_srx_open *o)
+{
+	*o = (struct kfab_srx_open){ .size = sizeof(*o), .domain_id = dom,
+				     .sq_entries = 32 };
+	return kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, o);
+}
+
+/*
+ * @view: @owner's file, CQ and address, with the SRX's ring in place of
+ * the endpoint's, so queue(), doorbell() and the cancel helpers work on
+ * the SRX and cq_next()/cq_err() on @owner's CQ.
+ */
+static int srx_view(struct raw_ep *view, const struct raw_ep *owner,
+		    const struct kfab_srx_open *o)
+{
+	*view = *owner;
+	view->ep = o->out_srx_id;
+	view->epo.out_sq_entries = o->out_sq_entries;
+	view->epo.out_sqe_size = o->out_sqe_size;
+	view->epo.out_sq_mmap_size = o->out_sq_mmap_size;
+	view->epo.out_off_tail = o->out_off_tail;
+	view->epo.out_off_head = o->out_off_head;
+	view->epo.out_off_sqes = o->out_off_sqes;
+	view->tail = 0;
+	view->sq = mmap(NULL, o->out_sq_mmap_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED, owner->fd, o->out_sq_mmap_offset);
+	return view->sq == MAP_FAILED ? -1 : 0;
+}
+
+static void srx_unview(struct raw_ep *view)
+{
+	munmap(view->sq, view->epo.out_sq_mmap_size);
+}
+
+static bool have_srx(void)
+{
+	struct kfab_srx_open o = { .size = sizeof(o) };
+	int fd = kfab_open();
+	int rc;
+
+	if (fd < 0)
+		return false;
+	rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &o);
+	close(fd);
+	return rc != -ENOTTY;
+}
+
+TEST(srx_control_path_errors)
+{
+	struct kfab_srx_open o, o2;
+	struct kfab_av_open avo = { .size = sizeof(avo) };
+	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct raw_ep r, view;
+	uint32_t ep2_av;
+
+	if (!have_device() || !have_srx())
+		SKIP(return, "needs kfab.ko with shared receive contexts");
+	ASSERT_EQ(0, ep_setup(&r, false));
+	/* Opening: flags, ring size, parent. */
+	ASSERT_EQ(0, srx_open(r.fd, r.dom, &o));
+	EXPECT_NE(0U, o.out_srx_id);
+	EXPECT_EQ(32U, o.out_sq_entries);
+	EXPECT_EQ(sizeof(struct kfab_sqe), o.out_sqe_size);
+	EXPECT_EQ(0U, o.out_sq_mmap_offset % getpagesize());
+	EXPECT_LE(o.out_off_sqes + 32ULL * o.out_sqe_size, o.out_sq_mmap_size);
+	EXPECT_LE(o.out_off_tail + 4ULL, o.out_sq_mmap_size);
+	EXPECT_LE(o.out_off_head + 4ULL, o.out_sq_mmap_size);
+	srx_open(r.fd, r.dom, &o2);
+	o2.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.flags = 0;
+	o2.sq_entries = 3;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.sq_entries = KFAB_SQ_MAX_ENTRIES * 2;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.sq_entries = 0;
+	o2.domain_id = r.cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.domain_id = r.dom;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	EXPECT_EQ((uint32_t)KFAB_SQ_DEFAULT_ENTRIES, o2.out_sq_entries);
+
+	/* No enabled endpoint: its doorbell is refused, cancel finds none. */
+	ASSERT_EQ(0, srx_view(&view, &r, &o));
+	EXPECT_EQ(-EINVAL, doorbell(&view, NULL));
+	c.ep_id = o.out_srx_id;
+	c.context = 1;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_CANCEL, &c));
+
+	/* Binding: flags 0, one SRX, before enable; it stays while bound. */
+	EXPECT_EQ(-EINVAL, ep_bind(&r, o.out_srx_id, KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, ep_bind(&r, o.out_srx_id, 0));
+	EXPECT_EQ(-EEXIST, ep_bind(&r, o.out_srx_id, 0));
+	EXPECT_EQ(-EEXIST, ep_bind(&r, o2.out_srx_id, 0));
+	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+	ASSERT_EQ(0, ep_bind(&r, r.av, 0));
+	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT |
+				       KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, enable(&r));
+	EXPECT_EQ(-EBUSY, ep_bind(&r, o2.out_srx_id, 0));
+	/* Now the SRX's doorbell works. */
+	EXPECT_EQ(0, doorbell(&view, NULL));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_CANCEL, &c));
+
+	/* A second endpoint of the SRX on another AV: enable refuses. */
+	avo.domain_id = r.dom;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_AV_OPEN, &avo));
+	ep2_av = avo.out_av_id;
+	{
+		struct raw_ep r2 = r;
+
+		r2.epo = (struct kfab_ep_open){ .size = sizeof(r2.epo),
+						.domain_id = r.dom,
+						.type = KFAB_EP_TYPE_RDM };
+		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
+		r2.ep = r2.epo.out_ep_id;
+		ASSERT_EQ(0, ep_bind(&r2, ep2_av, 0));
+		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
+		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
+		EXPECT_EQ(-EINVAL, enable(&r2));
+		/* On the same AV it is fine. */
+		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
+		r2.ep = r2.epo.out_ep_id;
+		ASSERT_EQ(0, ep_bind(&r2, r.av, 0));
+		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
+		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
+		EXPECT_EQ(0, enable(&r2));
+		EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+	}
+	/* The SRX goes once its endpoints have. */
+	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
+	EXPECT_EQ(0, kfab_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(-ENOENT, doorbell(&view, NULL));
+	EXPECT_EQ(0, kfab_destroy(r.fd, o2.out_srx_id));
+	EXPECT_EQ(0, kfab_destroy(r.fd, ep2_av));
+	srx_unview(&view);
+	ep_close(&r);
+}
+
+FIXTURE(srx_pair) {
+	struct raw_ep a, b, b2, x;	/* x: the SRX's ring, on b's file */
+	struct kfab_srx_open o;
+	uint64_t a_to_b, a_to_b2;
+};
+
+FIXTURE_SETUP(srx_pair)
+{
+	struct kfab_cq_open cqo;
+
+	self->a.fd = self->b.fd = -1;
+	if (!have_device() || !have_srx())
+		SKIP(return, "needs kfab.ko with shared receive contexts");
+	ASSERT_EQ(0, ep_setup(&self->a, true));
+	/* b and b2: two endpoints of one file, one AV, one SRX; own CQs. */
+	ASSERT_EQ(0, ep_setup(&self->b, false));
+	ASSERT_EQ(0, srx_open(self->b.fd, self->b.dom, &self->o));
+	ASSERT_EQ(0, ep_bind(&self->b, self->b.av, 0));
+	ASSERT_EQ(0, ep_bind(&self->b, self->o.out_srx_id, 0));
+	ASSERT_EQ(0, ep_bind(&self->b, self->b.cq, KFAB_EP_BIND_TRANSMIT |
+						  KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, enable(&self->b));
+	self->b2 = self->b;
+	cqo = (struct kfab_cq_open){ .size = sizeof(cqo),
+				     .domain_id = self->b.dom, .entries = 64 };
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_CQ_OPEN, &cqo));
+	self->b2.cqo = cqo;
+	self->b2.cq = cqo.out_cq_id;
+	self->b2.ring = mmap(NULL, cqo.out_ring_size, PROT_READ, MAP_SHARED,
+			     self->b.fd, cqo.out_ring_offset);
+	self->b2.cons = mmap(NULL, cqo.out_cons_size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED, self->b.fd, cqo.out_cons_offset);
+	ASSERT_NE(MAP_FAILED, self->b2.ring);
+	ASSERT_NE(MAP_FAILED, self->b2.cons);
+	self->b2.epo = (struct kfab_ep_open){ .size = sizeof(self->b2.epo),
+					      .domain_id = self->b.dom,
+					      .type = KFAB_EP_TYPE_RDM };
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_EP_OPEN, &self->b2.epo));
+	self->b2.ep = self->b2.epo.out_ep_id;
+	self->b2.addr = self->b2.epo.out_addr;
+	self->b2.sq = NULL;
+	ASSERT_EQ(0, ep_bind(&self->b2, self->b.av, 0));
+	ASSERT_EQ(0, ep_bind(&self->b2, self->o.out_srx_id, 0));
+	ASSERT_EQ(0, ep_bind(&self->b2, self->b2.cq, KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, enable(&self->b2));
+	ASSERT_EQ(0, srx_view(&self->x, &self->b, &self->o));
+	self->a_to_b = peer(&self->a, &self->b);
+	self->a_to_b2 = peer(&self->a, &self->b2);
+	ASSERT_NE(ANY, self->a_to_b);
+	ASSERT_NE(ANY, self->a_to_b2);
+	ASSERT_NE(ANY, peer(&self->b, &self->a));
+}
+
+FIXTURE_TEARDOWN(srx_pair)
+{
+	if (self->x.sq && self->x.sq != MAP_FAILED)
+		srx_unview(&self->x);
+	if (self->b2.ring && self->b2.ring != MAP_FAILED)
+		munmap(self->b2.ring, self->b2.cqo.out_ring_size);
+	if (self->b2.cons && self->b2.cons != MAP_FAILED)
+		munmap(self->b2.cons, self->b2.cqo.out_cons_size);
+	ep_close(&self->a);
+	ep_close(&self->b);
+}
+
+/* The SRX's ring takes receives only; the rest gets error completions. */
+TEST_F(srx_pair, hostile_srx_ring)
+{
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t v = 9, r = 0;
+	uint32_t done;
+	int n = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_buf(KFAB_OP_SEND, 1, self->a_to_b, &v, sizeof(v));
+	queue(&self->x, &s);
+	s = sqe_buf(KFAB_OP_TSEND, 2, 0, &v, sizeof(v));
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = 99, .context = 3 };
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 4,
+			       .iov_count = KFAB_IOV_MAX + 1 };
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 5,
+			       .flags = 1 << 20 };
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_TRECV, .context = 6,
+			       .__reserved2 = 1 };
+	queue(&self->x, &s);
+	/* FI_DISCARD alone is no request. */
+	s = sqe_buf(KFAB_OP_TRECV, 7, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_DISCARD;
+	queue(&self->x, &s);
+	s = sqe_buf(KFAB_OP_RECV, 8, ANY, (void *)8, 100);
+	queue(&self->x, &s);
+	s = sqe_buf(KFAB_OP_RECV, 9, 4242, &r, sizeof(r));
+	queue(&self->x, &s);
+	ASSERT_EQ(0, doorbell(&self->x, &done));
+	EXPECT_EQ(9, done);
+	/* All on the endpoint bound first; nothing went anywhere. */
+	while (!cq_err(&self->b, &err)) {
+		n++;
+		EXPECT_NE(0, err.out_err);
+	}
+	EXPECT_EQ(9, n);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b2, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+
+	/* A tail far beyond head: one ring's worth is taken, no more. */
+	__atomic_store_n(SQ_U32(&self->x, self->x.epo.out_off_tail),
+			 self->x.tail + 1000000, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, doorbell(&self->x, &done));
+	EXPECT_EQ(self->x.epo.out_sq_entries, done);
+	memset(self->x.sq, 0xa5, self->x.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, doorbell(&self->x, NULL));
+	memset(self->x.sq, 0xff, self->x.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, doorbell(&self->x, NULL));
+}
+
+/* FI_PEEK with nothing to find; FI_CLAIM of nothing; cancel on the SRX. */
+TEST_F(srx_pair, peek_claim_and_cancel)
+{
+	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t v = 0x77, r = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_buf(KFAB_OP_TRECV, 1, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_PEEK;
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(1, err.out_entry.op_context);
+	EXPECT_EQ(ENOMSG, err.out_err);
+	s.flags = KFAB_SQE_CLAIM | KFAB_SQE_COMPLETION;
+	s.context = 2;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(2, err.out_entry.op_context);
+	EXPECT_EQ(ENOMSG, err.out_err);
+	/* A tagged message to b2; a peek finds it, reported at b2. */
+	s = sqe_buf(KFAB_OP_TSEND, 3, self->a_to_b2, &v, sizeof(v));
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->a, &s));
+	s = sqe_buf(KFAB_OP_TRECV, 4, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_PEEK | KFAB_SQE_CLAIM;
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_next(&self->b2, &e));
+	EXPECT_EQ(4, e.op_context);
+	EXPECT_EQ(sizeof(v), e.len);
+	EXPECT_EQ(5, e.tag);
+	EXPECT_EQ(0, r);
+	/* Claimed: a plain receive stays posted; the claim takes it. */
+	s = sqe_buf(KFAB_OP_TRECV, 5, ANY, &r, sizeof(r));
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b2, &e));
+	s = sqe_buf(KFAB_OP_TRECV, 4, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_CLAIM;
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_next(&self->b2, &e));
+	EXPECT_EQ(4, e.op_context);
+	EXPECT_EQ(0x77, r);
+	/* Cancel the plain receive on the SRX: reported at b. */
+	c.ep_id = self->o.out_srx_id;
+	c.context = 5;
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(5, err.out_entry.op_context);
+	EXPECT_EQ(ECANCELED, err.out_err);
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	/* An endpoint bound to the SRX has no receives of its own. */
+	c.ep_id = self->b.ep;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+}
+
+/* The slot of the next completion of a CQ opened with KFAB_CQ_OPEN_PAYLOAD. */
+static const uint8_t *cq_next_slot(struct raw_ep *r, struct kfab_cq_entry *e)
+{
+	uint32_t head = *(uint32_t *)(r->cons + r->cqo.out_off_head);
+	const uint8_t *slot = r->ring + r->cqo.out_off_entries +
+			      (size_t)(head & (r->cqo.out_entries - 1)) *
+			      r->cqo.out_entry_size;
+
+	return cq_next(r, e) ? NULL : slot;
+}
+
+/*
+ * A small receive on an endpoint whose CQ carries payloads pins nothing:
+ * the message comes in the completion's slot, and the receive's buffer is
+ * untouched until the library copies it there.  A truncated one gets its
+ * bytes from KFAB_IOC_CQ_READERR.
+ */
+TEST_F(msg, small_receives_travel_in_the_completion)
+{
+	char rx8[8] = { 0 }, rx4[4] = { 0 }, rx100[100] = { 0 };
+	struct kfab_cq_readerr err;
+	const uint8_t *slot;
+	struct kfab_cq_entry e;
+	struct raw_ep p;
+	struct kfab_sqe s;
+	uint64_t to_p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p, 0, true, true,
+				      KFAB_CQ_OPEN_PAYLOAD));
+	EXPECT_EQ(sizeof(struct kfab_cq_entry) + KFAB_CQ_PAYLOAD_MAX,
+		  p.cqo.out_entry_size);
+	to_p = peer(&self->b, &p);
+
+	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx8, sizeof(rx8));
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 2, to_p, "payload", 8);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	slot = cq_next_slot(&p, &e);
+	ASSERT_NE(NULL, slot);
+	EXPECT_EQ(1, e.op_context);
+	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
+	EXPECT_EQ(8, e.len);
+	EXPECT_EQ((uintptr_t)rx8, e.buf);
+	EXPECT_EQ(0, memcmp(slot + sizeof(e), "payload", 8));
+	EXPECT_EQ(0, rx8[0]);	/* nothing wrote the buffer itself */
+
+	/* Truncated: READERR puts the bytes that fit into the buffer. */
+	s = sqe_buf(KFAB_OP_RECV, 3, ANY, rx4, sizeof(rx4));
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 4, to_p, "truncated", 10);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&p, &e));
+	ASSERT_EQ(0, cq_err(&p, &err));
+	EXPECT_EQ(3, err.out_entry.op_context);
+	EXPECT_EQ(KFAB_ERR_TRUNC, err.out_err);
+	EXPECT_EQ(6, err.out_olen);
+	EXPECT_EQ(4, err.out_entry.len);
+	EXPECT_EQ(0, err.out_entry.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, memcmp(rx4, "trun", 4));
+
+	/* Larger, or without a completion asked for: pinned, written. */
+	s = sqe_buf(KFAB_OP_RECV, 5, ANY, rx100, sizeof(rx100));
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 6, to_p, "direct", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&p, &e));
+	EXPECT_EQ(0, e.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, strcmp(rx100, "direct"));
+	memset(rx8, 0, sizeof(rx8));
+	s = sqe_buf(KFAB_OP_RECV, 7, ANY, rx8, sizeof(rx8));
+	s.flags = 0;
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 8, to_p, "silent", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&p, &e));
+	EXPECT_EQ(0, strcmp(rx8, "silent"));
+	/* A message that waits is copied by the receive itself. */
+	s = sqe_buf(KFAB_OP_SEND, 9, to_p, "waited", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx8, sizeof(rx8));
+	ASSERT_EQ(0, submit(&p, &s));
+	ASSERT_EQ(0, cq_next(&p, &e));
+	EXPECT_EQ(0, e.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, strcmp(rx8, "waited"));
+	ep_sibling_unmap(&p, true);
+}
+
+/* Read every completion, the overflow list's too; how many. */
+static int cq_read_all(struct raw_ep *r)
+{
+	struct kfab_cq_drain d = { .size = sizeof(d), .cq_id = r->cq };
+	struct kfab_cq_entry e;
+	int n = 0;
+
+	for (;;) {
+		while (!cq_next(r, &e))
+			n++;
+		d.size = sizeof(d);
+		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_DRAIN, &d))
+			return -1;
+		if (cq_next(r, &e))
+			return n;
+		n++;
+	}
+}
+
+/*
+ * A CQ the application does not read holds the work that would complete
+ * on it: sends stay in the ring (the library's -FI_EAGAIN), and no
+ * completion is ever dropped for lack of room.
+ */
+TEST_F(msg, full_cq_holds_back_senders)
+{
+	uint32_t done, total = 0, queued = 0;
+	struct kfab_sqe s;
+	char byte = 1;
+	int i, n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 200; i++) {
+		while (queued - total < self->b.epo.out_sq_entries) {
+			s = sqe_buf(KFAB_OP_SEND, queued, self->b_to_a, &byte, 1);
+			queue(&self->b, &s);
+			queued++;
+		}
+		ASSERT_EQ(0, doorbell(&self->b, &done));
+		total += done;
+		if (!done)
+			break;
+	}
+	/* The ring (64) and the overflow list up to its headroom (1024 - 256). */
+	EXPECT_EQ(64 + 1024 - 256, total);
+	n = cq_read_all(&self->b);
+	EXPECT_EQ((int)total, n);
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	EXPECT_LT(0, done);
+	total += done;
+	EXPECT_EQ((int)done, cq_read_all(&self->b));
 }
 
 TEST_HARNESS_MAIN
