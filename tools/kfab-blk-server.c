@@ -43,6 +43,7 @@ struct slot {
 	struct fi_context tx_ctx;
 	char *rx_buf;
 	char *tx_buf;
+	char *tx_ptr;			/* the answer's data: tx_buf or memory */
 	/* An answer the receiver could not take yet (-FI_EAGAIN). */
 	bool pending;
 	size_t tx_len;
@@ -281,7 +282,7 @@ static void send_answer(struct slot *s)
 {
 	int ret;
 
-	ret = fi_tsenddata(ep, s->tx_buf, s->tx_len, NULL, s->tx_status,
+	ret = fi_tsenddata(ep, s->tx_ptr, s->tx_len, NULL, s->tx_status,
 			   s->tx_dest, s->tx_tag, &s->tx_ctx);
 	if (ret == -FI_EAGAIN) {
 		s->pending = true;
@@ -316,6 +317,7 @@ static void serve(struct slot *s, size_t len, fi_addr_t src)
 	int status = 0;
 
 	s->tx_len = 0;
+	s->tx_ptr = s->tx_buf;
 	if (len < sizeof(*req) || req->magic != KFAB_BLK_MAGIC) {
 		if (!opt.quiet)
 			fprintf(stderr, "kfab-blk-server: a bad message (%zu bytes)\n",
@@ -339,7 +341,11 @@ static void serve(struct slot *s, size_t len, fi_addr_t src)
 			status = EINVAL;
 			break;
 		}
-		if (req->op == KFAB_BLK_OP_READ) {
+		if (req->op == KFAB_BLK_OP_READ && mem) {
+			/* Sent from where it is: the send copies it at once. */
+			s->tx_ptr = mem + req->offset;
+			s->tx_len = req->len;
+		} else if (req->op == KFAB_BLK_OP_READ) {
 			status = backing_io(false, s->tx_buf, req->len,
 					    req->offset);
 			if (!status)
