@@ -76,7 +76,7 @@ struct kfab_blk_cmd {
 	struct kvec hdr_kvec;
 	struct bio_vec bvec[KFAB_BLK_MAX_SEGS + 1];
 	struct scatterlist sg[KFAB_BLK_MAX_SEGS];
-	atomic_t pending;		/* of send and recv */
+	atomic_t pending;		/* send, recv, and queue_rq while it runs */
 	blk_status_t status;
 };
 
@@ -164,7 +164,8 @@ static blk_status_t kfab_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	hdr->len = len;
 	hdr->client_ep = dev->self_ep;
 	cmd->status = BLK_STS_OK;
-	atomic_set(&cmd->pending, 2);
+	/* The send, the receive, and this function until it is done with cmd. */
+	atomic_set(&cmd->pending, 3);
 
 	cmd->recv = (struct kfab_kreq){
 		.op = KFAB_KOP_TRECV,
@@ -220,6 +221,7 @@ static blk_status_t kfab_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 		/* The send failed meanwhile: its cancel may have come early. */
 		kfab_kep_cancel(dev->ep, &cmd->recv);
 	}
+	kfab_blk_put(cmd);
 	return BLK_STS_OK;
 }
 
