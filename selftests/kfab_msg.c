@@ -1155,14 +1155,8 @@ static void srx_unview(struct raw_ep *view)
 static bool have_srx(void)
 {
 	struct kfab_srx_open o = { .size = sizeof(o) };
-	int fd = kfab_open();
-	int rc;
 
-	if (fd < 0)
-		return false;
-	rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &o);
-	close(fd);
-	return rc != -ENOTTY;
+	return kfab_knows(KFAB_IOC_SRX_OPEN, &o);
 }
 
 TEST(srx_control_path_errors)
