@@ -1062,6 +1062,7 @@ TEST_F(msg, peek_claim_and_discard)
 	ASSERT_EQ(0, cq_next(&self->a, &e));
 	EXPECT_EQ(102, e.op_context);
 	EXPECT_EQ(sizeof(tx), e.len);
+	EXPECT_EQ((uintptr_t)rx, e.buf);
 	EXPECT_EQ(0, strcmp(rx, tx));
 	/* Peek and discard the rendezvous one: its sender completes. */
 	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK | KFAB_SQE_DISCARD, 105, ANY,
