@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "peer.h"
 
 /*
  * A failed close changes nothing: the domain stays open and usable, so the
@@ -136,11 +137,21 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	return 0;
 }
 
-/* fi_domain2(): kfab is no peer domain yet, so no flag is known. */
+/*
+ * fi_domain2(): FI_PEER (fi_peer(3), peer_av.c) is the one flag.  The
+ * owner's domain, in @context, is checked; kfab needs nothing of it.
+ */
 int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain, uint64_t flags,
 		      void *context)
 {
+	struct fid_domain *owner;
+	int ret;
+
+	if (flags == FI_PEER) {
+		ret = kfab_domain_peer_check(context, &owner);
+		return ret ? ret : kfab_domain_open(fabric, info, domain, NULL);
+	}
 	if (flags) {
 		KFAB_INFO(DOMAIN, "fi_domain2 flags 0x%llx not supported\n",
 			  (unsigned long long)flags);
