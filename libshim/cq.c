@@ -814,7 +814,9 @@ int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
 
 			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
 						cq->entry_size, esize);
-			src = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
+			/* fi_peer(3): FI_ADDR_NOTAVAIL when there is no source. */
+			src = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ||
+			      !(e.flags & FI_RECV) ?
 			      FI_ADDR_NOTAVAIL : e.src_addr;
 			if (src != FI_ADDR_NOTAVAIL)
 				kfab_cq_user_ids(cq, &src, 1);

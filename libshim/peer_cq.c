@@ -217,12 +217,15 @@ struct kfab_cq_owner;
  * @peer: what the peer provider sees; the first member
  * @owner: the CQ's owner state
  * @imported: the peer's CQ (fi_import_fid), or NULL
+ * @drain: @imported is a plain CQ to read (KFAB_IMPORT_DRAIN), not a peer
+ *	CQ to progress
  * @next: the owner's list
  */
 struct kfab_peer_cq_obj {
 	struct fid_peer_cq peer;
 	struct kfab_cq_owner *owner;
 	struct fid_cq *imported;
+	bool drain;
 	struct kfab_peer_cq_obj *next;
 };
 
@@ -408,6 +411,39 @@ int kfab_cq_owner_pop_err(struct kfab_cq_owner *o,
 	return 0;
 }
 
+/*
+ * A plain CQ of the peer (KFAB_IMPORT_DRAIN): what it holds moves into
+ * ours, errors included, through the same queue a peer CQ writes into.
+ */
+static void kfab_peer_cq_drain(struct kfab_peer_cq_obj *obj)
+{
+	struct fi_cq_tagged_entry e[16];
+	struct fi_cq_err_entry err;
+	ssize_t n, i;
+
+	for (;;) {
+		n = fi_cq_read(obj->imported, e, 16);
+		if (n == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(obj->imported, &err, 0) != 1)
+				return;
+			if (kfab_cq_owner_writeerr(&obj->peer, &err))
+				return;
+			continue;
+		}
+		if (n <= 0)
+			return;
+		for (i = 0; i < n; i++)
+			if (kfab_cq_owner_write(&obj->peer, e[i].op_context,
+						e[i].flags, e[i].len, e[i].buf,
+						e[i].data, e[i].tag,
+						FI_ADDR_NOTAVAIL))
+				return;	/* out of memory: the rest is lost */
+		if (n < 16)
+			return;
+	}
+}
+
 bool kfab_cq_owner_progress(struct kfab_cq_owner *o)
 {
 	struct kfab_peer_cq_obj *obj;
@@ -421,9 +457,12 @@ bool kfab_cq_owner_progress(struct kfab_cq_owner *o)
 	 */
 	if (pthread_mutex_trylock(&o->objs_lock))
 		return true;
-	for (obj = o->objs; obj; obj = obj->next)
-		if (obj->imported)
+	for (obj = o->objs; obj; obj = obj->next) {
+		if (obj->drain)
+			kfab_peer_cq_drain(obj);
+		else if (obj->imported)
 			(void)fi_cq_read(obj->imported, NULL, 0);
+	}
 	pthread_mutex_unlock(&o->objs_lock);
 	return true;
 }
@@ -443,6 +482,7 @@ static int kfab_peer_cq_obj_release(struct kfab_peer_cq_obj *obj)
 			return ret;
 		}
 		obj->imported = NULL;
+		obj->drain = false;
 		kfab_write_once(&o->nimported, o->nimported - 1);
 	}
 	for (pp = &o->objs; *pp; pp = &(*pp)->next) {
@@ -477,7 +517,7 @@ static int kfab_peer_cq_obj_import(struct fid *fid, struct fid *bfid,
 	struct kfab_cq_owner *o = obj->owner;
 	int ret = 0;
 
-	if (flags)
+	if (flags & ~KFAB_IMPORT_DRAIN)
 		return -FI_EBADFLAGS;
 	/* The CQ itself would write into itself: a loop, refused. */
 	if (!bfid || bfid->fclass != FI_CLASS_CQ ||
@@ -488,6 +528,7 @@ static int kfab_peer_cq_obj_import(struct fid *fid, struct fid *bfid,
 		ret = -FI_EBUSY;
 	} else {
 		obj->imported = container_of(bfid, struct fid_cq, fid);
+		obj->drain = flags & KFAB_IMPORT_DRAIN;
 		kfab_write_once(&o->nimported, o->nimported + 1);
 	}
 	pthread_mutex_unlock(&o->objs_lock);

@@ -130,6 +130,15 @@ static inline int kfab_kernel_handle(struct fid *fid,
  */
 #define KFAB_FID_PEER_EXPORT	((int)(FI_PROV_SPECIFIC | 0x4b460003U))
 
+/*
+ * fi_import_fid() flag on a kfab fid_peer_cq: the CQ imported is a plain
+ * CQ of the peer (not opened with FI_PEER: libfabric 1.17's shm refuses
+ * FI_PEER on its CQs), of format FI_CQ_FORMAT_TAGGED.  kfab then reads
+ * it (fi_cq_read(), fi_cq_readerr()) whenever kfab's CQ is read and moves
+ * what it finds into kfab's CQ, where the application reads it.
+ */
+#define KFAB_IMPORT_DRAIN	(1ULL << 61)
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,1197 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fi_peer(3): kfab as the peer of an owner written here (as a provider
+ * linking kfab would be), and kfab as the owner of another kfab CQ and of
+ * libfabric's own shm provider.
+ *
+ * The owner records every callback kfab makes (which, in what order, with
+ * which arguments) and can refuse one, as an owner whose CQ is full does.
+ * Documentation/peer.rst describes both roles.
+ *
+ * Runs inside the test VM with FI_PROVIDER_PATH naming libshim/prov; every
+ * test SKIPs without /dev/kfab.  The user-space half is also meant to run
+ * under valgrind (selftests/vm-suite kfab_peer does).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_ext.h>
+#include <rdma/fi_tagged.h>
+
+#include <linux/kfab.h>
+/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
+#define kfab_query kfab_ext_query
+#include <kfab/kfab.h>
+#undef kfab_query
+
+#include "kselftest_harness.h"
+#include "kfab_test.h"
+
+#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
+#define TIMEOUT_MS	10000
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool test_module(void)
+{
+	struct kfab_query q;
+	int fd = kfab_open();
+	bool ret;
+
+	if (fd < 0)
+		return false;
+	ret = !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+	close(fd);
+	return ret;
+}
+
+/* ---- the owner: records every callback ---- */
+
+enum ev_type {
+	EV_WRITE = 1, EV_WRITEERR, EV_AV_QUERY, EV_EQ_WRITE,
+};
+
+struct ev {
+	enum ev_type type;
+	void *ctx;
+	uint64_t flags;
+	size_t len;
+	void *buf;
+	uint64_t data, tag;
+	fi_addr_t src;
+	int err, prov_errno;
+	size_t olen;
+	uint32_t event;
+	struct fi_eq_entry eq_entry;
+};
+
+#define MAX_EVS	4096
+
+struct owner {
+	pthread_mutex_t lock;
+	struct ev ev[MAX_EVS];
+	int n;
+	int refuse_write;	/* refuse this many write() calls */
+	int refuse_writeerr;
+	int av_query_ret;
+	enum fi_av_type av_type;
+	size_t av_count;
+	struct fid_peer_cq peer_cq;
+	struct fi_ops_cq_owner cq_ops;
+	struct fid_peer_av peer_av;
+	struct fi_ops_av_owner av_ops;
+	struct fid_eq eq;
+	struct fi_ops_eq eq_ops;
+};
+
+static struct owner owner;
+
+static struct ev *owner_add(enum ev_type type)
+{
+	struct ev *e = NULL;
+
+	pthread_mutex_lock(&owner.lock);
+	if (owner.n < MAX_EVS) {
+		e = &owner.ev[owner.n++];
+		memset(e, 0, sizeof(*e));
+		e->type = type;
+	}
+	pthread_mutex_unlock(&owner.lock);
+	return e;
+}
+
+static int owner_count(enum ev_type type)
+{
+	int i, n = 0;
+
+	pthread_mutex_lock(&owner.lock);
+	for (i = 0; i < owner.n; i++)
+		n += owner.ev[i].type == type;
+	pthread_mutex_unlock(&owner.lock);
+	return n;
+}
+
+static ssize_t owner_write(struct fid_peer_cq *cq, void *context,
+			   uint64_t flags, size_t len, void *buf,
+			   uint64_t data, uint64_t tag, fi_addr_t src)
+{
+	struct ev *e = owner_add(EV_WRITE);
+	bool refuse;
+
+	if (!e || cq != &owner.peer_cq)
+		return -FI_EINVAL;
+	e->ctx = context;
+	e->flags = flags;
+	e->len = len;
+	e->buf = buf;
+	e->data = data;
+	e->tag = tag;
+	e->src = src;
+	pthread_mutex_lock(&owner.lock);
+	refuse = owner.refuse_write > 0;
+	if (refuse)
+		owner.refuse_write--;
+	pthread_mutex_unlock(&owner.lock);
+	/* A refused entry is logged with err -FI_EAGAIN: it must come again. */
+	if (refuse)
+		e->err = -FI_EAGAIN;
+	return refuse ? -FI_EAGAIN : 0;
+}
+
+static ssize_t owner_writeerr(struct fid_peer_cq *cq,
+			      const struct fi_cq_err_entry *err)
+{
+	struct ev *e = owner_add(EV_WRITEERR);
+	bool refuse;
+
+	if (!e || cq != &owner.peer_cq)
+		return -FI_EINVAL;
+	e->ctx = err->op_context;
+	e->flags = err->flags;
+	e->len = err->len;
+	e->buf = err->buf;
+	e->data = err->data;
+	e->tag = err->tag;
+	e->olen = err->olen;
+	e->err = err->err;
+	e->prov_errno = err->prov_errno;
+	pthread_mutex_lock(&owner.lock);
+	refuse = owner.refuse_writeerr > 0;
+	if (refuse)
+		owner.refuse_writeerr--;
+	pthread_mutex_unlock(&owner.lock);
+	if (refuse)
+		e->src = (fi_addr_t)-FI_EAGAIN;	/* marks it refused */
+	return refuse ? -FI_EAGAIN : 0;
+}
+
+static int owner_av_query(struct fid_peer_av *av, struct fi_av_attr *attr)
+{
+	owner_add(EV_AV_QUERY);
+	if (av != &owner.peer_av || !attr)
+		return -FI_EINVAL;
+	if (owner.av_query_ret)
+		return owner.av_query_ret;
+	memset(attr, 0, sizeof(*attr));
+	attr->type = owner.av_type;
+	attr->count = owner.av_count;
+	return 0;
+}
+
+static fi_addr_t owner_av_ep_addr(struct fid_peer_av *av, struct fid_ep *ep)
+{
+	(void)av; (void)ep;
+	return FI_ADDR_NOTAVAIL;
+}
+
+static ssize_t owner_eq_write(struct fid_eq *eq, uint32_t event,
+			      const void *buf, size_t len, uint64_t flags)
+{
+	struct ev *e = owner_add(EV_EQ_WRITE);
+
+	if (!e || eq != &owner.eq || flags)
+		return -FI_EINVAL;
+	e->event = event;
+	e->len = len;
+	if (len >= sizeof(struct fi_eq_entry))
+		memcpy(&e->eq_entry, buf, sizeof(e->eq_entry));
+	return (ssize_t)len;
+}
+
+static void owner_reset(void)
+{
+	static bool init;
+
+	if (!init) {
+		pthread_mutex_init(&owner.lock, NULL);
+		init = true;
+	}
+	pthread_mutex_lock(&owner.lock);
+	owner.n = 0;
+	owner.refuse_write = 0;
+	owner.refuse_writeerr = 0;
+	owner.av_query_ret = 0;
+	owner.av_type = FI_AV_TABLE;
+	owner.av_count = 64;
+	pthread_mutex_unlock(&owner.lock);
+
+	owner.cq_ops = (struct fi_ops_cq_owner){
+		.size = sizeof(owner.cq_ops),
+		.write = owner_write,
+		.writeerr = owner_writeerr,
+	};
+	owner.peer_cq.fid.fclass = FI_CLASS_PEER_CQ;
+	owner.peer_cq.owner_ops = &owner.cq_ops;
+
+	owner.av_ops = (struct fi_ops_av_owner){
+		.size = sizeof(owner.av_ops),
+		.query = owner_av_query,
+		.ep_addr = owner_av_ep_addr,
+	};
+	owner.peer_av.fid.fclass = FI_CLASS_PEER_AV;
+	owner.peer_av.owner_ops = &owner.av_ops;
+
+	memset(&owner.eq_ops, 0, sizeof(owner.eq_ops));
+	owner.eq_ops.size = sizeof(owner.eq_ops);
+	owner.eq_ops.write = owner_eq_write;
+	owner.eq.fid.fclass = FI_CLASS_EQ;
+	owner.eq.ops = &owner.eq_ops;
+}
+
+/* The owner's fi_cq_read(peer, NULL, 0) until @type was called @n times. */
+static bool owner_progress_until(struct fid_cq *peer, struct fid_cq *other,
+				 enum ev_type type, int n)
+{
+	uint64_t end = now_ms() + TIMEOUT_MS;
+	struct fi_cq_tagged_entry e;
+
+	do {
+		if (other)
+			(void)fi_cq_read(other, &e, 0);
+		if (fi_cq_read(peer, NULL, 0))
+			return false;
+		if (owner_count(type) >= n)
+			return true;
+	} while (now_ms() < end);
+	return false;
+}
+
+/* ---- kfab objects ---- */
+
+static struct fi_info *kfab_hints(void)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		return NULL;
+	hints->fabric_attr->prov_name = strdup("kfab");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
+	return hints;
+}
+
+static bool have_endpoints(void)
+{
+	struct kfab_ep_open cmd = { .size = sizeof(cmd) };
+	int fd = kfab_open();
+	int rc;
+
+	if (fd < 0)
+		return false;
+	rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &cmd);
+	close(fd);
+	return rc != -ENOTTY;
+}
+
+FIXTURE(peer) {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;		/* an ordinary kfab CQ */
+	struct fid_ep *tx;		/* bound to @cq */
+	fi_addr_t tx_addr;
+};
+
+static int open_ep(FIXTURE_DATA(peer) *self, struct fid_cq *cq,
+		   struct fid_ep **ep, fi_addr_t *addr)
+{
+	struct kfab_addr a;
+	size_t len = sizeof(a);
+	int rc;
+
+	rc = fi_endpoint(self->domain, self->info, ep, NULL);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &self->av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_enable(*ep);
+	if (!rc)
+		rc = fi_getname(&(*ep)->fid, &a, &len);
+	if (!rc)
+		rc = fi_av_insert(self->av, &a, 1, addr, 0, NULL) == 1 ? 0 : -1;
+	return rc;
+}
+
+FIXTURE_SETUP(peer)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_info *hints;
+
+	owner_reset();
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab,shm", 1));
+	if (access(KFAB_DEV, R_OK | W_OK))
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!have_endpoints())
+		SKIP(return, "kfab.ko without endpoints");
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &self->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
+	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &self->av, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &self->cq, NULL));
+	ASSERT_EQ(0, open_ep(self, self->cq, &self->tx, &self->tx_addr));
+}
+
+FIXTURE_TEARDOWN(peer)
+{
+	if (self->tx)
+		EXPECT_EQ(0, fi_close(&self->tx->fid));
+	if (self->cq)
+		EXPECT_EQ(0, fi_close(&self->cq->fid));
+	if (self->av)
+		EXPECT_EQ(0, fi_close(&self->av->fid));
+	if (self->domain)
+		EXPECT_EQ(0, fi_close(&self->domain->fid));
+	if (self->fabric)
+		EXPECT_EQ(0, fi_close(&self->fabric->fid));
+	if (self->info)
+		fi_freeinfo(self->info);
+}
+
+static int open_peer_cq(FIXTURE_DATA(peer) *self, enum fi_cq_format format,
+			struct fid_cq **cq)
+{
+	struct fi_cq_attr attr = { .format = format, .flags = FI_PEER,
+				   .wait_obj = FI_WAIT_FD, .size = 64 };
+	struct fi_peer_cq_context ctx = { .size = sizeof(ctx),
+					  .cq = &owner.peer_cq };
+
+	return fi_cq_open(self->domain, &attr, cq, &ctx);
+}
+
+/* ---- kfab as the peer: CQ ---- */
+
+TEST_F(peer, cq_open_checks_the_owner_context)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
+				   .flags = FI_PEER };
+	struct fi_peer_cq_context ctx = { .size = sizeof(ctx),
+					  .cq = &owner.peer_cq };
+	struct fi_ops_cq_owner half = { .size = sizeof(half),
+					.write = owner_write };
+	struct fid_peer_cq bad = { .owner_ops = &half };
+	struct fid_cq *cq;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ctx.size = sizeof(ctx) - 1;
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	ctx.size = sizeof(ctx);
+	ctx.cq = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	ctx.cq = &bad;		/* no writeerr */
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	ctx.cq = &owner.peer_cq;
+	attr.flags = FI_PEER | (1ULL << 50);
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	attr.flags = FI_PEER;
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	/* The context was the owner's and temporary: not kept as ours. */
+	EXPECT_EQ(NULL, cq->fid.context);
+	EXPECT_EQ((size_t)FI_CLASS_CQ, cq->fid.fclass);
+	/* Nothing happened, so nothing was written. */
+	EXPECT_EQ(0, fi_cq_read(cq, NULL, 0));
+	EXPECT_EQ(0, owner.n);
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
+TEST_F(peer, cq_reads_other_than_progress_are_enosys)
+{
+	struct fi_cq_tagged_entry e[2];
+	struct fi_cq_err_entry err = { 0 };
+	fi_addr_t src;
+	struct fid_cq *cq;
+	int fd;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &cq));
+	EXPECT_EQ(0, fi_cq_read(cq, NULL, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_read(cq, e, 1));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_readfrom(cq, e, 2, &src));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_readerr(cq, &err, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_sread(cq, e, 1, NULL, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_sreadfrom(cq, e, 1, &src, NULL, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_signal(cq));
+	/* The owner waits and signals: a peer CQ has no wait object. */
+	EXPECT_EQ(-FI_ENODATA, fi_control(&cq->fid, FI_GETWAIT, &fd));
+	EXPECT_NE(NULL, fi_cq_strerror(cq, EIO, NULL, NULL, 0));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
+TEST_F(peer, cq_writes_every_completion_through_the_owner)
+{
+	char rbuf[64], sbuf[64] = "peer cq";
+	struct fid_cq *pcq;
+	struct fid_ep *rx;
+	fi_addr_t rx_addr;
+	struct ev *e;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_ep(self, pcq, &rx, &rx_addr));
+
+	/* Expected: the receive is posted first. */
+	ASSERT_EQ(0, fi_trecv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			      7, 0, (void *)0x101));
+	ASSERT_EQ(0, fi_tsenddata(self->tx, sbuf, 8, NULL, 99, rx_addr, 7,
+				  (void *)0x201));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 1));
+	e = &owner.ev[0];
+	EXPECT_EQ(EV_WRITE, e->type);
+	EXPECT_EQ((void *)0x101, e->ctx);
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, e->flags);
+	EXPECT_EQ(8, e->len);
+	EXPECT_EQ((void *)rbuf, e->buf);
+	EXPECT_EQ(99, e->data);
+	EXPECT_EQ(7, e->tag);
+	/* An address of kfab's AV: the owner converts, if it wants to. */
+	EXPECT_EQ(self->tx_addr, e->src);
+	EXPECT_EQ(0, memcmp(rbuf, sbuf, 8));
+
+	/* Unexpected: the message waits in the kernel for its receive. */
+	ASSERT_EQ(0, fi_send(self->tx, sbuf, 5, NULL, rx_addr, (void *)0x202));
+	for (int i = 0; i < 20; i++) {
+		(void)fi_cq_read(self->cq, NULL, 0);
+		EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
+	}
+	EXPECT_EQ(1, owner.n);
+	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     (void *)0x102));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 2));
+	e = &owner.ev[1];
+	EXPECT_EQ((void *)0x102, e->ctx);
+	EXPECT_EQ(FI_RECV | FI_MSG, e->flags);
+	EXPECT_EQ(5, e->len);
+
+	/* The peer CQ takes the endpoint's sends too. */
+	ASSERT_EQ(0, fi_send(rx, sbuf, 3, NULL, self->tx_addr, (void *)0x301));
+	ASSERT_EQ(0, fi_recv(self->tx, rbuf, sizeof(rbuf), NULL,
+			     FI_ADDR_UNSPEC, (void *)0x302));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 3));
+	e = &owner.ev[2];
+	EXPECT_EQ((void *)0x301, e->ctx);
+	EXPECT_EQ(FI_SEND | FI_MSG, e->flags);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, e->src);
+	EXPECT_EQ(3, owner.n);
+	EXPECT_EQ(0, owner_count(EV_WRITEERR));
+
+	/* Closing: the endpoint first (fi_cq(3)), then the peer CQ. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&pcq->fid));
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
+TEST_F(peer, cq_errors_and_refusals_reach_the_owner_once_each)
+{
+	char rbuf[16], sbuf[64] = { 0 };
+	struct fid_cq *pcq;
+	struct fid_ep *rx;
+	fi_addr_t rx_addr;
+	int i, n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_ep(self, pcq, &rx, &rx_addr));
+
+	/* A cancelled receive: writeerr with FI_ECANCELED. */
+	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     (void *)0x401));
+	EXPECT_EQ(0, fi_cancel(&rx->fid, (void *)0x401));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITEERR, 1));
+	EXPECT_EQ((void *)0x401, owner.ev[0].ctx);
+	EXPECT_EQ(FI_ECANCELED, owner.ev[0].err);
+
+	/* A truncated message: FI_ETRUNC, with what was cut off in olen. */
+	owner.refuse_writeerr = 1;
+	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     (void *)0x402));
+	ASSERT_EQ(0, fi_send(self->tx, sbuf, 64, NULL, rx_addr, (void *)0x403));
+	/* Refused once, then written again: two calls, same error. */
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITEERR, 3));
+	EXPECT_EQ((fi_addr_t)-FI_EAGAIN, owner.ev[1].src);
+	for (i = 1; i <= 2; i++) {
+		EXPECT_EQ((void *)0x402, owner.ev[i].ctx);
+		EXPECT_EQ(FI_ETRUNC, owner.ev[i].err);
+		EXPECT_EQ(48, owner.ev[i].olen);
+	}
+
+	/* A refused completion stays first and comes again, exactly once. */
+	owner.refuse_write = 2;
+	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     (void *)0x404));
+	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     (void *)0x405));
+	ASSERT_EQ(0, fi_send(self->tx, sbuf, 4, NULL, rx_addr, (void *)0x406));
+	ASSERT_EQ(0, fi_send(self->tx, sbuf, 4, NULL, rx_addr, (void *)0x407));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 4));
+	n = owner.n;
+	EXPECT_EQ(7, n);
+	EXPECT_EQ((void *)0x404, owner.ev[3].ctx);
+	EXPECT_EQ(-FI_EAGAIN, owner.ev[3].err);
+	EXPECT_EQ((void *)0x404, owner.ev[4].ctx);
+	EXPECT_EQ(-FI_EAGAIN, owner.ev[4].err);
+	EXPECT_EQ((void *)0x404, owner.ev[5].ctx);
+	EXPECT_EQ(0, owner.ev[5].err);
+	EXPECT_EQ((void *)0x405, owner.ev[6].ctx);
+	/* Nothing more, however often the owner progresses. */
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
+	EXPECT_EQ(n, owner.n);
+
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
+/* The kernel's overflow list drains into the owner, in order. */
+TEST_F(peer, cq_overflow_reaches_the_owner_in_order)
+{
+	struct kfab_kernel_handle h;
+	struct kfab_test_cq_post cmd;
+	struct fid_cq *pcq;
+	int i, bad = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (!test_module())
+		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, kfab_kernel_handle(&pcq->fid, &h));
+	cmd = (struct kfab_test_cq_post){
+		.size = sizeof(cmd), .cq_id = h.id, .count = 1000,
+		.context = 0x10000, .entry_flags = FI_RECV | FI_MSG,
+		.len = 1, .src_addr = KFAB_CQ_ADDR_NOTAVAIL,
+	};
+	ASSERT_EQ(0, kfab_ioctl(h.fd, KFAB_IOC_TEST_CQ_POST, &cmd));
+	ASSERT_EQ(1000, cmd.out_posted);
+	EXPECT_LT(0, cmd.out_overflowed);
+	owner.refuse_write = 1;
+	ASSERT_TRUE(owner_progress_until(pcq, NULL, EV_WRITE, 1001));
+	/* The first was refused once and written again. */
+	for (i = 1; i < 1001; i++)
+		bad += owner.ev[i].ctx != (void *)(uintptr_t)(0x10000 + i - 1);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(1001, owner.n);
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
+/* ---- kfab as the peer: AV, domain, EQ, transfers, fi_import_fid ---- */
+
+TEST_F(peer, av_takes_the_owner_attributes)
+{
+	struct fi_av_attr attr = { .flags = FI_PEER };
+	struct fi_peer_av_context ctx = { .size = sizeof(ctx) };
+	struct kfab_addr a = { 0 };
+	struct fid_av *av;
+	fi_addr_t fa;
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, &ctx));
+	EXPECT_EQ(0, owner.n);
+	ctx.av = (void *)&owner.peer_av;
+	owner.av_query_ret = -FI_EOTHER;
+	EXPECT_EQ(-FI_EOTHER, fi_av_open(self->domain, &attr, &av, &ctx));
+	EXPECT_EQ(1, owner_count(EV_AV_QUERY));
+
+	owner.av_query_ret = 0;
+	owner.av_type = FI_AV_MAP;
+	owner.av_count = 16;
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, &ctx));
+	EXPECT_EQ(2, owner_count(EV_AV_QUERY));
+	EXPECT_EQ(NULL, av->fid.context);
+	/* A table of kfab's own: kfab's addresses work in it. */
+	len = sizeof(a);
+	ASSERT_EQ(0, fi_getname(&self->tx->fid, &a, &len));
+	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
+	EXPECT_EQ(0, fi_av_remove(av, &fa, 1, 0));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	EXPECT_EQ(2, owner.n);
+}
+
+TEST_F(peer, domain2_needs_the_owner_domain)
+{
+	struct fi_peer_domain_context ctx = { .size = sizeof(ctx) };
+	struct fid_domain *dom;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &dom,
+					 FI_PEER, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &dom,
+					 FI_PEER, &ctx));
+	ctx.domain = self->domain;
+	ctx.size = sizeof(ctx) - 1;
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &dom,
+					 FI_PEER, &ctx));
+	ctx.size = sizeof(ctx);
+	EXPECT_EQ(-FI_EBADFLAGS, fi_domain2(self->fabric, self->info, &dom,
+					    FI_PEER | FI_PEER_TRANSFER, &ctx));
+	ASSERT_EQ(0, fi_domain2(self->fabric, self->info, &dom, FI_PEER, &ctx));
+	EXPECT_EQ(NULL, dom->fid.context);
+	EXPECT_EQ(0, fi_close(&dom->fid));
+}
+
+/* FI_AV_COMPLETE of an asynchronous insert, through a peer EQ. */
+static void eq_av_insert(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(peer) *self, struct fid_eq *peq)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE, .flags = FI_EVENT };
+	struct kfab_addr a;
+	struct fid_av *av;
+	fi_addr_t fa;
+	size_t len = sizeof(a);
+
+	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_bind(av, &peq->fid, 0));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&peq->fid));
+	ASSERT_EQ(0, fi_getname(&self->tx->fid, &a, &len));
+	ASSERT_EQ(0, fi_av_insert(av, &a, 1, &fa, 0, (void *)0x77));
+	EXPECT_EQ(0, fi_close(&av->fid));
+}
+
+TEST_F(peer, eq_events_go_to_the_owner_eq)
+{
+	struct fi_eq_attr attr = { .flags = FI_PEER };
+	struct fi_peer_eq_context ctx = { .size = sizeof(ctx) };
+	struct fi_eq_attr kattr = { .wait_obj = FI_WAIT_NONE };
+	struct fi_eq_entry entry;
+	struct fi_eq_err_entry err = { 0 };
+	struct fid_eq *peq, *keq;
+	uint32_t event;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_eq_open(self->fabric, &attr, &peq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_eq_open(self->fabric, &attr, &peq, &ctx));
+
+	/* An owner written here: kfab calls its fi_eq_write(). */
+	ctx.eq = &owner.eq;
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, &peq, &ctx));
+	EXPECT_EQ(NULL, peq->fid.context);
+	EXPECT_EQ(-FI_ENOSYS, fi_eq_read(peq, &event, &entry, sizeof(entry), 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_eq_readerr(peq, &err, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_eq_sread(peq, &event, &entry, sizeof(entry),
+					  0, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_eq_write(peq, FI_NOTIFY, &entry,
+					  sizeof(entry), 0));
+	eq_av_insert(_metadata, self, peq);
+	ASSERT_EQ(1, owner_count(EV_EQ_WRITE));
+	EXPECT_EQ(FI_AV_COMPLETE, owner.ev[0].event);
+	EXPECT_EQ(sizeof(struct fi_eq_entry), owner.ev[0].len);
+	EXPECT_EQ((void *)0x77, owner.ev[0].eq_entry.context);
+	EXPECT_EQ(1, owner.ev[0].eq_entry.data);
+	EXPECT_EQ(0, fi_close(&peq->fid));
+
+	/* A kfab EQ as the owner gets the event in its queue. */
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &kattr, &keq, NULL));
+	ctx.eq = keq;
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, &peq, &ctx));
+	eq_av_insert(_metadata, self, peq);
+	ASSERT_EQ(sizeof(entry), fi_eq_read(keq, &event, &entry,
+					    sizeof(entry), 0));
+	EXPECT_EQ(FI_AV_COMPLETE, event);
+	EXPECT_EQ((void *)0x77, entry.context);
+	EXPECT_EQ(0, fi_close(&peq->fid));
+	EXPECT_EQ(0, fi_close(&keq->fid));
+}
+
+TEST_F(peer, transfer_endpoint_sets_its_callbacks)
+{
+	struct fi_ops_transfer_peer ops = { .size = sizeof(ops) };
+	struct fi_peer_transfer_context ctx = { .size = sizeof(ctx),
+						.peer_ops = &ops };
+	struct fi_cq_tagged_entry te = { 0 };
+	struct fi_cq_err_entry ee = { 0 };
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	struct fid_ep *ep;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(self->domain, self->info, &ep,
+					   FI_PEER_TRANSFER, NULL));
+	ctx.size = 1;
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(self->domain, self->info, &ep,
+					   FI_PEER_TRANSFER, &ctx));
+	ctx.size = sizeof(ctx);
+	ctx.info = self->info;
+	ctx.ep = self->tx;
+	ASSERT_EQ(0, fi_endpoint2(self->domain, self->info, &ep,
+				  FI_PEER_TRANSFER, &ctx));
+	ASSERT_NE(NULL, ops.complete);
+	ASSERT_NE(NULL, ops.comperr);
+	EXPECT_EQ(NULL, ep->fid.context);
+	/* kfab starts no peer transfer: nothing of it can complete. */
+	EXPECT_EQ(-FI_EINVAL, ops.complete(ep, &te, &src));
+	EXPECT_EQ(-FI_EINVAL, ops.comperr(ep, &ee));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+}
+
+static int fake_close(struct fid *fid)
+{
+	(void)fid;
+	return 0;
+}
+
+TEST_F(peer, import_fid_is_enosys_where_it_means_nothing)
+{
+	struct fi_ops fake_ops = { .size = sizeof(fake_ops),
+				   .close = fake_close };
+	struct fid monitor = { .fclass = FI_CLASS_MEM_MONITOR,
+			       .ops = &fake_ops };
+	struct fid log = { .fclass = FI_CLASS_LOG, .ops = &fake_ops };
+	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
+	struct fi_eq_attr eattr = { .wait_obj = FI_WAIT_NONE };
+	struct fid_cntr *cntr;
+	struct fid_eq *eq;
+	struct fid_ep *ep;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &cntr, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fabric->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->domain->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->av->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->av->fid, &log, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->cq->fid, &log, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&cntr->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&eq->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &owner.peer_cq.fid, 0));
+	/* A plain bind of a wrong object stays -FI_EINVAL. */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &self->domain->fid, 0));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&eq->fid));
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+}
+
+/* ---- kfab as the owner: CQ ---- */
+
+static struct fid_peer_cq *export_cq(struct fid_cq *cq)
+{
+	struct fid_peer_cq *p = NULL;
+
+	if (fi_get_val(&cq->fid, KFAB_FID_PEER_EXPORT, &p))
+		return NULL;
+	return p;
+}
+
+TEST_F(peer, owner_cq_takes_what_a_peer_writes)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
+				   .wait_obj = FI_WAIT_FD };
+	struct fi_cq_tagged_entry e[4];
+	struct fi_cq_err_entry err = { 0 };
+	char data[8] = "errdata", mine[8];
+	struct fi_cq_err_entry in = {
+		.op_context = (void *)0x51, .flags = FI_RECV, .len = 3,
+		.err = FI_EIO, .prov_errno = 5, .olen = 9,
+		.err_data = data, .err_data_size = sizeof(data),
+	};
+	struct fid_peer_cq *p1, *p2;
+	fi_addr_t src[4];
+	struct fid_cq *cq;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_get_val(&cq->fid, KFAB_FID_PEER_EXPORT, NULL));
+	p1 = export_cq(cq);
+	p2 = export_cq(cq);
+	ASSERT_NE(NULL, p1);
+	ASSERT_NE(NULL, p2);
+	/* One object per peer, each kfab's. */
+	EXPECT_NE(p1, p2);
+	EXPECT_EQ((size_t)FI_CLASS_PEER_CQ, p1->fid.fclass);
+	ASSERT_NE(NULL, p1->owner_ops);
+	ASSERT_NE(NULL, p1->owner_ops->write);
+	ASSERT_NE(NULL, p1->owner_ops->writeerr);
+
+	EXPECT_EQ(0, p1->owner_ops->write(p1, (void *)0x41, FI_RECV | FI_TAGGED,
+					  10, (void *)0x1000, 5, 6, 3));
+	EXPECT_EQ(0, p2->owner_ops->write(p2, (void *)0x42, FI_SEND | FI_MSG,
+					  0, NULL, 0, 0, FI_ADDR_NOTAVAIL));
+	ASSERT_EQ(2, fi_cq_readfrom(cq, e, 4, src));
+	EXPECT_EQ((void *)0x41, e[0].op_context);
+	EXPECT_EQ(FI_RECV | FI_TAGGED, e[0].flags);
+	EXPECT_EQ(10, e[0].len);
+	EXPECT_EQ((void *)0x1000, e[0].buf);
+	EXPECT_EQ(5, e[0].data);
+	EXPECT_EQ(6, e[0].tag);
+	/* The source is an address of the peer's AV: kfab cannot say. */
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, src[0]);
+	EXPECT_EQ((void *)0x42, e[1].op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, e, 1));
+
+	/* An error: -FI_EAVAIL first, then readerr with its data. */
+	EXPECT_EQ(0, p1->owner_ops->writeerr(p1, &in));
+	data[0] = 'X';		/* kfab copied it */
+	EXPECT_EQ(0, p1->owner_ops->write(p1, (void *)0x43, FI_RECV, 0, NULL,
+					  0, 0, FI_ADDR_NOTAVAIL));
+	EXPECT_EQ(-FI_EAVAIL, fi_cq_read(cq, e, 1));
+	ASSERT_EQ(1, fi_cq_readerr(cq, &err, 0));
+	EXPECT_EQ((void *)0x51, err.op_context);
+	EXPECT_EQ(FI_EIO, err.err);
+	EXPECT_EQ(5, err.prov_errno);
+	EXPECT_EQ(9, err.olen);
+	ASSERT_EQ(sizeof(mine), err.err_data_size);
+	EXPECT_EQ(0, memcmp(err.err_data, "errdata", 8));
+	/* The caller's buffer, from API 1.5 */
+	EXPECT_EQ(0, p1->owner_ops->writeerr(p1, &in));
+	err.err_data = mine;
+	err.err_data_size = 4;
+	ASSERT_EQ(1, fi_cq_readerr(cq, &err, 0));
+	EXPECT_EQ((void *)mine, err.err_data);
+	EXPECT_EQ(4, err.err_data_size);
+	EXPECT_EQ(0, memcmp(mine, "Xrrd", 4));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_readerr(cq, &err, 0));
+	ASSERT_EQ(1, fi_cq_read(cq, e, 4));
+	EXPECT_EQ((void *)0x43, e[0].op_context);
+
+	/* Growing past the CQ's size: nothing is refused or lost. */
+	for (int i = 0; i < 3000; i++)
+		ASSERT_EQ(0, p2->owner_ops->write(p2, (void *)(uintptr_t)i, 0,
+						  0, NULL, 0, 0,
+						  FI_ADDR_NOTAVAIL));
+	for (int i = 0; i < 3000; i++) {
+		ASSERT_EQ(1, fi_cq_read(cq, e, 1));
+		ASSERT_EQ((void *)(uintptr_t)i, e[0].op_context);
+	}
+
+	/* Not closable while a peer may still write through p1/p2. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&p1->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&p2->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
+struct sread_arg {
+	struct fid_cq *cq;
+	ssize_t ret;
+	void *ctx;
+};
+
+static void *sread_thread(void *p)
+{
+	struct sread_arg *a = p;
+	struct fi_cq_tagged_entry e;
+
+	a->ret = fi_cq_sread(a->cq, &e, 1, NULL, 5000);
+	a->ctx = e.op_context;
+	return NULL;
+}
+
+TEST_F(peer, owner_cq_wakes_a_waiter_when_a_peer_writes)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
+				   .wait_obj = FI_WAIT_FD };
+	struct sread_arg a = { 0 };
+	struct fid_peer_cq *p;
+	uint64_t start;
+	pthread_t t;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &a.cq, NULL));
+	p = export_cq(a.cq);
+	ASSERT_NE(NULL, p);
+	start = now_ms();
+	ASSERT_EQ(0, pthread_create(&t, NULL, sread_thread, &a));
+	usleep(200 * 1000);
+	EXPECT_EQ(0, p->owner_ops->write(p, (void *)0x61, FI_RECV, 0, NULL, 0,
+					 0, FI_ADDR_NOTAVAIL));
+	pthread_join(t, NULL);
+	EXPECT_EQ(1, a.ret);
+	EXPECT_EQ((void *)0x61, a.ctx);
+	EXPECT_GT(4000, now_ms() - start);
+	EXPECT_EQ(0, fi_close(&p->fid));
+	EXPECT_EQ(0, fi_close(&a.cq->fid));
+}
+
+/* kfab owning a kfab peer CQ: the owner's reads progress the peer. */
+TEST_F(peer, owner_cq_progresses_an_imported_peer_cq)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_attr pattr = { .format = FI_CQ_FORMAT_TAGGED,
+				    .flags = FI_PEER };
+	struct fi_peer_cq_context ctx = { .size = sizeof(ctx) };
+	struct fi_cq_tagged_entry e;
+	struct fid_cq *ocq, *pcq;
+	struct fid_ep *rx;
+	fi_addr_t rx_addr;
+	char rbuf[16];
+	uint64_t end;
+	ssize_t rc;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &ocq, NULL));
+	ctx.cq = export_cq(ocq);
+	ASSERT_NE(NULL, ctx.cq);
+	ASSERT_EQ(0, fi_cq_open(self->domain, &pattr, &pcq, &ctx));
+	/* Importing: wrong flags, wrong class, itself, twice. */
+	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&ctx.cq->fid, &pcq->fid, 1));
+	EXPECT_EQ(-FI_EINVAL, fi_import_fid(&ctx.cq->fid, &self->av->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_import_fid(&ctx.cq->fid, &ocq->fid, 0));
+	ASSERT_EQ(0, fi_import_fid(&ctx.cq->fid, &pcq->fid, 0));
+	EXPECT_EQ(-FI_EBUSY, fi_import_fid(&ctx.cq->fid, &pcq->fid, 0));
+
+	ASSERT_EQ(0, open_ep(self, pcq, &rx, &rx_addr));
+	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
+			     (void *)0x71));
+	ASSERT_EQ(0, fi_send(self->tx, "hi", 2, NULL, rx_addr, (void *)0x72));
+	end = now_ms() + TIMEOUT_MS;
+	do {
+		(void)fi_cq_read(self->cq, &e, 0);
+		rc = fi_cq_read(ocq, &e, 1);
+	} while (rc == -FI_EAGAIN && now_ms() < end);
+	ASSERT_EQ(1, rc);
+	EXPECT_EQ((void *)0x71, e.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG, e.flags);
+	EXPECT_EQ(2, e.len);
+
+	/* The owner closes what it imported; the peer's endpoint goes first. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&ocq->fid));
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&ocq->fid));
+}
+
+/* ---- kfab as the owner of libfabric's shm provider ---- */
+
+struct shm {
+	bool plain_cq;		/* shm's CQ refused FI_PEER: drained by kfab */
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep[2];
+	fi_addr_t addr[2];
+};
+
+/* Which step of shm_setup() failed, for the log. */
+static const char *shm_step = "";
+
+static int shm_setup(struct shm *s, struct fid_peer_cq *peer_cq)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_NONE,
+				      .flags = FI_PEER };
+	struct fi_peer_cq_context ctx = { .size = sizeof(ctx), .cq = peer_cq };
+	struct fi_info *hints = fi_allocinfo();
+	char name[64];
+	size_t len;
+	int rc, i;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->fabric_attr->prov_name = strdup("shm");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED;
+	hints->mode = FI_CONTEXT;
+	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
+#define STEP(x) (shm_step = #x, (x))
+	rc = STEP(fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &s->info));
+	fi_freeinfo(hints);
+	if (rc)
+		return rc;
+	rc = STEP(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	if (!rc)
+		rc = STEP(fi_domain(s->fabric, s->info, &s->domain, NULL));
+	if (!rc)
+		rc = STEP(fi_av_open(s->domain, &av_attr, &s->av, NULL));
+	/*
+	 * libfabric 1.17's shm refuses FI_PEER on a CQ (-FI_EINVAL, "invalid
+	 * flags"); then its own CQ, which kfab drains (KFAB_IMPORT_DRAIN).
+	 */
+	if (!rc) {
+		rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, &ctx));
+		if (rc == -FI_EINVAL) {
+			cq_attr.flags = 0;
+			s->plain_cq = true;
+			rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
+		}
+	}
+	for (i = 0; !rc && i < 2; i++) {
+		rc = STEP(fi_endpoint(s->domain, s->info, &s->ep[i], NULL));
+		if (!rc)
+			rc = STEP(fi_ep_bind(s->ep[i], &s->av->fid, 0));
+		if (!rc)
+			rc = STEP(fi_ep_bind(s->ep[i], &s->cq->fid,
+					     FI_TRANSMIT | FI_RECV));
+		if (!rc)
+			rc = STEP(fi_enable(s->ep[i]));
+		len = sizeof(name);
+		if (!rc)
+			rc = STEP(fi_getname(&s->ep[i]->fid, name, &len));
+		if (!rc)
+			rc = STEP(fi_av_insert(s->av, name, 1, &s->addr[i], 0,
+					       NULL)) == 1 ? 0 : -FI_EOTHER;
+	}
+#undef STEP
+	return rc;
+}
+
+static void shm_close_eps(struct __test_metadata *_metadata, struct shm *s)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		if (s->ep[i])
+			EXPECT_EQ(0, fi_close(&s->ep[i]->fid));
+		s->ep[i] = NULL;
+	}
+}
+
+static void shm_close(struct __test_metadata *_metadata, struct shm *s)
+{
+	shm_close_eps(_metadata, s);
+	if (s->cq)
+		EXPECT_EQ(0, fi_close(&s->cq->fid));
+	if (s->av)
+		EXPECT_EQ(0, fi_close(&s->av->fid));
+	if (s->domain)
+		EXPECT_EQ(0, fi_close(&s->domain->fid));
+	if (s->fabric)
+		EXPECT_EQ(0, fi_close(&s->fabric->fid));
+	if (s->info)
+		fi_freeinfo(s->info);
+	memset(s, 0, sizeof(*s));
+}
+
+/* @op until it is not -FI_EAGAIN, reading @cq (progress) meanwhile. */
+#define RETRY(cq, op) do {						\
+		uint64_t _end = now_ms() + TIMEOUT_MS;			\
+		struct fi_cq_tagged_entry _e;				\
+									\
+		while ((rc = (op)) == -FI_EAGAIN && now_ms() < _end)	\
+			(void)fi_cq_read((cq), &_e, 0);			\
+	} while (0)
+
+/* fi_cq_read() of kfab's CQ until one completion (progressing shm too). */
+static ssize_t read_one(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
+{
+	uint64_t end = now_ms() + TIMEOUT_MS;
+	ssize_t rc;
+
+	do {
+		rc = fi_cq_read(cq, e, 1);
+	} while (rc == -FI_EAGAIN && now_ms() < end);
+	return rc;
+}
+
+TEST_F(peer, shm_writes_its_completions_into_a_kfab_cq)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_tagged_entry e;
+	struct fid_peer_cq *p;
+	struct shm s = { 0 };
+	char rbuf[32];
+	struct fid_cq *cq;
+	int i, rc, sends = 0, recvs = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	p = export_cq(cq);
+	ASSERT_NE(NULL, p);
+	rc = shm_setup(&s, p);
+	if (rc == -FI_ENODATA) {
+		shm_close(_metadata, &s);
+		EXPECT_EQ(0, fi_close(&p->fid));
+		EXPECT_EQ(0, fi_close(&cq->fid));
+		SKIP(return, "no shm provider");
+	}
+	ASSERT_EQ(0, rc) TH_LOG("shm: %s: %s", shm_step, fi_strerror(-rc));
+	/* kfab keeps shm's CQ: its reads progress it, its close closes it. */
+	TH_LOG("shm's CQ is %s", s.plain_cq ? "a plain CQ, drained" :
+					      "a peer CQ");
+	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&p->fid, &s.cq->fid, 1));
+	ASSERT_EQ(0, fi_import_fid(&p->fid, &s.cq->fid,
+				   s.plain_cq ? KFAB_IMPORT_DRAIN : 0));
+
+	ASSERT_EQ(0, fi_trecv(s.ep[1], rbuf, sizeof(rbuf), NULL,
+			      FI_ADDR_UNSPEC, 5, 0, (void *)0x81));
+	/* shm says -FI_EAGAIN until progress has mapped the peer. */
+	RETRY(cq, fi_tsend(s.ep[0], "through shm", 12, NULL, s.addr[1], 5,
+			   (void *)0x82));
+	ASSERT_EQ(0, rc);
+	/* And one of kfab's own into the same CQ. */
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, read_one(cq, &e)) TH_LOG("completion %d", i);
+		if (e.flags & FI_RECV) {
+			recvs++;
+			EXPECT_EQ((void *)0x81, e.op_context);
+			EXPECT_EQ(FI_RECV | FI_TAGGED, e.flags & (FI_RECV | FI_TAGGED));
+			EXPECT_EQ(12, e.len);
+			EXPECT_EQ(5, e.tag);
+		} else {
+			sends++;
+			EXPECT_EQ((void *)0x82, e.op_context);
+			EXPECT_TRUE(e.flags & FI_SEND);
+		}
+	}
+	EXPECT_EQ(1, sends);
+	EXPECT_EQ(1, recvs);
+	EXPECT_EQ(0, strcmp(rbuf, "through shm"));
+
+	/*
+	 * Lifetime: shm's endpoints first (shm's CQ refuses to close under
+	 * them, and so does kfab's, which would close it); then kfab's CQ
+	 * closes shm's CQ and frees the fid_peer_cq.
+	 */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
+	shm_close_eps(_metadata, &s);
+	EXPECT_EQ(0, fi_close(&cq->fid));
+	s.cq = NULL;
+	shm_close(_metadata, &s);
+}
+
+/* The other allowed order: shm's CQ, then the fid_peer_cq, then kfab's. */
+TEST_F(peer, shm_peer_cq_closed_before_the_owner)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fid_peer_cq *p;
+	struct shm s = { 0 };
+	struct fid_cq *cq;
+	int rc;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	p = export_cq(cq);
+	ASSERT_NE(NULL, p);
+	rc = shm_setup(&s, p);
+	if (rc == -FI_ENODATA) {
+		shm_close(_metadata, &s);
+		EXPECT_EQ(0, fi_close(&p->fid));
+		EXPECT_EQ(0, fi_close(&cq->fid));
+		SKIP(return, "no shm provider");
+	}
+	ASSERT_EQ(0, rc) TH_LOG("shm: %s: %s", shm_step, fi_strerror(-rc));
+	shm_close(_metadata, &s);
+	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
+	EXPECT_EQ(0, fi_close(&p->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
+TEST_HARNESS_MAIN
