@@ -11,10 +11,11 @@
  * marks the core dead under the lock first, so nothing reaches the
  * endpoint after that, then releases what it held.
  *
- * The submission ring (uapi/linux/kfab.h has its protocol): one region the
- * process maps read-write, a tail it writes, a head the kernel writes.  The
- * kernel's head is its own copy; it reads the tail once per doorbell and
- * copies each entry before looking at it.
+ * Messages to an endpoint are matched in a receive context (msg.c): its
+ * own, made with the core, or a shared one (srx.c) bound before enable.
+ * The receive context's lock covers the core's @dead and @ep.
+ *
+ * Requests come through a submission ring (sq.c) and its doorbell.
  */
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -26,11 +27,6 @@ static atomic64_t kfab_ep_next_num = ATOMIC64_INIT(0);
 /* Number -> struct kfab_ep_core, looked up under RCU. */
 static DEFINE_XARRAY(kfab_eps);
 
-/* The ring region: tail and head on a cache line each, then the entries. */
-#define KFAB_SQ_OFF_TAIL	0
-#define KFAB_SQ_OFF_HEAD	64
-#define KFAB_SQ_OFF_SQES	128
-
 static inline struct kfab_ep *to_kfab_ep(struct kfab_object *obj)
 {
 	return container_of(obj, struct kfab_ep, obj);
@@ -41,7 +37,8 @@ static void kfab_ep_core_release(struct kref *ref)
 	struct kfab_ep_core *core = container_of(ref, struct kfab_ep_core,
 						 ref);
 
-	mutex_destroy(&core->lock);
+	if (core->rx)
+		kfab_rx_ctx_put(core->rx);
 	kfree_rcu(core, rcu);
 }
 
@@ -80,7 +77,8 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
  *
  * A success goes to the CQ when the request asked for it (the library
  * decides, from FI_COMPLETION, the CQ's selectivity and inject); an error
- * always goes.  The counter counts both.
+ * always goes.  The counter counts both.  A kernel caller's endpoint has
+ * its hook called instead of the CQ.
  */
 void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 		      const struct kfab_cq_entry *entry, int err, u64 olen)
@@ -89,6 +87,11 @@ void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 	struct kfab_cq *cq = ep->cq[dir];
 	bool overflowed;
 
+	if (ep->kops) {
+		if (err || (flags & KFAB_SQE_COMPLETION))
+			ep->kops->complete(ep, dir, entry, err, olen);
+		return;
+	}
 	if (cntr)
 		kfab_cntr_update(cntr, err ? KFAB_CNTR_ADD_ERR : KFAB_CNTR_ADD,
 				 1, NULL, NULL);
@@ -146,29 +149,16 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 	if (!core)
 		goto err_abort;
 	kref_init(&core->ref);
-	mutex_init(&core->lock);
-	INIT_LIST_HEAD(&core->posted[KFAB_KIND_MSG]);
-	INIT_LIST_HEAD(&core->posted[KFAB_KIND_TAGGED]);
-	INIT_LIST_HEAD(&core->unexpected[KFAB_KIND_MSG]);
-	INIT_LIST_HEAD(&core->unexpected[KFAB_KIND_TAGGED]);
+	INIT_LIST_HEAD(&core->rx_link);
 	core->num = atomic64_inc_return(&kfab_ep_next_num);
 	core->ep = ep;
 	/* Not in kfab_eps until enabled: nobody can send to it before. */
 	ep->core = core;
-
-	ep->sq_region = kfab_region_alloc(KFAB_SQ_OFF_SQES +
-					  (size_t)entries *
-					  sizeof(struct kfab_sqe), false);
-	if (IS_ERR(ep->sq_region)) {
-		rc = PTR_ERR(ep->sq_region);
-		ep->sq_region = NULL;
+	core->rx = kfab_rx_ctx_alloc();
+	if (!core->rx)
 		goto err_abort;
-	}
-	ep->sq_entries = entries;
-	ep->sq_tail_user = ep->sq_region->vaddr + KFAB_SQ_OFF_TAIL;
-	ep->sq_head_user = ep->sq_region->vaddr + KFAB_SQ_OFF_HEAD;
-	ep->sqes = ep->sq_region->vaddr + KFAB_SQ_OFF_SQES;
-	rc = kfab_region_offer(ctx, ep->sq_region, &ep->sq_offset);
+
+	rc = kfab_sq_init(ctx, &ep->sq, entries);
 	if (rc)
 		goto err_abort;
 
@@ -179,8 +169,8 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 	};
 	cmd->out_sq_entries = entries;
 	cmd->out_sqe_size = sizeof(struct kfab_sqe);
-	cmd->out_sq_mmap_offset = ep->sq_offset;
-	cmd->out_sq_mmap_size = ep->sq_region->size;
+	cmd->out_sq_mmap_offset = ep->sq.offset;
+	cmd->out_sq_mmap_size = ep->sq.region->size;
 	cmd->out_off_tail = KFAB_SQ_OFF_TAIL;
 	cmd->out_off_head = KFAB_SQ_OFF_HEAD;
 	cmd->out_off_sqes = KFAB_SQ_OFF_SQES;
@@ -209,6 +199,8 @@ static void kfab_ep_unbind_all(struct kfab_ep *ep)
 	}
 	if (ep->av)
 		kfab_object_put(&ep->av->obj);
+	if (ep->srx)
+		kfab_object_put(&ep->srx->obj);
 }
 
 void kfab_ep_destroy(struct kfab_object *obj)
@@ -219,17 +211,16 @@ void kfab_ep_destroy(struct kfab_object *obj)
 	if (core) {
 		if (ep->enabled)
 			xa_erase(&kfab_eps, core->num);
-		mutex_lock(&core->lock);
-		core->dead = true;
-		core->ep = NULL;
-		mutex_unlock(&core->lock);
-		/* Receives and unexpected messages go, senders are told. */
-		kfab_msg_flush(core);
+		/* Its unexpected messages go, their senders are told. */
+		if (core->rx) {
+			kfab_msg_detach(core);
+			/* Its own receives too; a shared context's stay. */
+			if (!ep->srx)
+				kfab_msg_flush_rx(core->rx);
+		}
 		kfab_ep_core_put(core);
 	}
-	if (ep->sq_offset)
-		kfab_region_withdraw(obj->ctx, ep->sq_offset);
-	kfab_region_put(ep->sq_region);
+	kfab_sq_fini(obj->ctx, &ep->sq);
 	kfab_ep_unbind_all(ep);
 	if (ep->domain)
 		kfab_object_put(ep->domain);
@@ -278,6 +269,24 @@ static int kfab_ep_bind_dirs(struct kfab_ep *ep, struct kfab_object *obj,
 	return 0;
 }
 
+/* Receive through a shared context instead of the endpoint's own lists. */
+static int kfab_ep_bind_srx(struct kfab_ep *ep, struct kfab_object *obj,
+			    u32 flags)
+{
+	struct kfab_srx *srx = container_of(obj, struct kfab_srx, obj);
+
+	if (flags)
+		return -EINVAL;
+	if (ep->srx)
+		return -EEXIST;
+	/* Not enabled: nothing was posted to or sent to the own lists. */
+	kref_get(&srx->rx->ref);
+	kfab_rx_ctx_put(ep->core->rx);
+	ep->core->rx = srx->rx;
+	ep->srx = srx;
+	return 0;
+}
+
 int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd)
 {
 	struct kfab_ep_bind *cmd = ucmd->cmd;
@@ -310,6 +319,13 @@ int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd)
 		rc = 0;
 		goto out;
 	}
+	obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_SRX);
+	if (obj) {
+		rc = kfab_ep_bind_srx(ep, obj, cmd->flags);
+		if (!rc)
+			obj = NULL;	/* the endpoint keeps this user */
+		goto out;
+	}
 	obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_CQ);
 	if (!obj)
 		obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_CNTR);
@@ -320,6 +336,32 @@ out:
 	if (obj)
 		kfab_object_put(obj);
 	kfab_object_put(&ep->obj);
+	return rc;
+}
+
+/*
+ * Join the receive context: source addresses are looked up in the
+ * endpoint's AV, which must be every endpoint's of a shared context
+ * (fi_endpoint(3)); the first endpoint of an SRX sets it.
+ */
+static int kfab_ep_join_rx(struct kfab_ep *ep)
+{
+	struct kfab_rx_ctx *rxc = ep->core->rx;
+	struct kfab_srx *srx = ep->srx;
+	int rc = 0;
+
+	mutex_lock(&rxc->lock);
+	if (srx && !srx->av) {
+		refcount_inc(&ep->av->obj.users);
+		srx->av = ep->av;
+	} else if (srx && srx->av != ep->av) {
+		rc = -EINVAL;
+	}
+	if (!rc) {
+		rxc->av = ep->av;
+		list_add_tail(&ep->core->rx_link, &rxc->cores);
+	}
+	mutex_unlock(&rxc->lock);
 	return rc;
 }
 
@@ -337,66 +379,61 @@ int kfab_ioctl_ep_enable(struct kfab_ucmd *ucmd)
 	if (!ep)
 		return -ENOENT;
 	mutex_lock(&ep->sq_lock);
+	if (ep->enabled)
+		goto out;
+	rc = -EDESTADDRREQ;
 	if (!ep->av)
-		rc = -EDESTADDRREQ;
-	else if (!ep->enabled)
-		rc = xa_err(xa_store(&kfab_eps, ep->core->num, ep->core,
-				     GFP_KERNEL_ACCOUNT));
-	if (!rc)
-		ep->enabled = true;
+		goto out;
+	rc = kfab_ep_join_rx(ep);
+	if (rc)
+		goto out;
+	rc = xa_err(xa_store(&kfab_eps, ep->core->num, ep->core,
+			     GFP_KERNEL_ACCOUNT));
+	if (rc) {
+		mutex_lock(&ep->core->rx->lock);
+		list_del_init(&ep->core->rx_link);
+		mutex_unlock(&ep->core->rx->lock);
+		goto out;
+	}
+	ep->enabled = true;
+out:
 	mutex_unlock(&ep->sq_lock);
 	kfab_object_put(&ep->obj);
 	return rc;
 }
 
-/*
- * Carry out the entries between the kernel's head and the tail user space
- * published, at most a ring's worth.  An entry that cannot go on yet
- * (-EAGAIN) stops the walk and stays first in the ring.
- */
-static u32 kfab_ep_run_ring(struct kfab_ep *ep)
+static int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	/* The entries before tail are written: pairs with user's release. */
-	u32 tail = smp_load_acquire(ep->sq_tail_user);
-	u32 avail = tail - ep->sq_head, done = 0;
-	struct kfab_sqe sqe;
-
-	/* A tail beyond a ring's worth is garbage: take one ring. */
-	if (avail > ep->sq_entries)
-		avail = ep->sq_entries;
-	while (done < avail) {
-		u32 slot = ep->sq_head & (ep->sq_entries - 1);
-
-		/* A copy: user space may change the slot meanwhile. */
-		memcpy(&sqe, &ep->sqes[slot], sizeof(sqe));
-		if (kfab_msg_submit(ep, &sqe) == -EAGAIN)
-			break;
-		ep->sq_head++;
-		done++;
-		/* The slot is read: user space may reuse it (its acquire). */
-		smp_store_release(ep->sq_head_user, ep->sq_head);
-	}
-	return done;
+	return kfab_msg_submit(owner, sqe);
 }
 
 int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd)
 {
 	struct kfab_ep_doorbell *cmd = ucmd->cmd;
+	struct kfab_object *obj;
 	struct kfab_ep *ep;
 	int rc = 0;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
 	ep = kfab_ep_get(ucmd->ctx, cmd->ep_id);
-	if (!ep)
-		return -ENOENT;
-	mutex_lock(&ep->sq_lock);
-	if (ep->enabled)
-		cmd->out_done = kfab_ep_run_ring(ep);
-	else
-		rc = -EINVAL;
-	mutex_unlock(&ep->sq_lock);
-	kfab_object_put(&ep->obj);
+	if (ep) {
+		mutex_lock(&ep->sq_lock);
+		if (ep->enabled)
+			cmd->out_done = kfab_sq_run(&ep->sq, kfab_ep_submit,
+						    ep);
+		else
+			rc = -EINVAL;
+		mutex_unlock(&ep->sq_lock);
+		kfab_object_put(&ep->obj);
+	} else {
+		obj = kfab_object_get(ucmd->ctx, cmd->ep_id, KFAB_OBJ_SRX);
+		if (!obj)
+			return -ENOENT;
+		rc = kfab_srx_doorbell(container_of(obj, struct kfab_srx, obj),
+				       &cmd->out_done);
+		kfab_object_put(obj);
+	}
 	if (rc)
 		return rc;
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
@@ -405,6 +442,7 @@ int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd)
 int kfab_ioctl_ep_cancel(struct kfab_ucmd *ucmd)
 {
 	struct kfab_ep_cancel *cmd = ucmd->cmd;
+	struct kfab_object *obj;
 	struct kfab_ep *ep;
 	int rc;
 
@@ -412,11 +450,20 @@ int kfab_ioctl_ep_cancel(struct kfab_ucmd *ucmd)
 		return -EOPNOTSUPP;
 	if (cmd->__reserved)
 		return -EINVAL;
+	obj = kfab_object_get(ucmd->ctx, cmd->ep_id, KFAB_OBJ_SRX);
+	if (obj) {
+		rc = kfab_srx_cancel(container_of(obj, struct kfab_srx, obj),
+				     cmd->context);
+		kfab_object_put(obj);
+		return rc;
+	}
 	ep = kfab_ep_get(ucmd->ctx, cmd->ep_id);
 	if (!ep)
 		return -ENOENT;
 	mutex_lock(&ep->sq_lock);
-	rc = ep->enabled ? kfab_msg_cancel(ep, cmd->context) : -ENOENT;
+	/* An endpoint of an SRX has no receives of its own. */
+	rc = ep->enabled && !ep->srx ?
+	     kfab_msg_cancel(ep->core->rx, cmd->context) : -ENOENT;
 	mutex_unlock(&ep->sq_lock);
 	kfab_object_put(&ep->obj);
 	return rc;
@@ -427,9 +474,10 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 {
 	struct kfab_ep *ep = to_kfab_ep(obj);
 
-	seq_printf(s, " addr local:0:%llu enabled %d sq %u head %u av %u cq %u/%u selective %d/%d cntr %u/%u",
-		   ep->core->num, ep->enabled, ep->sq_entries,
-		   READ_ONCE(ep->sq_head), ep->av ? ep->av->obj.id : 0,
+	seq_printf(s, " addr local:0:%llu enabled %d sq %u head %u av %u srx %u cq %u/%u selective %d/%d cntr %u/%u",
+		   ep->core->num, ep->enabled, ep->sq.entries,
+		   READ_ONCE(ep->sq.head), ep->av ? ep->av->obj.id : 0,
+		   ep->srx ? ep->srx->obj.id : 0,
 		   ep->cq[KFAB_TX] ? ep->cq[KFAB_TX]->obj.id : 0,
 		   ep->cq[KFAB_RX] ? ep->cq[KFAB_RX]->obj.id : 0,
 		   ep->selective[KFAB_TX], ep->selective[KFAB_RX],

@@ -12,6 +12,7 @@
 #ifndef KFAB_H
 #define KFAB_H
 
+#include <linux/bvec.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
@@ -20,6 +21,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/uidgid.h>
+#include <linux/uio.h>
 #include <linux/wait.h>
 #include <linux/xarray.h>
 
@@ -43,6 +45,7 @@ enum kfab_obj_type {
 	KFAB_OBJ_CQ,
 	KFAB_OBJ_CNTR,
 	KFAB_OBJ_EP,
+	KFAB_OBJ_SRX,
 	KFAB_OBJ_TYPE_MAX,
 };
 
@@ -290,7 +293,73 @@ void kfab_cntr_put(struct kfab_cntr *cntr);
 void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
 		      u64 *out_value, u64 *out_err);
 
-/* ep.c, msg.c: endpoints and the messages between them (Documentation/ep.rst) */
+/* sq.c: submission rings of endpoints and shared receive contexts */
+
+/**
+ * struct kfab_sq - a submission ring (uapi/linux/kfab.h has its protocol)
+ * @region: its pages, mapped read-write by the owner
+ * @offset: mmap cookie of @region in the owner's file
+ * @entries: slots, a power of two
+ * @head: the consumer index, the kernel's own copy
+ * @tail_user: the tail user space writes (untrusted)
+ * @head_user: the head the kernel publishes
+ * @sqes: the slots
+ */
+struct kfab_sq {
+	struct kfab_region *region;
+	u64 offset;
+	u32 entries;
+	u32 head;
+	u32 *tail_user;
+	u32 *head_user;
+	struct kfab_sqe *sqes;
+};
+
+/* What a ring's owner does with one entry: 0 or -EAGAIN (stays first). */
+typedef int (*kfab_sq_fn)(void *owner, const struct kfab_sqe *sqe);
+
+int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries);
+void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq);
+u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner);
+/* The layout KFAB_IOC_EP_OPEN and KFAB_IOC_SRX_OPEN report. */
+#define KFAB_SQ_OFF_TAIL	0
+#define KFAB_SQ_OFF_HEAD	64
+#define KFAB_SQ_OFF_SQES	128
+
+/* buf.c: buffers other processes reach (Documentation/ep.rst) */
+
+#define KFAB_BUF_INLINE_BV	2
+
+/**
+ * struct kfab_buf - a request's buffers, reachable from any process
+ * @bv: the buffers, page by page
+ * @nr_bv: entries of @bv
+ * @len: bytes in all
+ * @mm: user memory: the process that pinned it, charged for @nr_pinned
+ *	pages (mm->pinned_vm, against RLIMIT_MEMLOCK); NULL for kernel memory
+ * @nr_pinned: pages pinned
+ * @writable: pinned for writing (dirtied when released)
+ * @inline_bv: @bv of a small buffer, without an allocation
+ */
+struct kfab_buf {
+	struct bio_vec *bv;
+	unsigned int nr_bv;
+	size_t len;
+	struct mm_struct *mm;
+	unsigned long nr_pinned;
+	bool writable;
+	struct bio_vec inline_bv[KFAB_BUF_INLINE_BV];
+};
+
+int kfab_buf_get(struct kfab_buf *b, const struct iov_iter *iter,
+		 bool writable);
+void kfab_buf_put(struct kfab_buf *b);
+int kfab_buf_copy_in(struct kfab_buf *b, size_t off, struct iov_iter *from,
+		     size_t n);
+int kfab_buf_copy_out(struct kfab_buf *b, size_t off, struct iov_iter *to,
+		      size_t n);
+
+/* ep.c, msg.c, srx.c: endpoints and the messages between them (Documentation/ep.rst) */
 
 enum kfab_dir {
 	KFAB_TX = 0,
@@ -304,6 +373,32 @@ enum kfab_msg_kind {
 };
 
 struct kfab_ep;
+struct kfab_av;
+
+/**
+ * struct kfab_rx_ctx - where messages are matched: an endpoint's own
+ *	receive lists, or a shared receive context's
+ * @ref: one for its owner (the endpoint's core or the SRX), one per core
+ *	that receives through it
+ * @lock: the lists, the cores' @dead and @ep, and completions to them
+ * @posted: posted receives (struct kfab_msg_rx), by kind, in order
+ * @unexpected: messages no receive matched yet (struct kfab_msg_unexp),
+ *	by kind, in arrival order
+ * @claimed: messages set aside by FI_PEEK|FI_CLAIM, by context
+ * @unexp_bytes: bytes of @unexpected and @claimed buffered in the kernel
+ * @cores: the enabled endpoints that receive through it, oldest first
+ * @av: the AV source addresses are looked up in (the endpoints')
+ */
+struct kfab_rx_ctx {
+	struct kref ref;
+	struct mutex lock;	/* see above */
+	struct list_head posted[2];
+	struct list_head unexpected[2];
+	struct list_head claimed;
+	size_t unexp_bytes;
+	struct list_head cores;
+	struct kfab_av *av;
+};
 
 /**
  * struct kfab_ep_core - what other endpoints reach of an endpoint
@@ -311,26 +406,38 @@ struct kfab_ep;
  *	unexpected message it sent that waits at a receiver
  * @rcu: frees it after kfab_ep_core_find()'s lookups are done
  * @num: the endpoint's number, its address on this node
- * @lock: the receive side (lists, @dead, @ep) and completions to @ep
+ * @rx: where messages to it are matched (a reference); its lock covers
+ *	@dead, @ep and @rx_link
+ * @rx_link: on @rx's cores while enabled and not dead
  * @dead: the endpoint is gone; nothing may reach @ep any more
  * @ep: the endpoint, while !@dead
- * @posted: posted receives (struct kfab_msg_rx), by kind, in order
- * @unexpected: messages no receive matched yet (struct kfab_msg_unexp)
- * @unexp_bytes: bytes of @unexpected buffered in kernel memory
  * @tx_waiting: sends of this endpoint waiting at receivers (rendezvous)
  */
 struct kfab_ep_core {
 	struct kref ref;
 	struct rcu_head rcu;
 	u64 num;
-	struct mutex lock;	/* the receive side, see above */
+	struct kfab_rx_ctx *rx;
+	struct list_head rx_link;
 	bool dead;
 	struct kfab_ep *ep;
-	struct list_head posted[2];
-	struct list_head unexpected[2];
-	size_t unexp_bytes;
 	atomic_t tx_waiting;
 };
+
+/**
+ * struct kfab_ep_kops - an endpoint of a kernel caller
+ * @complete: called for every completion of the endpoint instead of
+ *	posting it to a CQ (errors always; successes when the request had
+ *	KFAB_SQE_COMPLETION).  Process context, possibly another process's,
+ *	possibly with a receive context's lock held: it must not sleep for
+ *	long nor call into kfab.
+ */
+struct kfab_ep_kops {
+	void (*complete)(struct kfab_ep *ep, enum kfab_dir dir,
+			 const struct kfab_cq_entry *entry, int err, u64 olen);
+};
+
+struct kfab_srx;
 
 /**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
@@ -338,36 +445,75 @@ struct kfab_ep_core {
  * @domain: the parent (a user of it)
  * @core: the part senders reach, found by number
  * @av: the bound AV (a user of its object), or NULL
+ * @srx: the bound shared receive context (a user of it), or NULL
  * @cq: the bound CQs by direction (users), or NULL
  * @selective: the CQ of that direction reports only flagged successes
  * @cntr: the bound counters by direction (users), or NULL
+ * @kops: a kernel caller's hooks, or NULL
+ * @kpriv: the kernel caller's
  * @enabled: KFAB_IOC_EP_ENABLE happened; bindings are fixed
  * @sq_lock: serialises doorbells
- * @sq_region: the submission ring's pages
- * @sq_offset: mmap cookie of @sq_region in the owner's file
- * @sq_entries: slots in the ring, a power of two
- * @sq_head: the consumer index, the kernel's own copy
- * @sq_tail_user: the tail user space writes (untrusted)
- * @sq_head_user: the head the kernel publishes
- * @sqes: the slots
+ * @sq: the submission ring
  */
 struct kfab_ep {
 	struct kfab_object obj;
 	struct kfab_object *domain;
 	struct kfab_ep_core *core;
 	struct kfab_av *av;
+	struct kfab_srx *srx;
 	struct kfab_cq *cq[2];
 	bool selective[2];
 	struct kfab_cntr *cntr[2];
+	const struct kfab_ep_kops *kops;
+	void *kpriv;
 	bool enabled;
 	struct mutex sq_lock;	/* doorbells, one at a time */
-	struct kfab_region *sq_region;
-	u64 sq_offset;
-	u32 sq_entries;
-	u32 sq_head;
-	u32 *sq_tail_user;
-	u32 *sq_head_user;
-	struct kfab_sqe *sqes;
+	struct kfab_sq sq;
+};
+
+/**
+ * struct kfab_srx - a shared receive context (KFAB_OBJ_SRX)
+ * @obj: the object head
+ * @domain: the parent (a user of it)
+ * @rx: its receive lists
+ * @av: the AV of its endpoints (a user of it), from the first enabled
+ * @sq_lock: serialises doorbells
+ * @sq: the submission ring (receives only)
+ */
+struct kfab_srx {
+	struct kfab_object obj;
+	struct kfab_object *domain;
+	struct kfab_rx_ctx *rx;
+	struct kfab_av *av;
+	struct mutex sq_lock;	/* doorbells, one at a time */
+	struct kfab_sq sq;
+};
+
+/**
+ * struct kfab_req - a send or a receive, from a ring entry or kernel code
+ * @opcode: KFAB_OP_*
+ * @flags: KFAB_SQE_*
+ * @context: reported back in the completion
+ * @addr: send: the destination (an index of the endpoint's AV); receive:
+ *	the only source accepted, or KFAB_CQ_ADDR_NOTAVAIL
+ * @tag: tagged: the tag
+ * @ignore: tagged receive: the bits of @tag to ignore
+ * @data: KFAB_SQE_REMOTE_CQ_DATA: the data; KFAB_SQE_MULTI_RECV: the
+ *	least free space the buffer keeps serving
+ * @iter: the payload of a send, the buffers of a receive: the current
+ *	process's memory, or kernel memory (ITER_KVEC, ITER_BVEC) that
+ *	stays valid until the request completes; kernel memory is neither
+ *	pinned nor charged
+ */
+struct kfab_req {
+	u8 opcode;
+	u32 flags;
+	u64 context;
+	u64 addr;
+	u64 tag;
+	u64 ignore;
+	u64 data;
+	struct iov_iter iter;
 };
 
 int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd);
@@ -382,10 +528,23 @@ void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 		      const struct kfab_cq_entry *entry, int err, u64 olen);
 
+/* srx.c */
+int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd);
+void kfab_srx_destroy(struct kfab_object *obj);
+void kfab_srx_show(struct seq_file *s, struct kfab_object *obj);
+int kfab_srx_doorbell(struct kfab_srx *srx, u32 *out_done);
+int kfab_srx_cancel(struct kfab_srx *srx, u64 context);
+
 /* msg.c */
+struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);
+void kfab_rx_ctx_put(struct kfab_rx_ctx *rx);
+int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req);
+int kfab_msg_post_srx(struct kfab_rx_ctx *rx, struct kfab_req *req);
 int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);
-void kfab_msg_flush(struct kfab_ep_core *core);
-int kfab_msg_cancel(struct kfab_ep *ep, u64 context);
+int kfab_msg_submit_srx(struct kfab_rx_ctx *rx, const struct kfab_sqe *sqe);
+void kfab_msg_detach(struct kfab_ep_core *core);
+void kfab_msg_flush_rx(struct kfab_rx_ctx *rx);
+int kfab_msg_cancel(struct kfab_rx_ctx *rx, u64 context);
 
 /* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
 #ifdef CONFIG_KFAB_TEST

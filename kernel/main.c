@@ -131,6 +131,7 @@ union kfab_ucmd_buffer {
 	struct kfab_ep_enable ep_enable;
 	struct kfab_ep_doorbell ep_doorbell;
 	struct kfab_ep_cancel ep_cancel;
+	struct kfab_srx_open srx_open;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
 	struct kfab_test_cq_post test_cq_post;
@@ -193,6 +194,8 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_ep_doorbell, out_done),
 	KFAB_IOCTL_OP(KFAB_CMD_EP_CANCEL, kfab_ioctl_ep_cancel,
 		      struct kfab_ep_cancel, context),
+	KFAB_IOCTL_OP(KFAB_CMD_SRX_OPEN, kfab_ioctl_srx_open,
+		      struct kfab_srx_open, out_off_sqes),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_remaining),

@@ -26,43 +26,26 @@
  * is reported after the receiver's lock is dropped.  Pinning and unpinning
  * (which take mmap locks) happen outside core locks.
  */
-#include <linux/mm.h>
-#include <linux/highmem.h>
-#include <linux/sched/mm.h>
 #include <linux/slab.h>
-#include <linux/uaccess.h>
+#include <linux/uio.h>
 
 #include "kfab.h"
 
 /* Unexpected messages up to this size are buffered in the kernel. */
 #define KFAB_MSG_EAGER_MAX	(64 * 1024)
-/* Kernel memory one endpoint may hold for unexpected messages. */
+/* Kernel memory one receive context may hold for unexpected messages. */
 #define KFAB_MSG_UNEXP_MAX	(1024 * 1024)
 /* The largest message (ep_attr->max_msg_size). */
 #define KFAB_MSG_MAX		BIT_ULL(30)
 
 #define KFAB_SQE_FLAGS	(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA | \
 			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
-			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE)
+			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE | \
+			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
 #define KFAB_SQE_SEND_ONLY (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE | \
 			    KFAB_SQE_FENCE)
-
-/* One user buffer, pinned by the process that owns it. */
-struct kfab_seg {
-	struct page **pages;
-	unsigned int nr_pages;
-	unsigned int offset;	/* into the first page */
-	size_t len;
-};
-
-/* The buffers of one request, pinned; @mm is charged for them. */
-struct kfab_pinned {
-	struct kfab_seg seg[KFAB_IOV_MAX];
-	unsigned int nseg;
-	struct mm_struct *mm;
-	unsigned long locked;
-	bool writable;
-};
+#define KFAB_SQE_RECV_ONLY (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK | \
+			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
 
 /* A posted receive. */
 struct kfab_msg_rx {
@@ -70,232 +53,83 @@ struct kfab_msg_rx {
 	u64 context;
 	u64 tag;
 	u64 ignore;
-	u64 src;		/* an index of the receiver's AV, or ~0 */
+	u64 src;		/* an index of the receive context's AV, or ~0 */
 	u32 flags;
-	u64 buf;
+	u64 base;		/* the buffer's address, for completions */
 	size_t len;
 	/* FI_MULTI_RECV: bytes taken, and the least free space it serves */
 	size_t used;
 	size_t min_free;
-	struct kfab_pinned pin;
+	struct kfab_buf buf;
 };
 
 /* A message no receive matched yet. */
 struct kfab_msg_unexp {
 	struct list_head link;
+	/*
+	 * The endpoint it was sent to, whose CQ its receive completes on.
+	 * No reference: the endpoint's death takes its messages off the
+	 * lists first (kfab_msg_detach()).
+	 */
+	struct kfab_ep_core *target;
+	int kind;
 	struct kfab_addr src;
 	u64 tag;
 	u64 data;
 	u32 flags;		/* the send's KFAB_SQE_* */
+	u64 claim_context;	/* on the claimed list: the claimer's context */
 	size_t len;
-	void *buf;		/* eager: the payload */
-	/* Rendezvous: the sender's pinned buffers and its request. */
-	struct kfab_pinned pin;
+	void *kbuf;		/* eager: the payload */
+	/* Rendezvous: the sender's buffers and its request. */
+	struct kfab_buf buf;
 	struct kfab_ep_core *sender;
 	u64 sender_context;
 };
 
-/* ---- pinning ---- */
+/* ---- receive contexts ---- */
 
-static void kfab_unpin(struct kfab_pinned *p)
+struct kfab_rx_ctx *kfab_rx_ctx_alloc(void)
 {
-	unsigned int i;
+	struct kfab_rx_ctx *rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
+	int kind;
 
-	for (i = 0; i < p->nseg; i++) {
-		if (p->writable)
-			unpin_user_pages_dirty_lock(p->seg[i].pages,
-						    p->seg[i].nr_pages, true);
-		else
-			unpin_user_pages(p->seg[i].pages, p->seg[i].nr_pages);
-		kvfree(p->seg[i].pages);
+	if (!rx)
+		return NULL;
+	kref_init(&rx->ref);
+	mutex_init(&rx->lock);
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
+		INIT_LIST_HEAD(&rx->posted[kind]);
+		INIT_LIST_HEAD(&rx->unexpected[kind]);
 	}
-	if (p->mm) {
-		account_locked_vm(p->mm, p->locked, false);
-		mmdrop(p->mm);
-	}
-	p->nseg = 0;
-	p->mm = NULL;
+	INIT_LIST_HEAD(&rx->claimed);
+	INIT_LIST_HEAD(&rx->cores);
+	return rx;
 }
 
-/* Pin the caller's buffers of a request (the caller's own memory). */
-static int kfab_pin(struct kfab_pinned *p, const struct kfab_kiov *iov,
-		    unsigned int count, bool writable)
+static void kfab_rx_ctx_release(struct kref *ref)
 {
-	unsigned int i, gup = FOLL_LONGTERM | (writable ? FOLL_WRITE : 0);
-	unsigned long pages = 0;
-	int rc;
+	struct kfab_rx_ctx *rx = container_of(ref, struct kfab_rx_ctx, ref);
 
-	p->writable = writable;
-	for (i = 0; i < count; i++)
-		if (iov[i].len)
-			pages += DIV_ROUND_UP(offset_in_page(iov[i].base) +
-					      iov[i].len, PAGE_SIZE);
-	if (!pages)
-		return 0;
-	rc = account_locked_vm(current->mm, pages, true);
-	if (rc)
-		return rc;
-	mmgrab(current->mm);
-	p->mm = current->mm;
-	p->locked = pages;
+	mutex_destroy(&rx->lock);
+	kfree(rx);
+}
 
-	for (i = 0; i < count; i++) {
-		struct kfab_seg *seg = &p->seg[p->nseg];
-		unsigned long start = iov[i].base;
-
-		if (!iov[i].len)
-			continue;
-		seg->offset = offset_in_page(start);
-		seg->len = iov[i].len;
-		seg->nr_pages = DIV_ROUND_UP(seg->offset + seg->len, PAGE_SIZE);
-		seg->pages = kvmalloc_array(seg->nr_pages, sizeof(*seg->pages),
-					    GFP_KERNEL_ACCOUNT);
-		if (!seg->pages) {
-			rc = -ENOMEM;
-			goto err;
-		}
-		rc = pin_user_pages_fast(start & PAGE_MASK, seg->nr_pages, gup,
-					 seg->pages);
-		if (rc != seg->nr_pages) {
-			if (rc > 0)
-				unpin_user_pages(seg->pages, rc);
-			kvfree(seg->pages);
-			rc = rc < 0 ? rc : -EFAULT;
-			goto err;
-		}
-		p->nseg++;
-	}
-	return 0;
-err:
-	kfab_unpin(p);
-	return rc;
+void kfab_rx_ctx_put(struct kfab_rx_ctx *rx)
+{
+	kref_put(&rx->ref, kfab_rx_ctx_release);
 }
 
 /*
- * Copy @n bytes between pinned buffers, from their byte @off on, and
- * either kernel memory @kbuf or the current process's memory @ubuf (the
- * other is NULL).  @to_pin: into the pinned pages, else out of them.
+ * Where a receive context reports what no message decides: the endpoint
+ * that joined it first and is still there.  Under @rx's lock.
  */
-static int kfab_pinned_copy(struct kfab_pinned *p, size_t off, void *kbuf,
-			    void __user *ubuf, size_t n, bool to_pin)
+static struct kfab_ep *kfab_rx_first_ep(struct kfab_rx_ctx *rx)
 {
-	unsigned int i = 0;
+	struct kfab_ep_core *core;
 
-	while (n) {
-		struct kfab_seg *seg;
-		size_t pos, chunk;
-		unsigned long left = 0;
-		void *addr;
-
-		while (i < p->nseg && off >= p->seg[i].len)
-			off -= p->seg[i++].len;
-		if (i == p->nseg)
-			return -EFAULT;
-		seg = &p->seg[i];
-		pos = seg->offset + off;
-		chunk = min3(n, PAGE_SIZE - offset_in_page(pos),
-			     seg->len - off);
-		addr = kmap_local_page(seg->pages[pos >> PAGE_SHIFT]) +
-		       offset_in_page(pos);
-		if (ubuf && to_pin)
-			left = copy_from_user(addr, ubuf, chunk);
-		else if (ubuf)
-			left = copy_to_user(ubuf, addr, chunk);
-		else if (to_pin)
-			memcpy(addr, kbuf, chunk);
-		else
-			memcpy(kbuf, addr, chunk);
-		kunmap_local(addr);
-		if (left)
-			return -EFAULT;
-		if (ubuf)
-			ubuf += chunk;
-		else
-			kbuf += chunk;
-		off += chunk;
-		n -= chunk;
-	}
-	return 0;
-}
-
-/* ---- the payload of a send, wherever it is ---- */
-
-static size_t kfab_iov_len(const struct kfab_sqe *sqe)
-{
-	size_t len = 0;
-	unsigned int i;
-
-	if (sqe->flags & KFAB_SQE_INLINE)
-		return sqe->len;
-	for (i = 0; i < sqe->iov_count; i++)
-		len += sqe->iov[i].len;
-	return len;
-}
-
-/* Copy the first @n bytes of a send's payload into pinned buffers, @at on. */
-static int kfab_send_to_pinned(const struct kfab_sqe *sqe,
-			       struct kfab_pinned *dst, size_t at, size_t n)
-{
-	size_t off = 0, chunk;
-	unsigned int i;
-	int rc;
-
-	if (sqe->flags & KFAB_SQE_INLINE)
-		return kfab_pinned_copy(dst, at, (void *)sqe->inline_data, NULL,
-					n, true);
-	for (i = 0; i < sqe->iov_count && off < n; i++) {
-		chunk = min_t(size_t, sqe->iov[i].len, n - off);
-		rc = kfab_pinned_copy(dst, at + off, NULL,
-				      u64_to_user_ptr(sqe->iov[i].base),
-				      chunk, true);
-		if (rc)
-			return rc;
-		off += chunk;
-	}
-	return 0;
-}
-
-/* Copy a send's whole payload into kernel memory. */
-static int kfab_send_to_kernel(const struct kfab_sqe *sqe, void *buf)
-{
-	unsigned int i;
-
-	if (sqe->flags & KFAB_SQE_INLINE) {
-		memcpy(buf, sqe->inline_data, sqe->len);
-		return 0;
-	}
-	for (i = 0; i < sqe->iov_count; i++) {
-		if (copy_from_user(buf, u64_to_user_ptr(sqe->iov[i].base),
-				   sqe->iov[i].len))
-			return -EFAULT;
-		buf += sqe->iov[i].len;
-	}
-	return 0;
-}
-
-/*
- * Copy an unexpected message into the receiver's own buffers, from byte
- * @at of them on (multi-receive; then there is one buffer).
- */
-static int kfab_unexp_to_user(struct kfab_msg_unexp *u,
-			      const struct kfab_sqe *sqe, size_t at, size_t n)
-{
-	size_t off = 0, chunk;
-	unsigned int i;
-	int rc = 0;
-
-	for (i = 0; i < sqe->iov_count && off < n && !rc; i++) {
-		void __user *dst = u64_to_user_ptr(sqe->iov[i].base + at);
-
-		chunk = min_t(size_t, sqe->iov[i].len, n - off);
-		if (u->buf)
-			rc = copy_to_user(dst, u->buf + off, chunk) ? -EFAULT : 0;
-		else
-			rc = kfab_pinned_copy(&u->pin, off, NULL, dst, chunk,
-					      false);
-		off += chunk;
-	}
-	return rc;
+	core = list_first_entry_or_null(&rx->cores, struct kfab_ep_core,
+					rx_link);
+	return core ? core->ep : NULL;
 }
 
 /* ---- matching ---- */
@@ -305,12 +139,12 @@ static bool kfab_tag_match(u64 want, u64 ignore, u64 tag)
 	return !((want ^ tag) & ~ignore);
 }
 
-static struct kfab_msg_rx *kfab_match_posted(struct kfab_ep_core *core,
+static struct kfab_msg_rx *kfab_match_posted(struct kfab_rx_ctx *rxc,
 					     int kind, u64 src, u64 tag)
 {
 	struct kfab_msg_rx *rx;
 
-	list_for_each_entry(rx, &core->posted[kind], link) {
+	list_for_each_entry(rx, &rxc->posted[kind], link) {
 		if (rx->src != KFAB_CQ_ADDR_NOTAVAIL && rx->src != src)
 			continue;
 		if (kind == KFAB_KIND_TAGGED &&
@@ -324,22 +158,31 @@ static struct kfab_msg_rx *kfab_match_posted(struct kfab_ep_core *core,
 	return NULL;
 }
 
-static struct kfab_msg_unexp *kfab_match_unexp(struct kfab_ep *ep, int kind,
-					       u64 src, u64 tag, u64 ignore)
+/* The oldest unexpected message a receive matches (left on its list). */
+static struct kfab_msg_unexp *kfab_match_unexp(struct kfab_rx_ctx *rxc,
+					       int kind, u64 src, u64 tag,
+					       u64 ignore)
 {
 	struct kfab_msg_unexp *u;
 
-	list_for_each_entry(u, &ep->core->unexpected[kind], link) {
+	list_for_each_entry(u, &rxc->unexpected[kind], link) {
 		if (src != KFAB_CQ_ADDR_NOTAVAIL &&
-		    kfab_av_index_of(ep->av, &u->src) != src)
+		    kfab_av_index_of(rxc->av, &u->src) != src)
 			continue;
 		if (kind == KFAB_KIND_TAGGED &&
 		    !kfab_tag_match(tag, ignore, u->tag))
 			continue;
-		list_del(&u->link);
 		return u;
 	}
 	return NULL;
+}
+
+/* Take a message off its list; its buffered bytes leave the budget. */
+static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_msg_unexp *u)
+{
+	list_del(&u->link);
+	if (u->kbuf)
+		rxc->unexp_bytes -= u->len;
 }
 
 static u64 kfab_comp_kind(int kind)
@@ -347,7 +190,10 @@ static u64 kfab_comp_kind(int kind)
 	return kind == KFAB_KIND_TAGGED ? KFAB_COMP_TAGGED : KFAB_COMP_MSG;
 }
 
-/* Report a receive: @len delivered of a message of @msg_len bytes. */
+/*
+ * Report a receive on @ep (NULL: nobody is left to tell): @len delivered
+ * of a message of @msg_len bytes.
+ */
 static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
 			     u32 rx_flags, u64 buf, size_t len, size_t msg_len,
 			     u64 src, u64 tag, u64 data, u32 send_flags,
@@ -364,6 +210,8 @@ static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
 		.src_addr = src,
 	};
 
+	if (!ep)
+		return;
 	if (send_flags & KFAB_SQE_REMOTE_CQ_DATA) {
 		e.flags |= KFAB_COMP_REMOTE_CQ_DATA;
 		e.data = data;
@@ -372,6 +220,14 @@ static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
 		err = KFAB_ERR_TRUNC;
 	kfab_ep_complete(ep, KFAB_RX, rx_flags, &e, err,
 			 err == KFAB_ERR_TRUNC ? msg_len - len : 0);
+}
+
+/* A receive that failed before any message: no source, no data. */
+static void kfab_complete_rx_err(struct kfab_ep *ep, int kind,
+				 const struct kfab_req *req, int err)
+{
+	kfab_complete_rx(ep, kind, req->context, req->flags, 0, 0, 0,
+			 KFAB_CQ_ADDR_NOTAVAIL, req->tag, 0, 0, err);
 }
 
 static void kfab_complete_tx(struct kfab_ep *ep, int kind, u64 context,
@@ -385,27 +241,62 @@ static void kfab_complete_tx(struct kfab_ep *ep, int kind, u64 context,
 	kfab_ep_complete(ep, KFAB_TX, flags, &e, err, 0);
 }
 
-/* A rendezvous send is over: tell its sender, if it is still there. */
-static void kfab_complete_sender(struct kfab_msg_unexp *u, int kind, int err)
+/*
+ * A message is out of every list: tell its rendezvous sender, if it is
+ * still there, and free it.  No receive context lock held: the sender's
+ * may be the same.
+ */
+static void kfab_unexp_finish(struct kfab_msg_unexp *u, int err)
 {
 	struct kfab_ep_core *sender = u->sender;
 
-	mutex_lock(&sender->lock);
-	if (!sender->dead)
-		kfab_complete_tx(sender->ep, kind, u->sender_context, u->flags,
-				 err);
-	mutex_unlock(&sender->lock);
-	/* After the completion: a fenced send may go once it is seen. */
-	atomic_dec(&sender->tx_waiting);
-	kfab_ep_core_put(sender);
-	u->sender = NULL;
+	if (sender) {
+		mutex_lock(&sender->rx->lock);
+		if (!sender->dead)
+			kfab_complete_tx(sender->ep, u->kind, u->sender_context,
+					 u->flags, err);
+		mutex_unlock(&sender->rx->lock);
+		/* After the completion: a fenced send may go once it is seen. */
+		atomic_dec(&sender->tx_waiting);
+		kfab_ep_core_put(sender);
+	}
+	kfab_buf_put(&u->buf);
+	kvfree(u->kbuf);
+	kfree(u);
 }
 
-static void kfab_unexp_free(struct kfab_msg_unexp *u)
+static void kfab_unexp_finish_list(struct list_head *list, int err)
 {
-	kfab_unpin(&u->pin);
-	kvfree(u->buf);
-	kfree(u);
+	struct kfab_msg_unexp *u, *n;
+
+	list_for_each_entry_safe(u, n, list, link)
+		kfab_unexp_finish(u, err);
+}
+
+/* Copy up to @n bytes of an unexpected message out to a receive's iter. */
+static int kfab_unexp_copy_out(struct kfab_msg_unexp *u, struct iov_iter *to,
+			       size_t n)
+{
+	if (u->kbuf)
+		return copy_to_iter(u->kbuf, n, to) == n ? 0 : -EFAULT;
+	return kfab_buf_copy_out(&u->buf, 0, to, n);
+}
+
+/* Report a message to a receive of @rxc that took @n bytes of it. */
+static void kfab_complete_unexp(struct kfab_rx_ctx *rxc,
+				struct kfab_msg_unexp *u,
+				const struct kfab_req *req, u32 rx_flags,
+				u64 buf, size_t n, size_t msg_len, int err)
+{
+	kfab_complete_rx(u->target->ep, u->kind, req->context, rx_flags, buf,
+			 err ? 0 : n, msg_len, kfab_av_index_of(rxc->av, &u->src),
+			 u->tag, u->data, u->flags, err);
+}
+
+static void kfab_rx_free(struct kfab_msg_rx *rx)
+{
+	kfab_buf_put(&rx->buf);
+	kfree(rx);
 }
 
 /*
@@ -423,313 +314,565 @@ static bool kfab_rx_take(struct kfab_msg_rx *rx, size_t n)
 
 /* ---- requests ---- */
 
-static int kfab_msg_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
-			 int kind, size_t len)
+static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_addr self = { .family = KFAB_ADDR_LOCAL,
 				  .ep = ep->core->num };
+	size_t len = iov_iter_count(&req->iter);
 	struct kfab_msg_unexp *u = NULL;
 	struct kfab_ep_core *target;
+	struct kfab_rx_ctx *rxc;
 	struct kfab_msg_rx *rx;
 	struct kfab_addr dst;
+	bool rendezvous;
 	u64 from;
 	int rc;
 
 	/* FI_FENCE: every earlier send completes first. */
-	if ((sqe->flags & KFAB_SQE_FENCE) &&
+	if ((req->flags & KFAB_SQE_FENCE) &&
 	    atomic_read(&ep->core->tx_waiting))
 		return -EAGAIN;
-	if (kfab_av_addr_of(ep->av, sqe->addr, &dst)) {
-		kfab_complete_tx(ep, kind, sqe->context, sqe->flags, EINVAL);
+	if (kfab_av_addr_of(ep->av, req->addr, &dst)) {
+		kfab_complete_tx(ep, kind, req->context, req->flags, EINVAL);
 		return 0;
 	}
 	target = kfab_ep_core_find(dst.ep);
 	if (!target) {
-		kfab_complete_tx(ep, kind, sqe->context, sqe->flags,
+		kfab_complete_tx(ep, kind, req->context, req->flags,
 				 EHOSTUNREACH);
 		return 0;
 	}
+	rxc = target->rx;
 
-	/*
-	 * A message that may wait at the receiver in the sender's memory: a
-	 * large one, or one that must be delivered before it completes.  Pin
-	 * it before taking locks.
-	 */
-	if (len > KFAB_MSG_EAGER_MAX ||
-	    (sqe->flags & KFAB_SQE_DELIVERY_COMPLETE)) {
-		u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
-		rc = u ? kfab_pin(&u->pin, sqe->iov, sqe->iov_count, false) :
-			 -ENOMEM;
-		if (rc)
-			goto err;
-	}
-
-	mutex_lock(&target->lock);
+	mutex_lock(&rxc->lock);
 	rc = EHOSTUNREACH;
 	if (target->dead)
 		goto err_unlock;
 	/* Where the receiver's AV has us: for directed receives and src. */
-	from = kfab_av_index_of(target->ep->av, &self);
-	rx = kfab_match_posted(target, kind, from, sqe->tag);
+	from = kfab_av_index_of(rxc->av, &self);
+	rx = kfab_match_posted(rxc, kind, from, req->tag);
 	if (rx) {
 		size_t at = rx->used, n = min(len, rx->len - at);
 		bool done = kfab_rx_take(rx, n);
 
-		rc = -kfab_send_to_pinned(sqe, &rx->pin, at, n);
+		rc = -kfab_buf_copy_in(&rx->buf, at, &req->iter, n);
 		kfab_complete_rx(target->ep, kind, rx->context,
 				 done ? rx->flags :
 					rx->flags & ~KFAB_SQE_MULTI_RECV,
-				 rx->buf + at, rc ? 0 : n, len, from,
-				 sqe->tag, sqe->data, sqe->flags, rc);
+				 rx->base + at, rc ? 0 : n, len, from,
+				 req->tag, req->data, req->flags, rc);
 		if (done && (rx->flags & KFAB_SQE_MULTI_RECV))
 			list_del(&rx->link);
-		mutex_unlock(&target->lock);
+		mutex_unlock(&rxc->lock);
 		kfab_ep_core_put(target);
-		if (done) {
-			kfab_unpin(&rx->pin);
-			kfree(rx);
-		}
-		if (u)
-			kfab_unexp_free(u);
-		kfab_complete_tx(ep, kind, sqe->context, sqe->flags, rc);
+		if (done)
+			kfab_rx_free(rx);
+		kfab_complete_tx(ep, kind, req->context, req->flags, rc);
 		return 0;
 	}
 
-	if (!u) {
-		/* Eager: buffered here, within the receiver's budget. */
-		if (target->unexp_bytes + len > KFAB_MSG_UNEXP_MAX) {
-			mutex_unlock(&target->lock);
-			kfab_ep_core_put(target);
-			return -EAGAIN;
-		}
-		rc = ENOMEM;
-		u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
-		if (!u)
-			goto err_unlock;
-		u->buf = kvmalloc(len ?: 1, GFP_KERNEL_ACCOUNT);
-		if (!u->buf)
-			goto err_unlock;
-		rc = -kfab_send_to_kernel(sqe, u->buf);
+	/*
+	 * Unexpected.  A large message, or one that must be delivered before
+	 * it completes, waits in the sender's memory (pinned, or a kernel
+	 * caller's); a small one is copied here within the budget.
+	 */
+	rendezvous = len > KFAB_MSG_EAGER_MAX ||
+		     (req->flags & KFAB_SQE_DELIVERY_COMPLETE);
+	if (!rendezvous && rxc->unexp_bytes + len > KFAB_MSG_UNEXP_MAX) {
+		mutex_unlock(&rxc->lock);
+		kfab_ep_core_put(target);
+		return -EAGAIN;
+	}
+	rc = ENOMEM;
+	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		goto err_unlock;
+	if (rendezvous) {
+		rc = -kfab_buf_get(&u->buf, &req->iter, false);
 		if (rc)
 			goto err_unlock;
-		target->unexp_bytes += len;
-	} else {
 		kref_get(&ep->core->ref);
 		atomic_inc(&ep->core->tx_waiting);
 		u->sender = ep->core;
-		u->sender_context = sqe->context;
+		u->sender_context = req->context;
+	} else {
+		rc = ENOMEM;
+		u->kbuf = kvmalloc(len ?: 1, GFP_KERNEL_ACCOUNT);
+		if (!u->kbuf)
+			goto err_unlock;
+		rc = EFAULT;
+		if (copy_from_iter(u->kbuf, len, &req->iter) != len)
+			goto err_unlock;
+		rxc->unexp_bytes += len;
 	}
+	u->target = target;
+	u->kind = kind;
 	u->src = self;
-	u->tag = sqe->tag;
-	u->data = sqe->data;
-	u->flags = sqe->flags;
+	u->tag = req->tag;
+	u->data = req->data;
+	u->flags = req->flags;
 	u->len = len;
-	list_add_tail(&u->link, &target->unexpected[kind]);
-	mutex_unlock(&target->lock);
+	list_add_tail(&u->link, &rxc->unexpected[kind]);
+	mutex_unlock(&rxc->lock);
 	kfab_ep_core_put(target);
 	/* Eager: the data is safe, the send is done.  Rendezvous: later. */
-	if (u->buf)
-		kfab_complete_tx(ep, kind, sqe->context, sqe->flags, 0);
+	if (!rendezvous)
+		kfab_complete_tx(ep, kind, req->context, req->flags, 0);
 	return 0;
 
 err_unlock:
-	mutex_unlock(&target->lock);
-err:
+	mutex_unlock(&rxc->lock);
 	kfab_ep_core_put(target);
 	if (u)
-		kfab_unexp_free(u);
-	kfab_complete_tx(ep, kind, sqe->context, sqe->flags, abs(rc));
+		kfab_unexp_finish(u, 0);
+	kfab_complete_tx(ep, kind, req->context, req->flags, abs(rc));
 	return 0;
 }
 
-static int kfab_msg_recv(struct kfab_ep *ep, const struct kfab_sqe *sqe,
-			 int kind, size_t len)
+/* The address of a request's first buffer, reported in completions. */
+static u64 kfab_req_base(const struct kfab_req *req)
 {
-	struct kfab_ep_core *core = ep->core;
-	struct kfab_msg_unexp *u;
-	struct kfab_msg_rx *rx;
-	u64 src = KFAB_CQ_ADDR_NOTAVAIL, from;
+	const struct iov_iter *it = &req->iter;
+
+	if (!iov_iter_count(it))
+		return 0;
+	if (iter_is_ubuf(it))
+		return (u64)(__force uintptr_t)it->ubuf + it->iov_offset;
+	if (iter_is_iovec(it))
+		return (u64)(__force uintptr_t)it->iov[0].iov_base +
+		       it->iov_offset;
+	if (iov_iter_is_kvec(it))
+		return (u64)(uintptr_t)it->kvec[0].iov_base + it->iov_offset;
+	return 0;
+}
+
+/* A receive's source: -EINVAL for an index its AV does not hold. */
+static int kfab_rx_check_src(struct kfab_rx_ctx *rxc, u64 addr)
+{
+	struct kfab_addr a;
+
+	if (addr == KFAB_CQ_ADDR_NOTAVAIL)
+		return 0;
+	if (!rxc->av)
+		return -EINVAL;
+	return kfab_av_addr_of(rxc->av, addr, &a);
+}
+
+/* FI_PEEK, with FI_CLAIM or FI_DISCARD; FI_CLAIM alone, or with FI_DISCARD */
+static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
+			       int kind)
+{
+	bool discard = req->flags & KFAB_SQE_DISCARD;
+	struct kfab_msg_unexp *u = NULL, *c;
 	size_t n;
 	int rc;
 
-	if (sqe->addr != KFAB_CQ_ADDR_NOTAVAIL) {
-		struct kfab_addr a;
-
-		if (kfab_av_addr_of(ep->av, sqe->addr, &a)) {
-			kfab_complete_rx(ep, kind, sqe->context, sqe->flags,
-					 0, 0, 0, KFAB_CQ_ADDR_NOTAVAIL, 0, 0,
-					 0, EINVAL);
-			return 0;
+	mutex_lock(&rxc->lock);
+	if (kfab_rx_check_src(rxc, req->addr)) {
+		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, EINVAL);
+		goto out_unlock;
+	}
+	if (req->flags & KFAB_SQE_PEEK) {
+		u = kfab_match_unexp(rxc, kind, req->addr, req->tag,
+				     req->ignore);
+		if (!u) {
+			kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req,
+					     ENOMSG);
+			goto out_unlock;
 		}
-		src = sqe->addr;
+		n = discard ? 0 : u->len;
+		kfab_complete_unexp(rxc, u, req, req->flags, 0, n, n, 0);
+		if (req->flags & KFAB_SQE_CLAIM) {
+			/* Set aside: no other receive sees it now. */
+			list_move_tail(&u->link, &rxc->claimed);
+			u->claim_context = req->context;
+			u = NULL;
+		} else if (discard) {
+			kfab_unexp_take(rxc, u);
+		} else {
+			u = NULL;
+		}
+		goto out_unlock;
 	}
 
-	rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
-	rc = rx ? kfab_pin(&rx->pin, sqe->iov, sqe->iov_count, true) : -ENOMEM;
-	if (rc) {
-		kfree(rx);
-		kfab_complete_rx(ep, kind, sqe->context, sqe->flags, 0, 0, 0,
-				 KFAB_CQ_ADDR_NOTAVAIL, 0, 0, 0, -rc);
-		return 0;
+	list_for_each_entry(c, &rxc->claimed, link)
+		if (c->claim_context == req->context && c->kind == kind) {
+			u = c;
+			break;
+		}
+	if (!u) {
+		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, ENOMSG);
+		goto out_unlock;
 	}
-	rx->context = sqe->context;
-	rx->tag = sqe->tag;
-	rx->ignore = sqe->ignore;
-	rx->src = src;
-	rx->flags = sqe->flags;
-	rx->buf = sqe->iov_count ? sqe->iov[0].base : 0;
-	rx->len = len;
-	rx->min_free = sqe->flags & KFAB_SQE_MULTI_RECV ? sqe->data : 0;
+	kfab_unexp_take(rxc, u);
+	if (discard) {
+		kfab_complete_unexp(rxc, u, req, req->flags, 0, 0, 0, 0);
+	} else {
+		n = min(iov_iter_count(&req->iter), u->len);
+		rc = kfab_unexp_copy_out(u, &req->iter, n);
+		kfab_complete_unexp(rxc, u, req, req->flags, kfab_req_base(req),
+				    n, u->len, -rc);
+	}
+out_unlock:
+	mutex_unlock(&rxc->lock);
+	/* Taken (discarded or delivered): the sender's send is done. */
+	if (u)
+		kfab_unexp_finish(u, 0);
+	return 0;
+}
+
+static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_req *req,
+			 int kind)
+{
+	size_t len = iov_iter_count(&req->iter), used = 0, n;
+	bool multi = req->flags & KFAB_SQE_MULTI_RECV;
+	u64 base = kfab_req_base(req);
+	struct kfab_msg_unexp *u;
+	struct kfab_msg_rx *rx;
+	LIST_HEAD(taken);
+	bool done;
+	int rc;
+
+	if (req->flags & (KFAB_SQE_PEEK | KFAB_SQE_CLAIM))
+		return kfab_msg_peek_claim(rxc, req, kind);
+
+	mutex_lock(&rxc->lock);
+	if (kfab_rx_check_src(rxc, req->addr)) {
+		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, EINVAL);
+		goto out_unlock;
+	}
 
 	/*
 	 * Messages that wait go first, in arrival order: one for a plain
 	 * receive, as many as fit a multi-receive buffer.  They are copied
-	 * with uaccess: the buffers are this process's own.
+	 * straight into the receive's own buffers (this process's memory,
+	 * or a kernel caller's), so a receive that finds its message waiting
+	 * pins nothing.
 	 */
 	for (;;) {
-		size_t at;
-		bool done;
-
-		mutex_lock(&core->lock);
-		u = kfab_match_unexp(ep, kind, src, sqe->tag, sqe->ignore);
-		if (!u) {
-			list_add_tail(&rx->link, &core->posted[kind]);
-			mutex_unlock(&core->lock);
-			return 0;
-		}
-		if (u->buf)
-			core->unexp_bytes -= u->len;
-		mutex_unlock(&core->lock);
-
-		at = rx->used;
-		n = min(len - at, u->len);
-		done = kfab_rx_take(rx, n);
-		rc = kfab_unexp_to_user(u, sqe, at, n);
-		from = kfab_av_index_of(ep->av, &u->src);
-		kfab_complete_rx(ep, kind, sqe->context,
-				 done ? sqe->flags :
-					sqe->flags & ~KFAB_SQE_MULTI_RECV,
-				 rx->buf + at, rc ? 0 : n, u->len, from, u->tag,
-				 u->data, u->flags, -rc);
-		if (u->sender)
-			kfab_complete_sender(u, kind, 0);
-		kfab_unexp_free(u);
-		if (done) {
-			kfab_unpin(&rx->pin);
-			kfree(rx);
-			return 0;
-		}
+		u = kfab_match_unexp(rxc, kind, req->addr, req->tag,
+				     req->ignore);
+		if (!u)
+			break;
+		kfab_unexp_take(rxc, u);
+		n = min(len - used, u->len);
+		rc = kfab_unexp_copy_out(u, &req->iter, n);
+		done = !multi ||
+		       len - (used + n) < max_t(size_t, req->data, 1);
+		kfab_complete_unexp(rxc, u, req,
+				    done ? req->flags :
+					   req->flags & ~KFAB_SQE_MULTI_RECV,
+				    base + used, n, u->len, -rc);
+		used += n;
+		list_add_tail(&u->link, &taken);
+		if (done)
+			goto out_unlock;
 	}
+
+	/*
+	 * Nothing (more) waits: post it, its buffers pinned so that a sender
+	 * can copy into them from its own context.  Under the lock, so no
+	 * message slips past between looking and posting.
+	 */
+	rc = ENOMEM;
+	rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
+	if (rx)
+		rc = -kfab_buf_get(&rx->buf, &req->iter, true);
+	if (rc) {
+		if (rx)
+			kfab_rx_free(rx);
+		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, rc);
+		goto out_unlock;
+	}
+	rx->context = req->context;
+	rx->tag = req->tag;
+	rx->ignore = req->ignore;
+	rx->src = req->addr;
+	rx->flags = req->flags;
+	rx->base = base + used;
+	rx->len = len - used;
+	rx->min_free = multi ? req->data : 0;
+	list_add_tail(&rx->link, &rxc->posted[kind]);
+out_unlock:
+	mutex_unlock(&rxc->lock);
+	kfab_unexp_finish_list(&taken, 0);
+	return 0;
 }
 
-/* An entry of the ring: 0 when consumed, -EAGAIN to leave it there. */
-int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
+static int kfab_req_kind(const struct kfab_req *req)
+{
+	return req->opcode == KFAB_OP_TSEND || req->opcode == KFAB_OP_TRECV ?
+	       KFAB_KIND_TAGGED : KFAB_KIND_MSG;
+}
+
+static bool kfab_req_is_send(const struct kfab_req *req)
+{
+	return req->opcode == KFAB_OP_SEND || req->opcode == KFAB_OP_TSEND;
+}
+
+/*
+ * Whether a request's flags make sense, whoever made it.  FI_PEEK,
+ * FI_CLAIM and FI_DISCARD combine as fi_tagged(3) allows: PEEK, alone or
+ * with one of CLAIM and DISCARD; CLAIM, alone or with DISCARD.
+ */
+static bool kfab_req_valid(const struct kfab_req *req)
+{
+	u32 f = req->flags, pcd = f & (KFAB_SQE_PEEK | KFAB_SQE_CLAIM |
+				       KFAB_SQE_DISCARD);
+
+	if (req->opcode < KFAB_OP_SEND || req->opcode > KFAB_OP_TRECV ||
+	    (f & ~KFAB_SQE_FLAGS))
+		return false;
+	if (kfab_req_is_send(req))
+		return !(f & KFAB_SQE_RECV_ONLY);
+	if (f & KFAB_SQE_SEND_ONLY)
+		return false;
+	if ((f & KFAB_SQE_MULTI_RECV) &&
+	    (pcd || req->opcode != KFAB_OP_RECV))
+		return false;
+	return !pcd || pcd == KFAB_SQE_PEEK || pcd == KFAB_SQE_CLAIM ||
+	       pcd == (KFAB_SQE_PEEK | KFAB_SQE_CLAIM) ||
+	       pcd == (KFAB_SQE_PEEK | KFAB_SQE_DISCARD) ||
+	       pcd == (KFAB_SQE_CLAIM | KFAB_SQE_DISCARD);
+}
+
+/* A malformed request: an EINVAL completion of its direction. */
+static int kfab_msg_reject(struct kfab_ep *ep, const struct kfab_req *req)
+{
+	int kind = kfab_req_kind(req);
+
+	if (kfab_req_is_send(req))
+		kfab_complete_tx(ep, kind, req->context, req->flags, EINVAL);
+	else
+		kfab_complete_rx_err(ep, kind, req, EINVAL);
+	return 0;
+}
+
+/**
+ * kfab_msg_post() - carry out a send or a receive of an endpoint
+ * @ep: the endpoint, enabled; its doorbell (or the kernel caller's
+ *	serialisation) keeps it alive
+ * @req: the request; @req->iter is consumed
+ *
+ * May sleep.  Return: 0 when the request is taken (it has completed, or
+ * completes later, possibly with an error completion), -EAGAIN when it
+ * cannot go on yet (its receiver's buffer budget is full, or FI_FENCE
+ * waits): post it again later.
+ */
+int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req)
+{
+	int kind = kfab_req_kind(req);
+
+	might_sleep();
+	if (!kfab_req_valid(req) || iov_iter_count(&req->iter) > KFAB_MSG_MAX)
+		return kfab_msg_reject(ep, req);
+	if (kfab_req_is_send(req))
+		return kfab_msg_send(ep, req, kind);
+	/* An endpoint with a shared receive context has no receives. */
+	if (ep->srx)
+		return kfab_msg_reject(ep, req);
+	return kfab_msg_recv(ep->core->rx, req, kind);
+}
+
+static int kfab_msg_reject_srx(struct kfab_rx_ctx *rxc,
+			       const struct kfab_req *req)
+{
+	mutex_lock(&rxc->lock);
+	kfab_complete_rx_err(kfab_rx_first_ep(rxc), kfab_req_kind(req), req,
+			     EINVAL);
+	mutex_unlock(&rxc->lock);
+	return 0;
+}
+
+/**
+ * kfab_msg_post_srx() - carry out a receive of a shared receive context
+ * @rxc: the context's lists
+ * @req: the request: a receive (a send gets an EINVAL completion)
+ *
+ * As kfab_msg_post(); failures complete on the endpoint that joined the
+ * context first.
+ */
+int kfab_msg_post_srx(struct kfab_rx_ctx *rxc, struct kfab_req *req)
+{
+	might_sleep();
+	if (kfab_req_valid(req) && !kfab_req_is_send(req) &&
+	    iov_iter_count(&req->iter) <= KFAB_MSG_MAX)
+		return kfab_msg_recv(rxc, req, kfab_req_kind(req));
+	return kfab_msg_reject_srx(rxc, req);
+}
+
+/*
+ * A ring entry as a request.  Return: false for a malformed entry (its
+ * buffers are not even looked at).  @iov is the iterator's storage.
+ */
+static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
+			    struct iovec *iov, struct kvec *kv)
 {
 	bool send = sqe->opcode == KFAB_OP_SEND || sqe->opcode == KFAB_OP_TSEND;
-	int kind = sqe->opcode == KFAB_OP_TSEND ||
-		   sqe->opcode == KFAB_OP_TRECV ? KFAB_KIND_TAGGED :
-						  KFAB_KIND_MSG;
-	bool inline_data = sqe->flags & KFAB_SQE_INLINE;
-	size_t len;
+	size_t len = 0;
 	unsigned int i;
-	bool ok;
 
-	ok = sqe->opcode >= KFAB_OP_SEND && sqe->opcode <= KFAB_OP_TRECV &&
-	     !sqe->__reserved && !sqe->__reserved2 &&
-	     !(sqe->flags & ~KFAB_SQE_FLAGS) && sqe->iov_count <= KFAB_IOV_MAX;
-	if (ok && !send)
-		ok = !(sqe->flags & KFAB_SQE_SEND_ONLY);
-	if (ok && (sqe->flags & KFAB_SQE_MULTI_RECV))
-		ok = sqe->opcode == KFAB_OP_RECV && sqe->iov_count == 1;
-	if (ok && inline_data)
-		ok = send && !sqe->iov_count && sqe->len <= KFAB_INLINE_MAX &&
-		     !(sqe->flags & KFAB_SQE_DELIVERY_COMPLETE);
-	/* Bad pointers fail in the copy or the pinning, with -EFAULT. */
-	for (i = 0; ok && !inline_data && i < sqe->iov_count; i++)
-		ok = sqe->iov[i].len <= KFAB_MSG_MAX;
-	if (ok)
-		ok = kfab_iov_len(sqe) <= KFAB_MSG_MAX;
-	if (!ok) {
-		if (send)
-			kfab_complete_tx(ep, kind, sqe->context, sqe->flags,
-					 EINVAL);
-		else
-			kfab_complete_rx(ep, kind, sqe->context, sqe->flags,
-					 0, 0, 0, KFAB_CQ_ADDR_NOTAVAIL, 0, 0,
-					 0, EINVAL);
-		return 0;
+	*req = (struct kfab_req){
+		.opcode = sqe->opcode,
+		.flags = sqe->flags,
+		.context = sqe->context,
+		.addr = sqe->addr,
+		.tag = sqe->tag,
+		.ignore = sqe->ignore,
+		.data = sqe->data,
+	};
+	/* An empty iterator keeps error completions well formed. */
+	iov_iter_kvec(&req->iter, ITER_DEST, kv, 0, 0);
+	if (sqe->__reserved || sqe->__reserved2 ||
+	    sqe->iov_count > KFAB_IOV_MAX)
+		return false;
+	if (sqe->flags & KFAB_SQE_INLINE) {
+		if (!send || sqe->iov_count || sqe->len > KFAB_INLINE_MAX ||
+		    (sqe->flags & KFAB_SQE_DELIVERY_COMPLETE))
+			return false;
+		kv->iov_base = (void *)sqe->inline_data;
+		kv->iov_len = sqe->len;
+		iov_iter_kvec(&req->iter, ITER_SOURCE, kv, 1, sqe->len);
+		return true;
 	}
-	len = kfab_iov_len(sqe);
-	if (send)
-		return kfab_msg_send(ep, sqe, kind, len);
-	return kfab_msg_recv(ep, sqe, kind, len);
+	/* FI_PEEK and FI_DISCARD ignore the buffers (fi_tagged(3)). */
+	if (sqe->flags & (KFAB_SQE_PEEK | KFAB_SQE_DISCARD))
+		return true;
+	/* Bad pointers fail in the copy or the pinning, with -EFAULT. */
+	for (i = 0; i < sqe->iov_count; i++) {
+		if (sqe->iov[i].len > KFAB_MSG_MAX)
+			return false;
+		iov[i].iov_base = u64_to_user_ptr(sqe->iov[i].base);
+		iov[i].iov_len = sqe->iov[i].len;
+		len += sqe->iov[i].len;
+	}
+	if (len > KFAB_MSG_MAX)
+		return false;
+	/* MULTI_RECV takes one buffer: its offsets are the completions'. */
+	if ((sqe->flags & KFAB_SQE_MULTI_RECV) && sqe->iov_count != 1)
+		return false;
+	iov_iter_init(&req->iter, send ? ITER_SOURCE : ITER_DEST, iov,
+		      sqe->iov_count, len);
+	return true;
+}
+
+/* An entry of an endpoint's ring: 0 when consumed, -EAGAIN to leave it. */
+int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
+{
+	struct iovec iov[KFAB_IOV_MAX];
+	struct kfab_req req;
+	struct kvec kv;
+
+	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
+		return kfab_msg_reject(ep, &req);
+	return kfab_msg_post(ep, &req);
+}
+
+/* An entry of a shared receive context's ring. */
+int kfab_msg_submit_srx(struct kfab_rx_ctx *rxc, const struct kfab_sqe *sqe)
+{
+	struct iovec iov[KFAB_IOV_MAX];
+	struct kfab_req req;
+	struct kvec kv;
+
+	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
+		return kfab_msg_reject_srx(rxc, &req);
+	return kfab_msg_post_srx(rxc, &req);
 }
 
 /**
  * kfab_msg_cancel() - cancel the oldest posted receive with a context
- * @ep: the endpoint (its doorbell lock held)
+ * @rxc: the receive context it was posted to
  * @context: the receive's context
  *
- * Return: 0 (it completes with ECANCELED), or -ENOENT.
+ * Return: 0 (it completes with ECANCELED on the endpoint that posted it,
+ * or for a shared context the endpoint that joined it first), or -ENOENT.
  */
-int kfab_msg_cancel(struct kfab_ep *ep, u64 context)
+int kfab_msg_cancel(struct kfab_rx_ctx *rxc, u64 context)
 {
-	struct kfab_ep_core *core = ep->core;
 	struct kfab_msg_rx *rx, *found = NULL;
-	int kind, found_kind = 0;
+	int kind;
 
-	mutex_lock(&core->lock);
+	mutex_lock(&rxc->lock);
 	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED && !found; kind++)
-		list_for_each_entry(rx, &core->posted[kind], link)
+		list_for_each_entry(rx, &rxc->posted[kind], link)
 			if (rx->context == context) {
 				list_del(&rx->link);
 				found = rx;
-				found_kind = kind;
+				kfab_complete_rx(kfab_rx_first_ep(rxc), kind,
+						 rx->context, rx->flags,
+						 rx->base, 0, 0,
+						 KFAB_CQ_ADDR_NOTAVAIL, rx->tag,
+						 0, 0, ECANCELED);
 				break;
 			}
-	mutex_unlock(&core->lock);
+	mutex_unlock(&rxc->lock);
 	if (!found)
 		return -ENOENT;
-	kfab_complete_rx(ep, found_kind, found->context, found->flags,
-			 found->buf, 0, 0, KFAB_CQ_ADDR_NOTAVAIL, found->tag, 0,
-			 0, ECANCELED);
-	kfab_unpin(&found->pin);
-	kfree(found);
+	kfab_rx_free(found);
 	return 0;
 }
 
-/*
- * The endpoint is gone (@core is dead): drop its receives, and its
- * unexpected messages, whose rendezvous senders learn that their message
- * was not delivered.
- */
-void kfab_msg_flush(struct kfab_ep_core *core)
+/* Move the messages sent to @core (every one for NULL) onto @out. */
+static void kfab_rx_take_msgs(struct kfab_rx_ctx *rxc,
+			      struct kfab_ep_core *core, struct list_head *out)
 {
-	struct kfab_msg_unexp *u, *un;
-	struct list_head unexp[2];
+	struct list_head *lists[] = { &rxc->unexpected[KFAB_KIND_MSG],
+				      &rxc->unexpected[KFAB_KIND_TAGGED],
+				      &rxc->claimed };
+	struct kfab_msg_unexp *u, *n;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lists); i++)
+		list_for_each_entry_safe(u, n, lists[i], link)
+			if (!core || u->target == core) {
+				kfab_unexp_take(rxc, u);
+				list_add_tail(&u->link, out);
+			}
+}
+
+/**
+ * kfab_msg_detach() - an endpoint is going: nothing reaches it any more
+ * @core: its core
+ *
+ * Its messages that wait unexpected (on its own lists or a shared
+ * context's) go, and their rendezvous senders learn that they were not
+ * delivered.  Receives stay: a shared context's serve its other
+ * endpoints, an endpoint's own go with kfab_msg_flush_rx().
+ */
+void kfab_msg_detach(struct kfab_ep_core *core)
+{
+	struct kfab_rx_ctx *rxc = core->rx;
+	LIST_HEAD(gone);
+
+	mutex_lock(&rxc->lock);
+	core->dead = true;
+	core->ep = NULL;
+	list_del_init(&core->rx_link);
+	kfab_rx_take_msgs(rxc, core, &gone);
+	mutex_unlock(&rxc->lock);
+	kfab_unexp_finish_list(&gone, ECONNRESET);
+}
+
+/**
+ * kfab_msg_flush_rx() - drop everything a receive context holds
+ * @rxc: a context no endpoint receives through any more
+ */
+void kfab_msg_flush_rx(struct kfab_rx_ctx *rxc)
+{
 	struct kfab_msg_rx *rx, *rn;
 	LIST_HEAD(posted);
+	LIST_HEAD(gone);
 	int kind;
 
-	INIT_LIST_HEAD(&unexp[KFAB_KIND_MSG]);
-	INIT_LIST_HEAD(&unexp[KFAB_KIND_TAGGED]);
-	mutex_lock(&core->lock);
-	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
-		list_splice_init(&core->posted[kind], &posted);
-		list_splice_init(&core->unexpected[kind], &unexp[kind]);
-	}
-	core->unexp_bytes = 0;
-	mutex_unlock(&core->lock);
+	mutex_lock(&rxc->lock);
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++)
+		list_splice_init(&rxc->posted[kind], &posted);
+	kfab_rx_take_msgs(rxc, NULL, &gone);
+	rxc->av = NULL;
+	mutex_unlock(&rxc->lock);
 
-	list_for_each_entry_safe(rx, rn, &posted, link) {
-		kfab_unpin(&rx->pin);
-		kfree(rx);
-	}
-	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
-		list_for_each_entry_safe(u, un, &unexp[kind], link) {
-			if (u->sender)
-				kfab_complete_sender(u, kind, ECONNRESET);
-			kfab_unexp_free(u);
-		}
-	}
+	list_for_each_entry_safe(rx, rn, &posted, link)
+		kfab_rx_free(rx);
+	kfab_unexp_finish_list(&gone, ECONNRESET);
 }

@@ -36,6 +36,11 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.destroy = kfab_ep_destroy,
 		.show = kfab_ep_show,
 	},
+	[KFAB_OBJ_SRX] = {
+		.name = "srx",
+		.destroy = kfab_srx_destroy,
+		.show = kfab_srx_show,
+	},
 };
 
 const char *kfab_object_type_name(enum kfab_obj_type type)

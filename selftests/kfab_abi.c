@@ -72,6 +72,7 @@ static bool known_command(unsigned int nr, bool test_module)
 	case KFAB_CMD_EP_ENABLE:
 	case KFAB_CMD_EP_DOORBELL:
 	case KFAB_CMD_EP_CANCEL:
+	case KFAB_CMD_SRX_OPEN:
 		return true;
 	case KFAB_CMD_TEST_FAULT:
 	case KFAB_CMD_TEST_CQ_POST:

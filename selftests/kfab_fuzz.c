@@ -1053,7 +1053,8 @@ static uint32_t expect_ep_enable(const void *p)
 		return O(EOPNOTSUPP);
 	if (e->__reserved)
 		return O(EINVAL);
-	return O(OK) | O(ENOENT) | O(EDESTADDRREQ) | O(ENOMEM);
+	/* EINVAL: an SRX whose endpoints use another AV. */
+	return O(OK) | O(ENOENT) | O(EDESTADDRREQ) | O(ENOMEM) | O(EINVAL);
 }
 
 static void gen_ep_doorbell(struct fuzz_thread *t, void *p,
@@ -1095,6 +1096,49 @@ static uint32_t expect_ep_cancel(const void *p)
 	if (c->__reserved)
 		return O(EINVAL);
 	return O(OK) | O(ENOENT);
+}
+
+/* KFAB_IOC_SRX_OPEN: its ring is fuzzed as an endpoint's is. */
+
+static void gen_srx_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_srx_open *c = p;
+
+	c->flags = rnd_flags(t);
+	c->domain_id = pick_id(t);
+	c->sq_entries = chance(t, 1, 2) ? 0 : rnd_entries(t);
+	op->arg = c->domain_id;
+}
+
+static uint32_t expect_srx_open(const void *p)
+{
+	const struct kfab_srx_open *c = p;
+	uint32_t e = c->sq_entries ? c->sq_entries : KFAB_SQ_DEFAULT_ENTRIES;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	if (!is_pow2(e) || e > KFAB_SQ_MAX_ENTRIES)
+		return O(EINVAL);
+	return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM);
+}
+
+static void done_srx_open(struct fuzz_thread *t, const void *p,
+			  struct fuzz_op *op)
+{
+	const struct kfab_srx_open *c = p;
+
+	if (!c->out_srx_id || c->out_srx_id > cfg.max_objects ||
+	    !is_pow2(c->out_sq_entries) ||
+	    c->out_sqe_size != sizeof(struct kfab_sqe) ||
+	    c->out_sq_mmap_offset % cfg.page || c->out_sq_mmap_size % cfg.page ||
+	    c->out_off_sqes + (uint64_t)c->out_sq_entries * c->out_sqe_size >
+	    c->out_sq_mmap_size) {
+		fail_op(t, op, "bad answer: srx %u entries %u sqe %u",
+			c->out_srx_id, c->out_sq_entries, c->out_sqe_size);
+		return;
+	}
+	pool_add(t, c->out_srx_id);
+	region_add(t, op->fd, c->out_sq_mmap_offset, c->out_sq_mmap_size, true);
 }
 
 /* KFAB_IOC_AV_OPEN, _INSERT, _REMOVE, _UNLINK */
@@ -1432,7 +1476,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.ioc = KFAB_IOC_EP_ENABLE,
 		.min_size = offsetofend(struct kfab_ep_enable, __reserved),
 		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EDESTADDRREQ) |
-			  O(ENOMEM),
+			  O(ENOMEM) | O(EINVAL),
 		.weight = 2,
 		.gen = gen_ep_enable,
 		.expect = expect_ep_enable,
@@ -1455,6 +1499,17 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 1,
 		.gen = gen_ep_cancel,
 		.expect = expect_ep_cancel,
+	},
+	{
+		.name = "srx_open",
+		.ioc = KFAB_IOC_SRX_OPEN,
+		.min_size = offsetofend(struct kfab_srx_open, out_off_sqes),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ENOSPC) | O(ENOMEM),
+		.weight = 1,
+		.gen = gen_srx_open,
+		.expect = expect_srx_open,
+		.done = done_srx_open,
 	},
 #ifdef KFAB_IOC_TEST_FAULT
 	{

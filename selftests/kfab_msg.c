@@ -782,4 +782,325 @@ TEST_F(msg, receiver_killed_holding_unexpected_messages)
 	close(ready[1]);
 }
 
+/* A second endpoint (and CQ) in @r's file, bound to @r's AV. */
+static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
+		      bool own_cq, bool do_enable)
+{
+	*sib = *r;
+	sib->tail = 0;
+	if (own_cq) {
+		sib->cqo = (struct kfab_cq_open){ .size = sizeof(sib->cqo),
+						  .domain_id = r->dom,
+						  .entries = 64 };
+		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &sib->cqo))
+			return -1;
+		sib->cq = sib->cqo.out_cq_id;
+		sib->ring = mmap(NULL, sib->cqo.out_ring_size, PROT_READ,
+				 MAP_SHARED, r->fd, sib->cqo.out_ring_offset);
+		sib->cons = mmap(NULL, sib->cqo.out_cons_size,
+				 PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
+				 sib->cqo.out_cons_offset);
+		if (sib->ring == MAP_FAILED || sib->cons == MAP_FAILED)
+			return -2;
+	}
+	sib->epo = (struct kfab_ep_open){ .size = sizeof(sib->epo),
+					  .domain_id = r->dom,
+					  .type = KFAB_EP_TYPE_RDM,
+					  .sq_entries = 32 };
+	if (kfab_ioctl(r->fd, KFAB_IOC_EP_OPEN, &sib->epo))
+		return -3;
+	sib->ep = sib->epo.out_ep_id;
+	sib->addr = sib->epo.out_addr;
+	sib->sq = mmap(NULL, sib->epo.out_sq_mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, r->fd, sib->epo.out_sq_mmap_offset);
+	if (sib->sq == MAP_FAILED)
+		return -4;
+	if (ep_bind(sib, sib->av, 0) ||
+	    ep_bind(sib, sib->cq, KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV) ||
+	    (srx && ep_bind(sib, srx, 0)))
+		return -5;
+	return do_enable ? enable(sib) : 0;
+}
+
+/* Unmap what ep_sibling() mapped; the objects go with the file. */
+static void ep_sibling_unmap(struct raw_ep *sib, bool own_cq)
+{
+	if (own_cq) {
+		munmap(sib->ring, sib->cqo.out_ring_size);
+		munmap(sib->cons, sib->cqo.out_cons_size);
+	}
+	munmap(sib->sq, sib->epo.out_sq_mmap_size);
+}
+
+/* An SRX in @r's file, its ring mapped as a raw_ep @x (x->ep: its id). */
+static int srx_setup(struct raw_ep *r, struct raw_ep *x)
+{
+	struct kfab_srx_open o = { .size = sizeof(o), .domain_id = r->dom,
+				   .sq_entries = 32 };
+
+	if (kfab_ioctl(r->fd, KFAB_IOC_SRX_OPEN, &o))
+		return -1;
+	*x = *r;
+	x->tail = 0;
+	x->ep = o.out_srx_id;
+	x->epo.out_off_tail = o.out_off_tail;
+	x->epo.out_off_sqes = o.out_off_sqes;
+	x->epo.out_sq_entries = o.out_sq_entries;
+	x->epo.out_sqe_size = o.out_sqe_size;
+	x->epo.out_sq_mmap_size = o.out_sq_mmap_size;
+	x->sq = mmap(NULL, o.out_sq_mmap_size, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, r->fd, o.out_sq_mmap_offset);
+	return x->sq == MAP_FAILED ? -2 : 0;
+}
+
+/*
+ * Two endpoints of A share one SRX, each with its own CQ: receives posted
+ * to the SRX serve messages to either, in posting order, and complete on
+ * the CQ of the endpoint the message was sent to.
+ */
+TEST_F(msg, shared_receive_context)
+{
+	struct kfab_ep_cancel c = { .size = sizeof(c), .context = 8 };
+	struct kfab_av_open avo = { .size = sizeof(avo) };
+	struct raw_ep x, e1, e2, e3;
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	char rx[5][16], tx[16];
+	uint64_t to1, to2;
+	struct kfab_sqe s;
+	uint32_t done;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, srx_setup(&self->a, &x));
+	/* No endpoint yet: nothing could report a failed receive. */
+	EXPECT_EQ(-EINVAL, doorbell(&x, &done));
+	ASSERT_EQ(0, ep_sibling(&self->a, &e1, x.ep, false, true));
+	ASSERT_EQ(0, ep_sibling(&self->a, &e2, x.ep, true, true));
+	EXPECT_EQ(-EBUSY, ep_bind(&e1, x.ep, 0));
+	EXPECT_EQ(-EBUSY, kfab_destroy(self->a.fd, x.ep));
+	/* Another AV than the SRX's endpoints use: enable refuses. */
+	avo.domain_id = self->a.dom;
+	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_AV_OPEN, &avo));
+	e3 = self->a;
+	e3.av = avo.out_av_id;
+	ASSERT_EQ(0, ep_sibling(&e3, &e3, 0, false, false));
+	EXPECT_EQ(-EINVAL, ep_bind(&e3, x.ep, KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, ep_bind(&e3, x.ep, 0));
+	EXPECT_EQ(-EEXIST, ep_bind(&e3, x.ep, 0));
+	EXPECT_EQ(-EINVAL, enable(&e3));
+	ASSERT_EQ(0, kfab_destroy(self->a.fd, e3.ep));
+	ep_sibling_unmap(&e3, false);
+
+	to1 = peer(&self->b, &e1);
+	to2 = peer(&self->b, &e2);
+	for (i = 0; i < 3; i++) {
+		s = sqe_buf(KFAB_OP_RECV, 1 + i, ANY, rx[i], sizeof(rx[i]));
+		queue(&x, &s);
+	}
+	ASSERT_EQ(0, doorbell(&x, &done));
+	EXPECT_EQ(3, done);
+	for (i = 0; i < 3; i++) {
+		memset(tx, 'a' + i, sizeof(tx));
+		s = sqe_buf(KFAB_OP_SEND, 10 + i, i == 1 ? to1 : to2, tx,
+			    sizeof(tx));
+		ASSERT_EQ(0, submit(&self->b, &s));
+	}
+	/* Posting order, across endpoints: 1 -> e2, 2 -> e1, 3 -> e2. */
+	ASSERT_EQ(0, cq_next(&e2, &e));
+	EXPECT_EQ(1, e.op_context);
+	EXPECT_EQ('a', rx[0][0]);
+	ASSERT_EQ(0, cq_next(&e1, &e));
+	EXPECT_EQ(2, e.op_context);
+	EXPECT_EQ('b', rx[1][0]);
+	ASSERT_EQ(0, cq_next(&e2, &e));
+	EXPECT_EQ(3, e.op_context);
+	EXPECT_EQ('c', rx[2][15]);
+	EXPECT_EQ(-EAGAIN, cq_next(&e1, &e));
+
+	/* Unexpected, in arrival order across endpoints. */
+	for (i = 0; i < 2; i++) {
+		memset(tx, 'p' + i, sizeof(tx));
+		s = sqe_buf(KFAB_OP_SEND, 20 + i, i ? to2 : to1, tx,
+			    sizeof(tx));
+		ASSERT_EQ(0, submit(&self->b, &s));
+	}
+	s = sqe_buf(KFAB_OP_RECV, 4, ANY, rx[3], sizeof(rx[3]));
+	ASSERT_EQ(0, submit(&x, &s));
+	ASSERT_EQ(0, cq_next(&e1, &e));
+	EXPECT_EQ(4, e.op_context);
+	EXPECT_EQ('p', rx[3][0]);
+	EXPECT_EQ(peer(&self->a, &self->b), e.src_addr);
+	s = sqe_buf(KFAB_OP_RECV, 5, ANY, rx[4], sizeof(rx[4]));
+	ASSERT_EQ(0, submit(&x, &s));
+	ASSERT_EQ(0, cq_next(&e2, &e));
+	EXPECT_EQ(5, e.op_context);
+	EXPECT_EQ('q', rx[4][0]);
+
+	/* An endpoint of an SRX has no receives of its own. */
+	s = sqe_buf(KFAB_OP_RECV, 6, ANY, rx[0], sizeof(rx[0]));
+	ASSERT_EQ(0, submit(&e1, &s));
+	ASSERT_EQ(0, cq_err(&e1, &err));
+	EXPECT_EQ(6, err.out_entry.op_context);
+	EXPECT_EQ(EINVAL, err.out_err);
+	/* A send on the SRX's ring is malformed: the first endpoint hears. */
+	s = sqe_buf(KFAB_OP_SEND, 7, to1, tx, 1);
+	ASSERT_EQ(0, submit(&x, &s));
+	ASSERT_EQ(0, cq_err(&e1, &err));
+	EXPECT_EQ(7, err.out_entry.op_context);
+	/* Cancel on the SRX. */
+	s = sqe_buf(KFAB_OP_RECV, 8, ANY, rx[0], sizeof(rx[0]));
+	ASSERT_EQ(0, submit(&x, &s));
+	c.ep_id = x.ep;
+	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	ASSERT_EQ(0, cq_err(&e1, &err));
+	EXPECT_EQ(8, err.out_entry.op_context);
+	EXPECT_EQ(ECANCELED, err.out_err);
+
+	/* e2 goes while a message to it waits; e1's stays. */
+	s = sqe_buf(KFAB_OP_SEND, 30, to2, tx, 1);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	tx[0] = 'z';
+	s = sqe_buf(KFAB_OP_SEND, 31, to1, tx, 1);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ep_sibling_unmap(&e2, true);
+	ASSERT_EQ(0, kfab_destroy(self->a.fd, e2.ep));
+	ASSERT_EQ(0, kfab_destroy(self->a.fd, e2.cq));
+	s = sqe_buf(KFAB_OP_RECV, 9, ANY, rx[0], sizeof(rx[0]));
+	ASSERT_EQ(0, submit(&x, &s));
+	ASSERT_EQ(0, cq_next(&e1, &e));
+	EXPECT_EQ(9, e.op_context);
+	EXPECT_EQ('z', rx[0][0]);
+	ep_sibling_unmap(&e1, false);
+	ASSERT_EQ(0, kfab_destroy(self->a.fd, e1.ep));
+	/* Unbound, the SRX goes, its posted receive with it. */
+	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx[0], sizeof(rx[0]));
+	queue(&x, &s);
+	EXPECT_EQ(-EINVAL, doorbell(&x, &done));
+	munmap(x.sq, x.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, kfab_destroy(self->a.fd, x.ep));
+}
+
+static struct kfab_sqe sqe_tag(uint8_t op, uint32_t flags, uint64_t ctx,
+			       uint64_t addr, uint64_t tag, void *buf,
+			       size_t len)
+{
+	struct kfab_sqe s = sqe_buf(op, ctx, addr, buf, len);
+
+	s.flags |= flags;
+	s.tag = tag;
+	return s;
+}
+
+/* FI_PEEK, FI_CLAIM and FI_DISCARD on tagged receives. */
+TEST_F(msg, peek_claim_and_discard)
+{
+	static char big[100000], big_rx[100000];
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	char tx[10] = "claimed!!", rx[16];
+	struct kfab_sqe s;
+	uint32_t ok = KFAB_SQE_COMPLETION;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_tag(KFAB_OP_TSEND, 0, 1, self->b_to_a, 7, tx, sizeof(tx));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	memset(big, 0x42, sizeof(big));
+	s = sqe_tag(KFAB_OP_TSEND, 0, 2, self->b_to_a, 8, big, sizeof(big));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->b, &e));	/* the eager one */
+	EXPECT_EQ(1, e.op_context);
+
+	/* Nothing with tag 9: FI_ENOMSG. */
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK, 100, ANY, 9, NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(100, err.out_entry.op_context);
+	EXPECT_EQ(ENOMSG, err.out_err);
+	/* Peek: its length and tag, and it stays. */
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK, 101, ANY, 7, NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(101, e.op_context);
+	EXPECT_EQ(sizeof(tx), e.len);
+	EXPECT_EQ(7, e.tag);
+	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_TAGGED, e.flags);
+	/* Peek and claim: set aside for context 102. */
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK | KFAB_SQE_CLAIM, 102, ANY, 7,
+		    NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(102, e.op_context);
+	/* Claimed: an ordinary receive does not see it. */
+	s = sqe_tag(KFAB_OP_TRECV, 0, 103, ANY, 7, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	/* Another context has claimed nothing. */
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_CLAIM, 104, ANY, 0, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(104, err.out_entry.op_context);
+	EXPECT_EQ(ENOMSG, err.out_err);
+	/* The claim with 102 takes it. */
+	memset(rx, 0, sizeof(rx));
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_CLAIM, 102, ANY, 0, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(102, e.op_context);
+	EXPECT_EQ(sizeof(tx), e.len);
+	EXPECT_EQ(0, strcmp(rx, tx));
+	/* Peek and discard the rendezvous one: its sender completes. */
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK | KFAB_SQE_DISCARD, 105, ANY,
+		    8, NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(105, e.op_context);
+	EXPECT_EQ(0, e.len);
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(2, e.op_context);
+	/* Claim then discard. */
+	s = sqe_tag(KFAB_OP_TSEND, 0, 3, self->b_to_a, 7, big, sizeof(big));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	/* The receive 103 posted above takes it, truncated. */
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(103, err.out_entry.op_context);
+	EXPECT_EQ(KFAB_ERR_TRUNC, err.out_err);
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(3, e.op_context);
+	s = sqe_tag(KFAB_OP_TSEND, 0, 4, self->b_to_a, 11, big, sizeof(big));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK | KFAB_SQE_CLAIM, 106, ANY,
+		    11, NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(sizeof(big), e.len);
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_CLAIM | KFAB_SQE_DISCARD, 106, ANY,
+		    0, big_rx, sizeof(big_rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(106, e.op_context);
+	EXPECT_EQ(0, e.len);
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(4, e.op_context);
+	/* Combinations fi_tagged(3) does not have, and peeking sends. */
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK | KFAB_SQE_CLAIM |
+		    KFAB_SQE_DISCARD, 107, ANY, 0, NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_DISCARD, 108, ANY, 0, NULL, 0);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	s = sqe_tag(KFAB_OP_RECV, KFAB_SQE_PEEK | KFAB_SQE_MULTI_RECV, 109,
+		    ANY, 0, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	s = sqe_tag(KFAB_OP_TSEND, KFAB_SQE_PEEK, 110, self->a_to_b, 0, rx, 1);
+	ASSERT_EQ(0, submit(&self->a, &s));
+	for (ok = 107; ok <= 110; ok++) {
+		ASSERT_EQ(0, cq_err(&self->a, &err));
+		EXPECT_EQ(ok, err.out_entry.op_context);
+		EXPECT_EQ(EINVAL, err.out_err);
+	}
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+}
+
 TEST_HARNESS_MAIN

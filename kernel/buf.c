@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Buffers that another process (or kernel code) reaches: a request's user
+ * memory pinned by the process that owns it, or a kernel caller's memory,
+ * both held as bio_vecs, page by page; and the copies between such a
+ * buffer and a request's iov_iter, which is either the current process's
+ * memory (reached with uaccess) or kernel memory.
+ *
+ * Pinned pages are charged to the pinning process's mm->pinned_vm and
+ * checked against its RLIMIT_MEMLOCK, as RDMA's umem does: an atomic
+ * counter, no mmap lock, so a small receive costs one pin_user_pages_fast()
+ * and no lock a page fault would wait for.
+ */
+#include <linux/bvec.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+#include <linux/vmalloc.h>
+
+#include "kfab.h"
+
+/* Segment @i of a user or kvec iterator: its address and length. */
+static void kfab_iter_seg(const struct iov_iter *iter, unsigned long i,
+			  unsigned long *base, size_t *len)
+{
+	size_t skip = i ? 0 : iter->iov_offset;
+
+	if (iter_is_ubuf(iter)) {
+		*base = (__force unsigned long)iter->ubuf + skip;
+		*len = iter->count;
+	} else if (iov_iter_is_kvec(iter)) {
+		*base = (unsigned long)iter->kvec[i].iov_base + skip;
+		*len = iter->kvec[i].iov_len - skip;
+	} else {
+		*base = (__force unsigned long)iter->iov[i].iov_base + skip;
+		*len = iter->iov[i].iov_len - skip;
+	}
+}
+
+static unsigned long kfab_iter_nr_segs(const struct iov_iter *iter)
+{
+	return iter_is_ubuf(iter) ? 1 : iter->nr_segs;
+}
+
+/* Pages that user or kvec memory spans. */
+static unsigned long kfab_iter_pages(const struct iov_iter *iter)
+{
+	unsigned long i, base, pages = 0;
+	size_t len, left = iter->count;
+
+	for (i = 0; i < kfab_iter_nr_segs(iter) && left; i++) {
+		kfab_iter_seg(iter, i, &base, &len);
+		len = min(len, left);
+		left -= len;
+		if (len)
+			pages += DIV_ROUND_UP(offset_in_page(base) + len,
+					      PAGE_SIZE);
+	}
+	return pages;
+}
+
+static int kfab_buf_charge(struct kfab_buf *b, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+
+	if (atomic64_add_return(pages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(pages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	b->mm = mm;
+	b->nr_pinned = pages;
+	return 0;
+}
+
+static int kfab_buf_alloc_bv(struct kfab_buf *b, unsigned long nr,
+			     struct page ***pages)
+{
+	/* Room for the page pointers pin_user_pages_fast() fills, after. */
+	size_t each = sizeof(struct bio_vec) + sizeof(struct page *);
+
+	if (nr <= KFAB_BUF_INLINE_BV) {
+		b->bv = b->inline_bv;
+		*pages = NULL;
+		return 0;
+	}
+	b->bv = kvmalloc_array(nr, each, GFP_KERNEL_ACCOUNT);
+	if (!b->bv)
+		return -ENOMEM;
+	*pages = (struct page **)(b->bv + nr);
+	return 0;
+}
+
+/* Pin the current process's memory that a user iterator describes. */
+static int kfab_buf_pin(struct kfab_buf *b, const struct iov_iter *iter)
+{
+	unsigned int gup = FOLL_LONGTERM | (b->writable ? FOLL_WRITE : 0);
+	unsigned long i, nr = kfab_iter_pages(iter), base;
+	struct page *small[KFAB_BUF_INLINE_BV], **pages;
+	size_t len, left = iter->count;
+	int rc;
+
+	if (!nr)
+		return 0;
+	rc = kfab_buf_alloc_bv(b, nr, &pages);
+	if (rc)
+		return rc;
+	if (!pages)
+		pages = small;
+	rc = kfab_buf_charge(b, nr);
+	if (rc)
+		return rc;
+
+	for (i = 0; i < kfab_iter_nr_segs(iter) && left; i++) {
+		unsigned int np, k, off;
+
+		kfab_iter_seg(iter, i, &base, &len);
+		len = min(len, left);
+		if (!len)
+			continue;
+		left -= len;
+		off = offset_in_page(base);
+		np = DIV_ROUND_UP(off + len, PAGE_SIZE);
+		rc = pin_user_pages_fast(base & PAGE_MASK, np, gup,
+					 pages + b->nr_bv);
+		if (rc != np) {
+			if (rc > 0)
+				unpin_user_pages(pages + b->nr_bv, rc);
+			return rc < 0 ? rc : -EFAULT;
+		}
+		for (k = 0; k < np; k++) {
+			struct bio_vec *bv = &b->bv[b->nr_bv + k];
+			size_t chunk = min_t(size_t, len, PAGE_SIZE - off);
+
+			bv->bv_page = pages[b->nr_bv + k];
+			bv->bv_offset = off;
+			bv->bv_len = chunk;
+			len -= chunk;
+			off = 0;
+		}
+		b->nr_bv += np;
+	}
+	return 0;
+}
+
+/* Hold kernel memory: a kvec's pages, or a copy of the bvecs. */
+static int kfab_buf_hold_kernel(struct kfab_buf *b, const struct iov_iter *iter)
+{
+	size_t left = iter->count, skip = iter->iov_offset;
+	struct page **unused;
+	unsigned long i, nr;
+	int rc;
+
+	if (iov_iter_is_bvec(iter)) {
+		nr = iter->nr_segs;
+		rc = kfab_buf_alloc_bv(b, nr, &unused);
+		if (rc)
+			return rc;
+		for (i = 0; i < nr && left; i++) {
+			struct bio_vec bv = iter->bvec[i];
+
+			bv.bv_offset += skip;
+			bv.bv_len = min_t(size_t, bv.bv_len - skip, left);
+			skip = 0;
+			left -= bv.bv_len;
+			b->bv[b->nr_bv++] = bv;
+		}
+		return 0;
+	}
+
+	nr = kfab_iter_pages(iter);
+	rc = kfab_buf_alloc_bv(b, nr, &unused);
+	if (rc)
+		return rc;
+	for (i = 0; i < iter->nr_segs && left; i++) {
+		unsigned long base;
+		size_t len;
+
+		kfab_iter_seg(iter, i, &base, &len);
+		len = min(len, left);
+		left -= len;
+		while (len) {
+			void *p = (void *)base;
+			size_t chunk = min_t(size_t, len,
+					     PAGE_SIZE - offset_in_page(base));
+			struct bio_vec *bv = &b->bv[b->nr_bv++];
+
+			bv->bv_page = is_vmalloc_addr(p) ? vmalloc_to_page(p) :
+							  virt_to_page(p);
+			bv->bv_offset = offset_in_page(base);
+			bv->bv_len = chunk;
+			base += chunk;
+			len -= chunk;
+		}
+	}
+	return 0;
+}
+
+/**
+ * kfab_buf_get() - make a request's buffers reachable from anywhere
+ * @b: zeroed
+ * @iter: the request's buffers (not advanced)
+ * @writable: the kernel will write into them (a receive)
+ *
+ * User memory is pinned and charged; kernel memory is only described.
+ * Return: 0 or a negative errno; @b needs kfab_buf_put() either way.
+ */
+int kfab_buf_get(struct kfab_buf *b, const struct iov_iter *iter,
+		 bool writable)
+{
+	b->writable = writable;
+	b->len = iter->count;
+	if (iov_iter_is_kvec(iter) || iov_iter_is_bvec(iter))
+		return kfab_buf_hold_kernel(b, iter);
+	if (!iter_is_iovec(iter) && !iter_is_ubuf(iter))
+		return -EINVAL;
+	return kfab_buf_pin(b, iter);
+}
+
+void kfab_buf_put(struct kfab_buf *b)
+{
+	unsigned int i;
+
+	if (b->mm) {
+		for (i = 0; i < b->nr_bv; i++) {
+			struct page *page = b->bv[i].bv_page;
+
+			if (b->writable)
+				unpin_user_pages_dirty_lock(&page, 1, true);
+			else
+				unpin_user_page(page);
+		}
+		atomic64_sub(b->nr_pinned, &b->mm->pinned_vm);
+		mmdrop(b->mm);
+		b->mm = NULL;
+	}
+	if (b->bv != b->inline_bv)
+		kvfree(b->bv);
+	b->bv = NULL;
+	b->nr_bv = 0;
+}
+
+/* Copy @n bytes between @b, from its byte @off on, and @iter. */
+static int kfab_buf_copy(struct kfab_buf *b, size_t off, struct iov_iter *iter,
+			 size_t n, bool into_buf)
+{
+	unsigned int i = 0;
+
+	while (i < b->nr_bv && off >= b->bv[i].bv_len)
+		off -= b->bv[i++].bv_len;
+	while (n) {
+		struct bio_vec *bv;
+		size_t pos, chunk, done;
+		void *addr;
+
+		if (i == b->nr_bv)
+			return -EFAULT;
+		bv = &b->bv[i];
+		pos = bv->bv_offset + off;
+		chunk = min3(n, bv->bv_len - off,
+			     PAGE_SIZE - offset_in_page(pos));
+		addr = kmap_local_page(nth_page(bv->bv_page,
+						pos >> PAGE_SHIFT)) +
+		       offset_in_page(pos);
+		if (into_buf)
+			done = copy_from_iter(addr, chunk, iter);
+		else
+			done = copy_to_iter(addr, chunk, iter);
+		kunmap_local(addr);
+		if (done != chunk)
+			return -EFAULT;
+		n -= chunk;
+		off += chunk;
+		if (off == bv->bv_len) {
+			off = 0;
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* Copy @n bytes from @from into @b at byte @off. */
+int kfab_buf_copy_in(struct kfab_buf *b, size_t off, struct iov_iter *from,
+		     size_t n)
+{
+	return kfab_buf_copy(b, off, from, n, true);
+}
+
+/* Copy @n bytes of @b from byte @off on out to @to. */
+int kfab_buf_copy_out(struct kfab_buf *b, size_t off, struct iov_iter *to,
+		      size_t n)
+{
+	return kfab_buf_copy(b, off, to, n, false);
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Shared receive contexts: fi_srx_context (Documentation/ep.rst).
+ *
+ * An SRX is a receive context (msg.c's lists and matching) that several
+ * endpoints of one file receive through, plus a submission ring of its own
+ * that takes receives.  Each endpoint bound to it holds a user of the
+ * object and a reference on the receive context; the receive context
+ * outlives the object while senders still hold an endpoint's core.
+ * Completions of its receives go to the endpoint a message was sent to;
+ * what no message decides (a malformed entry, a cancel, FI_PEEK finding
+ * nothing) goes to the first endpoint that joined and is still there.
+ */
+#include <linux/slab.h>
+
+#include "kfab.h"
+
+static inline struct kfab_srx *to_kfab_srx(struct kfab_object *obj)
+{
+	return container_of(obj, struct kfab_srx, obj);
+}
+
+int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd)
+{
+	struct kfab_srx_open *cmd = ucmd->cmd;
+	struct kfab_ctx *ctx = ucmd->ctx;
+	struct kfab_object *domain, *obj;
+	struct kfab_srx *srx;
+	u32 entries;
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	entries = cmd->sq_entries ?: KFAB_SQ_DEFAULT_ENTRIES;
+	if (!is_power_of_2(entries) || entries > KFAB_SQ_MAX_ENTRIES)
+		return -EINVAL;
+
+	domain = kfab_object_get(ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
+	if (!domain)
+		return -ENOENT;
+	obj = kfab_object_alloc(ctx, sizeof(*srx), KFAB_OBJ_SRX);
+	if (IS_ERR(obj)) {
+		kfab_object_put(domain);
+		return PTR_ERR(obj);
+	}
+	srx = to_kfab_srx(obj);
+	srx->domain = domain;
+	mutex_init(&srx->sq_lock);
+
+	rc = -ENOMEM;
+	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
+		goto err_abort;
+	srx->rx = kfab_rx_ctx_alloc();
+	if (!srx->rx)
+		goto err_abort;
+	rc = kfab_sq_init(ctx, &srx->sq, entries);
+	if (rc)
+		goto err_abort;
+
+	cmd->out_srx_id = obj->id;
+	cmd->out_sq_entries = entries;
+	cmd->out_sqe_size = sizeof(struct kfab_sqe);
+	cmd->out_off_tail = KFAB_SQ_OFF_TAIL;
+	cmd->out_sq_mmap_offset = srx->sq.offset;
+	cmd->out_sq_mmap_size = srx->sq.region->size;
+	cmd->out_off_head = KFAB_SQ_OFF_HEAD;
+	cmd->out_off_sqes = KFAB_SQ_OFF_SQES;
+	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
+	if (rc)
+		goto err_abort;
+	kfab_object_finalize(ctx, obj);
+	return 0;
+
+err_abort:
+	kfab_object_abort(ctx, obj);
+	return rc;
+}
+
+/* Its last user is gone: no endpoint is bound any more. */
+void kfab_srx_destroy(struct kfab_object *obj)
+{
+	struct kfab_srx *srx = to_kfab_srx(obj);
+
+	if (srx->rx) {
+		kfab_msg_flush_rx(srx->rx);
+		kfab_rx_ctx_put(srx->rx);
+	}
+	if (srx->av)
+		kfab_object_put(&srx->av->obj);
+	kfab_sq_fini(obj->ctx, &srx->sq);
+	if (srx->domain)
+		kfab_object_put(srx->domain);
+	mutex_destroy(&srx->sq_lock);
+	kfree(srx);
+}
+
+static int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
+{
+	return kfab_msg_submit_srx(owner, sqe);
+}
+
+/*
+ * Run the ring.  -EINVAL while no enabled endpoint is bound: there would
+ * be no CQ to report a failed receive on.
+ */
+int kfab_srx_doorbell(struct kfab_srx *srx, u32 *out_done)
+{
+	bool joined;
+
+	mutex_lock(&srx->rx->lock);
+	joined = !list_empty(&srx->rx->cores);
+	mutex_unlock(&srx->rx->lock);
+	if (!joined)
+		return -EINVAL;
+	mutex_lock(&srx->sq_lock);
+	*out_done = kfab_sq_run(&srx->sq, kfab_srx_submit, srx->rx);
+	mutex_unlock(&srx->sq_lock);
+	return 0;
+}
+
+int kfab_srx_cancel(struct kfab_srx *srx, u64 context)
+{
+	int rc;
+
+	mutex_lock(&srx->sq_lock);
+	rc = kfab_msg_cancel(srx->rx, context);
+	mutex_unlock(&srx->sq_lock);
+	return rc;
+}
+
+/* debugfs: under the context's xarray lock, so nothing that sleeps. */
+void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
+{
+	struct kfab_srx *srx = to_kfab_srx(obj);
+
+	seq_printf(s, " sq %u head %u", srx->sq.entries,
+		   READ_ONCE(srx->sq.head));
+}
