@@ -445,7 +445,7 @@ TEST_F(peer, cq_reads_other_than_progress_are_enosys)
 
 TEST_F(peer, cq_writes_every_completion_through_the_owner)
 {
-	char rbuf[64], sbuf[64] = "peer cq";
+	char rbuf[64] = { 0 }, sbuf[64] = "peer cq";
 	struct fid_cq *pcq;
 	struct fid_ep *rx;
 	fi_addr_t rx_addr;
@@ -508,7 +508,7 @@ TEST_F(peer, cq_writes_every_completion_through_the_owner)
 
 TEST_F(peer, cq_errors_and_refusals_reach_the_owner_once_each)
 {
-	char rbuf[16], sbuf[64] = { 0 };
+	char rbuf[16] = { 0 }, sbuf[64] = { 0 };
 	struct fid_cq *pcq;
 	struct fid_ep *rx;
 	fi_addr_t rx_addr;
@@ -780,6 +780,18 @@ TEST_F(peer, import_fid_is_enosys_where_it_means_nothing)
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&eq->fid, &monitor, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &monitor, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &owner.peer_cq.fid, 0));
+	/* fi_export_fid() is reserved (fi_peer(3)): nothing kfab knows. */
+	{
+		struct fid *exp = NULL;
+
+		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->cq->fid, 0, &exp,
+						    NULL));
+		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&ep->fid, 0, &exp, NULL));
+		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&eq->fid, 0, &exp, NULL));
+		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->domain->fid, 0,
+						    &exp, NULL));
+		EXPECT_EQ(NULL, exp);
+	}
 	/* A plain bind of a wrong object stays -FI_EINVAL. */
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &self->domain->fid, 0));
 	EXPECT_EQ(0, fi_close(&ep->fid));
@@ -940,7 +952,7 @@ TEST_F(peer, owner_cq_progresses_an_imported_peer_cq)
 	struct fid_cq *ocq, *pcq;
 	struct fid_ep *rx;
 	fi_addr_t rx_addr;
-	char rbuf[16];
+	char rbuf[16] = { 0 };
 	uint64_t end;
 	ssize_t rc;
 
@@ -1107,7 +1119,7 @@ TEST_F(peer, shm_writes_its_completions_into_a_kfab_cq)
 	struct fi_cq_tagged_entry e;
 	struct fid_peer_cq *p;
 	struct shm s = { 0 };
-	char rbuf[32];
+	char rbuf[32] = { 0 };
 	struct fid_cq *cq;
 	int i, rc, sends = 0, recvs = 0;
 
