@@ -207,3 +207,9 @@ int kfab_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context)
 
 	return kfab_dev_ioctl(fd, KFAB_IOC_EP_CANCEL, &cmd);
 }
+
+int kfab_dev_srx_open(int fd, struct kfab_srx_open *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_dev_ioctl(fd, KFAB_IOC_SRX_OPEN, cmd);
+}

@@ -60,6 +60,65 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	return -FI_ENOSYS;
 }
 
+/* ---- struct fi_ops_cm: RDM endpoints and SRXs have no connections ---- */
+
+int kfab_no_setname(fid_t fid, void *addr, size_t addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_getname(fid_t fid, void *addr, size_t *addrlen)
+{
+	(void)fid; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+{
+	(void)ep; (void)addr; (void)addrlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		    size_t paramlen)
+{
+	(void)ep; (void)addr; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_listen(struct fid_pep *pep)
+{
+	(void)pep;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+{
+	(void)ep; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		   size_t paramlen)
+{
+	(void)pep; (void)handle; (void)param; (void)paramlen;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags)
+{
+	(void)ep; (void)flags;
+	return -FI_ENOSYS;
+}
+
+int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		 struct fid_mc **mc, void *context)
+{
+	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
+	return -FI_ENOSYS;
+}
+
 /* ---- struct fi_ops_domain ---- */
 
 int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
@@ -80,13 +139,6 @@ int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		    struct fid_stx **stx, void *context)
 {
 	(void)domain; (void)attr; (void)stx; (void)context;
-	return -FI_ENOSYS;
-}
-
-int kfab_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-		    struct fid_ep **rx_ep, void *context)
-{
-	(void)domain; (void)attr; (void)rx_ep; (void)context;
 	return -FI_ENOSYS;
 }
 

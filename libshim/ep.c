@@ -8,11 +8,12 @@
  * tables of everything kfab does not carry (RMA, atomics, collectives,
  * connection management), which answer -FI_ENOSYS.
  *
- * Binding: one AV (flags 0), one CQ and one counter per direction.  Each
- * bind is KFAB_IOC_EP_BIND with the object's kernel id, and the object
- * learns about us: the AV refuses fi_close() meanwhile, the CQ and the
- * counter ring our doorbell before they are read (manual progress, see
- * cq.c).  Binding after fi_enable() is -FI_EOPBADSTATE.
+ * Binding: one AV (flags 0), one CQ and one counter per direction, one
+ * shared receive context (srx.c).  Each bind is KFAB_IOC_EP_BIND with the
+ * object's kernel id, and the object learns about us: the AV and the SRX
+ * refuse fi_close() meanwhile, the CQ and the counter ring our doorbell
+ * (and our SRX's) before they are read (manual progress, see cq.c).
+ * Binding after fi_enable() is -FI_EOPBADSTATE.
  *
  * Locking: ep->lock serialises the producer side of the ring and every
  * change of binding or state.  Progress (kfab_ep_progress()) takes no lock
@@ -22,7 +23,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
@@ -40,18 +40,18 @@
 
 /* ---- progress ---- */
 
+/*
+ * An SRX has no CQ of its own: the receives in its ring complete on its
+ * endpoints' CQs, so reading those progresses it too.
+ */
 bool kfab_ep_progress(struct kfab_ep *ep)
 {
-	uint32_t tail, head;
+	struct kfab_srx *srx = kfab_read_once(&ep->srx);
+	bool pending = kfab_ring_progress(&ep->ring);
 
-	/* The published tail is ours; a scribbled one only costs a call. */
-	tail = kfab_read_once(ep->tail);
-	/* Pairs with the kernel's smp_store_release() of head. */
-	head = kfab_load_acquire(ep->head);
-	if (head == tail)
-		return false;
-	(void)kfab_dev_ep_doorbell(ep->fd, ep->id, NULL);
-	return kfab_load_acquire(ep->head) != tail;
+	if (srx)
+		pending |= kfab_srx_progress(srx);
+	return pending;
 }
 
 /* ---- binding ---- */
@@ -176,6 +176,37 @@ static int kfab_ep_bind_cntr(struct kfab_ep *ep, struct fid *bfid,
 	return 0;
 }
 
+/*
+ * A shared receive context: flags 0, one per endpoint ("An endpoint may
+ * only be associated with a single receive context", fi_endpoint(3)), of
+ * the same domain, and the endpoint's receive caps a subset of the SRX's.
+ * The kernel checks the AV when the endpoint is enabled.
+ */
+static int kfab_ep_bind_srx(struct kfab_ep *ep, struct fid *bfid,
+			    uint64_t flags)
+{
+	struct kfab_srx *srx = kfab_srx_from_fid(bfid);
+	int ret;
+
+	if (!srx)
+		return -FI_EINVAL;
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (ep->srx)
+		return -FI_EINVAL;
+	ret = kfab_srx_bind_ep(srx, ep);
+	if (ret)
+		return ret;
+	ret = kfab_dev_ep_bind(ep->fd, ep->id, srx->id, 0);
+	if (ret) {
+		kfab_srx_unbind_ep(srx, ep, false);
+		return ret;
+	}
+	/* Progress and msg.c read it without our lock. */
+	kfab_write_once(&ep->srx, srx);
+	return 0;
+}
+
 /* An EQ is kept for the events endpoints will report; nothing is sent yet. */
 static int kfab_ep_bind_eq(struct kfab_ep *ep, struct fid *bfid,
 			   uint64_t flags)
@@ -219,8 +250,10 @@ static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = kfab_ep_bind_eq(ep, bfid, flags);
 		break;
 	case FI_CLASS_SRX_CTX:
+		ret = kfab_ep_bind_srx(ep, bfid, flags);
+		break;
 	case FI_CLASS_STX_CTX:
-		/* Shared contexts do not exist in kfab (yet). */
+		/* Shared transmit contexts do not exist in kfab. */
 		ret = -FI_ENOSYS;
 		break;
 	default:
@@ -260,7 +293,13 @@ static void kfab_ep_directions(const struct kfab_ep *ep, bool *tx, bool *rx)
 /*
  * fi_enable(): -FI_ENOAV without an AV, -FI_ENOCQ when a direction the
  * caps need has neither a CQ nor a counter ("not configured with the
- * necessary event queue", fi_endpoint(3)).  Enabling twice is harmless.
+ * necessary event queue", fi_endpoint(3)).  An SRX changes nothing there:
+ * its receives complete on the endpoint's RX CQ or counter.  An endpoint
+ * opened with rx_ctx_cnt FI_SHARED_CONTEXT without an SRX bound is
+ * -FI_EOPBADSTATE ("If an endpoint is using a shared ... receive context,
+ * the shared contexts must be bound to the endpoint", fi_endpoint(3)).
+ * The kernel refuses an SRX whose endpoints use different AVs (-EINVAL).
+ * Enabling twice is harmless.
  */
 static int kfab_ep_enable(struct kfab_ep *ep)
 {
@@ -280,6 +319,10 @@ static int kfab_ep_enable(struct kfab_ep *ep)
 		ret = -FI_ENOCQ;
 		goto out;
 	}
+	if (ep->shared_rx && !ep->srx) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
 	ret = kfab_dev_ep_enable(ep->fd, ep->id);
 	if (ret) {
 		KFAB_WARN(EP_CTRL, "ep %u: KFAB_IOC_EP_ENABLE: %s\n", ep->id,
@@ -287,6 +330,8 @@ static int kfab_ep_enable(struct kfab_ep *ep)
 		goto out;
 	}
 	ep->enabled = true;
+	if (ep->srx)
+		kfab_srx_ep_enabled(ep->srx, ep);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -381,8 +426,7 @@ static void kfab_ep_reattach(struct kfab_ep *ep)
 
 static void kfab_ep_free(struct kfab_ep *ep)
 {
-	if (ep->sq_map)
-		munmap(ep->sq_map, ep->sq_len);
+	kfab_ring_unmap(&ep->ring);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
 }
@@ -408,6 +452,8 @@ static int kfab_ep_close(struct fid *fid)
 	}
 	if (ep->av)
 		kfab_av_unbind_ep(ep->av);
+	if (ep->srx)
+		kfab_srx_unbind_ep(ep->srx, ep, ep->enabled);
 	if (ep->eq)
 		kfab_eq_unbind(ep->eq);
 	kfab_ep_free(ep);
@@ -435,58 +481,36 @@ static int kfab_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 	return len < sizeof(ep->addr) ? -FI_ETOOSMALL : 0;
 }
 
-/* The kernel names endpoints; an application cannot choose the name. */
+/*
+ * fi_setname(): the kernel names an endpoint when it creates it, and the
+ * name cannot change.  fi_cm(3): "If no service address is specified and a
+ * service address has not yet been assigned to the endpoint, then the
+ * provider will allocate a service address" - ours always has one, so no
+ * address (NULL, 0) is 0.  The endpoint's own address is 0 too, before or
+ * after fi_enable(): it "will be assigned the given addressing", which it
+ * has.  "If an address cannot be assigned, or the endpoint address cannot
+ * be modified, an appropriate fabric error number is returned": any other
+ * well-formed kfab address is -FI_EADDRNOTAVAIL (fi_cm(3) likens
+ * fi_setname to bind(2), whose answer for an address that is not the
+ * caller's is EADDRNOTAVAIL); a buffer that is no struct kfab_addr
+ * ("must match ... fi_info" addr_format) is -FI_EINVAL.
+ */
 static int kfab_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	(void)fid; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
+	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct kfab_addr want;
 
-/* RDM endpoints have no single peer. */
-static int kfab_ep_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
-{
-	(void)ep; (void)addr; (void)addrlen;
-	return -FI_ENOSYS;
-}
-
-static int kfab_ep_connect(struct fid_ep *ep, const void *addr,
-			   const void *param, size_t paramlen)
-{
-	(void)ep; (void)addr; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int kfab_ep_listen(struct fid_pep *pep)
-{
-	(void)pep;
-	return -FI_ENOSYS;
-}
-
-static int kfab_ep_accept(struct fid_ep *ep, const void *param,
-			  size_t paramlen)
-{
-	(void)ep; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int kfab_ep_reject(struct fid_pep *pep, fid_t handle,
-			  const void *param, size_t paramlen)
-{
-	(void)pep; (void)handle; (void)param; (void)paramlen;
-	return -FI_ENOSYS;
-}
-
-static int kfab_ep_shutdown(struct fid_ep *ep, uint64_t flags)
-{
-	(void)ep; (void)flags;
-	return -FI_ENOSYS;
-}
-
-static int kfab_ep_join(struct fid_ep *ep, const void *addr, uint64_t flags,
-			struct fid_mc **mc, void *context)
-{
-	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
-	return -FI_ENOSYS;
+	if (!addr)
+		return addrlen ? -FI_EINVAL : 0;
+	if (addrlen != sizeof(want))
+		return -FI_EINVAL;
+	memcpy(&want, addr, sizeof(want));
+	if (want.family != KFAB_ADDR_LOCAL || want.__reserved || want.node ||
+	    !want.ep)
+		return -FI_EINVAL;
+	if (want.ep != ep->addr.ep)
+		return -FI_EADDRNOTAVAIL;
+	return 0;
 }
 
 /* ---- struct fi_ops_ep ---- */
@@ -555,9 +579,14 @@ static int kfab_ep_rx_ctx(struct fid_ep *sep, int index,
 }
 
 /* Sends and receives share one ring: both answer its free slots. */
-static ssize_t kfab_ep_rx_size_left(struct fid_ep *ep)
+static ssize_t kfab_ep_rx_size_left(struct fid_ep *ep_fid)
 {
-	return kfab_ep_ring_space(to_kfab_ep(ep));
+	struct kfab_ep *ep = to_kfab_ep(ep_fid);
+
+	/* Its receives are the SRX's: see kfab_recv() in msg.c. */
+	if (kfab_read_once(&ep->srx))
+		return -FI_EOPBADSTATE;
+	return kfab_ep_ring_space(ep);
 }
 
 static ssize_t kfab_ep_tx_size_left(struct fid_ep *ep)
@@ -892,20 +921,21 @@ static const struct fi_ops_ep kfab_ep_ops = {
 	.tx_size_left = kfab_ep_tx_size_left,
 };
 
+/* RDM endpoints have no single peer and no connections. */
 static const struct fi_ops_cm kfab_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
 	.setname = kfab_ep_setname,
 	.getname = kfab_ep_getname,
-	.getpeer = kfab_ep_getpeer,
-	.connect = kfab_ep_connect,
-	.listen = kfab_ep_listen,
-	.accept = kfab_ep_accept,
-	.reject = kfab_ep_reject,
-	.shutdown = kfab_ep_shutdown,
-	.join = kfab_ep_join,
+	.getpeer = kfab_no_getpeer,
+	.connect = kfab_no_connect,
+	.listen = kfab_no_listen,
+	.accept = kfab_no_accept,
+	.reject = kfab_no_reject,
+	.shutdown = kfab_no_shutdown,
+	.join = kfab_no_join,
 };
 
-static const struct fi_ops_rma kfab_ep_rma_ops = {
+const struct fi_ops_rma kfab_ep_rma_ops = {
 	.size = sizeof(struct fi_ops_rma),
 	.read = kfab_rma_read,
 	.readv = kfab_rma_readv,
@@ -918,7 +948,7 @@ static const struct fi_ops_rma kfab_ep_rma_ops = {
 	.injectdata = kfab_rma_injectdata,
 };
 
-static const struct fi_ops_atomic kfab_ep_atomic_ops = {
+const struct fi_ops_atomic kfab_ep_atomic_ops = {
 	.size = sizeof(struct fi_ops_atomic),
 	.write = kfab_atomic_write,
 	.writev = kfab_atomic_writev,
@@ -935,7 +965,7 @@ static const struct fi_ops_atomic kfab_ep_atomic_ops = {
 	.compwritevalid = kfab_atomic_valid,
 };
 
-static const struct fi_ops_collective kfab_ep_collective_ops = {
+const struct fi_ops_collective kfab_ep_collective_ops = {
 	.size = sizeof(struct fi_ops_collective),
 	.barrier = kfab_coll_barrier,
 	.broadcast = kfab_coll_broadcast,
@@ -952,59 +982,20 @@ static const struct fi_ops_collective kfab_ep_collective_ops = {
 
 /* ---- opening ---- */
 
-/* The ring's size: tx + rx queue sizes, rounded up to a power of two. */
-static uint32_t kfab_ep_sq_entries(const struct fi_info *info)
+/*
+ * The ring's size: tx + rx queue sizes, rounded up to a power of two.  An
+ * endpoint opened for a shared receive context posts no receives of its
+ * own: tx alone (fi_endpoint(3) leaves rx_attr->size to the SRX then).
+ */
+static uint32_t kfab_ep_sq_entries(const struct fi_info *info, bool shared_rx)
 {
 	uint64_t want = 0;
-	uint32_t n = 1;
 
 	if (info->tx_attr)
 		want += info->tx_attr->size;
-	if (info->rx_attr)
+	if (info->rx_attr && !shared_rx)
 		want += info->rx_attr->size;
-	if (!want)
-		return 0;	/* the kernel's default */
-	if (want >= KFAB_SQ_MAX_ENTRIES)
-		return KFAB_SQ_MAX_ENTRIES;
-	while (n < want)
-		n <<= 1;
-	return n;
-}
-
-/* The kernel's answer must describe a ring that fits its region. */
-static int kfab_ep_map(struct kfab_ep *ep, const struct kfab_ep_open *cmd)
-{
-	uint32_t n = cmd->out_sq_entries;
-	int ret;
-
-	if (!n || (n & (n - 1)) || cmd->out_sqe_size < sizeof(struct kfab_sqe) ||
-	    cmd->out_off_tail % sizeof(uint32_t) ||
-	    cmd->out_off_head % sizeof(uint32_t) ||
-	    cmd->out_off_sqes % sizeof(uint64_t) ||
-	    cmd->out_off_tail + sizeof(uint32_t) > cmd->out_sq_mmap_size ||
-	    cmd->out_off_head + sizeof(uint32_t) > cmd->out_sq_mmap_size ||
-	    cmd->out_off_sqes + (uint64_t)n * cmd->out_sqe_size >
-	    cmd->out_sq_mmap_size)
-		return -FI_EOTHER;
-
-	ep->sq_len = cmd->out_sq_mmap_size;
-	ret = kfab_dev_mmap(ep->fd, cmd->out_sq_mmap_offset, ep->sq_len, true,
-			    &ep->sq_map);
-	if (ret) {
-		ep->sq_map = NULL;
-		return ret;
-	}
-	ep->tail = (uint32_t *)((char *)ep->sq_map + cmd->out_off_tail);
-	ep->head = (const uint32_t *)((char *)ep->sq_map + cmd->out_off_head);
-	ep->sqes = (uint8_t *)ep->sq_map + cmd->out_off_sqes;
-	ep->entries = n;
-	ep->mask = n - 1;
-	ep->sqe_size = cmd->out_sqe_size;
-	/* A fresh ring: both indices start where the kernel put them. */
-	ep->local_tail = kfab_load_acquire(ep->head);
-	ep->published = ep->local_tail;
-	kfab_store_release(ep->tail, ep->local_tail);
-	return 0;
+	return kfab_ring_entries(want);
 }
 
 /**
@@ -1023,6 +1014,7 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 {
 	struct kfab_domain *dom = to_kfab_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
+	struct kfab_ring_layout layout;
 	struct kfab_ep *ep;
 	int ret;
 
@@ -1046,6 +1038,8 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->domain = dom;
 	ep->fd = dom->fabric->fd;
 	ep->caps = info->caps ? info->caps : KFAB_EP_DEFAULT_CAPS;
+	ep->shared_rx = info->ep_attr &&
+			info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT;
 	if (info->tx_attr)
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
@@ -1053,7 +1047,7 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 
 	cmd.domain_id = dom->id;
 	cmd.type = KFAB_EP_TYPE_RDM;
-	cmd.sq_entries = kfab_ep_sq_entries(info);
+	cmd.sq_entries = kfab_ep_sq_entries(info, ep->shared_rx);
 	ret = kfab_dev_ep_open(ep->fd, &cmd);
 	if (ret) {
 		KFAB_WARN(EP_CTRL, "KFAB_IOC_EP_OPEN: %s\n", fi_strerror(-ret));
@@ -1061,7 +1055,16 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->id = cmd.out_ep_id;
 	ep->addr = cmd.out_addr;
-	ret = kfab_ep_map(ep, &cmd);
+	layout = (struct kfab_ring_layout){
+		.entries = cmd.out_sq_entries,
+		.sqe_size = cmd.out_sqe_size,
+		.mmap_offset = cmd.out_sq_mmap_offset,
+		.mmap_size = cmd.out_sq_mmap_size,
+		.off_tail = cmd.out_off_tail,
+		.off_head = cmd.out_off_head,
+		.off_sqes = cmd.out_off_sqes,
+	};
+	ret = kfab_ring_map(&ep->ring, ep->fd, ep->id, &layout);
 	if (ret) {
 		KFAB_WARN(EP_CTRL, "ep %u: mapping the ring: %s\n", ep->id,
 			  fi_strerror(-ret));
@@ -1081,7 +1084,8 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->ep_fid.collective =
 		(struct fi_ops_collective *)&kfab_ep_collective_ops;
 	*ep_fid = &ep->ep_fid;
-	KFAB_DBG(EP_CTRL, "ep %u: %u ring entries\n", ep->id, ep->entries);
+	KFAB_DBG(EP_CTRL, "ep %u: %u ring entries\n", ep->id,
+		 ep->ring.entries);
 	return 0;
 
 err_free:

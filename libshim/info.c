@@ -31,7 +31,13 @@
  *    the ring from their sum).  inject_size KFAB_INLINE_MAX and iov_limit
  *    KFAB_IOV_MAX are the ring entry's; max_msg_size KFAB_MAX_MSG_SIZE;
  *    total_buffered_recv KFAB_BUFFERED_RECV is what the kernel buffers per
- *    endpoint for messages that arrive before their receive.  msg_order
+ *    endpoint for messages that arrive before their receive.  Shared
+ *    receive contexts (srx.c): max_ep_srx_ctx 1, and ep_attr->rx_ctx_cnt
+ *    FI_SHARED_CONTEXT in the hints is accepted and echoed (the endpoint
+ *    then needs an SRX bound before fi_enable()); fi_srx_context()'s
+ *    attributes are judged like rx_attr hints.  FI_PEEK, FI_CLAIM and
+ *    FI_DISCARD of tagged receives have no cap bit (fi_tagged(3) makes
+ *    them part of FI_TAGGED).  msg_order
  *    FI_ORDER_SAS (the kernel takes a ring in order and matches in order);
  *    comp_order FI_ORDER_NONE.  op_flags hints among the completion flags
  *    kfab honours are echoed as the endpoint's default flags.  tclass hints
@@ -61,11 +67,6 @@
  * Not const only because struct fi_info points at its attributes through
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
-#define KFAB_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
-			 FI_FENCE)
-#define KFAB_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
-			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
-#define KFAB_CAPS	(KFAB_TX_CAPS | KFAB_RX_CAPS)
 /* Secondary caps kfab adds to an answer whatever the hints named. */
 #define KFAB_CAPS_ALWAYS	FI_LOCAL_COMM
 /* Default op_flags a hint may ask for (msg.c honours them). */
@@ -106,7 +107,7 @@ static struct fi_ep_attr kfab_ep_attr = {
 	.protocol_version = 0,
 	.max_msg_size = KFAB_MAX_MSG_SIZE,
 	.tx_ctx_cnt = 1,
-	.rx_ctx_cnt = 1,
+	.rx_ctx_cnt = 1,	/* FI_SHARED_CONTEXT when the hints ask */
 };
 
 static struct fi_domain_attr kfab_domain_attr = {
@@ -126,6 +127,8 @@ static struct fi_domain_attr kfab_domain_attr = {
 	.rx_ctx_cnt = KFAB_OBJECTS,
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
+	/* fi_srx_context(): one SRX per endpoint (fi_endpoint(3)). */
+	.max_ep_srx_ctx = 1,
 	.cntr_cnt = KFAB_OBJECTS,
 	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
@@ -268,13 +271,21 @@ static bool kfab_rx_attr_ok(const struct fi_rx_attr *want)
 	       kfab_max_ok("rx_attr->iov_limit", want->iov_limit, have->iov_limit);
 }
 
+int kfab_info_check_rx_attr(const struct fi_rx_attr *attr)
+{
+	return kfab_rx_attr_ok(attr) ? 0 : -FI_ENODATA;
+}
+
 static bool kfab_ep_attr_ok(const struct fi_ep_attr *want)
 {
 	const struct fi_ep_attr *have = &kfab_ep_attr;
 
 	if (!want)
 		return true;
-	/* FI_SHARED_CONTEXT (SIZE_MAX) fails too: there are no stx/srx. */
+	/*
+	 * rx_ctx_cnt FI_SHARED_CONTEXT (SIZE_MAX): an endpoint that receives
+	 * through an SRX; tx_ctx_cnt FI_SHARED_CONTEXT fails: no STX.
+	 */
 	return kfab_enum_ok("ep_attr->type", want->type, have->type) &&
 	       kfab_enum_ok("ep_attr->protocol", want->protocol, have->protocol) &&
 	       kfab_max_ok("ep_attr->protocol_version", want->protocol_version,
@@ -288,7 +299,9 @@ static bool kfab_ep_attr_ok(const struct fi_ep_attr *want)
 	       kfab_max_ok("ep_attr->max_order_waw_size", want->max_order_waw_size,
 			   have->max_order_waw_size) &&
 	       kfab_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt, have->tx_ctx_cnt) &&
-	       kfab_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt, have->rx_ctx_cnt) &&
+	       (want->rx_ctx_cnt == FI_SHARED_CONTEXT ||
+		kfab_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt,
+			    have->rx_ctx_cnt)) &&
 	       kfab_max_ok("ep_attr->auth_key_size", want->auth_key_size,
 			   have->auth_key_size);
 }
@@ -465,6 +478,9 @@ int kfab_info_get(uint32_t version, const struct fi_info *hints,
 			fi->rx_attr->size = hints->rx_attr->size;
 		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
 	}
+	if (hints && hints->ep_attr &&
+	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
+		fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 
 	*info = fi;
 	return 0;

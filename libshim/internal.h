@@ -15,7 +15,9 @@
  *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
  *   cntr.c    fid_cntr: a kernel counter whose values are mapped
  *   ep.c      fid_ep: a kernel endpoint and its mapped submission ring
- *   msg.c     fi_msg and fi_tagged: requests written into that ring
+ *   srx.c     fid_ep of class FI_CLASS_SRX_CTX: a shared receive context
+ *   ring.c    the producer side of those submission rings
+ *   msg.c     fi_msg and fi_tagged: requests written into the rings
  *   mr.c      fid_mr: registrations, which kfab needs none of
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
@@ -36,6 +38,7 @@
 #include <time.h>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -77,9 +80,18 @@ const char *kfab_dev_path(void);
 
 /* ---- fi_info (info.c) ---- */
 
+/* The capabilities kfab offers, per direction. */
+#define KFAB_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
+			 FI_FENCE)
+#define KFAB_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
+			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
+#define KFAB_CAPS	(KFAB_TX_CAPS | KFAB_RX_CAPS)
+
 int kfab_info_get(uint32_t version, const struct fi_info *hints,
 		  struct fi_info **info);
 int kfab_info_check(const struct fi_info *hints);
+/* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
+int kfab_info_check_rx_attr(const struct fi_rx_attr *attr);
 
 /* ---- device (dev.c): each returns 0 or -errno ---- */
 
@@ -109,6 +121,7 @@ int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
 int kfab_dev_ep_enable(int fd, uint32_t ep_id);
 int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done);
 int kfab_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context);
+int kfab_dev_srx_open(int fd, struct kfab_srx_open *cmd);
 
 /* ---- fabric (fabric.c) ---- */
 
@@ -308,7 +321,83 @@ int kfab_timeout_left(int timeout, const struct timespec *start);
 void kfab_eventfd_wait(int efd, int timeout_ms);
 void kfab_eventfd_reset(int efd);
 
-/* ---- endpoints (ep.c) and their data path (msg.c) ---- */
+/* ---- submission rings (ring.c) ---- */
+
+/*
+ * Where the kernel put a ring in its region: the out_sq_* and out_off_*
+ * answers of KFAB_IOC_EP_OPEN and KFAB_IOC_SRX_OPEN.
+ */
+struct kfab_ring_layout {
+	uint32_t entries;
+	uint32_t sqe_size;
+	uint64_t mmap_offset;
+	uint64_t mmap_size;
+	uint32_t off_tail;
+	uint32_t off_head;
+	uint32_t off_sqes;
+};
+
+/**
+ * struct kfab_ring - the producer side of a submission ring
+ * @fd: the fabric's device file
+ * @id: the kernel object whose doorbell drains it (an endpoint or an SRX)
+ * @map: the ring region, mapped read-write, @map_len bytes
+ * @tail: the producer index in @map (we write it)
+ * @head: the consumer index in @map (the kernel writes it)
+ * @sqes: the first slot
+ * @entries: slots of the ring; @mask: @entries - 1
+ * @sqe_size: bytes from one slot to the next (>= sizeof(struct kfab_sqe))
+ * @local_tail: our copy of the producer index, never read back from @tail;
+ *	it runs ahead of the published one during an FI_MORE batch
+ * @published: the tail last published (stored in @tail)
+ *
+ * Endpoints (sends and receives) and shared receive contexts (receives)
+ * write their requests through this one piece of code.  The owner's lock
+ * serialises producers: every kfab_ring_*() but kfab_ring_progress() is
+ * called under it.
+ */
+struct kfab_ring {
+	int fd;
+	uint32_t id;
+	void *map;
+	size_t map_len;
+	uint32_t *tail;
+	const uint32_t *head;
+	uint8_t *sqes;
+	uint32_t entries, mask, sqe_size;
+	uint32_t local_tail;
+	uint32_t published;
+};
+
+/*
+ * Check @layout against what fits its region, map it and start both
+ * indices at the kernel's head: 0, -FI_EOTHER for a layout that does not
+ * fit, or mmap()'s -errno.
+ */
+int kfab_ring_map(struct kfab_ring *ring, int fd, uint32_t id,
+		  const struct kfab_ring_layout *layout);
+void kfab_ring_unmap(struct kfab_ring *ring);
+/* The ring's size for queue sizes summing to @want (0: the kernel's). */
+uint32_t kfab_ring_entries(uint64_t want);
+/* Free slots, as far as we know (a head that is not the kernel's: none). */
+uint32_t kfab_ring_space(struct kfab_ring *ring);
+/*
+ * Write @sqe into the next slot.  Without @more, publish the tail and,
+ * when @doorbell, ring it.  A full ring is published and rung (if
+ * @doorbell) once before -FI_EAGAIN.
+ */
+ssize_t kfab_ring_post(struct kfab_ring *ring, const struct kfab_sqe *sqe,
+		       bool more, bool doorbell);
+/* Publish a pending FI_MORE batch and ring the doorbell. */
+void kfab_ring_flush(struct kfab_ring *ring);
+/*
+ * Manual progress: ring the doorbell when the published part of the ring
+ * holds requests.  Lock-free (the kernel keeps its own head); true when
+ * requests remain in the ring afterwards.
+ */
+bool kfab_ring_progress(struct kfab_ring *ring);
+
+/* ---- endpoints (ep.c), shared receive contexts (srx.c), data path (msg.c) ---- */
 
 /* ep_attr->max_msg_size: the largest message kfab carries. */
 #define KFAB_MAX_MSG_SIZE	(1ULL << 30)
@@ -320,6 +409,18 @@ void kfab_eventfd_reset(int efd);
 /* tx_attr->size and rx_attr->size offered by default */
 #define KFAB_EP_QUEUE_SIZE	256
 
+/*
+ * Receive capabilities an endpoint bound to an SRX may use only if the
+ * SRX has them (fi_endpoint(3): "Endpoints associated with a shared
+ * receive context must use a subset of the receive context's
+ * attributes").  FI_RECV, FI_LOCAL_COMM and FI_REMOTE_COMM are left out:
+ * they say which directions and which peers, not how receives match.
+ */
+#define KFAB_SRX_SUBSET_CAPS	(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | \
+				 FI_SOURCE | FI_MULTI_RECV)
+
+struct kfab_srx;
+
 /**
  * struct kfab_ep - a fid_ep: a kernel endpoint (FI_EP_RDM)
  * @ep_fid: what libfabric sees
@@ -328,9 +429,13 @@ void kfab_eventfd_reset(int efd);
  * @id: the kernel's id of the endpoint
  * @addr: its address (fi_getname)
  * @caps: the capabilities it was opened with
+ * @shared_rx: opened with ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT: it
+ *	needs an SRX before fi_enable()
  * @lock: serialises ring production and every change of state below
  * @enabled: fi_enable() succeeded: no more binds, data transfers allowed
  * @av: the bound AV, or NULL
+ * @srx: the bound shared receive context, or NULL: receives are posted
+ *	there, not here (read without @lock by progress; set before enable)
  * @tx_cq: the CQ of transmit completions, or NULL; @tx_selective: bound
  *	with FI_SELECTIVE_COMPLETION
  * @rx_cq: the same for receives; @rx_selective
@@ -340,15 +445,7 @@ void kfab_eventfd_reset(int efd);
  * @tx_op_flags: default flags of fi_send() and friends (fi_control)
  * @rx_op_flags: default flags of fi_recv() and friends
  * @min_multi_recv: FI_OPT_MIN_MULTI_RECV
- * @sq_map: the ring region, mapped read-write, @sq_len bytes
- * @tail: the producer index in @sq_map (we write it)
- * @head: the consumer index in @sq_map (the kernel writes it)
- * @sqes: the first slot
- * @entries: slots of the ring; @mask: @entries - 1
- * @sqe_size: bytes from one slot to the next (>= sizeof(struct kfab_sqe))
- * @local_tail: our copy of the producer index, never read back from @tail;
- *	it runs ahead of the published one during an FI_MORE batch
- * @published: the tail last published (stored in @tail)
+ * @ring: the submission ring, for sends and (without an SRX) receives
  */
 struct kfab_ep {
 	struct fid_ep ep_fid;
@@ -357,23 +454,18 @@ struct kfab_ep {
 	uint32_t id;
 	struct kfab_addr addr;
 	uint64_t caps;
+	bool shared_rx;
 	pthread_mutex_t lock;
 	bool enabled;
 	struct kfab_av *av;
+	struct kfab_srx *srx;
 	struct kfab_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
 	struct kfab_cntr *tx_cntr, *rx_cntr;
 	struct kfab_eq *eq;
 	uint64_t tx_op_flags, rx_op_flags;
 	size_t min_multi_recv;
-	void *sq_map;
-	size_t sq_len;
-	uint32_t *tail;
-	const uint32_t *head;
-	uint8_t *sqes;
-	uint32_t entries, mask, sqe_size;
-	uint32_t local_tail;
-	uint32_t published;
+	struct kfab_ring ring;
 };
 
 static inline struct kfab_ep *to_kfab_ep(struct fid_ep *ep)
@@ -386,15 +478,94 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, uint64_t flags, void *context);
 /*
- * Manual progress: ring the doorbell when the published part of the ring
- * holds requests.  Lock-free (the kernel keeps its own head); true when
- * requests remain in the ring afterwards.
+ * Manual progress: the endpoint's ring, and its SRX's (see
+ * kfab_ring_progress()).  True when requests remain in a ring afterwards.
  */
 bool kfab_ep_progress(struct kfab_ep *ep);
 
-/* msg.c: the op tables of the data path, and the ring's free slots */
+/*
+ * ep.c's tables of what endpoints and SRXs both lack (RMA, atomics,
+ * collectives): every entry -FI_ENOSYS (-FI_EOPNOTSUPP for the atomic
+ * valid queries).
+ */
+extern const struct fi_ops_rma kfab_ep_rma_ops;
+extern const struct fi_ops_atomic kfab_ep_atomic_ops;
+extern const struct fi_ops_collective kfab_ep_collective_ops;
+
+/**
+ * struct kfab_srx - a fid_ep of class FI_CLASS_SRX_CTX: a kernel shared
+ * receive context (KFAB_IOC_SRX_OPEN)
+ * @ep_fid: what libfabric sees
+ * @domain: the parent
+ * @fd: the fabric's device file
+ * @id: the kernel's id of the SRX
+ * @caps: its receive capabilities (rx_attr->caps, kfab's when 0)
+ * @lock: serialises ring production and the counts below
+ * @bound: endpoints bound to it; fi_close() is -FI_EBUSY while non-zero
+ * @live: of those, the enabled ones: the kernel takes the SRX's doorbell
+ *	only with one (receives posted before wait in the ring)
+ * @live_selective: of those, the ones whose RX CQ was bound with
+ *	FI_SELECTIVE_COMPLETION
+ * @rx_op_flags: default flags of fi_recv() and friends on the SRX
+ * @min_multi_recv: FI_OPT_MIN_MULTI_RECV of its multi-receive buffers
+ * @ring: its submission ring, receives only
+ *
+ * Completions of its receives go to the CQ and counter of the endpoint
+ * the message was sent to; so a success completion is suppressed
+ * (FI_SELECTIVE_COMPLETION without FI_COMPLETION) only when every
+ * enabled endpoint bound to it asked for selective completions.
+ */
+struct kfab_srx {
+	struct fid_ep ep_fid;
+	struct kfab_domain *domain;
+	int fd;
+	uint32_t id;
+	uint64_t caps;
+	pthread_mutex_t lock;
+	unsigned int bound, live, live_selective;
+	uint64_t rx_op_flags;
+	size_t min_multi_recv;
+	struct kfab_ring ring;
+};
+
+static inline struct kfab_srx *to_kfab_srx(struct fid_ep *ep)
+{
+	return container_of(ep, struct kfab_srx, ep_fid);
+}
+
+/* struct fi_ops_domain.srx_ctx: fi_srx_context() for kfab */
+int kfab_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+		     struct fid_ep **rx_ep, void *context);
+/* The SRX behind a fid, NULL unless it is a kfab SRX. */
+struct kfab_srx *kfab_srx_from_fid(struct fid *fid);
+/*
+ * An endpoint binds (before enable), is enabled, and goes (after its
+ * kernel object is destroyed).  kfab_srx_bind_ep() checks the subset rule
+ * and the domain: 0, -FI_EINVAL or -FI_EDOMAIN.  kfab_srx_ep_enabled()
+ * rings the SRX's doorbell, so receives posted before any endpoint was
+ * enabled are carried out now.
+ */
+int kfab_srx_bind_ep(struct kfab_srx *srx, struct kfab_ep *ep);
+void kfab_srx_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep);
+void kfab_srx_unbind_ep(struct kfab_srx *srx, struct kfab_ep *ep,
+			bool was_enabled);
+/* Receives into the SRX's ring (msg.c builds them): 0 or -FI_E*. */
+ssize_t kfab_srx_post(struct kfab_srx *srx, const struct kfab_sqe *sqe,
+		      bool more);
+/* Should a successful receive of the SRX be reported without FI_COMPLETION? */
+bool kfab_srx_selective(struct kfab_srx *srx);
+/* Manual progress of the SRX's ring (kfab_ring_progress()). */
+bool kfab_srx_progress(struct kfab_srx *srx);
+
+/*
+ * msg.c: the op tables of the data path.  An SRX's receive calls are the
+ * endpoint's (they look at the fid's class); its sends are -FI_ENOSYS.
+ */
 extern const struct fi_ops_msg kfab_ep_msg_ops;
 extern const struct fi_ops_tagged kfab_ep_tagged_ops;
+extern const struct fi_ops_msg kfab_srx_msg_ops;
+extern const struct fi_ops_tagged kfab_srx_tagged_ops;
+/* Free slots of the endpoint's ring; -FI_EOPBADSTATE before enable. */
 ssize_t kfab_ep_ring_space(struct kfab_ep *ep);
 
 /* ---- memory registration (mr.c) ---- */
@@ -427,6 +598,20 @@ int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
 
+/* struct fi_ops_cm */
+int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
+int kfab_no_getname(fid_t fid, void *addr, size_t *addrlen);
+int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+		    size_t paramlen);
+int kfab_no_listen(struct fid_pep *pep);
+int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+		   size_t paramlen);
+int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+		 struct fid_mc **mc, void *context);
+
 /* struct fi_ops_domain */
 int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
@@ -434,8 +619,6 @@ int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset);
 int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		    struct fid_stx **stx, void *context);
-int kfab_no_srx_ctx(struct fid_domain *domain, struct fi_rx_attr *attr,
-		    struct fid_ep **rx_ep, void *context);
 int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags);

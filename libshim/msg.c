@@ -11,24 +11,15 @@
  * most KFAB_INLINE_MAX bytes) are copied into the entry itself, so the
  * caller's buffer is free on return.
  *
- * The producer side of the ring protocol of uapi/linux/kfab.h:
- *
- *   1. head = acquire-load(head)        pairs with the kernel's release of
- *                                       head: the slots before it are free
- *   2. tail - head == entries?          full: publish, ring the doorbell
- *                                       once, look again, else -FI_EAGAIN
- *   3. write sqes[tail & mask]
- *   4. release-store(tail, tail + 1)    pairs with the kernel's acquire of
- *                                       tail: it sees the slot written
- *   5. KFAB_IOC_EP_DOORBELL             unless FI_MORE
- *
- * With FI_MORE the entry is written but the tail is not published: the
- * kernel cannot see (nor progress, see kfab_ep_progress()) any part of a
- * batch until the call without FI_MORE publishes all of it and rings once.
- * A full ring ends a batch early (FI_MORE is a hint).
+ * ring.c puts the entry into the ring (the producer side of the protocol
+ * of uapi/linux/kfab.h, FI_MORE batching included).  Receives go to the
+ * endpoint's ring, or, on a shared receive context (srx.c), to the SRX's:
+ * the receive calls of both op tables are the same functions, which look
+ * at the fid's class.  An endpoint bound to an SRX posts no receives of
+ * its own.
  *
  * The ring holds sends and receives alike; its free slots are what
- * fi_tx_size_left() and fi_rx_size_left() report.  The endpoint's lock
+ * fi_tx_size_left() and fi_rx_size_left() report.  The owner's lock
  * serialises producers (FI_THREAD_SAFE).
  */
 #include <string.h>
@@ -45,45 +36,15 @@
 				 FI_FENCE)
 /*
  * Flags a receive of the *msg family may carry; FI_MULTI_RECV for untagged
- * receives only.  FI_PEEK, FI_CLAIM and FI_DISCARD need the kernel's
- * matching engine to expose them: -FI_EBADFLAGS until it does.
+ * receives only.  FI_PEEK, FI_CLAIM and FI_DISCARD for tagged receives
+ * only: for fi_recvmsg() fi_msg(3) gives them to buffered receives
+ * (FI_BUFFERED_RECV), which kfab does not offer.
  */
 #define KFAB_RECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
-#define KFAB_TRECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE)
+#define KFAB_PEEK_FLAGS		(FI_PEEK | FI_CLAIM | FI_DISCARD)
+#define KFAB_TRECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | KFAB_PEEK_FLAGS)
 
-/* ---- the ring ---- */
-
-static void kfab_ep_publish_locked(struct kfab_ep *ep)
-{
-	if (ep->published == ep->local_tail)
-		return;
-	/* Pairs with the kernel's smp_load_acquire() of tail. */
-	kfab_store_release(ep->tail, ep->local_tail);
-	ep->published = ep->local_tail;
-}
-
-static void kfab_ep_doorbell_locked(struct kfab_ep *ep)
-{
-	int ret = kfab_dev_ep_doorbell(ep->fd, ep->id, NULL);
-
-	/*
-	 * The requests are in the ring whatever the answer: the next
-	 * doorbell (or progress from a CQ read) carries them out.
-	 */
-	if (ret)
-		KFAB_INFO(EP_DATA, "ep %u: KFAB_IOC_EP_DOORBELL: %s\n", ep->id,
-			  fi_strerror(-ret));
-}
-
-/* Slots in use, as far as we know; never above ep->entries. */
-static uint32_t kfab_ep_used_locked(struct kfab_ep *ep)
-{
-	/* Pairs with the kernel's smp_store_release() of head. */
-	uint32_t used = ep->local_tail - kfab_load_acquire(ep->head);
-
-	/* A head past our tail, or too far behind, is not the kernel's. */
-	return used > ep->entries ? ep->entries : used;
-}
+/* ---- the endpoint's ring ---- */
 
 ssize_t kfab_ep_ring_space(struct kfab_ep *ep)
 {
@@ -93,42 +54,22 @@ ssize_t kfab_ep_ring_space(struct kfab_ep *ep)
 	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
 	else
-		ret = (ssize_t)(ep->entries - kfab_ep_used_locked(ep));
+		ret = (ssize_t)kfab_ring_space(&ep->ring);
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
 }
 
-/* Write @sqe into the ring; see the top of the file. */
+/* Write @sqe into the endpoint's ring (ring.c): data waits for enable. */
 static ssize_t kfab_ep_post(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 			    bool more)
 {
-	ssize_t ret = 0;
-	uint8_t *slot;
+	ssize_t ret;
 
 	pthread_mutex_lock(&ep->lock);
-	if (!ep->enabled) {
+	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	if (kfab_ep_used_locked(ep) >= ep->entries) {
-		kfab_ep_publish_locked(ep);
-		kfab_ep_doorbell_locked(ep);
-		if (kfab_ep_used_locked(ep) >= ep->entries) {
-			ret = -FI_EAGAIN;
-			goto out;
-		}
-	}
-	slot = ep->sqes + (size_t)(ep->local_tail & ep->mask) * ep->sqe_size;
-	memcpy(slot, sqe, sizeof(*sqe));
-	/* A kernel entry larger than ours: what we do not know is zero. */
-	if (ep->sqe_size > sizeof(*sqe))
-		memset(slot + sizeof(*sqe), 0, ep->sqe_size - sizeof(*sqe));
-	ep->local_tail++;
-	if (!more) {
-		kfab_ep_publish_locked(ep);
-		kfab_ep_doorbell_locked(ep);
-	}
-out:
+	else
+		ret = kfab_ring_post(&ep->ring, sqe, more, true);
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
 }
@@ -240,9 +181,42 @@ static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
 	return kfab_ep_post(ep, &sqe, flags & FI_MORE);
 }
 
+/*
+ * FI_PEEK, FI_CLAIM and FI_DISCARD of a tagged receive (fi_tagged(3)) as
+ * the kernel's KFAB_SQE_PEEK, _CLAIM and _DISCARD.  FI_DISCARD goes with
+ * FI_PEEK or FI_CLAIM, never alone nor with both: -FI_EBADFLAGS.  FI_CLAIM needs the
+ * application's struct fi_context as the context, which the kernel keys
+ * the claimed message by (and which the paired FI_CLAIM receive passes
+ * again): -FI_EINVAL without one.  A peek moves no data (a provider "may
+ * return NULL" in buf) and a discard takes none, so neither passes
+ * buffers; a peek always asks for its completion, which is its answer.
+ */
+static ssize_t kfab_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
+				 uint64_t flags, bool *buffers)
+{
+	*buffers = true;
+	if (!(flags & KFAB_PEEK_FLAGS))
+		return 0;
+	/* "in conjunction with either FI_PEEK or FI_CLAIM": one of them */
+	if ((flags & FI_DISCARD) &&
+	    (flags & (FI_PEEK | FI_CLAIM)) != FI_PEEK &&
+	    (flags & (FI_PEEK | FI_CLAIM)) != FI_CLAIM)
+		return -FI_EBADFLAGS;
+	if ((flags & FI_CLAIM) && !context)
+		return -FI_EINVAL;
+	if (flags & FI_PEEK)
+		sqe->flags |= KFAB_SQE_PEEK | KFAB_SQE_COMPLETION;
+	if (flags & FI_CLAIM)
+		sqe->flags |= KFAB_SQE_CLAIM;
+	if (flags & FI_DISCARD)
+		sqe->flags |= KFAB_SQE_DISCARD;
+	*buffers = !(flags & (FI_PEEK | FI_DISCARD));
+	return 0;
+}
+
 /**
- * kfab_recv() - one receive of any flavour
- * @ep: the endpoint
+ * kfab_recv() - one receive of any flavour, on an endpoint or an SRX
+ * @fid: the endpoint, or a shared receive context (FI_CLASS_SRX_CTX)
  * @op: KFAB_OP_RECV or KFAB_OP_TRECV
  * @iov: the buffers, @count of them
  * @src: FI_DIRECTED_RECV: the only source accepted; else ignored
@@ -250,16 +224,39 @@ static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
  * @ignore: tagged receives: the bits of the tag to ignore
  * @context: the operation's context
  * @flags: the operation's flags
+ *
+ * An endpoint bound to an SRX answers -FI_EOPBADSTATE: its receives are
+ * the SRX's ("Users post receive buffers directly to a shared receive
+ * context", fi_endpoint(3)), and fi_endpoint(3)'s -FI_EOPBADSTATE is "the
+ * endpoint's state does not permit the requested operation" - the
+ * operation exists, the binding rules it out.
  */
-static ssize_t kfab_recv(struct kfab_ep *ep, uint8_t op,
+static ssize_t kfab_recv(struct fid_ep *fid, uint8_t op,
 			 const struct iovec *iov, size_t count, fi_addr_t src,
 			 uint64_t tag, uint64_t ignore, void *context,
 			 uint64_t flags)
 {
 	struct kfab_sqe sqe = { 0 };
-	uint64_t total;
+	struct kfab_srx *srx = NULL;
+	struct kfab_ep *ep = NULL;
+	size_t min_multi_recv;
+	bool selective, buffers;
+	uint64_t caps, total;
 	ssize_t ret;
 
+	if (fid->fid.fclass == FI_CLASS_SRX_CTX) {
+		srx = to_kfab_srx(fid);
+		caps = srx->caps;
+		min_multi_recv = kfab_read_once(&srx->min_multi_recv);
+		selective = kfab_srx_selective(srx);
+	} else {
+		ep = to_kfab_ep(fid);
+		if (kfab_read_once(&ep->srx))
+			return -FI_EOPBADSTATE;
+		caps = ep->caps;
+		min_multi_recv = kfab_read_once(&ep->min_multi_recv);
+		selective = ep->rx_selective;
+	}
 	if (flags & FI_MULTI_RECV) {
 		if (op != KFAB_OP_RECV)
 			return -FI_EBADFLAGS;
@@ -267,18 +264,27 @@ static ssize_t kfab_recv(struct kfab_ep *ep, uint8_t op,
 			return -FI_EINVAL;
 		/* The kernel releases the buffer below this much room. */
 		sqe.flags |= KFAB_SQE_MULTI_RECV;
-		sqe.data = kfab_read_once(&ep->min_multi_recv);
+		sqe.data = min_multi_recv;
 	}
-	sqe.opcode = op;
-	sqe.context = (uintptr_t)context;
-	sqe.addr = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
-	sqe.tag = tag;
-	sqe.ignore = ignore;
-	ret = kfab_sqe_set_iov(&sqe, iov, count, &total);
+	if ((flags & KFAB_PEEK_FLAGS) && op != KFAB_OP_TRECV)
+		return -FI_EBADFLAGS;
+	ret = kfab_sqe_set_peek(&sqe, context, flags, &buffers);
 	if (ret)
 		return ret;
-	if (kfab_want_completion(ep->rx_selective, flags))
+	sqe.opcode = op;
+	sqe.context = (uintptr_t)context;
+	sqe.addr = (caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
+	sqe.tag = tag;
+	sqe.ignore = ignore;
+	if (buffers) {
+		ret = kfab_sqe_set_iov(&sqe, iov, count, &total);
+		if (ret)
+			return ret;
+	}
+	if (kfab_want_completion(selective, flags))
 		sqe.flags |= KFAB_SQE_COMPLETION;
+	if (srx)
+		return kfab_srx_post(srx, &sqe, flags & FI_MORE);
 	return kfab_ep_post(ep, &sqe, flags & FI_MORE);
 }
 
@@ -288,9 +294,11 @@ static uint64_t kfab_tx_flags(struct kfab_ep *ep)
 	return kfab_read_once(&ep->tx_op_flags);
 }
 
-static uint64_t kfab_rx_flags(struct kfab_ep *ep)
+static uint64_t kfab_rx_flags(struct fid_ep *fid)
 {
-	return kfab_read_once(&ep->rx_op_flags);
+	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
+		return kfab_read_once(&to_kfab_srx(fid)->rx_op_flags);
+	return kfab_read_once(&to_kfab_ep(fid)->rx_op_flags);
 }
 
 static struct iovec kfab_iov1(const void *buf, size_t len)
@@ -305,23 +313,20 @@ static struct iovec kfab_iov1(const void *buf, size_t len)
 static ssize_t kfab_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			     void *desc, fi_addr_t src_addr, void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
 	struct iovec iov = kfab_iov1(buf, len);
 
 	(void)desc;
-	return kfab_recv(ep, KFAB_OP_RECV, &iov, 1, src_addr, 0, 0, context,
-			 kfab_rx_flags(ep));
+	return kfab_recv(ep_fid, KFAB_OP_RECV, &iov, 1, src_addr, 0, 0,
+			 context, kfab_rx_flags(ep_fid));
 }
 
 static ssize_t kfab_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t src_addr,
 			      void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
-
 	(void)desc;
-	return kfab_recv(ep, KFAB_OP_RECV, iov, count, src_addr, 0, 0, context,
-			 kfab_rx_flags(ep));
+	return kfab_recv(ep_fid, KFAB_OP_RECV, iov, count, src_addr, 0, 0,
+			 context, kfab_rx_flags(ep_fid));
 }
 
 static ssize_t kfab_msg_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
@@ -331,7 +336,7 @@ static ssize_t kfab_msg_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)KFAB_RECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return kfab_recv(to_kfab_ep(ep_fid), KFAB_OP_RECV, msg->msg_iov,
+	return kfab_recv(ep_fid, KFAB_OP_RECV, msg->msg_iov,
 			 msg->iov_count, msg->addr, 0, 0, msg->context, flags);
 }
 
@@ -422,12 +427,11 @@ static ssize_t kfab_tagged_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 				void *desc, fi_addr_t src_addr, uint64_t tag,
 				uint64_t ignore, void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
 	struct iovec iov = kfab_iov1(buf, len);
 
 	(void)desc;
-	return kfab_recv(ep, KFAB_OP_TRECV, &iov, 1, src_addr, tag, ignore,
-			 context, kfab_rx_flags(ep));
+	return kfab_recv(ep_fid, KFAB_OP_TRECV, &iov, 1, src_addr, tag, ignore,
+			 context, kfab_rx_flags(ep_fid));
 }
 
 static ssize_t kfab_tagged_recvv(struct fid_ep *ep_fid,
@@ -435,14 +439,12 @@ static ssize_t kfab_tagged_recvv(struct fid_ep *ep_fid,
 				 size_t count, fi_addr_t src_addr,
 				 uint64_t tag, uint64_t ignore, void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
-
 	(void)desc;
-	return kfab_recv(ep, KFAB_OP_TRECV, iov, count, src_addr, tag, ignore,
-			 context, kfab_rx_flags(ep));
+	return kfab_recv(ep_fid, KFAB_OP_TRECV, iov, count, src_addr, tag,
+			 ignore, context, kfab_rx_flags(ep_fid));
 }
 
-/* FI_PEEK, FI_CLAIM and FI_DISCARD are refused here (-FI_EBADFLAGS). */
+/* FI_PEEK, FI_CLAIM and FI_DISCARD: see kfab_sqe_set_peek(). */
 static ssize_t kfab_tagged_recvmsg(struct fid_ep *ep_fid,
 				   const struct fi_msg_tagged *msg,
 				   uint64_t flags)
@@ -451,7 +453,7 @@ static ssize_t kfab_tagged_recvmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)KFAB_TRECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return kfab_recv(to_kfab_ep(ep_fid), KFAB_OP_TRECV, msg->msg_iov,
+	return kfab_recv(ep_fid, KFAB_OP_TRECV, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->ignore,
 			 msg->context, flags);
 }
@@ -540,4 +542,137 @@ const struct fi_ops_tagged kfab_ep_tagged_ops = {
 	.inject = kfab_tagged_inject,
 	.senddata = kfab_tagged_senddata,
 	.injectdata = kfab_tagged_injectdata,
+};
+
+/* ---- a shared receive context: receives only ---- */
+
+/*
+ * Sends are posted to endpoints; an SRX is a receive queue (fi_endpoint(3),
+ * "Shared contexts"), so every send call on one is -FI_ENOSYS.
+ */
+static ssize_t kfab_srx_send(struct fid_ep *ep, const void *buf, size_t len,
+			     void *desc, fi_addr_t dest_addr, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_sendv(struct fid_ep *ep, const struct iovec *iov,
+			      void **desc, size_t count, fi_addr_t dest_addr,
+			      void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
+	(void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+				uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_inject(struct fid_ep *ep, const void *buf,
+			       size_t len, fi_addr_t dest_addr)
+{
+	(void)ep; (void)buf; (void)len; (void)dest_addr;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_senddata(struct fid_ep *ep, const void *buf,
+				 size_t len, void *desc, uint64_t data,
+				 fi_addr_t dest_addr, void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)data;
+	(void)dest_addr; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_injectdata(struct fid_ep *ep, const void *buf,
+				   size_t len, uint64_t data,
+				   fi_addr_t dest_addr)
+{
+	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_tsend(struct fid_ep *ep, const void *buf, size_t len,
+			      void *desc, fi_addr_t dest_addr, uint64_t tag,
+			      void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
+	(void)tag; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_tsendv(struct fid_ep *ep, const struct iovec *iov,
+			       void **desc, size_t count,
+			       fi_addr_t dest_addr, uint64_t tag,
+			       void *context)
+{
+	(void)ep; (void)iov; (void)desc; (void)count; (void)dest_addr;
+	(void)tag; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_tsendmsg(struct fid_ep *ep,
+				 const struct fi_msg_tagged *msg,
+				 uint64_t flags)
+{
+	(void)ep; (void)msg; (void)flags;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_tinject(struct fid_ep *ep, const void *buf,
+				size_t len, fi_addr_t dest_addr, uint64_t tag)
+{
+	(void)ep; (void)buf; (void)len; (void)dest_addr; (void)tag;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_tsenddata(struct fid_ep *ep, const void *buf,
+				  size_t len, void *desc, uint64_t data,
+				  fi_addr_t dest_addr, uint64_t tag,
+				  void *context)
+{
+	(void)ep; (void)buf; (void)len; (void)desc; (void)data;
+	(void)dest_addr; (void)tag; (void)context;
+	return -FI_ENOSYS;
+}
+
+static ssize_t kfab_srx_tinjectdata(struct fid_ep *ep, const void *buf,
+				    size_t len, uint64_t data,
+				    fi_addr_t dest_addr, uint64_t tag)
+{
+	(void)ep; (void)buf; (void)len; (void)data; (void)dest_addr;
+	(void)tag;
+	return -FI_ENOSYS;
+}
+
+const struct fi_ops_msg kfab_srx_msg_ops = {
+	.size = sizeof(struct fi_ops_msg),
+	.recv = kfab_msg_recv,
+	.recvv = kfab_msg_recvv,
+	.recvmsg = kfab_msg_recvmsg,
+	.send = kfab_srx_send,
+	.sendv = kfab_srx_sendv,
+	.sendmsg = kfab_srx_sendmsg,
+	.inject = kfab_srx_inject,
+	.senddata = kfab_srx_senddata,
+	.injectdata = kfab_srx_injectdata,
+};
+
+const struct fi_ops_tagged kfab_srx_tagged_ops = {
+	.size = sizeof(struct fi_ops_tagged),
+	.recv = kfab_tagged_recv,
+	.recvv = kfab_tagged_recvv,
+	.recvmsg = kfab_tagged_recvmsg,
+	.send = kfab_srx_tsend,
+	.sendv = kfab_srx_tsendv,
+	.sendmsg = kfab_srx_tsendmsg,
+	.inject = kfab_srx_tinject,
+	.senddata = kfab_srx_tsenddata,
+	.injectdata = kfab_srx_tinjectdata,
 };

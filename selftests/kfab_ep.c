@@ -480,7 +480,7 @@ TEST_F(ep, bind_cntr)
 TEST_F(ep, bind_wrong_classes)
 {
 	struct fi_eq_attr eq_attr = { .size = 8 };
-	struct fid srx = { .fclass = FI_CLASS_SRX_CTX };
+	struct fid srx = { .fclass = FI_CLASS_SRX_CTX };	/* not kfab's */
 	struct fid stx = { .fclass = FI_CLASS_STX_CTX };
 	struct fid_eq *eq, *eq2;
 	struct fid_ep *ep2;
@@ -498,8 +498,8 @@ TEST_F(ep, bind_wrong_classes)
 			       0, 0, &mr, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &mr->fid, 0));
 	EXPECT_EQ(0, fi_close(&mr->fid));
-	/* Shared contexts do not exist in kfab. */
-	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &srx, 0));
+	/* An SRX must be kfab's (kfab_srx); STXs do not exist in kfab. */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &srx, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &stx, 0));
 	/* An EQ is kept; one per endpoint; it stays while bound. */
 	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq, NULL));
@@ -597,10 +597,62 @@ TEST_F(ep, getname)
 	ASSERT_EQ(0, fi_getname(&ep2->fid, &b, &len));
 	EXPECT_NE(a.ep, b.ep);
 	EXPECT_EQ(0, fi_close(&ep2->fid));
-	/* The kernel names endpoints; RDM endpoints have no peer. */
-	EXPECT_EQ(-FI_ENOSYS, fi_setname(&self->s.ep->fid, &a, sizeof(a)));
+	/* RDM endpoints have no peer. */
 	len = sizeof(b);
 	EXPECT_EQ(-FI_ENOSYS, fi_getpeer(self->s.ep, &b, &len));
+}
+
+/*
+ * fi_setname(): the kernel names endpoints.  The endpoint's own address
+ * (and no address at all) is what it has: 0, before and after enable;
+ * another one cannot be assigned: -FI_EADDRNOTAVAIL; what is no kfab
+ * address: -FI_EINVAL.
+ */
+TEST_F(ep, setname)
+{
+	struct kfab_addr a, b, bad;
+	struct fid_ep *ep2;
+	size_t len = sizeof(a);
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_getname(&self->s.ep->fid, &a, &len));
+	EXPECT_EQ(0, fi_setname(&self->s.ep->fid, &a, sizeof(a)));
+	EXPECT_EQ(0, fi_setname(&self->s.ep->fid, NULL, 0));
+	ASSERT_EQ(0, fi_endpoint(self->s.domain, self->s.info, &ep2, NULL));
+	len = sizeof(b);
+	ASSERT_EQ(0, fi_getname(&ep2->fid, &b, &len));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&self->s.ep->fid, &b,
+						sizeof(b)));
+	EXPECT_EQ(0, fi_close(&ep2->fid));
+	/* Still gone once ep2 is: an address is never reused. */
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&self->s.ep->fid, &b,
+						sizeof(b)));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &a, sizeof(a) - 1));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &a, sizeof(a) + 1));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, NULL, sizeof(a)));
+	bad = a;
+	bad.family = KFAB_ADDR_UNSPEC;
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
+	bad = a;
+	bad.node = 1;
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
+	bad = a;
+	bad.ep = 0;
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
+	/* The name did not change. */
+	len = sizeof(b);
+	ASSERT_EQ(0, fi_getname(&self->s.ep->fid, &b, &len));
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+	/* After enable, the same answers. */
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+				FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(self->s.ep));
+	EXPECT_EQ(0, fi_setname(&self->s.ep->fid, &a, sizeof(a)));
+	bad = a;
+	bad.ep++;
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&self->s.ep->fid, &bad,
+						sizeof(bad)));
 }
 
 TEST_F(ep, control_opsflags)
@@ -780,9 +832,15 @@ TEST_F(ep, data_path_argument_checks)
 	tmsg.iov_count = 1;
 	tmsg.addr = FI_ADDR_UNSPEC;
 	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_MULTI_RECV));
-	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_PEEK));
-	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_CLAIM));
+	/* FI_PEEK and friends: tagged only; FI_CLAIM needs a context. */
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->s.ep, &msg, FI_PEEK));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->s.ep, &msg, FI_CLAIM));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg, FI_DISCARD));
+	EXPECT_EQ(-FI_EINVAL, fi_trecvmsg(self->s.ep, &tmsg, FI_CLAIM));
+	EXPECT_EQ(-FI_EINVAL, fi_trecvmsg(self->s.ep, &tmsg,
+					  FI_PEEK | FI_CLAIM));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->s.ep, &tmsg,
+					     FI_PEEK | (1ULL << 61)));
 	EXPECT_EQ(-FI_EINVAL, fi_sendmsg(self->s.ep, NULL, 0));
 	/* Nothing was queued by any of these. */
 	EXPECT_EQ(tx_left(self->s.ep), rx_left(self->s.ep));

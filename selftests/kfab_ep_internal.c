@@ -51,12 +51,14 @@ FIXTURE_SETUP(ring)
 	self->ep.id = 1;
 	self->ep.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
 	self->ep.enabled = true;
-	self->ep.tail = &self->r.tail;
-	self->ep.head = &self->r.head;
-	self->ep.sqes = (uint8_t *)self->r.sqes;
-	self->ep.entries = ENTRIES;
-	self->ep.mask = ENTRIES - 1;
-	self->ep.sqe_size = sizeof(struct kfab_sqe);
+	self->ep.ring.fd = -1;
+	self->ep.ring.id = 1;
+	self->ep.ring.tail = &self->r.tail;
+	self->ep.ring.head = &self->r.head;
+	self->ep.ring.sqes = (uint8_t *)self->r.sqes;
+	self->ep.ring.entries = ENTRIES;
+	self->ep.ring.mask = ENTRIES - 1;
+	self->ep.ring.sqe_size = sizeof(struct kfab_sqe);
 	self->ep.ep_fid.fid.fclass = FI_CLASS_EP;
 	self->ep.ep_fid.msg = (struct fi_ops_msg *)&kfab_ep_msg_ops;
 	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&kfab_ep_tagged_ops;
@@ -281,6 +283,221 @@ TEST_F(ring, argument_checks)
 	EXPECT_EQ(-FI_EOPBADSTATE, fi_send(self->fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ(-FI_EOPBADSTATE, kfab_ep_ring_space(&self->ep));
 	EXPECT_EQ(1U, self->r.tail);
+}
+
+/* FI_PEEK, FI_CLAIM and FI_DISCARD of fi_trecvmsg (fi_tagged(3)). */
+TEST_F(ring, peek_claim_discard_flags)
+{
+	char buf[8];
+	struct fi_context ctx;
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg_tagged msg = {
+		.msg_iov = &iov, .iov_count = 1, .tag = 5, .context = &ctx,
+		.addr = FI_ADDR_UNSPEC,
+	};
+	struct fi_msg umsg = { .msg_iov = &iov, .iov_count = 1 };
+
+	/* A peek takes no buffer and always reports. */
+	self->ep.rx_selective = true;
+	ASSERT_EQ(0, fi_trecvmsg(self->fid, &msg, FI_PEEK));
+	EXPECT_EQ(KFAB_OP_TRECV, slot(self, 0)->opcode);
+	EXPECT_EQ((uint32_t)(KFAB_SQE_PEEK | KFAB_SQE_COMPLETION),
+		  slot(self, 0)->flags);
+	EXPECT_EQ(0, slot(self, 0)->iov_count);
+	EXPECT_EQ(5ULL, slot(self, 0)->tag);
+	ASSERT_EQ(0, fi_trecvmsg(self->fid, &msg, FI_PEEK | FI_CLAIM));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_PEEK | KFAB_SQE_CLAIM |
+			     KFAB_SQE_COMPLETION), slot(self, 1)->flags);
+	EXPECT_EQ((uintptr_t)&ctx, slot(self, 1)->context);
+	self->r.head = 2;
+	/* The claiming receive brings its buffer... */
+	ASSERT_EQ(0, fi_trecvmsg(self->fid, &msg, FI_CLAIM | FI_COMPLETION));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_CLAIM | KFAB_SQE_COMPLETION),
+		  slot(self, 2)->flags);
+	EXPECT_EQ(1, slot(self, 2)->iov_count);
+	EXPECT_EQ((uintptr_t)buf, slot(self, 2)->iov[0].base);
+	/* ...a discarding one none. */
+	ASSERT_EQ(0, fi_trecvmsg(self->fid, &msg, FI_CLAIM | FI_DISCARD));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_CLAIM | KFAB_SQE_DISCARD),
+		  slot(self, 3)->flags);
+	EXPECT_EQ(0, slot(self, 3)->iov_count);
+	self->r.head = 4;
+	ASSERT_EQ(0, fi_trecvmsg(self->fid, &msg, FI_PEEK | FI_DISCARD));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_PEEK | KFAB_SQE_DISCARD |
+			     KFAB_SQE_COMPLETION), slot(self, 4)->flags);
+	/* FI_DISCARD alone; FI_CLAIM without a context; untagged. */
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->fid, &msg, FI_DISCARD));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_trecvmsg(self->fid, &msg,
+					     FI_PEEK | FI_CLAIM | FI_DISCARD));
+	msg.context = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_trecvmsg(self->fid, &msg, FI_CLAIM));
+	EXPECT_EQ(-FI_EINVAL, fi_trecvmsg(self->fid, &msg,
+					  FI_PEEK | FI_CLAIM));
+	/* A plain peek needs no context. */
+	ASSERT_EQ(0, fi_trecvmsg(self->fid, &msg, FI_PEEK));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->fid, &umsg, FI_PEEK));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->fid, &umsg, FI_CLAIM));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(self->fid, &umsg, FI_DISCARD));
+	EXPECT_EQ(6U, self->r.tail);
+}
+
+/* ---- a shared receive context, and an endpoint bound to it ---- */
+
+FIXTURE(srx) {
+	struct region r, er;
+	struct kfab_srx srx;
+	struct kfab_ep ep;
+	struct kfab_domain dom;
+	struct fid_ep *fid;
+};
+
+FIXTURE_SETUP(srx)
+{
+	memset(&self->r, 0xee, sizeof(self->r));
+	self->r.tail = self->r.head = 0;
+	memset(&self->er, 0, sizeof(self->er));
+	memset(&self->srx, 0, sizeof(self->srx));
+	memset(&self->ep, 0, sizeof(self->ep));
+	ASSERT_EQ(0, pthread_mutex_init(&self->srx.lock, NULL));
+	ASSERT_EQ(0, pthread_mutex_init(&self->ep.lock, NULL));
+	self->srx.domain = &self->dom;
+	self->srx.fd = -1;
+	self->srx.id = 2;
+	self->srx.caps = KFAB_RX_CAPS;
+	self->srx.ring.fd = -1;
+	self->srx.ring.id = 2;
+	self->srx.ring.tail = &self->r.tail;
+	self->srx.ring.head = &self->r.head;
+	self->srx.ring.sqes = (uint8_t *)self->r.sqes;
+	self->srx.ring.entries = ENTRIES;
+	self->srx.ring.mask = ENTRIES - 1;
+	self->srx.ring.sqe_size = sizeof(struct kfab_sqe);
+	self->srx.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+	self->srx.ep_fid.msg = (struct fi_ops_msg *)&kfab_srx_msg_ops;
+	self->srx.ep_fid.tagged = (struct fi_ops_tagged *)&kfab_srx_tagged_ops;
+	self->fid = &self->srx.ep_fid;
+
+	self->ep.domain = &self->dom;
+	self->ep.fd = -1;
+	self->ep.id = 3;
+	self->ep.caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV;
+	self->ep.ring.fd = -1;
+	self->ep.ring.tail = &self->er.tail;
+	self->ep.ring.head = &self->er.head;
+	self->ep.ring.sqes = (uint8_t *)self->er.sqes;
+	self->ep.ring.entries = ENTRIES;
+	self->ep.ring.mask = ENTRIES - 1;
+	self->ep.ring.sqe_size = sizeof(struct kfab_sqe);
+	self->ep.ep_fid.fid.fclass = FI_CLASS_EP;
+	self->ep.ep_fid.msg = (struct fi_ops_msg *)&kfab_ep_msg_ops;
+	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&kfab_ep_tagged_ops;
+}
+
+FIXTURE_TEARDOWN(srx)
+{
+	pthread_mutex_destroy(&self->srx.lock);
+	pthread_mutex_destroy(&self->ep.lock);
+}
+
+TEST_F(srx, receives_go_to_the_srx_ring)
+{
+	char buf[8];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1, .addr = 1 };
+
+	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 3, buf));
+	EXPECT_EQ(KFAB_OP_RECV, self->r.sqes[0].opcode);
+	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, self->r.sqes[0].flags);
+	/* FI_DIRECTED_RECV is the SRX's cap. */
+	EXPECT_EQ(3ULL, self->r.sqes[0].addr);
+	EXPECT_EQ((uintptr_t)buf, self->r.sqes[0].context);
+	/* No endpoint enabled: published, for the first enable to ring. */
+	EXPECT_EQ(1U, self->r.tail);
+	EXPECT_FALSE(kfab_srx_progress(&self->srx));
+	self->srx.min_multi_recv = 99;
+	ASSERT_EQ(0, fi_recvmsg(self->fid, &msg, FI_MULTI_RECV));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_MULTI_RECV | KFAB_SQE_COMPLETION),
+		  self->r.sqes[1].flags);
+	EXPECT_EQ(99ULL, self->r.sqes[1].data);
+	ASSERT_EQ(0, fi_trecv(self->fid, buf, 8, NULL, FI_ADDR_UNSPEC, 7, 1,
+			      NULL));
+	EXPECT_EQ(KFAB_OP_TRECV, self->r.sqes[2].opcode);
+	EXPECT_EQ(7ULL, self->r.sqes[2].tag);
+	EXPECT_EQ(1ULL, self->r.sqes[2].ignore);
+	self->srx.caps &= ~FI_DIRECTED_RECV;
+	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 3, buf));
+	EXPECT_EQ(~0ULL, self->r.sqes[3].addr);
+	/* Full, and no endpoint to ring for: -FI_EAGAIN at once. */
+	EXPECT_EQ(0U, kfab_ring_space(&self->srx.ring));
+	EXPECT_EQ(-FI_EAGAIN, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
+	/* Sends have no place on an SRX. */
+	EXPECT_EQ(-FI_ENOSYS, fi_send(self->fid, buf, 8, NULL, 0, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_inject(self->fid, buf, 8, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_tsend(self->fid, buf, 8, NULL, 0, 1, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_tinjectdata(self->fid, buf, 8, 1, 0, 1));
+	EXPECT_EQ(-FI_ENOSYS, fi_sendmsg(self->fid, &msg, 0));
+}
+
+TEST_F(srx, bound_endpoint_posts_no_receives)
+{
+	char buf[8];
+	struct kfab_domain other;
+
+	self->ep.enabled = true;
+	ASSERT_EQ(0, kfab_srx_bind_ep(&self->srx, &self->ep));
+	EXPECT_EQ(1U, self->srx.bound);
+	self->ep.srx = &self->srx;
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_recv(&self->ep.ep_fid, buf, 8, NULL, 0,
+					   NULL));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_trecv(&self->ep.ep_fid, buf, 8, NULL, 0,
+					    1, 0, NULL));
+	/* Its sends still go through its own ring. */
+	ASSERT_EQ(0, fi_send(&self->ep.ep_fid, buf, 8, NULL, 0, NULL));
+	EXPECT_EQ(1U, self->er.tail);
+	EXPECT_EQ(0U, self->r.tail);
+	kfab_srx_unbind_ep(&self->srx, &self->ep, false);
+	EXPECT_EQ(0U, self->srx.bound);
+	/* Subset rule and domain. */
+	self->srx.caps = FI_MSG | FI_RECV;
+	EXPECT_EQ(-FI_EINVAL, kfab_srx_bind_ep(&self->srx, &self->ep));
+	self->ep.caps = FI_MSG | FI_RECV | FI_SEND | FI_LOCAL_COMM;
+	EXPECT_EQ(0, kfab_srx_bind_ep(&self->srx, &self->ep));
+	kfab_srx_unbind_ep(&self->srx, &self->ep, false);
+	self->ep.domain = &other;
+	EXPECT_EQ(-FI_EDOMAIN, kfab_srx_bind_ep(&self->srx, &self->ep));
+	EXPECT_EQ(0U, self->srx.bound);
+}
+
+/* Success completions are left out only if every live endpoint says so. */
+TEST_F(srx, selective_only_when_all_endpoints_are)
+{
+	struct kfab_ep ep2 = { 0 };
+	char buf[8];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+
+	ep2.domain = &self->dom;
+	self->ep.rx_selective = true;
+	ASSERT_EQ(0, kfab_srx_bind_ep(&self->srx, &self->ep));
+	ASSERT_EQ(0, kfab_srx_bind_ep(&self->srx, &ep2));
+	EXPECT_FALSE(kfab_srx_selective(&self->srx));
+	/* Enabling rings the doorbell of what waited (fd -1: logged). */
+	kfab_srx_ep_enabled(&self->srx, &self->ep);
+	EXPECT_TRUE(kfab_srx_selective(&self->srx));
+	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
+	EXPECT_EQ(0U, self->r.sqes[0].flags);
+	ASSERT_EQ(0, fi_recvmsg(self->fid, &msg, FI_COMPLETION));
+	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, self->r.sqes[1].flags);
+	kfab_srx_ep_enabled(&self->srx, &ep2);
+	EXPECT_FALSE(kfab_srx_selective(&self->srx));
+	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
+	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, self->r.sqes[2].flags);
+	kfab_srx_unbind_ep(&self->srx, &ep2, true);
+	EXPECT_TRUE(kfab_srx_selective(&self->srx));
+	kfab_srx_unbind_ep(&self->srx, &self->ep, true);
+	EXPECT_FALSE(kfab_srx_selective(&self->srx));
+	EXPECT_EQ(0U, self->srx.bound);
+	EXPECT_EQ(0U, self->srx.live);
 }
 
 TEST_HARNESS_MAIN

@@ -1103,4 +1103,331 @@ TEST_F(msg, peek_claim_and_discard)
 	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
 }
 
+/* ---- SRXs: the control path, a hostile SRX ring, peek on an SRX ---- */
+
+static int srx_open(int fd, uint32_t dom, struct kfab_srx_open *o)
+{
+	*o = (struct kfab_srx_open){ .size = sizeof(*o), .domain_id = dom,
+				     .sq_entries = 32 };
+	return kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, o);
+}
+
+/*
+ * @view: @owner's file, CQ and address, with the SRX's ring in place of
+ * the endpoint's, so queue(), doorbell() and the cancel helpers work on
+ * the SRX and cq_next()/cq_err() on @owner's CQ.
+ */
+static int srx_view(struct raw_ep *view, const struct raw_ep *owner,
+		    const struct kfab_srx_open *o)
+{
+	*view = *owner;
+	view->ep = o->out_srx_id;
+	view->epo.out_sq_entries = o->out_sq_entries;
+	view->epo.out_sqe_size = o->out_sqe_size;
+	view->epo.out_sq_mmap_size = o->out_sq_mmap_size;
+	view->epo.out_off_tail = o->out_off_tail;
+	view->epo.out_off_head = o->out_off_head;
+	view->epo.out_off_sqes = o->out_off_sqes;
+	view->tail = 0;
+	view->sq = mmap(NULL, o->out_sq_mmap_size, PROT_READ | PROT_WRITE,
+			MAP_SHARED, owner->fd, o->out_sq_mmap_offset);
+	return view->sq == MAP_FAILED ? -1 : 0;
+}
+
+static void srx_unview(struct raw_ep *view)
+{
+	munmap(view->sq, view->epo.out_sq_mmap_size);
+}
+
+static bool have_srx(void)
+{
+	struct kfab_srx_open o = { .size = sizeof(o) };
+	int fd = kfab_open();
+	int rc;
+
+	if (fd < 0)
+		return false;
+	rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &o);
+	close(fd);
+	return rc != -ENOTTY;
+}
+
+TEST(srx_control_path_errors)
+{
+	struct kfab_srx_open o, o2;
+	struct kfab_av_open avo = { .size = sizeof(avo) };
+	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct raw_ep r, view;
+	uint32_t ep2_av;
+
+	if (!have_device() || !have_srx())
+		SKIP(return, "needs kfab.ko with shared receive contexts");
+	ASSERT_EQ(0, ep_setup(&r, false));
+	/* Opening: flags, ring size, parent. */
+	ASSERT_EQ(0, srx_open(r.fd, r.dom, &o));
+	EXPECT_NE(0U, o.out_srx_id);
+	EXPECT_EQ(32U, o.out_sq_entries);
+	EXPECT_EQ(sizeof(struct kfab_sqe), o.out_sqe_size);
+	EXPECT_EQ(0U, o.out_sq_mmap_offset % getpagesize());
+	EXPECT_LE(o.out_off_sqes + 32ULL * o.out_sqe_size, o.out_sq_mmap_size);
+	EXPECT_LE(o.out_off_tail + 4ULL, o.out_sq_mmap_size);
+	EXPECT_LE(o.out_off_head + 4ULL, o.out_sq_mmap_size);
+	srx_open(r.fd, r.dom, &o2);
+	o2.flags = 1;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.flags = 0;
+	o2.sq_entries = 3;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.sq_entries = KFAB_SQ_MAX_ENTRIES * 2;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.sq_entries = 0;
+	o2.domain_id = r.cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	o2.domain_id = r.dom;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
+	EXPECT_EQ((uint32_t)KFAB_SQ_DEFAULT_ENTRIES, o2.out_sq_entries);
+
+	/* No enabled endpoint: its doorbell is refused, cancel finds none. */
+	ASSERT_EQ(0, srx_view(&view, &r, &o));
+	EXPECT_EQ(-EINVAL, doorbell(&view, NULL));
+	c.ep_id = o.out_srx_id;
+	c.context = 1;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_CANCEL, &c));
+
+	/* Binding: flags 0, one SRX, before enable; it stays while bound. */
+	EXPECT_EQ(-EINVAL, ep_bind(&r, o.out_srx_id, KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, ep_bind(&r, o.out_srx_id, 0));
+	EXPECT_EQ(-EEXIST, ep_bind(&r, o.out_srx_id, 0));
+	EXPECT_EQ(-EEXIST, ep_bind(&r, o2.out_srx_id, 0));
+	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+	ASSERT_EQ(0, ep_bind(&r, r.av, 0));
+	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT |
+				       KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, enable(&r));
+	EXPECT_EQ(-EBUSY, ep_bind(&r, o2.out_srx_id, 0));
+	/* Now the SRX's doorbell works. */
+	EXPECT_EQ(0, doorbell(&view, NULL));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_CANCEL, &c));
+
+	/* A second endpoint of the SRX on another AV: enable refuses. */
+	avo.domain_id = r.dom;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_AV_OPEN, &avo));
+	ep2_av = avo.out_av_id;
+	{
+		struct raw_ep r2 = r;
+
+		r2.epo = (struct kfab_ep_open){ .size = sizeof(r2.epo),
+						.domain_id = r.dom,
+						.type = KFAB_EP_TYPE_RDM };
+		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
+		r2.ep = r2.epo.out_ep_id;
+		ASSERT_EQ(0, ep_bind(&r2, ep2_av, 0));
+		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
+		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
+		EXPECT_EQ(-EINVAL, enable(&r2));
+		/* On the same AV it is fine. */
+		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
+		r2.ep = r2.epo.out_ep_id;
+		ASSERT_EQ(0, ep_bind(&r2, r.av, 0));
+		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
+		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
+		EXPECT_EQ(0, enable(&r2));
+		EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+	}
+	/* The SRX goes once its endpoints have. */
+	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
+	EXPECT_EQ(0, kfab_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(-ENOENT, doorbell(&view, NULL));
+	EXPECT_EQ(0, kfab_destroy(r.fd, o2.out_srx_id));
+	EXPECT_EQ(0, kfab_destroy(r.fd, ep2_av));
+	srx_unview(&view);
+	ep_close(&r);
+}
+
+FIXTURE(srx_pair) {
+	struct raw_ep a, b, b2, x;	/* x: the SRX's ring, on b's file */
+	struct kfab_srx_open o;
+	uint64_t a_to_b, a_to_b2;
+};
+
+FIXTURE_SETUP(srx_pair)
+{
+	struct kfab_cq_open cqo;
+
+	self->a.fd = self->b.fd = -1;
+	if (!have_device() || !have_srx())
+		SKIP(return, "needs kfab.ko with shared receive contexts");
+	ASSERT_EQ(0, ep_setup(&self->a, true));
+	/* b and b2: two endpoints of one file, one AV, one SRX; own CQs. */
+	ASSERT_EQ(0, ep_setup(&self->b, false));
+	ASSERT_EQ(0, srx_open(self->b.fd, self->b.dom, &self->o));
+	ASSERT_EQ(0, ep_bind(&self->b, self->b.av, 0));
+	ASSERT_EQ(0, ep_bind(&self->b, self->o.out_srx_id, 0));
+	ASSERT_EQ(0, ep_bind(&self->b, self->b.cq, KFAB_EP_BIND_TRANSMIT |
+						  KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, enable(&self->b));
+	self->b2 = self->b;
+	cqo = (struct kfab_cq_open){ .size = sizeof(cqo),
+				     .domain_id = self->b.dom, .entries = 64 };
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_CQ_OPEN, &cqo));
+	self->b2.cqo = cqo;
+	self->b2.cq = cqo.out_cq_id;
+	self->b2.ring = mmap(NULL, cqo.out_ring_size, PROT_READ, MAP_SHARED,
+			     self->b.fd, cqo.out_ring_offset);
+	self->b2.cons = mmap(NULL, cqo.out_cons_size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED, self->b.fd, cqo.out_cons_offset);
+	ASSERT_NE(MAP_FAILED, self->b2.ring);
+	ASSERT_NE(MAP_FAILED, self->b2.cons);
+	self->b2.epo = (struct kfab_ep_open){ .size = sizeof(self->b2.epo),
+					      .domain_id = self->b.dom,
+					      .type = KFAB_EP_TYPE_RDM };
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_EP_OPEN, &self->b2.epo));
+	self->b2.ep = self->b2.epo.out_ep_id;
+	self->b2.addr = self->b2.epo.out_addr;
+	self->b2.sq = NULL;
+	ASSERT_EQ(0, ep_bind(&self->b2, self->b.av, 0));
+	ASSERT_EQ(0, ep_bind(&self->b2, self->o.out_srx_id, 0));
+	ASSERT_EQ(0, ep_bind(&self->b2, self->b2.cq, KFAB_EP_BIND_RECV));
+	ASSERT_EQ(0, enable(&self->b2));
+	ASSERT_EQ(0, srx_view(&self->x, &self->b, &self->o));
+	self->a_to_b = peer(&self->a, &self->b);
+	self->a_to_b2 = peer(&self->a, &self->b2);
+	ASSERT_NE(ANY, self->a_to_b);
+	ASSERT_NE(ANY, self->a_to_b2);
+	ASSERT_NE(ANY, peer(&self->b, &self->a));
+}
+
+FIXTURE_TEARDOWN(srx_pair)
+{
+	if (self->x.sq && self->x.sq != MAP_FAILED)
+		srx_unview(&self->x);
+	if (self->b2.ring && self->b2.ring != MAP_FAILED)
+		munmap(self->b2.ring, self->b2.cqo.out_ring_size);
+	if (self->b2.cons && self->b2.cons != MAP_FAILED)
+		munmap(self->b2.cons, self->b2.cqo.out_cons_size);
+	ep_close(&self->a);
+	ep_close(&self->b);
+}
+
+/* The SRX's ring takes receives only; the rest gets error completions. */
+TEST_F(srx_pair, hostile_srx_ring)
+{
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t v = 9, r = 0;
+	uint32_t done;
+	int n = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_buf(KFAB_OP_SEND, 1, self->a_to_b, &v, sizeof(v));
+	queue(&self->x, &s);
+	s = sqe_buf(KFAB_OP_TSEND, 2, 0, &v, sizeof(v));
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = 99, .context = 3 };
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 4,
+			       .iov_count = KFAB_IOV_MAX + 1 };
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 5,
+			       .flags = 1 << 20 };
+	queue(&self->x, &s);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_TRECV, .context = 6,
+			       .__reserved2 = 1 };
+	queue(&self->x, &s);
+	/* FI_DISCARD alone is no request. */
+	s = sqe_buf(KFAB_OP_TRECV, 7, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_DISCARD;
+	queue(&self->x, &s);
+	s = sqe_buf(KFAB_OP_RECV, 8, ANY, (void *)8, 100);
+	queue(&self->x, &s);
+	s = sqe_buf(KFAB_OP_RECV, 9, 4242, &r, sizeof(r));
+	queue(&self->x, &s);
+	ASSERT_EQ(0, doorbell(&self->x, &done));
+	EXPECT_EQ(9, done);
+	/* All on the endpoint bound first; nothing went anywhere. */
+	while (!cq_err(&self->b, &err)) {
+		n++;
+		EXPECT_NE(0, err.out_err);
+	}
+	EXPECT_EQ(9, n);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b2, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+
+	/* A tail far beyond head: one ring's worth is taken, no more. */
+	__atomic_store_n(SQ_U32(&self->x, self->x.epo.out_off_tail),
+			 self->x.tail + 1000000, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, doorbell(&self->x, &done));
+	EXPECT_EQ(self->x.epo.out_sq_entries, done);
+	memset(self->x.sq, 0xa5, self->x.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, doorbell(&self->x, NULL));
+	memset(self->x.sq, 0xff, self->x.epo.out_sq_mmap_size);
+	EXPECT_EQ(0, doorbell(&self->x, NULL));
+}
+
+/* FI_PEEK with nothing to find; FI_CLAIM of nothing; cancel on the SRX. */
+TEST_F(srx_pair, peek_claim_and_cancel)
+{
+	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t v = 0x77, r = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = sqe_buf(KFAB_OP_TRECV, 1, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_PEEK;
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(1, err.out_entry.op_context);
+	EXPECT_EQ(ENOMSG, err.out_err);
+	s.flags = KFAB_SQE_CLAIM | KFAB_SQE_COMPLETION;
+	s.context = 2;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(2, err.out_entry.op_context);
+	EXPECT_EQ(ENOMSG, err.out_err);
+	/* A tagged message to b2; a peek finds it, reported at b2. */
+	s = sqe_buf(KFAB_OP_TSEND, 3, self->a_to_b2, &v, sizeof(v));
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->a, &s));
+	s = sqe_buf(KFAB_OP_TRECV, 4, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_PEEK | KFAB_SQE_CLAIM;
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_next(&self->b2, &e));
+	EXPECT_EQ(4, e.op_context);
+	EXPECT_EQ(sizeof(v), e.len);
+	EXPECT_EQ(5, e.tag);
+	EXPECT_EQ(0, r);
+	/* Claimed: a plain receive stays posted; the claim takes it. */
+	s = sqe_buf(KFAB_OP_TRECV, 5, ANY, &r, sizeof(r));
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b2, &e));
+	s = sqe_buf(KFAB_OP_TRECV, 4, ANY, &r, sizeof(r));
+	s.flags |= KFAB_SQE_CLAIM;
+	s.tag = 5;
+	ASSERT_EQ(0, submit(&self->x, &s));
+	ASSERT_EQ(0, cq_next(&self->b2, &e));
+	EXPECT_EQ(4, e.op_context);
+	EXPECT_EQ(0x77, r);
+	/* Cancel the plain receive on the SRX: reported at b. */
+	c.ep_id = self->o.out_srx_id;
+	c.context = 5;
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(5, err.out_entry.op_context);
+	EXPECT_EQ(ECANCELED, err.out_err);
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	/* An endpoint bound to the SRX has no receives of its own. */
+	c.ep_id = self->b.ep;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+}
+
 TEST_HARNESS_MAIN

@@ -285,6 +285,14 @@ static void ask_tx_queue(struct fi_info *h)
 {
 	h->tx_attr->size = KFAB_SQ_MAX_ENTRIES + 1;
 }
+static void ask_shared_tx_context(struct fi_info *h)
+{
+	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+}
+static void ask_two_srx(struct fi_info *h)
+{
+	h->domain_attr->max_ep_srx_ctx = 2;
+}
 static void ask_max_msg_size(struct fi_info *h)
 {
 	h->ep_attr->max_msg_size = (1ULL << 30) + 1;
@@ -327,6 +335,8 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
+		{ "ep_attr->tx_ctx_cnt FI_SHARED_CONTEXT", ask_shared_tx_context },
+		{ "domain_attr->max_ep_srx_ctx 2", ask_two_srx },
 		{ "ep_attr->max_msg_size 1 GiB + 1", ask_max_msg_size },
 		{ "tx_attr->inject_size KFAB_INLINE_MAX + 1", ask_inject_size },
 		{ "rx_attr->iov_limit KFAB_IOV_MAX + 1", ask_iov_limit },
@@ -408,6 +418,21 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
 	EXPECT_EQ(1U, info->tx_attr->size);
 	EXPECT_EQ((size_t)KFAB_SQ_MAX_ENTRIES, info->rx_attr->size);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* Shared receive contexts: one per endpoint, asked for and echoed. */
+	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	hints->domain_attr->max_ep_srx_ctx = 1;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_SHARED_CONTEXT, info->ep_attr->rx_ctx_cnt);
+	EXPECT_EQ(1U, info->domain_attr->max_ep_srx_ctx);
+	EXPECT_EQ(1U, info->ep_attr->tx_ctx_cnt);
+	fi_freeinfo(info);
+	info = NULL;
+	hints->ep_attr->rx_ctx_cnt = 0;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(1U, info->ep_attr->rx_ctx_cnt);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
@@ -779,8 +804,12 @@ TEST_F(fabric, ops_tables_fully_populated)
 					   (struct fid_poll **)&out));
 	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
 					     (struct fid_stx **)&out, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_srx_context(domain, self->info->rx_attr,
-					     (struct fid_ep **)&out, NULL));
+	/* Shared receive contexts exist (selftests/kfab_srx tests them). */
+	ASSERT_EQ(0, fi_srx_context(domain, self->info->rx_attr,
+				    (struct fid_ep **)&out, NULL));
+	EXPECT_EQ(FI_CLASS_SRX_CTX, ((struct fid_ep *)out)->fid.fclass);
+	EXPECT_EQ(0, fi_close(&((struct fid_ep *)out)->fid));
+	out = NULL;
 	EXPECT_EQ(-FI_ENOSYS, fi_query_atomic(domain, FI_INT32, FI_SUM,
 					      &atomic_attr, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_query_collective(domain, FI_BARRIER,

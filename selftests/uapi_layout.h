@@ -228,6 +228,11 @@ KFAB_CHECK_OFF(kfab_cntr_wait, out_value, 32);
 KFAB_CHECK_OFF(kfab_cntr_wait, out_err, 40);
 KFAB_CHECK_CMD(KFAB_IOC_CNTR_WAIT, kfab_cntr_wait);
 
+/* The receive flags of FI_PEEK, FI_CLAIM and FI_DISCARD */
+KFAB_STATIC_ASSERT(KFAB_SQE_PEEK == 1 << 6);
+KFAB_STATIC_ASSERT(KFAB_SQE_CLAIM == 1 << 7);
+KFAB_STATIC_ASSERT(KFAB_SQE_DISCARD == 1 << 8);
+
 KFAB_CHECK_SIZE(kfab_test_cq_post, 112);
 KFAB_CHECK_OFF(kfab_test_cq_post, size, 0);
 KFAB_CHECK_OFF(kfab_test_cq_post, flags, 4);

@@ -10,8 +10,11 @@
  * The sender posts windows of W sends of S bytes (fi_sendmsg, or
  * fi_tsendmsg with -m tagged): the first W-1 with FI_MORE, the last one
  * without, so a provider that batches can ring its doorbell once per
- * window (--no-more: no FI_MORE at all).  The receiver keeps W receives
- * posted; after a window has arrived it reposts them and sends one ack,
+ * window.  The receiver keeps W receives posted and posts each window of
+ * them the same way (fi_recvmsg or fi_trecvmsg, FI_MORE on all but the
+ * last), so both sides batch (--no-more: no FI_MORE at all, on either
+ * side).  After a window has arrived the receiver reposts it and sends one
+ * ack,
  * and the sender waits for that ack before the next window, so no send
  * ever finds its receive missing.  The time from the first window of a
  * repetition to the ack of its last one, over the messages sent, is the
@@ -364,24 +367,44 @@ static void progress(void)
 	poll_cq(rxcq, &rx_done, "rx");
 }
 
-static void post_recv(uint32_t slot, uint64_t tag)
+/* Receive into slot `slot`, with FI_MORE if `more`. */
+static void post_recv(uint32_t slot, uint64_t tag, int more)
 {
-	void *p = buf + (size_t)slot * opt.p.size;
+	struct iovec iov = { .iov_base = buf + (size_t)slot * opt.p.size,
+			     .iov_len = opt.p.size };
+	uint64_t flags = FI_COMPLETION | (more ? FI_MORE : 0);
 	ssize_t ret;
 
 	do {
-		if (opt.p.tagged)
-			ret = fi_trecv(ep, p, opt.p.size, desc, FI_ADDR_UNSPEC,
-				       tag, 0, &ctx[slot]);
-		else
-			ret = fi_recv(ep, p, opt.p.size, desc, FI_ADDR_UNSPEC,
-				      &ctx[slot]);
+		if (opt.p.tagged) {
+			struct fi_msg_tagged m = {
+				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+				.addr = FI_ADDR_UNSPEC, .tag = tag,
+				.context = &ctx[slot],
+			};
+			ret = fi_trecvmsg(ep, &m, flags);
+		} else {
+			struct fi_msg m = {
+				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
+				.addr = FI_ADDR_UNSPEC, .context = &ctx[slot],
+			};
+			ret = fi_recvmsg(ep, &m, flags);
+		}
 		if (ret == -FI_EAGAIN)
 			progress();
 	} while (ret == -FI_EAGAIN);
 	if (ret)
-		fi_die(opt.p.tagged ? "fi_trecv" : "fi_recv", ret);
+		fi_die(opt.p.tagged ? "fi_trecvmsg" : "fi_recvmsg", ret);
 	rx_posted++;
+}
+
+/* The receiver's window: FI_MORE on all but the last receive. */
+static void post_recv_window(void)
+{
+	uint32_t i;
+
+	for (i = 0; i < opt.p.window; i++)
+		post_recv(i, TAG_DATA, opt.more && i + 1 < opt.p.window);
 }
 
 /* Send slot `slot`, with FI_MORE if `more`. */
@@ -418,16 +441,14 @@ static void post_send(uint32_t slot, uint64_t tag, int more)
 static void receiver(void)
 {
 	uint32_t total = opt.p.warmup + opt.p.reps * opt.p.windows;
-	uint32_t w, i;
+	uint32_t w;
 
-	for (i = 0; i < opt.p.window; i++)
-		post_recv(i, TAG_DATA);
+	post_recv_window();
 	barrier();	/* all receives are posted */
 	for (w = 0; w <= total; w++) {
 		if (w) {
 			wait_rx(rx_posted);
-			for (i = 0; i < opt.p.window; i++)
-				post_recv(i, TAG_DATA);
+			post_recv_window();
 		}
 		post_send(opt.p.window, TAG_ACK, 0);
 		wait_tx(tx_posted);
@@ -450,7 +471,7 @@ static void sender(void)
 
 	if (!rate)
 		die("out of memory");
-	post_recv(opt.p.window, TAG_ACK);
+	post_recv(opt.p.window, TAG_ACK, 0);
 	barrier();
 	for (w = 0; w <= total; w++) {
 		/* The ack of window w-1: everything before it has landed. */
@@ -473,7 +494,7 @@ static void sender(void)
 		if (w >= opt.p.warmup &&
 		    (w - opt.p.warmup) % opt.p.windows == 0)
 			t0 = now();
-		post_recv(opt.p.window, TAG_ACK);
+		post_recv(opt.p.window, TAG_ACK, 0);
 		for (i = 0; i < opt.p.window; i++)
 			post_send(i, TAG_DATA,
 				  opt.more && i + 1 < opt.p.window);
@@ -499,7 +520,7 @@ static void usage(int status)
 		"  -B PORT     control port, receiver (default %d)\n"
 		"  -P PORT     control port, sender (default %d)\n"
 		"  -t SECONDS  give up after this (default %d)\n"
-		"  --no-more   never set FI_MORE\n"
+		"  --no-more   never set FI_MORE (sends and receives)\n"
 		"The sender's -S/-W/-n/-r are the ones used.\n",
 		opt.p.size, opt.p.window, opt.msgs, opt.p.reps, opt.port,
 		opt.port, opt.timeout);
