@@ -66,6 +66,10 @@
  * @as_peer: opened with FI_PEER: the owner's fid_peer_cq and the state of
  *	forwarding to it (peer_cq.c), else NULL
  * @as_owner: exported to other providers (peer_cq.c), else NULL; set once
+ * @err_held: @held is a kernel error taken out of the kernel to see
+ *	whether it was the application's or a peer SRX's (peer_srx.c), and
+ *	it was the application's: readerr returns it first (under @lock)
+ * @held: that error; its err_data is in @held_data
  */
 struct kfab_cq {
 	struct fid_cq cq_fid;
@@ -98,6 +102,9 @@ struct kfab_cq {
 	struct kfab_ep_list eps;
 	struct kfab_cq_peer *as_peer;
 	struct kfab_cq_owner *as_owner;
+	bool err_held;
+	struct kfab_cq_readerr held;
+	uint8_t held_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
 static inline struct kfab_cq *to_kfab_cq(struct fid_cq *cq)
@@ -292,11 +299,77 @@ static uint32_t kfab_cq_pending(struct kfab_cq *cq)
 	return avail;
 }
 
+/*
+ * While a peer SRX exists, some kernel errors are its own (a peek that
+ * found nothing): under cq->lock, take kernel errors out until one is the
+ * application's, and hold it.  True when one is held.
+ */
+static bool kfab_cq_hold_err_locked(struct kfab_cq *cq)
+{
+	struct kfab_cq_readerr cmd;
+	struct kfab_cq_entry e;
+
+	while (!cq->err_held && kfab_read_once(cq->err_count)) {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.cq_id = cq->id;
+		cmd.err_data = (uintptr_t)cq->held_data;
+		cmd.err_data_size = sizeof(cq->held_data);
+		if (kfab_dev_cq_readerr(cq->fd, &cmd))
+			break;
+		e = cmd.out_entry;
+		if (kfab_psrx_intercept(&e, cmd.out_err, true) ==
+		    KFAB_PSRX_SWALLOW)
+			continue;
+		cmd.out_entry.op_context = e.op_context;
+		cq->held = cmd;
+		cq->err_held = true;
+	}
+	return cq->err_held;
+}
+
 /* An error completion waits: the kernel's, or one a peer wrote. */
 static bool kfab_cq_err_waiting(struct kfab_cq *cq)
 {
-	return kfab_read_once(cq->err_count) ||
+	bool held;
+
+	if (kfab_psrx_active() && kfab_read_once(cq->err_count)) {
+		pthread_mutex_lock(&cq->lock);
+		held = kfab_cq_hold_err_locked(cq);
+		pthread_mutex_unlock(&cq->lock);
+		if (held)
+			return true;
+	}
+	return cq->err_held || kfab_read_once(cq->err_count) ||
 	       kfab_cq_owner_has_err(kfab_cq_get_owner(cq));
+}
+
+/* readerr of a held error, with readerr's err_data rules (cq->lock held). */
+static void kfab_cq_give_held_locked(struct kfab_cq *cq,
+				     struct fi_cq_err_entry *buf,
+				     bool user_buf)
+{
+	struct kfab_cq_readerr *h = &cq->held;
+	size_t len = h->err_data_size;
+
+	buf->op_context = (void *)(uintptr_t)h->out_entry.op_context;
+	buf->flags = h->out_entry.flags;
+	buf->len = h->out_entry.len;
+	buf->buf = (void *)(uintptr_t)h->out_entry.buf;
+	buf->data = h->out_entry.data;
+	buf->tag = h->out_entry.tag;
+	buf->olen = h->out_olen;
+	buf->err = h->out_err;
+	buf->prov_errno = h->out_prov_errno;
+	if (user_buf) {
+		if (len > buf->err_data_size)
+			len = buf->err_data_size;
+		memcpy(buf->err_data, cq->held_data, len);
+	} else {
+		memcpy(cq->err_data, cq->held_data, len);
+		buf->err_data = len ? cq->err_data : NULL;
+	}
+	buf->err_data_size = len;
+	cq->err_held = false;
 }
 
 static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
@@ -383,16 +456,21 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 		avail = tail - cq->local_head;
 		if (avail > cq->entries)
 			avail = cq->entries;
-		for (; n < count && avail; n++, avail--) {
+		for (; n < count && avail; avail--) {
 			struct kfab_cq_entry e = { 0 };
 
 			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
 						cq->entry_size, esize);
+			cq->local_head++;
+			/* A peer SRX's own request, or one to rewrite. */
+			if (kfab_psrx_active() &&
+			    kfab_psrx_intercept(&e, 0, true) == KFAB_PSRX_SWALLOW)
+				continue;
 			kfab_cq_copy(cq, buf, n, &e);
 			if (src_addr)
 				src_addr[n] = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
 					      FI_ADDR_NOTAVAIL : e.src_addr;
-			cq->local_head++;
+			n++;
 		}
 		/* (C3): the slots are copied before the kernel may reuse them. */
 		kfab_store_release(cq->head, cq->local_head);
@@ -416,6 +494,7 @@ static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		return -FI_EINVAL;
 	/* Manual progress: requests queued on bound endpoints go first. */
 	kfab_ep_list_progress(&cq->eps);
+	kfab_psrx_progress_all();
 	kfab_cq_owner_progress(kfab_cq_get_owner(cq));
 	/* An error waiting comes first (fi_cq(3)): no system call to know. */
 	if (kfab_cq_err_waiting(cq))
@@ -483,6 +562,15 @@ static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
 		cmd.err_data_size = sizeof(cq->err_data);
 	}
 
+	if (cq->err_held || kfab_psrx_active()) {
+		pthread_mutex_lock(&cq->lock);
+		if (kfab_cq_hold_err_locked(cq)) {
+			kfab_cq_give_held_locked(cq, buf, user_buf);
+			pthread_mutex_unlock(&cq->lock);
+			return 1;
+		}
+		pthread_mutex_unlock(&cq->lock);
+	}
 	if (!kfab_read_once(cq->err_count) &&
 	    kfab_cq_owner_has_err(kfab_cq_get_owner(cq)))
 		return kfab_cq_readerr_owner(cq, buf, user_buf);
@@ -588,6 +676,8 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 		 */
 		pending = kfab_ep_list_progress(&cq->eps);
 		/* Peers' traffic is seen only by polling them: short slices. */
+		pending |= kfab_psrx_active();
+		kfab_psrx_progress_all();
 		pending |= kfab_cq_owner_progress(kfab_cq_get_owner(cq));
 		if (kfab_cq_err_waiting(cq))
 			return -FI_EAVAIL;
@@ -810,10 +900,20 @@ int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
 		if (avail > cq->entries)
 			avail = cq->entries;
 		for (; avail; avail--) {
-			struct kfab_cq_entry e = { 0 };
+			struct kfab_cq_entry e = { 0 }, orig;
+			int what = KFAB_PSRX_NOT_MINE;
 
 			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
 						cq->entry_size, esize);
+			/* Rewritten, or swallowed, only once the owner took it. */
+			orig = e;
+			if (kfab_psrx_active())
+				what = kfab_psrx_intercept(&e, 0, false);
+			if (what == KFAB_PSRX_SWALLOW) {
+				kfab_psrx_intercept(&orig, 0, true);
+				cq->local_head++;
+				continue;
+			}
 			/* fi_peer(3): FI_ADDR_NOTAVAIL when there is no source. */
 			src = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ||
 			      !(e.flags & FI_RECV) ?
@@ -823,6 +923,8 @@ int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
 			ret = sink(arg, &e, src);
 			if (ret)
 				break;
+			if (what == KFAB_PSRX_PASS)
+				kfab_psrx_intercept(&orig, 0, true);
 			cq->local_head++;
 		}
 		/* (C3): the slots are copied before the kernel may reuse them. */

@@ -83,6 +83,47 @@ int kfab_cq_owner_pop_err(struct kfab_cq_owner *o,
 			  size_t *data_len);
 int kfab_cq_owner_close(struct kfab_cq_owner *o);
 
+/* Completions kfab makes itself (a cancel on an exported SRX). */
+int kfab_cq_inject_err(struct kfab_cq *cq, const struct fi_cq_err_entry *err);
+
+/* ---- shared receive contexts (peer_srx.c) ---- */
+
+/*
+ * cq.c asks about every completion while a peer SRX exists:
+ * kfab_psrx_intercept() says whether its context is a peer SRX's request,
+ * to swallow, or a claim, rewritten in place to the owner's receive and
+ * to pass on.  @err is the completion's error (0 for success).  With
+ * @commit false nothing changes state (the caller may not get rid of the
+ * completion); the same call with @commit true, on the entry as it was,
+ * makes it final.
+ */
+#define KFAB_PSRX_NOT_MINE	0
+#define KFAB_PSRX_SWALLOW	1
+#define KFAB_PSRX_PASS		2
+bool kfab_psrx_active(void);
+int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit);
+/* Owner callbacks, peeks: from every CQ read, never under a CQ's lock. */
+void kfab_psrx_progress_all(void);
+
+struct kfab_srx;
+/* fi_srx_context() with FI_PEER: kfab as the peer of @context's owner. */
+int kfab_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context);
+/*
+ * srx.c hooks, for an SRX with srx->psrx set: a receive posted (kfab as
+ * the owner: into the lists; as a peer: -FI_ENOSYS), a cancel, an export
+ * (fi_get_val(KFAB_FID_PEER_EXPORT)), fi_close() (before the kernel
+ * object goes: -FI_EBUSY while a fid_peer_srx without an imported fid is
+ * open; after: free), and endpoints enabled and unbound.
+ */
+ssize_t kfab_srx_peer_post(struct kfab_srx *srx, const struct kfab_sqe *sqe);
+ssize_t kfab_srx_peer_cancel(struct kfab_srx *srx, void *context);
+int kfab_srx_peer_export(struct kfab_srx *srx, void *val);
+int kfab_srx_peer_close(struct kfab_srx *srx);
+void kfab_srx_peer_free(struct kfab_srx *srx);
+void kfab_srx_peer_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep);
+void kfab_srx_peer_ep_unbound(struct kfab_srx *srx, struct kfab_ep *ep);
+
 /* ---- AV, domain, EQ, endpoints (peer_av.c) ---- */
 
 /* fi_av_open(FI_PEER): the owner's attributes for kfab's own table. */

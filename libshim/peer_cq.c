@@ -121,18 +121,28 @@ static void kfab_cq_peer_errors(struct kfab_cq *cq, struct kfab_cq_peer *p)
 	}
 }
 
+/*
+ * With a peer SRX, a message takes two rounds: the first sees the peek's
+ * completion, the second asks the owner and claims the message (its
+ * completion is in the ring at once): both in one call.
+ */
 static void kfab_cq_peer_progress(struct kfab_cq *cq)
 {
 	struct kfab_cq_peer *p = kfab_cq_get_peer(cq);
-	int ret;
+	int ret, round;
 
-	kfab_cq_progress_eps(cq);
-	pthread_mutex_lock(&p->lock);
-	kfab_cq_peer_errors(cq, p);
-	ret = kfab_cq_forward(cq, kfab_cq_peer_sink, p->owner);
-	if (ret)
-		KFAB_DBG(CQ, "owner refused a completion: %d\n", ret);
-	pthread_mutex_unlock(&p->lock);
+	for (round = 0; round < 2; round++) {
+		kfab_cq_progress_eps(cq);
+		kfab_psrx_progress_all();
+		pthread_mutex_lock(&p->lock);
+		kfab_cq_peer_errors(cq, p);
+		ret = kfab_cq_forward(cq, kfab_cq_peer_sink, p->owner);
+		if (ret)
+			KFAB_DBG(CQ, "owner refused a completion: %d\n", ret);
+		pthread_mutex_unlock(&p->lock);
+		if (!kfab_psrx_active())
+			break;
+	}
 }
 
 /* fi_cq_read(cq, NULL, 0) is the owner driving kfab's progress. */
@@ -579,23 +589,44 @@ static void kfab_cq_owner_free(struct kfab_cq_owner *o)
 	free(o);
 }
 
-int kfab_cq_owner_export(struct kfab_cq *cq, void *val)
+static struct kfab_cq_owner *kfab_cq_owner_of(struct kfab_cq *cq)
 {
-	struct fid_peer_cq **out = val;
 	struct kfab_cq_owner *o, *mine;
-	struct kfab_peer_cq_obj *obj;
 
-	if (!out)
-		return -FI_EINVAL;
 	o = kfab_cq_get_owner(cq);
 	if (!o) {
 		mine = kfab_cq_owner_new(cq);
 		if (!mine)
-			return -FI_ENOMEM;
+			return NULL;
 		o = kfab_cq_set_owner(cq, mine);
 		if (o != mine)
 			kfab_cq_owner_free(mine);
 	}
+	return o;
+}
+
+/* The queue a peer writes into takes kfab's own made-up completions too. */
+int kfab_cq_inject_err(struct kfab_cq *cq, const struct fi_cq_err_entry *err)
+{
+	struct kfab_peer_cq_obj tmp = { 0 };
+
+	tmp.owner = kfab_cq_owner_of(cq);
+	if (!tmp.owner)
+		return -FI_ENOMEM;
+	return (int)kfab_cq_owner_writeerr(&tmp.peer, err);
+}
+
+int kfab_cq_owner_export(struct kfab_cq *cq, void *val)
+{
+	struct fid_peer_cq **out = val;
+	struct kfab_cq_owner *o;
+	struct kfab_peer_cq_obj *obj;
+
+	if (!out)
+		return -FI_EINVAL;
+	o = kfab_cq_owner_of(cq);
+	if (!o)
+		return -FI_ENOMEM;
 	obj = calloc(1, sizeof(*obj));
 	if (!obj)
 		return -FI_ENOMEM;
