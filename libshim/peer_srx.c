@@ -262,8 +262,14 @@ int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 		s->state = KFAB_SLOT_ARRIVED;
 		break;
 	case KFAB_SLOT_CLAIM:
-		/* The owner's receive completes, with the owner's context. */
+		/*
+		 * The owner's receive completes, with the owner's context
+		 * and the start of its buffer (the kernel reports where its
+		 * copy ended for a claim).
+		 */
 		e->op_context = (uintptr_t)s->entry->context;
+		if (s->entry->count && s->entry->iov)
+			e->buf = (uintptr_t)s->entry->iov[0].iov_base;
 		ret = KFAB_PSRX_PASS;
 		if (!err && ps->honor_completion &&
 		    !(s->entry->flags & FI_COMPLETION))

@@ -69,6 +69,7 @@ static bool test_module(void)
 
 enum ev_type {
 	EV_WRITE = 1, EV_WRITEERR, EV_AV_QUERY, EV_EQ_WRITE,
+	EV_GET_MSG, EV_GET_TAG, EV_QUEUE_MSG, EV_QUEUE_TAG, EV_FREE,
 };
 
 struct ev {
@@ -83,6 +84,7 @@ struct ev {
 	size_t olen;
 	uint32_t event;
 	struct fi_eq_entry eq_entry;
+	struct fi_peer_rx_entry *entry;
 };
 
 #define MAX_EVS	4096
@@ -102,6 +104,15 @@ struct owner {
 	struct fi_ops_av_owner av_ops;
 	struct fid_eq eq;
 	struct fi_ops_eq eq_ops;
+	/* the SRX: receives posted at the owner, messages kfab queued */
+	struct fid_peer_srx peer_srx;
+	struct fi_ops_srx_owner srx_ops;
+	struct fi_ops_srx_peer srx_peer_ops;	/* kfab fills it in */
+	struct fi_peer_rx_entry *posted[16];
+	int nposted;
+	struct fi_peer_rx_entry *queued[16];
+	int nqueued;
+	int entries_out;	/* allocated and not freed */
 };
 
 static struct owner owner;
@@ -218,6 +229,182 @@ static ssize_t owner_eq_write(struct fid_eq *eq, uint32_t event,
 	return (ssize_t)len;
 }
 
+/* The owner's receive entries: one allocation with its iovec. */
+struct owner_entry {
+	struct fi_peer_rx_entry e;
+	struct iovec iov;
+};
+
+static struct fi_peer_rx_entry *owner_entry_new(void)
+{
+	struct owner_entry *o = calloc(1, sizeof(*o));
+
+	if (!o)
+		return NULL;
+	o->e.iov = &o->iov;
+	o->e.srx = &owner.peer_srx;
+	pthread_mutex_lock(&owner.lock);
+	owner.entries_out++;
+	pthread_mutex_unlock(&owner.lock);
+	return &o->e;
+}
+
+static int owner_get(struct fid_peer_srx *srx, fi_addr_t addr, size_t size,
+		     uint64_t tag, bool tagged, struct fi_peer_rx_entry **e)
+{
+	struct ev *ev = owner_add(tagged ? EV_GET_TAG : EV_GET_MSG);
+	struct fi_peer_rx_entry *p = NULL;
+	int i;
+
+	if (!ev || srx != &owner.peer_srx)
+		return -FI_EINVAL;
+	ev->src = addr;
+	ev->len = size;
+	ev->tag = tag;
+	pthread_mutex_lock(&owner.lock);
+	if (owner.nposted) {
+		p = owner.posted[0];
+		for (i = 1; i < owner.nposted; i++)
+			owner.posted[i - 1] = owner.posted[i];
+		owner.nposted--;
+	}
+	pthread_mutex_unlock(&owner.lock);
+	if (!p) {
+		p = owner_entry_new();
+		if (!p)
+			return -FI_ENOMEM;
+		p->addr = addr;
+		p->tag = tag;
+		p->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	} else {
+		p->addr = addr;
+		p->tag = tag;
+		p->flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	}
+	ev->entry = p;
+	*e = p;
+	return p->count ? 0 : -FI_ENOENT;
+}
+
+#if FI_MAJOR_VERSION >= 2
+static int owner_get_msg(struct fid_peer_srx *srx,
+			 struct fi_peer_match_attr *a,
+			 struct fi_peer_rx_entry **e)
+{
+	return owner_get(srx, a->addr, a->msg_size, 0, false, e);
+}
+
+static int owner_get_tag(struct fid_peer_srx *srx,
+			 struct fi_peer_match_attr *a,
+			 struct fi_peer_rx_entry **e)
+{
+	return owner_get(srx, a->addr, a->msg_size, a->tag, true, e);
+}
+#else
+static int owner_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
+			 size_t size, struct fi_peer_rx_entry **e)
+{
+	return owner_get(srx, addr, size, 0, false, e);
+}
+
+static int owner_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
+			 uint64_t tag, struct fi_peer_rx_entry **e)
+{
+	return owner_get(srx, addr, 0, tag, true, e);
+}
+#endif
+
+static int owner_queue(struct fi_peer_rx_entry *e, bool tagged)
+{
+	struct ev *ev = owner_add(tagged ? EV_QUEUE_TAG : EV_QUEUE_MSG);
+
+	if (!ev)
+		return -FI_ENOMEM;
+	ev->entry = e;
+	ev->ctx = e->peer_context;
+	pthread_mutex_lock(&owner.lock);
+	owner.queued[owner.nqueued++] = e;
+	pthread_mutex_unlock(&owner.lock);
+	return 0;
+}
+
+static int owner_queue_msg(struct fi_peer_rx_entry *e)
+{
+	return owner_queue(e, false);
+}
+
+static int owner_queue_tag(struct fi_peer_rx_entry *e)
+{
+	return owner_queue(e, true);
+}
+
+static void owner_free_entry(struct fi_peer_rx_entry *e)
+{
+	struct ev *ev = owner_add(EV_FREE);
+
+	if (ev)
+		ev->entry = e;
+	pthread_mutex_lock(&owner.lock);
+	owner.entries_out--;
+	pthread_mutex_unlock(&owner.lock);
+	free(container_of(e, struct owner_entry, e));
+}
+
+/*
+ * The application posts a receive at the owner: the oldest queued
+ * message gets it (start_*), or it waits for get_*.
+ */
+static int owner_post(void *buf, size_t len, void *ctx)
+{
+	struct fi_peer_rx_entry *e = NULL;
+	int i;
+
+	pthread_mutex_lock(&owner.lock);
+	if (owner.nqueued) {
+		e = owner.queued[0];
+		for (i = 1; i < owner.nqueued; i++)
+			owner.queued[i - 1] = owner.queued[i];
+		owner.nqueued--;
+	}
+	pthread_mutex_unlock(&owner.lock);
+	if (!e) {
+		e = owner_entry_new();
+		if (!e)
+			return -FI_ENOMEM;
+		pthread_mutex_lock(&owner.lock);
+		owner.posted[owner.nposted++] = e;
+		pthread_mutex_unlock(&owner.lock);
+	}
+	e->iov[0].iov_base = buf;
+	e->iov[0].iov_len = len;
+	e->count = 1;
+	e->context = ctx;
+	if (owner.nposted && owner.posted[owner.nposted - 1] == e)
+		return 0;
+	return e->flags & FI_TAGGED ? owner.peer_srx.peer_ops->start_tag(e) :
+				      owner.peer_srx.peer_ops->start_msg(e);
+}
+
+/* The application discards the oldest queued message at the owner. */
+static int owner_discard(void)
+{
+	struct fi_peer_rx_entry *e;
+	int i;
+
+	pthread_mutex_lock(&owner.lock);
+	if (!owner.nqueued) {
+		pthread_mutex_unlock(&owner.lock);
+		return -FI_ENOENT;
+	}
+	e = owner.queued[0];
+	for (i = 1; i < owner.nqueued; i++)
+		owner.queued[i - 1] = owner.queued[i];
+	owner.nqueued--;
+	pthread_mutex_unlock(&owner.lock);
+	return e->flags & FI_TAGGED ? owner.peer_srx.peer_ops->discard_tag(e) :
+				      owner.peer_srx.peer_ops->discard_msg(e);
+}
+
 static void owner_reset(void)
 {
 	static bool init;
@@ -250,6 +437,24 @@ static void owner_reset(void)
 	};
 	owner.peer_av.fid.fclass = FI_CLASS_PEER_AV;
 	owner.peer_av.owner_ops = &owner.av_ops;
+
+	owner.nposted = 0;
+	owner.nqueued = 0;
+	owner.entries_out = 0;
+	owner.srx_ops = (struct fi_ops_srx_owner){
+		.size = sizeof(owner.srx_ops),
+		.get_msg = owner_get_msg,
+		.get_tag = owner_get_tag,
+		.queue_msg = owner_queue_msg,
+		.queue_tag = owner_queue_tag,
+		.free_entry = owner_free_entry,
+	};
+	memset(&owner.srx_peer_ops, 0, sizeof(owner.srx_peer_ops));
+	owner.srx_peer_ops.size = sizeof(owner.srx_peer_ops);
+	memset(&owner.peer_srx, 0, sizeof(owner.peer_srx));
+	owner.peer_srx.ep_fid.fid.fclass = FI_CLASS_PEER_SRX;
+	owner.peer_srx.owner_ops = &owner.srx_ops;
+	owner.peer_srx.peer_ops = &owner.srx_peer_ops;
 
 	memset(&owner.eq_ops, 0, sizeof(owner.eq_ops));
 	owner.eq_ops.size = sizeof(owner.eq_ops);
@@ -598,6 +803,271 @@ TEST_F(peer, cq_overflow_reaches_the_owner_in_order)
 	EXPECT_EQ(0, fi_close(&pcq->fid));
 }
 
+/* ---- kfab as the peer: SRX ---- */
+
+static int open_peer_srx(FIXTURE_DATA(peer) *self, struct fid_ep **srx)
+{
+	struct fi_rx_attr attr = { .op_flags = FI_PEER };
+	struct fi_peer_srx_context ctx = { .size = sizeof(ctx),
+					   .srx = &owner.peer_srx };
+
+	return fi_srx_context(self->domain, &attr, srx, &ctx);
+}
+
+/* An endpoint receiving through @srx, completing on @cq. */
+static int open_srx_ep(FIXTURE_DATA(peer) *self, struct fid_cq *cq,
+		       struct fid_ep *srx, struct fid_ep **ep, fi_addr_t *addr)
+{
+	struct kfab_addr a;
+	size_t len = sizeof(a);
+	int rc;
+
+	rc = fi_endpoint(self->domain, self->info, ep, NULL);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &self->av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &srx->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_enable(*ep);
+	if (!rc)
+		rc = fi_getname(&(*ep)->fid, &a, &len);
+	if (!rc)
+		rc = fi_av_insert(self->av, &a, 1, addr, 0, NULL) == 1 ? 0 : -1;
+	return rc;
+}
+
+/* The index of the first event of @type at or after @from, or -1. */
+static int ev_find(enum ev_type type, int from)
+{
+	int i;
+
+	for (i = from; i < owner.n; i++)
+		if (owner.ev[i].type == type)
+			return i;
+	return -1;
+}
+
+TEST_F(peer, srx_open_checks_the_owner_context)
+{
+	struct fi_rx_attr attr = { .op_flags = FI_PEER };
+	struct fi_peer_srx_context ctx = { .size = sizeof(ctx) };
+	struct fi_ops_srx_owner half = { .size = sizeof(half) };
+	struct fid_peer_srx bad = { .owner_ops = &half };
+	struct fi_peer_rx_entry stray = { 0 };
+	struct fid_ep *srx;
+	char buf[8];
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->domain, &attr, &srx, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->domain, &attr, &srx, &ctx));
+	ctx.srx = &bad;
+	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->domain, &attr, &srx, &ctx));
+	ASSERT_EQ(0, open_peer_srx(self, &srx));
+	/* kfab filled in its callbacks before returning (fi_peer(3)). */
+	EXPECT_NE(NULL, owner.srx_peer_ops.start_msg);
+	EXPECT_NE(NULL, owner.srx_peer_ops.start_tag);
+	EXPECT_NE(NULL, owner.srx_peer_ops.discard_msg);
+	EXPECT_NE(NULL, owner.srx_peer_ops.discard_tag);
+	EXPECT_EQ(&owner.srx_peer_ops, owner.peer_srx.peer_ops);
+	EXPECT_EQ(NULL, srx->fid.context);
+	/* Receives are the owner's: posting them to kfab is -FI_ENOSYS. */
+	EXPECT_EQ(-FI_ENOSYS, fi_recv(srx, buf, sizeof(buf), NULL,
+				      FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_trecv(srx, buf, sizeof(buf), NULL,
+				       FI_ADDR_UNSPEC, 1, 0, NULL));
+	/* An entry that is not one kfab queued is refused, not followed. */
+	stray.peer_context = buf;
+	EXPECT_EQ(-FI_EINVAL, owner.srx_peer_ops.start_msg(&stray));
+	EXPECT_EQ(-FI_EINVAL, owner.srx_peer_ops.discard_tag(&stray));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, owner.n);
+}
+
+TEST_F(peer, srx_expected_and_unexpected_flows)
+{
+	char rbuf[4][32] = { { 0 } };
+	struct fid_cq *pcq;
+	struct fid_ep *srx, *rx;
+	fi_addr_t rx_addr;
+	int g, w, f, q, n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_peer_srx(self, &srx));
+	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx, &rx_addr));
+
+	/*
+	 * Expected (fi_peer(3), first flow): the receive waits at the owner;
+	 * kfab's get_msg finds it, the message lands in it, kfab writes the
+	 * completion and then frees the entry.
+	 */
+	ASSERT_EQ(0, owner_post(rbuf[0], sizeof(rbuf[0]), (void *)0x601));
+	ASSERT_EQ(0, fi_send(self->tx, "expected", 9, NULL, rx_addr,
+			     (void *)0x701));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 1));
+	g = ev_find(EV_GET_MSG, 0);
+	w = ev_find(EV_WRITE, 0);
+	f = ev_find(EV_FREE, 0);
+	ASSERT_LE(0, g);
+	ASSERT_LT(g, w);
+	ASSERT_LT(w, f);
+	EXPECT_EQ(self->tx_addr, owner.ev[g].src);
+	EXPECT_EQ(9, owner.ev[g].len);
+	EXPECT_EQ((void *)0x601, owner.ev[w].ctx);
+	EXPECT_EQ(FI_RECV | FI_MSG, owner.ev[w].flags);
+	EXPECT_EQ(9, owner.ev[w].len);
+	EXPECT_EQ((void *)rbuf[0], owner.ev[w].buf);
+	EXPECT_EQ(self->tx_addr, owner.ev[w].src);
+	EXPECT_EQ(owner.ev[g].entry, owner.ev[f].entry);
+	EXPECT_STREQ("expected", rbuf[0]);
+	EXPECT_EQ(-1, ev_find(EV_QUEUE_MSG, 0));
+
+	/*
+	 * Unexpected (second flow): get_msg finds nothing, kfab queues the
+	 * entry with its own peer_context; the owner's receive starts it.
+	 */
+	n = owner.n;
+	ASSERT_EQ(0, fi_send(self->tx, "unexpected", 11, NULL, rx_addr,
+			     (void *)0x702));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_MSG, 1));
+	g = ev_find(EV_GET_MSG, n);
+	q = ev_find(EV_QUEUE_MSG, n);
+	ASSERT_LE(0, g);
+	ASSERT_LT(g, q);
+	EXPECT_EQ(owner.ev[g].entry, owner.ev[q].entry);
+	EXPECT_NE(NULL, owner.ev[q].ctx);	/* kfab's peer_context */
+	EXPECT_EQ(11, owner.ev[q].entry->size);
+	EXPECT_EQ(-1, ev_find(EV_WRITE, n));
+	EXPECT_EQ(1, owner.nqueued);
+	n = owner.n;
+	ASSERT_EQ(0, owner_post(rbuf[1], sizeof(rbuf[1]), (void *)0x602));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 2));
+	w = ev_find(EV_WRITE, n);
+	f = ev_find(EV_FREE, n);
+	ASSERT_LE(0, w);
+	ASSERT_LT(w, f);
+	EXPECT_EQ((void *)0x602, owner.ev[w].ctx);
+	EXPECT_EQ(11, owner.ev[w].len);
+	EXPECT_STREQ("unexpected", rbuf[1]);
+
+	/* Tagged: get_tag with the message's tag, completion with it. */
+	n = owner.n;
+	ASSERT_EQ(0, owner_post(rbuf[2], sizeof(rbuf[2]), (void *)0x603));
+	ASSERT_EQ(0, fi_tsenddata(self->tx, "tagged", 7, NULL, 55, rx_addr,
+				  0xabc, (void *)0x703));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 3));
+	g = ev_find(EV_GET_TAG, n);
+	w = ev_find(EV_WRITE, n);
+	ASSERT_LE(0, g);
+	ASSERT_LT(g, w);
+	EXPECT_EQ(0xabc, owner.ev[g].tag);
+	EXPECT_EQ((void *)0x603, owner.ev[w].ctx);
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA, owner.ev[w].flags);
+	EXPECT_EQ(0xabc, owner.ev[w].tag);
+	EXPECT_EQ(55, owner.ev[w].data);
+
+	/* A short buffer: FI_ETRUNC through writeerr, the entry freed. */
+	n = owner.n;
+	ASSERT_EQ(0, owner_post(rbuf[3], 4, (void *)0x604));
+	ASSERT_EQ(0, fi_send(self->tx, "0123456789", 10, NULL, rx_addr,
+			     (void *)0x704));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 4));
+	w = ev_find(EV_WRITEERR, n);
+	ASSERT_LE(0, w);
+	EXPECT_EQ((void *)0x604, owner.ev[w].ctx);
+	EXPECT_EQ(FI_ETRUNC, owner.ev[w].err);
+	EXPECT_EQ(6, owner.ev[w].olen);
+
+	/* Every entry went back; nothing was left over. */
+	EXPECT_EQ(0, owner.entries_out);
+	EXPECT_EQ(-FI_EBUSY, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
+TEST_F(peer, srx_discard_drops_the_message_without_a_completion)
+{
+	char rbuf[32] = { 0 };
+	struct fid_cq *pcq;
+	struct fid_ep *srx, *rx;
+	fi_addr_t rx_addr;
+	int n, i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_peer_srx(self, &srx));
+	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx, &rx_addr));
+
+	ASSERT_EQ(0, fi_tsend(self->tx, "drop me", 8, NULL, rx_addr, 3,
+			      (void *)0x801));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_TAG, 1));
+	n = owner.n;
+	ASSERT_EQ(0, owner_discard());
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 1));
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
+	/* No completion for a discarded message, and its entry came back. */
+	EXPECT_EQ(-1, ev_find(EV_WRITE, n));
+	EXPECT_EQ(-1, ev_find(EV_WRITEERR, n));
+	EXPECT_EQ(0, owner.entries_out);
+	/* It is gone: the next receive gets the next message. */
+	ASSERT_EQ(0, owner_post(rbuf, sizeof(rbuf), (void *)0x602));
+	ASSERT_EQ(0, fi_send(self->tx, "next", 5, NULL, rx_addr,
+			     (void *)0x802));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 1));
+	EXPECT_STREQ("next", rbuf);
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
+/* A sender the receiving side's AV does not hold: FI_ADDR_UNSPEC. */
+TEST_F(peer, srx_sender_not_in_the_av)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	char rbuf[32] = { 0 };
+	struct fid_cq *pcq;
+	struct fid_ep *srx, *rx, *tx2;
+	struct fid_av *av2;
+	struct kfab_addr a;
+	fi_addr_t rx_addr, to_rx;
+	size_t len = sizeof(a);
+	int g, w;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_peer_srx(self, &srx));
+	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx, &rx_addr));
+	/* A sender with an AV of its own, which knows rx; rx's knows not it. */
+	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av2, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &tx2, NULL));
+	ASSERT_EQ(0, fi_ep_bind(tx2, &av2->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(tx2, &self->cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(tx2));
+	ASSERT_EQ(0, fi_getname(&rx->fid, &a, &len));
+	ASSERT_EQ(1, fi_av_insert(av2, &a, 1, &to_rx, 0, NULL));
+
+	ASSERT_EQ(0, owner_post(rbuf, sizeof(rbuf), (void *)0x901));
+	ASSERT_EQ(0, fi_send(tx2, "stranger", 9, NULL, to_rx, (void *)0x902));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 1));
+	g = ev_find(EV_GET_MSG, 0);
+	w = ev_find(EV_WRITE, 0);
+	ASSERT_LE(0, g);
+	/* fi_peer(3): an unknown source is FI_ADDR_UNSPEC for matching. */
+	EXPECT_EQ(FI_ADDR_UNSPEC, owner.ev[g].src);
+	EXPECT_EQ((void *)0x901, owner.ev[w].ctx);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, owner.ev[w].src);
+	EXPECT_STREQ("stranger", rbuf);
+	EXPECT_EQ(0, fi_close(&tx2->fid));
+	EXPECT_EQ(0, fi_close(&av2->fid));
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
 /* ---- kfab as the peer: AV, domain, EQ, transfers, fi_import_fid ---- */
 
 TEST_F(peer, av_takes_the_owner_attributes)
@@ -764,6 +1234,7 @@ TEST_F(peer, import_fid_is_enosys_where_it_means_nothing)
 	struct fi_cntr_attr cattr = { .events = FI_CNTR_EVENTS_COMP };
 	struct fi_eq_attr eattr = { .wait_obj = FI_WAIT_NONE };
 	struct fid_cntr *cntr;
+	struct fid *exp = NULL;
 	struct fid_eq *eq;
 	struct fid_ep *ep;
 
@@ -781,17 +1252,12 @@ TEST_F(peer, import_fid_is_enosys_where_it_means_nothing)
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &monitor, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &owner.peer_cq.fid, 0));
 	/* fi_export_fid() is reserved (fi_peer(3)): nothing kfab knows. */
-	{
-		struct fid *exp = NULL;
-
-		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->cq->fid, 0, &exp,
-						    NULL));
-		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&ep->fid, 0, &exp, NULL));
-		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&eq->fid, 0, &exp, NULL));
-		EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->domain->fid, 0,
-						    &exp, NULL));
-		EXPECT_EQ(NULL, exp);
-	}
+	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->cq->fid, 0, &exp, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&ep->fid, 0, &exp, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&eq->fid, 0, &exp, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->domain->fid, 0, &exp,
+					    NULL));
+	EXPECT_EQ(NULL, exp);
 	/* A plain bind of a wrong object stays -FI_EINVAL. */
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &self->domain->fid, 0));
 	EXPECT_EQ(0, fi_close(&ep->fid));
