@@ -1458,6 +1458,7 @@ TEST_F(peer, owner_cq_progresses_an_imported_peer_cq)
 
 struct shm {
 	bool plain_cq;		/* shm's CQ refused FI_PEER: drained by kfab */
+	struct fid_ep *srx;	/* what shm's fi_srx_context returned, if any */
 	struct fi_info *info;
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -1470,8 +1471,22 @@ struct shm {
 /* Which step of shm_setup() failed, for the log. */
 static const char *shm_step = "";
 
+static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
+			 struct fid_peer_srx *peer_srx);
+
 static int shm_setup(struct shm *s, struct fid_peer_cq *peer_cq)
 {
+	return shm_setup_srx(s, peer_cq, NULL);
+}
+
+/* With @peer_srx, shm's second endpoint receives through kfab's SRX. */
+static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
+			 struct fid_peer_srx *peer_srx)
+{
+	struct fi_rx_attr rx_attr = { .op_flags = FI_PEER };
+	struct fi_peer_srx_context sctx = { .size = sizeof(sctx),
+					    .srx = peer_srx };
+	struct fid_ep *shm_srx = NULL;
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
 				      .wait_obj = FI_WAIT_NONE,
@@ -1511,10 +1526,20 @@ static int shm_setup(struct shm *s, struct fid_peer_cq *peer_cq)
 			rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
 		}
 	}
+	/*
+	 * shm 1.17 takes the owner's SRX for its domain and returns no fid
+	 * of its own; its endpoints bind to the fid_peer_srx itself.
+	 */
+	if (!rc && peer_srx)
+		rc = STEP(fi_srx_context(s->domain, &rx_attr, &shm_srx, &sctx));
+	if (!rc && shm_srx)
+		s->srx = shm_srx;
 	for (i = 0; !rc && i < 2; i++) {
 		rc = STEP(fi_endpoint(s->domain, s->info, &s->ep[i], NULL));
 		if (!rc)
 			rc = STEP(fi_ep_bind(s->ep[i], &s->av->fid, 0));
+		if (!rc && peer_srx && i == 1)
+			rc = STEP(fi_ep_bind(s->ep[i], &peer_srx->ep_fid.fid, 0));
 		if (!rc)
 			rc = STEP(fi_ep_bind(s->ep[i], &s->cq->fid,
 					     FI_TRANSMIT | FI_RECV));
@@ -1545,6 +1570,8 @@ static void shm_close_eps(struct __test_metadata *_metadata, struct shm *s)
 static void shm_close(struct __test_metadata *_metadata, struct shm *s)
 {
 	shm_close_eps(_metadata, s);
+	if (s->srx)
+		EXPECT_EQ(0, fi_close(&s->srx->fid));
 	if (s->cq)
 		EXPECT_EQ(0, fi_close(&s->cq->fid));
 	if (s->av)
@@ -1670,6 +1697,256 @@ TEST_F(peer, shm_peer_cq_closed_before_the_owner)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
 	EXPECT_EQ(0, fi_close(&p->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
+/* ---- kfab as the owner of an SRX ---- */
+
+static struct fid_peer_srx *export_srx(struct fid_ep *srx)
+{
+	struct fid_peer_srx *p = NULL;
+
+	if (fi_get_val(&srx->fid, KFAB_FID_PEER_EXPORT, &p))
+		return NULL;
+	return p;
+}
+
+/* The next receive completion of @cq (sends are skipped). */
+static ssize_t read_recv(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
+{
+	ssize_t rc;
+
+	do {
+		rc = read_one(cq, e);
+	} while (rc == 1 && !(e->flags & FI_RECV));
+	return rc;
+}
+
+/* Progress for a while: did any receive complete?  (Sends are read.) */
+static bool recv_waiting(struct fid_cq *cq)
+{
+	struct fi_cq_tagged_entry e;
+	bool seen = false;
+	int i;
+
+	for (i = 0; i < 50; i++)
+		while (fi_cq_read(cq, &e, 1) == 1)
+			seen |= !!(e.flags & FI_RECV);
+	return seen;
+}
+
+TEST_F(peer, owner_srx_matches_kfab_traffic_in_posting_order)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = { 0 };
+	char rbuf[8][16] = { { 0 } };
+	struct fid_ep *srx, *srx2, *rx1, *rx2, *ep;
+	struct iovec iov = { .iov_len = 16 };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1,
+			      .addr = FI_ADDR_UNSPEC };
+	struct fid_peer_srx *p;
+	fi_addr_t a1, a2;
+	struct fid_cq *cq;
+
+	RETURN_IF_SETUP_SKIPPED();
+	iov.iov_base = rbuf[5];
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_get_val(&srx->fid, KFAB_FID_PEER_EXPORT,
+					 NULL));
+	p = export_srx(srx);
+	ASSERT_NE(NULL, p);
+	EXPECT_EQ((size_t)FI_CLASS_SRX_CTX, p->ep_fid.fid.fclass);
+	ASSERT_NE(NULL, p->owner_ops);
+	ASSERT_NE(NULL, p->peer_ops);
+	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx1, &a1));
+	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx2, &a2));
+	/* Too late to export an SRX whose endpoints match in the kernel. */
+	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx2, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(ep, &srx2->fid, 0));
+	EXPECT_EQ(NULL, export_srx(srx2));
+	EXPECT_EQ(0, fi_close(&ep->fid));
+	EXPECT_EQ(0, fi_close(&srx2->fid));
+
+	/* Two receives, messages to either endpoint: posting order. */
+	ASSERT_EQ(0, fi_recv(srx, rbuf[0], 16, NULL, FI_ADDR_UNSPEC,
+			     (void *)0xa01));
+	ASSERT_EQ(0, fi_recv(srx, rbuf[1], 16, NULL, FI_ADDR_UNSPEC,
+			     (void *)0xa02));
+	ASSERT_EQ(0, fi_send(self->tx, "to rx2", 7, NULL, a2, NULL));
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xa01, e.op_context);
+	EXPECT_EQ(7, e.len);
+	EXPECT_EQ((void *)rbuf[0], e.buf);
+	EXPECT_STREQ("to rx2", rbuf[0]);
+	ASSERT_EQ(0, fi_send(self->tx, "to rx1", 7, NULL, a1, NULL));
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xa02, e.op_context);
+	EXPECT_STREQ("to rx1", rbuf[1]);
+
+	/* Unexpected, then its receive. */
+	ASSERT_EQ(0, fi_send(self->tx, "early", 6, NULL, a1, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+	ASSERT_EQ(0, fi_recv(srx, rbuf[2], 16, NULL, FI_ADDR_UNSPEC,
+			     (void *)0xa03));
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xa03, e.op_context);
+	EXPECT_STREQ("early", rbuf[2]);
+
+	/* Tags and ignore bits; a directed receive for someone else. */
+	ASSERT_EQ(0, fi_trecv(srx, rbuf[3], 16, NULL, a2, 0x10, 0,
+			      (void *)0xa04));
+	ASSERT_EQ(0, fi_trecv(srx, rbuf[4], 16, NULL, FI_ADDR_UNSPEC, 0x10,
+			      0x0f, (void *)0xa05));
+	ASSERT_EQ(0, fi_tsend(self->tx, "tag", 4, NULL, a1, 0x13, NULL));
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xa05, e.op_context);
+	EXPECT_EQ(0x13, e.tag);
+	EXPECT_EQ(FI_RECV | FI_TAGGED, e.flags);
+
+	/* Cancel: the directed receive comes back with FI_ECANCELED. */
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&srx->fid, (void *)0xbad));
+	EXPECT_EQ(0, fi_cancel(&srx->fid, (void *)0xa04));
+	EXPECT_EQ(-FI_EAVAIL, fi_cq_read(cq, &e, 1));
+	ASSERT_EQ(1, fi_cq_readerr(cq, &err, 0));
+	EXPECT_EQ((void *)0xa04, err.op_context);
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, &e, 1));
+
+	/* What the exported SRX does not do: multi-receive buffers. */
+	EXPECT_EQ(-FI_EBADFLAGS, fi_recvmsg(srx, &msg, FI_MULTI_RECV));
+
+	/* Lifetime: endpoints, then the peer object, then the SRX. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&rx1->fid));
+	EXPECT_EQ(0, fi_close(&rx2->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&p->ep_fid.fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
+}
+
+/*
+ * shm as the peer of kfab's SRX: shm's messages and kfab's are matched
+ * from the one SRX, in the order the receives were posted.
+ */
+TEST_F(peer, owner_srx_serves_shm_and_kfab_from_one_srx)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err = { 0 };
+	char rbuf[8][16] = { { 0 } };
+	struct fid_peer_srx *psrx;
+	struct fid_peer_cq *pcq;
+	struct fid_ep *srx, *rx;
+	struct shm s = { 0 };
+	struct fid_cq *cq;
+	fi_addr_t a;
+	int rc, i;
+	bool seen_k = false, seen_s = false;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	psrx = export_srx(srx);
+	pcq = export_cq(cq);
+	ASSERT_NE(NULL, psrx);
+	ASSERT_NE(NULL, pcq);
+	rc = shm_setup_srx(&s, pcq, psrx);
+	if (rc == -FI_ENODATA) {
+		shm_close(_metadata, &s);
+		EXPECT_EQ(0, fi_close(&pcq->fid));
+		EXPECT_EQ(0, fi_close(&psrx->ep_fid.fid));
+		EXPECT_EQ(0, fi_close(&srx->fid));
+		EXPECT_EQ(0, fi_close(&cq->fid));
+		SKIP(return, "no shm provider");
+	}
+	ASSERT_EQ(0, rc) TH_LOG("shm: %s: %s", shm_step, fi_strerror(-rc));
+	/* shm filled in its callbacks (1.17: its own table). */
+	ASSERT_NE(NULL, psrx->peer_ops);
+	ASSERT_NE(NULL, psrx->peer_ops->start_msg);
+	ASSERT_EQ(0, fi_import_fid(&pcq->fid, &s.cq->fid,
+				   s.plain_cq ? KFAB_IMPORT_DRAIN : 0));
+	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx, &a));
+
+	/* Three receives; shm, kfab, shm: they take them in that order. */
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, fi_recv(srx, rbuf[i], 16, NULL, FI_ADDR_UNSPEC,
+				     (void *)(uintptr_t)(0xb01 + i)));
+	RETRY(cq, fi_send(s.ep[0], "shm 1", 6, NULL, s.addr[1], NULL));
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xb01, e.op_context);
+	EXPECT_EQ(6, e.len);
+	EXPECT_STREQ("shm 1", rbuf[0]);
+	ASSERT_EQ(0, fi_send(self->tx, "kfab 1", 7, NULL, a, NULL));
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xb02, e.op_context);
+	EXPECT_STREQ("kfab 1", rbuf[1]);
+	RETRY(cq, fi_send(s.ep[0], "shm 2", 6, NULL, s.addr[1], NULL));
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xb03, e.op_context);
+	EXPECT_STREQ("shm 2", rbuf[2]);
+
+	/*
+	 * Unexpected from both: shm queues its message with kfab (queue_msg),
+	 * kfab's waits in the kernel; two receives take both, and shm's
+	 * start_msg moves its one in.
+	 */
+	RETRY(cq, fi_send(s.ep[0], "shm 3", 6, NULL, s.addr[1], NULL));
+	ASSERT_EQ(0, rc);
+	ASSERT_EQ(0, fi_send(self->tx, "kfab 2", 7, NULL, a, NULL));
+	EXPECT_FALSE(recv_waiting(cq));
+	for (i = 3; i < 5; i++)
+		ASSERT_EQ(0, fi_recv(srx, rbuf[i], 16, NULL, FI_ADDR_UNSPEC,
+				     (void *)(uintptr_t)(0xb01 + i)));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, read_recv(cq, &e));
+		ASSERT_TRUE(e.op_context == (void *)0xb04 ||
+			    e.op_context == (void *)0xb05);
+		if (!strcmp((char *)e.buf, "shm 3"))
+			seen_s = true;
+		if (!strcmp((char *)e.buf, "kfab 2"))
+			seen_k = true;
+	}
+	EXPECT_TRUE(seen_s);
+	EXPECT_TRUE(seen_k);
+
+	/*
+	 * A receive directed at a kfab source never takes shm's message
+	 * (its source belongs to shm's AV); a cancel takes it back.
+	 */
+	ASSERT_EQ(0, fi_recv(srx, rbuf[5], 16, NULL, self->tx_addr,
+			     (void *)0xb06));
+	RETRY(cq, fi_send(s.ep[0], "shm 4", 6, NULL, s.addr[1], NULL));
+	ASSERT_EQ(0, rc);
+	EXPECT_FALSE(recv_waiting(cq));
+	EXPECT_EQ(0, fi_cancel(&srx->fid, (void *)0xb06));
+	EXPECT_EQ(-FI_EAVAIL, fi_cq_read(cq, &e, 1));
+	ASSERT_EQ(1, fi_cq_readerr(cq, &err, 0));
+	EXPECT_EQ((void *)0xb06, err.op_context);
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	ASSERT_EQ(0, fi_recv(srx, rbuf[6], 16, NULL, FI_ADDR_UNSPEC,
+			     (void *)0xb07));
+	ASSERT_EQ(1, read_recv(cq, &e));
+	EXPECT_EQ((void *)0xb07, e.op_context);
+	EXPECT_STREQ("shm 4", rbuf[6]);
+
+	/*
+	 * Lifetime: every endpoint, then shm's objects and kfab's peer
+	 * objects (the SRX's first: shm's messages still queued go with
+	 * it), then kfab's SRX and CQ.
+	 */
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	shm_close_eps(_metadata, &s);
+	EXPECT_EQ(-FI_EBUSY, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&psrx->ep_fid.fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));	/* closes shm's CQ */
+	s.cq = NULL;
+	shm_close(_metadata, &s);
 }
 
 TEST_HARNESS_MAIN
