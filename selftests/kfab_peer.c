@@ -591,7 +591,7 @@ static int open_peer_cq(FIXTURE_DATA(peer) *self, enum fi_cq_format format,
 
 /* ---- kfab as the peer: CQ ---- */
 
-TEST_F(peer, cq_open_checks_the_owner_context)
+TEST_F_TIMEOUT(peer, cq_open_checks_the_owner_context, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
 				   .flags = FI_PEER };
@@ -625,7 +625,7 @@ TEST_F(peer, cq_open_checks_the_owner_context)
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
 
-TEST_F(peer, cq_reads_other_than_progress_are_enosys)
+TEST_F_TIMEOUT(peer, cq_reads_other_than_progress_are_enosys, 300)
 {
 	struct fi_cq_tagged_entry e[2];
 	struct fi_cq_err_entry err = { 0 };
@@ -648,7 +648,7 @@ TEST_F(peer, cq_reads_other_than_progress_are_enosys)
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
 
-TEST_F(peer, cq_writes_every_completion_through_the_owner)
+TEST_F_TIMEOUT(peer, cq_writes_every_completion_through_the_owner, 300)
 {
 	char rbuf[64] = { 0 }, sbuf[64] = "peer cq";
 	struct fid_cq *pcq;
@@ -711,7 +711,7 @@ TEST_F(peer, cq_writes_every_completion_through_the_owner)
 	EXPECT_EQ(0, fi_close(&pcq->fid));
 }
 
-TEST_F(peer, cq_errors_and_refusals_reach_the_owner_once_each)
+TEST_F_TIMEOUT(peer, cq_errors_and_refusals_reach_the_owner_once_each, 300)
 {
 	char rbuf[16] = { 0 }, sbuf[64] = { 0 };
 	struct fid_cq *pcq;
@@ -773,7 +773,7 @@ TEST_F(peer, cq_errors_and_refusals_reach_the_owner_once_each)
 }
 
 /* The kernel's overflow list drains into the owner, in order. */
-TEST_F(peer, cq_overflow_reaches_the_owner_in_order)
+TEST_F_TIMEOUT(peer, cq_overflow_reaches_the_owner_in_order, 300)
 {
 	struct kfab_kernel_handle h;
 	struct kfab_test_cq_post cmd;
@@ -849,7 +849,7 @@ static int ev_find(enum ev_type type, int from)
 	return -1;
 }
 
-TEST_F(peer, srx_open_checks_the_owner_context)
+TEST_F_TIMEOUT(peer, srx_open_checks_the_owner_context, 300)
 {
 	struct fi_rx_attr attr = { .op_flags = FI_PEER };
 	struct fi_peer_srx_context ctx = { .size = sizeof(ctx) };
@@ -885,7 +885,7 @@ TEST_F(peer, srx_open_checks_the_owner_context)
 	EXPECT_EQ(0, owner.n);
 }
 
-TEST_F(peer, srx_expected_and_unexpected_flows)
+TEST_F_TIMEOUT(peer, srx_expected_and_unexpected_flows, 300)
 {
 	char rbuf[4][32] = { { 0 } };
 	struct fid_cq *pcq;
@@ -988,7 +988,7 @@ TEST_F(peer, srx_expected_and_unexpected_flows)
 	EXPECT_EQ(0, fi_close(&pcq->fid));
 }
 
-TEST_F(peer, srx_discard_drops_the_message_without_a_completion)
+TEST_F_TIMEOUT(peer, srx_discard_drops_the_message_without_a_completion, 300)
 {
 	char rbuf[32] = { 0 };
 	struct fid_cq *pcq;
@@ -1025,7 +1025,7 @@ TEST_F(peer, srx_discard_drops_the_message_without_a_completion)
 }
 
 /* A sender the receiving side's AV does not hold: FI_ADDR_UNSPEC. */
-TEST_F(peer, srx_sender_not_in_the_av)
+TEST_F_TIMEOUT(peer, srx_sender_not_in_the_av, 300)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	char rbuf[32] = { 0 };
@@ -1070,7 +1070,7 @@ TEST_F(peer, srx_sender_not_in_the_av)
 
 /* ---- kfab as the peer: AV, domain, EQ, transfers, fi_import_fid ---- */
 
-TEST_F(peer, av_takes_the_owner_attributes)
+TEST_F_TIMEOUT(peer, av_takes_the_owner_attributes, 300)
 {
 	struct fi_av_attr attr = { .flags = FI_PEER };
 	struct fi_peer_av_context ctx = { .size = sizeof(ctx) };
@@ -1103,7 +1103,7 @@ TEST_F(peer, av_takes_the_owner_attributes)
 	EXPECT_EQ(2, owner.n);
 }
 
-TEST_F(peer, domain2_needs_the_owner_domain)
+TEST_F_TIMEOUT(peer, domain2_needs_the_owner_domain, 300)
 {
 	struct fi_peer_domain_context ctx = { .size = sizeof(ctx) };
 	struct fid_domain *dom;
@@ -1143,7 +1143,7 @@ static void eq_av_insert(struct __test_metadata *_metadata,
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
 
-TEST_F(peer, eq_events_go_to_the_owner_eq)
+TEST_F_TIMEOUT(peer, eq_events_go_to_the_owner_eq, 300)
 {
 	struct fi_eq_attr attr = { .flags = FI_PEER };
 	struct fi_peer_eq_context ctx = { .size = sizeof(ctx) };
@@ -1188,7 +1188,7 @@ TEST_F(peer, eq_events_go_to_the_owner_eq)
 	EXPECT_EQ(0, fi_close(&keq->fid));
 }
 
-TEST_F(peer, transfer_endpoint_sets_its_callbacks)
+TEST_F_TIMEOUT(peer, transfer_endpoint_sets_its_callbacks, 300)
 {
 	struct fi_ops_transfer_peer ops = { .size = sizeof(ops) };
 	struct fi_peer_transfer_context ctx = { .size = sizeof(ctx),
@@ -1224,7 +1224,7 @@ static int fake_close(struct fid *fid)
 	return 0;
 }
 
-TEST_F(peer, import_fid_is_enosys_where_it_means_nothing)
+TEST_F_TIMEOUT(peer, import_fid_is_enosys_where_it_means_nothing, 300)
 {
 	struct fi_ops fake_ops = { .size = sizeof(fake_ops),
 				   .close = fake_close };
@@ -1276,7 +1276,7 @@ static struct fid_peer_cq *export_cq(struct fid_cq *cq)
 	return p;
 }
 
-TEST_F(peer, owner_cq_takes_what_a_peer_writes)
+TEST_F_TIMEOUT(peer, owner_cq_takes_what_a_peer_writes, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
 				   .wait_obj = FI_WAIT_FD };
@@ -1381,7 +1381,7 @@ static void *sread_thread(void *p)
 	return NULL;
 }
 
-TEST_F(peer, owner_cq_wakes_a_waiter_when_a_peer_writes)
+TEST_F_TIMEOUT(peer, owner_cq_wakes_a_waiter_when_a_peer_writes, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED,
 				   .wait_obj = FI_WAIT_FD };
@@ -1408,7 +1408,7 @@ TEST_F(peer, owner_cq_wakes_a_waiter_when_a_peer_writes)
 }
 
 /* kfab owning a kfab peer CQ: the owner's reads progress the peer. */
-TEST_F(peer, owner_cq_progresses_an_imported_peer_cq)
+TEST_F_TIMEOUT(peer, owner_cq_progresses_an_imported_peer_cq, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_cq_attr pattr = { .format = FI_CQ_FORMAT_TAGGED,
@@ -1606,7 +1606,7 @@ static ssize_t read_one(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
 	return rc;
 }
 
-TEST_F(peer, shm_writes_its_completions_into_a_kfab_cq)
+TEST_F_TIMEOUT(peer, shm_writes_its_completions_into_a_kfab_cq, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_cq_tagged_entry e;
@@ -1673,7 +1673,7 @@ TEST_F(peer, shm_writes_its_completions_into_a_kfab_cq)
 }
 
 /* The other allowed order: shm's CQ, then the fid_peer_cq, then kfab's. */
-TEST_F(peer, shm_peer_cq_closed_before_the_owner)
+TEST_F_TIMEOUT(peer, shm_peer_cq_closed_before_the_owner, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fid_peer_cq *p;
@@ -1734,7 +1734,7 @@ static bool recv_waiting(struct fid_cq *cq)
 	return seen;
 }
 
-TEST_F(peer, owner_srx_matches_kfab_traffic_in_posting_order)
+TEST_F_TIMEOUT(peer, owner_srx_matches_kfab_traffic_in_posting_order, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_cq_tagged_entry e;
@@ -1831,7 +1831,7 @@ TEST_F(peer, owner_srx_matches_kfab_traffic_in_posting_order)
  * shm as the peer of kfab's SRX: shm's messages and kfab's are matched
  * from the one SRX, in the order the receives were posted.
  */
-TEST_F(peer, owner_srx_serves_shm_and_kfab_from_one_srx)
+TEST_F_TIMEOUT(peer, owner_srx_serves_shm_and_kfab_from_one_srx, 300)
 {
 	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_TAGGED };
 	struct fi_cq_tagged_entry e;
