@@ -320,7 +320,7 @@ static bool kfab_cq_hold_err_locked(struct kfab_cq *cq)
 		if (kfab_psrx_intercept(&e, cmd.out_err, true) ==
 		    KFAB_PSRX_SWALLOW)
 			continue;
-		cmd.out_entry.op_context = e.op_context;
+		cmd.out_entry = e;
 		cq->held = cmd;
 		cq->err_held = true;
 	}

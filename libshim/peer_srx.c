@@ -56,6 +56,8 @@ enum kfab_slot_state {
 	KFAB_SLOT_CLAIM,	/* claimed into the owner's buffer */
 	KFAB_SLOT_DISCARD,	/* dropped at the owner's word */
 	KFAB_SLOT_DONE,		/* completed: free_entry() to call */
+	KFAB_SLOT_RETRY_CLAIM,	/* the ring was full: claim again */
+	KFAB_SLOT_RETRY_DISCARD,
 };
 
 struct kfab_psrx;
@@ -91,6 +93,8 @@ struct kfab_srx_owner;
  * @progress_lock: one progress at a time (owner callbacks serialised)
  * @lock: protects the slots and @peeking
  * @peeking: a peek of that kind is in the kernel
+ * @dead: its SRX is closed, but completions of its requests may still
+ *	sit in CQ rings: it stays (unused) so they are recognised and dropped
  * @next: the global list
  * @slots: contexts of the engine's requests
  */
@@ -102,6 +106,7 @@ struct kfab_psrx {
 	pthread_mutex_t progress_lock;
 	pthread_mutex_t lock;
 	bool peeking[2];
+	bool dead;
 	struct kfab_psrx *next;
 	struct kfab_psrx_slot slots[KFAB_PSRX_SLOTS];
 };
@@ -183,11 +188,13 @@ static int kfab_psrx_claim(struct kfab_psrx_slot *s,
 	pthread_mutex_unlock(&ps->lock);
 	ret = kfab_psrx_post(ps, &sqe);
 	if (ret) {
+		/* The entry is ours now: progress tries again. */
 		pthread_mutex_lock(&ps->lock);
-		s->state = KFAB_SLOT_HELD;
+		s->state = discard ? KFAB_SLOT_RETRY_DISCARD :
+				     KFAB_SLOT_RETRY_CLAIM;
 		pthread_mutex_unlock(&ps->lock);
 	}
-	return ret;
+	return 0;
 }
 
 /* ---- fi_ops_srx_peer: the owner hands a queued message back ---- */
@@ -242,6 +249,11 @@ int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 		goto out;
 	ps = s->ps;
 	pthread_mutex_lock(&ps->lock);
+	if (ps->dead) {
+		ret = KFAB_PSRX_SWALLOW;
+		pthread_mutex_unlock(&ps->lock);
+		goto out;
+	}
 	switch (s->state) {
 	case KFAB_SLOT_PEEK:
 		ret = KFAB_PSRX_SWALLOW;
@@ -313,8 +325,7 @@ static void kfab_psrx_arrived(struct kfab_psrx *ps, struct kfab_psrx_slot *s)
 	if (s->flags & FI_REMOTE_CQ_DATA)
 		kfab_rxe_set_cq_data(e, s->data);
 	if (!ret) {
-		if (kfab_psrx_claim(s, e, false))
-			KFAB_WARN(EP_DATA, "claiming a message failed\n");
+		kfab_psrx_claim(s, e, false);
 		return;
 	}
 	/* Unexpected: the owner keeps it until a receive matches. */
@@ -338,15 +349,17 @@ static void kfab_psrx_arrived(struct kfab_psrx *ps, struct kfab_psrx_slot *s)
 static void kfab_psrx_progress(struct kfab_psrx *ps)
 {
 	struct fi_peer_rx_entry *done[16];
-	struct kfab_psrx_slot *arrived[2], *peek[2];
+	struct kfab_psrx_slot *arrived[2], *peek[2], *retry[4];
+	bool retry_discard[4];
 	struct kfab_sqe sqe;
-	int i, n, k, na;
+	int i, n, k, na, nr;
 
-	if (pthread_mutex_trylock(&ps->progress_lock))
+	if (ps->dead || pthread_mutex_trylock(&ps->progress_lock))
 		return;
 	for (;;) {
 		n = 0;
 		na = 0;
+		nr = 0;
 		pthread_mutex_lock(&ps->lock);
 		for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
 			struct kfab_psrx_slot *s = &ps->slots[i];
@@ -357,11 +370,20 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 				s->state = KFAB_SLOT_FREE;
 			} else if (s->state == KFAB_SLOT_ARRIVED && na < 2) {
 				arrived[na++] = s;
+			} else if ((s->state == KFAB_SLOT_RETRY_CLAIM ||
+				    s->state == KFAB_SLOT_RETRY_DISCARD) &&
+				   nr < 4) {
+				retry_discard[nr] =
+					s->state == KFAB_SLOT_RETRY_DISCARD;
+				retry[nr++] = s;
 			}
 		}
 		pthread_mutex_unlock(&ps->lock);
 		for (i = 0; i < n; i++)
 			ps->owner->owner_ops->free_entry(done[i]);
+		for (i = 0; i < nr; i++)
+			kfab_psrx_claim(retry[i], retry[i]->entry,
+					retry_discard[i]);
 		for (i = 0; i < na; i++)
 			kfab_psrx_arrived(ps, arrived[i]);
 		if (n < 16)
@@ -454,9 +476,35 @@ static void kfab_psrx_register(struct kfab_psrx *ps)
  */
 static void kfab_psrx_free(struct kfab_psrx *ps)
 {
+	struct fi_peer_rx_entry *back[KFAB_PSRX_SLOTS];
 	struct kfab_psrx **pp;
-	int i;
+	bool in_flight = false;
+	int i, n = 0;
 
+	pthread_mutex_lock(&ps->progress_lock);
+	pthread_mutex_lock(&ps->lock);
+	for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
+		struct kfab_psrx_slot *s = &ps->slots[i];
+
+		if (s->entry && s->state != KFAB_SLOT_HELD)
+			back[n++] = s->entry;
+		s->entry = NULL;
+		in_flight |= s->state == KFAB_SLOT_PEEK ||
+			     s->state == KFAB_SLOT_CLAIM ||
+			     s->state == KFAB_SLOT_DISCARD;
+	}
+	/*
+	 * A completion of one of its requests may still wait in a CQ: the
+	 * engine stays, dead, so the context is recognised and dropped
+	 * rather than handed to the application.
+	 */
+	ps->dead = in_flight;
+	pthread_mutex_unlock(&ps->lock);
+	pthread_mutex_unlock(&ps->progress_lock);
+	for (i = 0; i < n; i++)
+		ps->owner->owner_ops->free_entry(back[i]);
+	if (in_flight)
+		return;
 	pthread_rwlock_wrlock(&kfab_psrx_rw);
 	for (pp = &kfab_psrx_list; *pp; pp = &(*pp)->next) {
 		if (*pp == ps) {
@@ -466,12 +514,6 @@ static void kfab_psrx_free(struct kfab_psrx *ps)
 		}
 	}
 	pthread_rwlock_unlock(&kfab_psrx_rw);
-	for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
-		struct kfab_psrx_slot *s = &ps->slots[i];
-
-		if (s->entry && s->state != KFAB_SLOT_HELD)
-			ps->owner->owner_ops->free_entry(s->entry);
-	}
 	pthread_mutex_destroy(&ps->progress_lock);
 	pthread_mutex_destroy(&ps->lock);
 	free(ps);

@@ -1103,6 +1103,23 @@ TEST_F_TIMEOUT(peer, av_takes_the_owner_attributes, 300)
 	EXPECT_EQ(2, owner.n);
 }
 
+/* libfabric 1.17 has no peer counter: FI_PEER is refused as the spec says. */
+TEST_F_TIMEOUT(peer, cntr_peer_open_is_einval_without_peer_counters, 300)
+{
+	struct fi_cntr_attr attr = { .events = FI_CNTR_EVENTS_COMP,
+				     .flags = FI_PEER };
+	struct fid_cntr *cntr;
+	int dummy_context[4] = { sizeof(dummy_context) };
+
+	RETURN_IF_SETUP_SKIPPED();
+#if FI_MAJOR_VERSION >= 2
+	SKIP(return, "a libfabric with peer counters: not covered yet");
+#endif
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->domain, &attr, &cntr,
+					   dummy_context));
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+}
+
 TEST_F_TIMEOUT(peer, domain2_needs_the_owner_domain, 300)
 {
 	struct fi_peer_domain_context ctx = { .size = sizeof(ctx) };
