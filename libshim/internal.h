@@ -19,6 +19,10 @@
  *   ring.c    the producer side of those submission rings
  *   msg.c     fi_msg and fi_tagged: requests written into the rings
  *   mr.c      fid_mr: registrations, which kfab needs none of
+ *   peer_*.c  fi_peer(3), kfab as peer and as owner (peer.h; the libfabric
+ *             version differences in peer_compat.h): peer_cq.c CQs,
+ *             peer_srx.c shared receive contexts, peer_av.c AV, domain,
+ *             EQ, FI_PEER_TRANSFER endpoints and fi_import_fid
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *

@@ -1024,6 +1024,45 @@ TEST_F_TIMEOUT(peer, srx_discard_drops_the_message_without_a_completion, 300)
 	EXPECT_EQ(0, fi_close(&pcq->fid));
 }
 
+/*
+ * Lifetime: kfab's SRX closed while the owner still holds a message kfab
+ * queued, and while kfab's peeks are in flight.  Nothing of kfab's reaches
+ * the owner after, start_msg on the orphan is refused, and every entry
+ * kfab had is back.
+ */
+TEST_F_TIMEOUT(peer, srx_closed_under_the_owner, 300)
+{
+	struct fid_cq *pcq;
+	struct fid_ep *srx, *rx;
+	struct fi_peer_rx_entry *orphan;
+	fi_addr_t rx_addr;
+	int n, i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_peer_srx(self, &srx));
+	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx, &rx_addr));
+	ASSERT_EQ(0, fi_send(self->tx, "orphan", 7, NULL, rx_addr, NULL));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_MSG, 1));
+	/* Progress again: new peeks are in the kernel when kfab closes. */
+	EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	n = owner.n;
+	for (i = 0; i < 10; i++)
+		EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
+	EXPECT_EQ(n, owner.n);
+	/* The queued entry is the owner's; kfab refuses to start it. */
+	ASSERT_EQ(1, owner.nqueued);
+	orphan = owner.queued[0];
+	EXPECT_EQ(-FI_EINVAL, owner.srx_peer_ops.start_msg(orphan));
+	EXPECT_EQ(-FI_EINVAL, owner.srx_peer_ops.discard_msg(orphan));
+	owner.nqueued = 0;
+	owner_free_entry(orphan);
+	EXPECT_EQ(0, owner.entries_out);
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+}
+
 /* A sender the receiving side's AV does not hold: FI_ADDR_UNSPEC. */
 TEST_F_TIMEOUT(peer, srx_sender_not_in_the_av, 300)
 {
