@@ -30,11 +30,18 @@
 /* Bounds of the overflow and error lists, in entries (see the uapi header) */
 #define KFAB_CQ_BACKLOG_FACTOR	16
 #define KFAB_CQ_BACKLOG_MIN	1024
+/*
+ * Room kept free on the overflow list for completions already under way
+ * when kfab_cq_nearly_full() said yes: at most one per endpoint whose
+ * request is between that check and its post.
+ */
+#define KFAB_CQ_HEADROOM	256
 
 /* A completion waiting for space in the ring */
 struct kfab_cq_node {
 	struct list_head link;
 	struct kfab_cq_entry entry;
+	u8 payload[KFAB_CQ_PAYLOAD_MAX];	/* with KFAB_COMP_PAYLOAD */
 };
 
 /* An error completion waiting for KFAB_IOC_CQ_READERR */
@@ -80,9 +87,14 @@ static u32 kfab_cq_space(struct kfab_cq *cq)
 
 /* (P2): the slot first, then the tail that publishes it. */
 static void kfab_cq_ring_put(struct kfab_cq *cq,
-			     const struct kfab_cq_entry *entry)
+			     const struct kfab_cq_entry *entry,
+			     const void *payload)
 {
-	cq->slots[cq->tail & cq->mask] = *entry;
+	u8 *slot = cq->slots + (size_t)(cq->tail & cq->mask) * cq->slot_size;
+
+	memcpy(slot, entry, sizeof(*entry));
+	if (entry->flags & KFAB_COMP_PAYLOAD)
+		memcpy(slot + sizeof(*entry), payload, entry->len);
 	cq->tail++;
 	/* (P2) pairs with user space's acquire of tail (C1). */
 	smp_store_release(&cq->ring->tail, cq->tail);
@@ -115,7 +127,7 @@ static u32 kfab_cq_drain_locked(struct kfab_cq *cq, struct list_head *done)
 	list_for_each_entry_safe(node, next, &cq->overflow, link) {
 		if (moved == space)
 			break;
-		kfab_cq_ring_put(cq, &node->entry);
+		kfab_cq_ring_put(cq, &node->entry, node->payload);
 		list_move_tail(&node->link, done);
 		cq->nr_overflow--;
 		moved++;
@@ -145,6 +157,21 @@ static void kfab_cq_wake(struct kfab_cq *cq)
 }
 
 /**
+ * kfab_cq_nearly_full() - whether new work should wait for the consumer
+ * @cq: the CQ
+ *
+ * True once the overflow list is within KFAB_CQ_HEADROOM of its bound: a
+ * request that would complete on @cq stays in its submission ring (the
+ * library sees -FI_EAGAIN) until the application reads completions, so
+ * none is ever dropped for lack of room.  Lockless: a hint that errs by
+ * the completions in flight, which the headroom covers.
+ */
+bool kfab_cq_nearly_full(struct kfab_cq *cq)
+{
+	return READ_ONCE(cq->nr_overflow) + KFAB_CQ_HEADROOM >= cq->backlog_max;
+}
+
+/**
  * kfab_cq_post() - post one completion
  * @cq: the CQ
  * @entry: the completion
@@ -159,10 +186,36 @@ static void kfab_cq_wake(struct kfab_cq *cq)
 int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 		 bool *overflowed)
 {
+	return kfab_cq_post_payload(cq, entry, NULL, overflowed);
+}
+
+/**
+ * kfab_cq_post_payload() - post one completion that may carry its message
+ * @cq: the CQ
+ * @in: the completion; with KFAB_COMP_PAYLOAD (only on a CQ opened with
+ *	KFAB_CQ_OPEN_PAYLOAD), @in->len bytes of @payload go with it
+ * @payload: the message, or NULL
+ * @overflowed: out: true when it went to the overflow list
+ *
+ * As kfab_cq_post().
+ */
+int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *in,
+			 const void *payload, bool *overflowed)
+{
+	const struct kfab_cq_entry *entry = in;
 	struct kfab_cq_node *node = NULL;
+	struct kfab_cq_entry stripped;
 	unsigned long irqflags;
 	LIST_HEAD(done);
 	int rc = 0;
+
+	/* Only kfab's own small messages, on a CQ that has room for them. */
+	if ((in->flags & KFAB_COMP_PAYLOAD) &&
+	    (!payload || !cq->payload || in->len > KFAB_CQ_PAYLOAD_MAX)) {
+		stripped = *in;
+		stripped.flags &= ~KFAB_COMP_PAYLOAD;
+		entry = &stripped;
+	}
 
 	*overflowed = false;
 	for (;;) {
@@ -170,7 +223,7 @@ int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 		/* One batch at most; KFAB_IOC_CQ_DRAIN does the rest. */
 		kfab_cq_drain_locked(cq, &done);
 		if (!cq->nr_overflow && kfab_cq_space(cq)) {
-			kfab_cq_ring_put(cq, entry);
+			kfab_cq_ring_put(cq, entry, payload);
 			cq->posted++;
 			break;
 		}
@@ -180,6 +233,8 @@ int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 		}
 		if (node) {
 			node->entry = *entry;
+			if (entry->flags & KFAB_COMP_PAYLOAD)
+				memcpy(node->payload, payload, entry->len);
 			list_add_tail(&node->link, &cq->overflow);
 			node = NULL;
 			cq->nr_overflow++;
@@ -301,7 +356,7 @@ void kfab_cq_show(struct seq_file *s, struct kfab_object *obj)
 static int kfab_cq_alloc_rings(struct kfab_ucmd *ucmd, struct kfab_cq *cq)
 {
 	size_t ring_size = sizeof(struct kfab_cq_ring) +
-			   (size_t)cq->entries * sizeof(struct kfab_cq_entry);
+			   (size_t)cq->entries * cq->slot_size;
 	int rc;
 
 	cq->ring_region = kfab_region_alloc(ring_size, true);
@@ -318,11 +373,11 @@ static int kfab_cq_alloc_rings(struct kfab_ucmd *ucmd, struct kfab_cq *cq)
 		return rc;
 	}
 	cq->ring = cq->ring_region->vaddr;
-	cq->slots = (struct kfab_cq_entry *)(cq->ring + 1);
+	cq->slots = (u8 *)(cq->ring + 1);
 	cq->cons = cq->cons_region->vaddr;
 	cq->ring->entries = cq->entries;
 	cq->ring->mask = cq->mask;
-	cq->ring->entry_size = sizeof(struct kfab_cq_entry);
+	cq->ring->entry_size = cq->slot_size;
 
 	rc = kfab_region_offer(ucmd->ctx, cq->ring_region, &cq->ring_offset);
 	if (rc)
@@ -338,7 +393,7 @@ int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 	u32 entries;
 	int rc;
 
-	if (cmd->flags & ~KFAB_CQ_OPEN_EVENTFD)
+	if (cmd->flags & ~(KFAB_CQ_OPEN_EVENTFD | KFAB_CQ_OPEN_PAYLOAD))
 		return -EOPNOTSUPP;
 	if (cmd->__reserved)
 		return -EINVAL;
@@ -364,6 +419,9 @@ int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 	INIT_LIST_HEAD(&cq->errors);
 	cq->entries = entries;
 	cq->mask = entries - 1;
+	cq->payload = cmd->flags & KFAB_CQ_OPEN_PAYLOAD;
+	cq->slot_size = sizeof(struct kfab_cq_entry) +
+			(cq->payload ? KFAB_CQ_PAYLOAD_MAX : 0);
 	cq->backlog_max = max_t(u32, entries * KFAB_CQ_BACKLOG_FACTOR,
 				KFAB_CQ_BACKLOG_MIN);
 
@@ -387,7 +445,7 @@ int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 		.eventfd = cmd->eventfd,
 		.out_cq_id = obj->id,
 		.out_entries = entries,
-		.out_entry_size = sizeof(struct kfab_cq_entry),
+		.out_entry_size = cq->slot_size,
 		.out_ring_offset = cq->ring_offset,
 		.out_ring_size = cq->ring_region->size,
 		.out_cons_offset = cq->cons_offset,
@@ -486,6 +544,16 @@ int kfab_ioctl_cq_readerr(struct kfab_ucmd *ucmd)
 	if (copy && copy_to_user(u64_to_user_ptr(cmd->err_data),
 				 node->err.err_data, copy))
 		rc = -EFAULT;
+	/*
+	 * The bytes of a truncated small receive: this is the receiver's own
+	 * call, so they go to its buffer now (a bad buffer only loses them).
+	 */
+	if (!rc && (node->err.entry.flags & KFAB_COMP_PAYLOAD)) {
+		if (copy_to_user(u64_to_user_ptr(node->err.entry.buf),
+				 node->err.payload, node->err.payload_len))
+			cmd->out_entry.len = 0;
+		cmd->out_entry.flags &= ~KFAB_COMP_PAYLOAD;
+	}
 	if (!rc)
 		rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
 	if (rc)

@@ -83,6 +83,24 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
 void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 		      const struct kfab_cq_entry *entry, int err, u64 olen)
 {
+	kfab_ep_complete_payload(ep, dir, flags, entry, err, olen, NULL);
+}
+
+/**
+ * kfab_ep_complete_payload() - kfab_ep_complete() with a small message
+ * @ep: as kfab_ep_complete()
+ * @dir: as kfab_ep_complete()
+ * @flags: as kfab_ep_complete()
+ * @entry: with KFAB_COMP_PAYLOAD: @entry->len bytes of @payload are the
+ *	message, for a receive that pinned nothing (its CQ carries them)
+ * @err: as kfab_ep_complete()
+ * @olen: as kfab_ep_complete()
+ * @payload: the message, or NULL
+ */
+void kfab_ep_complete_payload(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
+			      const struct kfab_cq_entry *entry, int err,
+			      u64 olen, const void *payload)
+{
 	struct kfab_cntr *cntr = ep->cntr[dir];
 	struct kfab_cq *cq = ep->cq[dir];
 	bool overflowed;
@@ -104,13 +122,18 @@ void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 			.err = err,
 		};
 
+		if (payload && (entry->flags & KFAB_COMP_PAYLOAD)) {
+			e.payload_len = min_t(u64, entry->len,
+					      KFAB_CQ_PAYLOAD_MAX);
+			memcpy(e.payload, payload, e.payload_len);
+		}
 		/* A full error list is the consumer's: it is bounded, counted. */
 		kfab_cq_post_err(cq, &e);
 		return;
 	}
 	if (!(flags & KFAB_SQE_COMPLETION))
 		return;
-	kfab_cq_post(cq, entry, &overflowed);
+	kfab_cq_post_payload(cq, entry, payload, &overflowed);
 }
 
 int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)

@@ -193,7 +193,9 @@ void kfab_av_debugfs_show(struct seq_file *s);
  * @mask: @entries - 1
  * @tail: the producer index: the kernel's own copy, never read back
  * @ring: the header of @ring_region (kernel-written, user read-only)
- * @slots: the entries of @ring_region
+ * @slots: the slots of @ring_region
+ * @slot_size: bytes from one slot to the next
+ * @payload: slots carry small messages (KFAB_CQ_OPEN_PAYLOAD)
  * @cons: @cons_region: head and armed, written by user space (untrusted)
  * @ring_region: pages of @ring and @slots
  * @cons_region: the page of @cons
@@ -217,7 +219,9 @@ struct kfab_cq {
 	u32 mask;
 	u32 tail;
 	struct kfab_cq_ring *ring;
-	struct kfab_cq_entry *slots;
+	u8 *slots;
+	u32 slot_size;
+	bool payload;
 	struct kfab_cq_consumer *cons;
 	struct kfab_region *ring_region;
 	struct kfab_region *cons_region;
@@ -242,6 +246,9 @@ struct kfab_cq_err {
 	int prov_errno;
 	u32 err_data_len;
 	u8 err_data[KFAB_CQ_ERR_DATA_MAX];
+	/* KFAB_COMP_PAYLOAD: bytes READERR copies to entry.buf */
+	u32 payload_len;
+	u8 payload[KFAB_CQ_PAYLOAD_MAX];
 };
 
 int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd);
@@ -253,7 +260,10 @@ struct kfab_cq *kfab_cq_get(struct kfab_ctx *ctx, u32 id);
 void kfab_cq_put(struct kfab_cq *cq);
 int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 		 bool *overflowed);
+int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
+			 const void *payload, bool *overflowed);
 int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
+bool kfab_cq_nearly_full(struct kfab_cq *cq);
 
 /* cntr.c: counters */
 
@@ -527,6 +537,9 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
 		      const struct kfab_cq_entry *entry, int err, u64 olen);
+void kfab_ep_complete_payload(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
+			      const struct kfab_cq_entry *entry, int err,
+			      u64 olen, const void *payload);
 
 /* srx.c */
 int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd);

@@ -60,6 +60,8 @@ struct kfab_msg_rx {
 	/* FI_MULTI_RECV: bytes taken, and the least free space it serves */
 	size_t used;
 	size_t min_free;
+	/* Small: nothing pinned, the message travels in the completion. */
+	bool unpinned;
 	struct kfab_buf buf;
 };
 
@@ -177,12 +179,21 @@ static struct kfab_msg_unexp *kfab_match_unexp(struct kfab_rx_ctx *rxc,
 	return NULL;
 }
 
+/*
+ * What a buffered message costs the receiver's budget: its bytes and its
+ * bookkeeping, so a flood of empty messages is bounded too.
+ */
+static size_t kfab_unexp_cost(size_t len)
+{
+	return len + sizeof(struct kfab_msg_unexp);
+}
+
 /* Take a message off its list; its buffered bytes leave the budget. */
 static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_msg_unexp *u)
 {
 	list_del(&u->link);
 	if (u->kbuf)
-		rxc->unexp_bytes -= u->len;
+		rxc->unexp_bytes -= kfab_unexp_cost(u->len);
 }
 
 static u64 kfab_comp_kind(int kind)
@@ -197,7 +208,7 @@ static u64 kfab_comp_kind(int kind)
 static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
 			     u32 rx_flags, u64 buf, size_t len, size_t msg_len,
 			     u64 src, u64 tag, u64 data, u32 send_flags,
-			     int err)
+			     int err, const void *payload)
 {
 	struct kfab_cq_entry e = {
 		.op_context = context,
@@ -216,10 +227,13 @@ static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
 		e.flags |= KFAB_COMP_REMOTE_CQ_DATA;
 		e.data = data;
 	}
+	if (payload)
+		e.flags |= KFAB_COMP_PAYLOAD;
 	if (!err && msg_len > len)
 		err = KFAB_ERR_TRUNC;
-	kfab_ep_complete(ep, KFAB_RX, rx_flags, &e, err,
-			 err == KFAB_ERR_TRUNC ? msg_len - len : 0);
+	kfab_ep_complete_payload(ep, KFAB_RX, rx_flags, &e, err,
+				 err == KFAB_ERR_TRUNC ? msg_len - len : 0,
+				 payload);
 }
 
 /* A receive that failed before any message: no source, no data. */
@@ -227,7 +241,7 @@ static void kfab_complete_rx_err(struct kfab_ep *ep, int kind,
 				 const struct kfab_req *req, int err)
 {
 	kfab_complete_rx(ep, kind, req->context, req->flags, 0, 0, 0,
-			 KFAB_CQ_ADDR_NOTAVAIL, req->tag, 0, 0, err);
+			 KFAB_CQ_ADDR_NOTAVAIL, req->tag, 0, 0, err, NULL);
 }
 
 static void kfab_complete_tx(struct kfab_ep *ep, int kind, u64 context,
@@ -290,7 +304,7 @@ static void kfab_complete_unexp(struct kfab_rx_ctx *rxc,
 {
 	kfab_complete_rx(u->target->ep, u->kind, req->context, rx_flags, buf,
 			 err ? 0 : n, msg_len, kfab_av_index_of(rxc->av, &u->src),
-			 u->tag, u->data, u->flags, err);
+			 u->tag, u->data, u->flags, err, NULL);
 }
 
 static void kfab_rx_free(struct kfab_msg_rx *rx)
@@ -314,6 +328,12 @@ static bool kfab_rx_take(struct kfab_msg_rx *rx, size_t n)
 
 /* ---- requests ---- */
 
+/* The CQ of @ep's direction @dir is too full to take more for now. */
+static bool kfab_ep_cq_busy(struct kfab_ep *ep, enum kfab_dir dir)
+{
+	return ep->cq[dir] && kfab_cq_nearly_full(ep->cq[dir]);
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_addr self = { .family = KFAB_ADDR_LOCAL,
@@ -332,6 +352,9 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	if ((req->flags & KFAB_SQE_FENCE) &&
 	    atomic_read(&ep->core->tx_waiting))
 		return -EAGAIN;
+	/* No completion is dropped: wait while our CQ cannot take it. */
+	if (kfab_ep_cq_busy(ep, KFAB_TX))
+		return -EAGAIN;
 	if (kfab_av_addr_of(ep->av, req->addr, &dst)) {
 		kfab_complete_tx(ep, kind, req->context, req->flags, EINVAL);
 		return 0;
@@ -348,19 +371,31 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	rc = EHOSTUNREACH;
 	if (target->dead)
 		goto err_unlock;
+	/* Nor the receiver's: the message waits in our ring meanwhile. */
+	if (kfab_ep_cq_busy(target->ep, KFAB_RX)) {
+		mutex_unlock(&rxc->lock);
+		kfab_ep_core_put(target);
+		return -EAGAIN;
+	}
 	/* Where the receiver's AV has us: for directed receives and src. */
 	from = kfab_av_index_of(rxc->av, &self);
 	rx = kfab_match_posted(rxc, kind, from, req->tag);
 	if (rx) {
 		size_t at = rx->used, n = min(len, rx->len - at);
 		bool done = kfab_rx_take(rx, n);
+		u8 small[KFAB_CQ_PAYLOAD_MAX];
 
-		rc = -kfab_buf_copy_in(&rx->buf, at, &req->iter, n);
+		if (rx->unpinned)
+			rc = copy_from_iter(small, n, &req->iter) == n ? 0 :
+			     EFAULT;
+		else
+			rc = -kfab_buf_copy_in(&rx->buf, at, &req->iter, n);
 		kfab_complete_rx(target->ep, kind, rx->context,
 				 done ? rx->flags :
 					rx->flags & ~KFAB_SQE_MULTI_RECV,
 				 rx->base + at, rc ? 0 : n, len, from,
-				 req->tag, req->data, req->flags, rc);
+				 req->tag, req->data, req->flags, rc,
+				 rx->unpinned && !rc ? small : NULL);
 		if (done && (rx->flags & KFAB_SQE_MULTI_RECV))
 			list_del(&rx->link);
 		mutex_unlock(&rxc->lock);
@@ -378,7 +413,8 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	 */
 	rendezvous = len > KFAB_MSG_EAGER_MAX ||
 		     (req->flags & KFAB_SQE_DELIVERY_COMPLETE);
-	if (!rendezvous && rxc->unexp_bytes + len > KFAB_MSG_UNEXP_MAX) {
+	if (!rendezvous &&
+	    rxc->unexp_bytes + kfab_unexp_cost(len) > KFAB_MSG_UNEXP_MAX) {
 		mutex_unlock(&rxc->lock);
 		kfab_ep_core_put(target);
 		return -EAGAIN;
@@ -403,7 +439,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		rc = EFAULT;
 		if (copy_from_iter(u->kbuf, len, &req->iter) != len)
 			goto err_unlock;
-		rxc->unexp_bytes += len;
+		rxc->unexp_bytes += kfab_unexp_cost(len);
 	}
 	u->target = target;
 	u->kind = kind;
@@ -521,8 +557,29 @@ out_unlock:
 	return 0;
 }
 
-static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_req *req,
-			 int kind)
+/*
+ * A receive that needs no pinned pages: a small one, in one buffer of the
+ * poster's own memory, posted on an endpoint (not an SRX, whose completions
+ * go to whichever endpoint a message reaches) whose receive CQ carries
+ * payloads and will report it.  A send copies the message into the
+ * completion and the library copies it out when it reads the CQ.
+ */
+static bool kfab_rx_skips_pin(struct kfab_ep *owner,
+			      const struct kfab_req *req, size_t len)
+{
+	const struct iov_iter *it = &req->iter;
+	struct kfab_cq *cq = owner ? owner->cq[KFAB_RX] : NULL;
+
+	return cq && cq->payload && !owner->kops && len &&
+	       len <= KFAB_CQ_PAYLOAD_MAX &&
+	       (req->flags & KFAB_SQE_COMPLETION) &&
+	       !(req->flags & KFAB_SQE_MULTI_RECV) &&
+	       (iter_is_ubuf(it) || (iter_is_iovec(it) && it->nr_segs == 1));
+}
+
+/* @owner: the endpoint posting on its own receive context, or NULL (SRX) */
+static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
+			 struct kfab_req *req, int kind)
 {
 	size_t len = iov_iter_count(&req->iter), used = 0, n;
 	bool multi = req->flags & KFAB_SQE_MULTI_RECV;
@@ -530,9 +587,11 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	struct kfab_msg_unexp *u;
 	struct kfab_msg_rx *rx;
 	LIST_HEAD(taken);
-	bool done;
+	bool done, unpinned;
 	int rc;
 
+	if (owner && kfab_ep_cq_busy(owner, KFAB_RX))
+		return -EAGAIN;
 	if (req->flags & (KFAB_SQE_PEEK | KFAB_SQE_CLAIM))
 		return kfab_msg_peek_claim(rxc, req, kind);
 
@@ -574,9 +633,13 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	 * can copy into them from its own context.  Under the lock, so no
 	 * message slips past between looking and posting.
 	 */
-	rc = ENOMEM;
+	unpinned = kfab_rx_skips_pin(owner, req, len - used);
 	rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
-	if (rx)
+	if (!rx)
+		rc = ENOMEM;
+	else if (unpinned)
+		rc = 0;
+	else
 		rc = -kfab_buf_get(&rx->buf, &req->iter, true);
 	if (rc) {
 		if (rx)
@@ -592,6 +655,7 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	rx->base = base + used;
 	rx->len = len - used;
 	rx->min_free = multi ? req->data : 0;
+	rx->unpinned = unpinned;
 	list_add_tail(&rx->link, &rxc->posted[kind]);
 out_unlock:
 	mutex_unlock(&rxc->lock);
@@ -671,7 +735,7 @@ int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req)
 	/* An endpoint with a shared receive context has no receives. */
 	if (ep->srx)
 		return kfab_msg_reject(ep, req);
-	return kfab_msg_recv(ep->core->rx, req, kind);
+	return kfab_msg_recv(ep->core->rx, ep, req, kind);
 }
 
 static int kfab_msg_reject_srx(struct kfab_rx_ctx *rxc,
@@ -697,7 +761,7 @@ int kfab_msg_post_srx(struct kfab_rx_ctx *rxc, struct kfab_req *req)
 	might_sleep();
 	if (kfab_req_valid(req) && !kfab_req_is_send(req) &&
 	    iov_iter_count(&req->iter) <= KFAB_MSG_MAX)
-		return kfab_msg_recv(rxc, req, kfab_req_kind(req));
+		return kfab_msg_recv(rxc, NULL, req, kfab_req_kind(req));
 	return kfab_msg_reject_srx(rxc, req);
 }
 
@@ -803,7 +867,7 @@ int kfab_msg_cancel(struct kfab_rx_ctx *rxc, u64 context)
 						 rx->context, rx->flags,
 						 rx->base, 0, 0,
 						 KFAB_CQ_ADDR_NOTAVAIL, rx->tag,
-						 0, 0, ECANCELED);
+						 0, 0, ECANCELED, NULL);
 				break;
 			}
 	mutex_unlock(&rxc->lock);

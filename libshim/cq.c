@@ -443,6 +443,22 @@ static size_t kfab_cq_read_owner(struct kfab_cq *cq, void *buf, size_t first,
  * kernel holds overflowed completions, have them moved in and go on.
  * Called with cq->lock held.
  */
+/*
+ * A small message that came in the slot (KFAB_COMP_PAYLOAD) goes to the
+ * receive's buffer before anyone sees its completion.  The kernel wrote
+ * buf and len (at most KFAB_CQ_PAYLOAD_MAX) from the receive we posted.
+ */
+static void kfab_cq_payload(const struct kfab_cq *cq, const uint8_t *slot,
+			    struct kfab_cq_entry *e)
+{
+	if (!(e->flags & KFAB_COMP_PAYLOAD))
+		return;
+	e->flags &= ~KFAB_COMP_PAYLOAD;
+	if (e->len <= KFAB_CQ_PAYLOAD_MAX &&
+	    cq->entry_size >= sizeof(*e) + KFAB_CQ_PAYLOAD_MAX)
+		memcpy((void *)(uintptr_t)e->buf, slot + sizeof(*e), e->len);
+}
+
 static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 				  fi_addr_t *src_addr)
 {
@@ -459,8 +475,11 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 		for (; n < count && avail; avail--) {
 			struct kfab_cq_entry e = { 0 };
 
-			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
-						cq->entry_size, esize);
+			const uint8_t *slot = cq->slots +
+				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
+
+			memcpy(&e, slot, esize);
+			kfab_cq_payload(cq, slot, &e);
 			cq->local_head++;
 			/* A peer SRX's own request, or one to rewrite. */
 			if (kfab_psrx_active() &&
@@ -902,9 +921,12 @@ int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
 		for (; avail; avail--) {
 			struct kfab_cq_entry e = { 0 }, orig;
 			int what = KFAB_PSRX_NOT_MINE;
+			const uint8_t *slot = cq->slots +
+				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
 
-			memcpy(&e, cq->slots + (size_t)(cq->local_head & cq->mask) *
-						cq->entry_size, esize);
+			memcpy(&e, slot, esize);
+			/* A small message's bytes, before the owner sees it. */
+			kfab_cq_payload(cq, slot, &e);
 			/* Rewritten, or swallowed, only once the owner took it. */
 			orig = e;
 			if (kfab_psrx_active())
@@ -1144,6 +1166,8 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		cmd.flags = KFAB_CQ_OPEN_EVENTFD;
 		cmd.eventfd = cq->efd;
 	}
+	/* Small receives then pin nothing: their bytes come in the slot. */
+	cmd.flags |= KFAB_CQ_OPEN_PAYLOAD;
 	cmd.domain_id = dom->id;
 	cmd.entries = (uint32_t)attr->size;
 	ret = kfab_dev_cq_open(cq->fd, &cmd);

@@ -392,7 +392,7 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 
 	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
 	cmd.domain_id = dom;
-	cmd.flags = 2;
+	cmd.flags = 4;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
 	cmd.flags = 1u << 31;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));

@@ -725,12 +725,120 @@ static int op_cntr_cycle(int fd)
 	return cq_destroy_2(fd, rc);
 }
 
+/* Destroy ids in the order given (holders first), keep the first error. */
+static int destroy_ids(int fd, int rc, const uint32_t *ids, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct kfab_destroy d = { .size = sizeof(d), .id = ids[i] };
+		int rc2 = kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+
+		if (!rc && rc2 && rc2 != -ENOENT)
+			rc = rc2;
+	}
+	return rc;
+}
+
+/* Queue one request in a mapped ring and ring its doorbell. */
+static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
+		    uint32_t off_tail, uint32_t off_sqes,
+		    const struct kfab_sqe *sqe)
+{
+	struct kfab_ep_doorbell d = { .size = sizeof(d), .ep_id = id };
+	uint8_t *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			     fd, off);
+	int rc;
+
+	if (ring == MAP_FAILED)
+		return -errno;
+	memcpy(ring + off_sqes, sqe, sizeof(*sqe));
+	__atomic_store_n((uint32_t *)(ring + off_tail), 1, __ATOMIC_RELEASE);
+	rc = kfab_ioctl(fd, KFAB_IOC_EP_DOORBELL, &d);
+	munmap(ring, size);
+	return rc;
+}
+
+/*
+ * An endpoint's life under domain 1: AV 2, CQ 3 (with payload slots),
+ * endpoint 4 and SRX 5, bound and enabled; a receive posted on the SRX and
+ * a message to itself; everything destroyed, holders first.  Data path
+ * failures are error completions, not errors of the calls.
+ */
+static int op_ep_cycle(int fd)
+{
+	static const uint32_t ids[] = { 4, 5, 3, 2 };
+	struct kfab_av_open avo = { .size = sizeof(avo), .domain_id = 1 };
+	struct kfab_cq_open cqo = { .size = sizeof(cqo), .domain_id = 1,
+				    .entries = 4,
+				    .flags = KFAB_CQ_OPEN_PAYLOAD };
+	struct kfab_ep_open epo = { .size = sizeof(epo), .domain_id = 1,
+				    .type = KFAB_EP_TYPE_RDM,
+				    .sq_entries = 4 };
+	struct kfab_srx_open so = { .size = sizeof(so), .domain_id = 1,
+				    .sq_entries = 4 };
+	struct kfab_ep_bind b = { .size = sizeof(b), .ep_id = 4 };
+	struct kfab_ep_enable en = { .size = sizeof(en), .ep_id = 4 };
+	struct kfab_sqe sqe = { .iov_count = 1,
+				.flags = KFAB_SQE_COMPLETION };
+	char buf[16] = "fail-nth";
+	uint32_t idx = KFAB_AV_INDEX_NONE;
+	int rc;
+
+	rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &avo);
+	if (!rc)
+		rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &cqo);
+	if (!rc)
+		rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &epo);
+	if (!rc)
+		rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &so);
+	if (!rc && (avo.out_av_id != 2 || cqo.out_cq_id != 3 ||
+		    epo.out_ep_id != 4 || so.out_srx_id != 5))
+		rc = -EPROTO;
+	if (!rc) {
+		b.obj_id = 2;
+		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
+	}
+	if (!rc) {
+		b.obj_id = 3;
+		b.flags = KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV;
+		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
+	}
+	if (!rc) {
+		b.obj_id = 5;
+		b.flags = 0;
+		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
+	}
+	if (!rc)
+		rc = kfab_ioctl(fd, KFAB_IOC_EP_ENABLE, &en);
+	if (!rc)
+		rc = kfab_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL, NULL);
+	if (!rc) {
+		sqe.opcode = KFAB_OP_RECV;
+		sqe.addr = KFAB_CQ_ADDR_NOTAVAIL;
+		sqe.iov[0].base = (uintptr_t)buf;
+		sqe.iov[0].len = sizeof(buf);
+		rc = ring_one(fd, 5, so.out_sq_mmap_offset,
+			      so.out_sq_mmap_size, so.out_off_tail,
+			      so.out_off_sqes, &sqe);
+	}
+	if (!rc) {
+		sqe.opcode = KFAB_OP_SEND;
+		sqe.addr = idx;
+		rc = ring_one(fd, 4, epo.out_sq_mmap_offset,
+			      epo.out_sq_mmap_size, epo.out_off_tail,
+			      epo.out_off_sqes, &sqe);
+	}
+	return destroy_ids(fd, rc, ids, sizeof(ids) / sizeof(ids[0]));
+}
+
 static const struct walk_op walk_ops[] = {
 	{ "query", .run = op_query },
 	{ "domain_alloc", .run = op_domain_alloc, .undo = undo_domain_alloc },
 	{ "destroy", .run = op_destroy, .undo = undo_destroy },
 	{ "cq_cycle", .run = op_cq_cycle },
 	{ "cntr_cycle", .run = op_cntr_cycle },
+	{ "ep_cycle", .run = op_ep_cycle },
 	{ "av_open", .run = op_av_open, .undo = undo_av_open },
 	{ "av_open_named", .setup = setup_av_named, .run = op_av_open_named,
 	  .check = check_av_open_named, .undo = undo_av_open_named },

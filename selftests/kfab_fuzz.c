@@ -704,7 +704,7 @@ static uint32_t expect_cq_open(const void *p)
 	uint32_t bad = 0;
 
 	/* abi.rst does not order the checks: any of those that apply. */
-	if (c->flags & ~KFAB_CQ_OPEN_EVENTFD)
+	if (c->flags & ~(KFAB_CQ_OPEN_EVENTFD | KFAB_CQ_OPEN_PAYLOAD))
 		bad |= O(EOPNOTSUPP);
 	if (c->__reserved || c->entries > KFAB_CQ_MAX_ENTRIES ||
 	    (!(c->flags & KFAB_CQ_OPEN_EVENTFD) && c->eventfd))
@@ -728,7 +728,8 @@ static void done_cq_open(struct fuzz_thread *t, const void *p,
 	if (!c->out_cq_id || c->out_cq_id > cfg.max_objects ||
 	    !is_pow2(c->out_entries) || c->out_entries > KFAB_CQ_MAX_ENTRIES ||
 	    c->out_entries < c->entries ||
-	    c->out_entry_size != sizeof(struct kfab_cq_entry) ||
+	    c->out_entry_size != sizeof(struct kfab_cq_entry) +
+	    (c->flags & KFAB_CQ_OPEN_PAYLOAD ? KFAB_CQ_PAYLOAD_MAX : 0) ||
 	    !c->out_ring_offset || c->out_ring_offset % page ||
 	    !c->out_cons_offset || c->out_cons_offset % page ||
 	    c->out_ring_size % page || c->out_cons_size % page ||

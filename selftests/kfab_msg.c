@@ -632,8 +632,11 @@ TEST_F(msg, unexpected_budget_makes_senders_wait)
 		queue(&self->b, &s);
 	}
 	ASSERT_EQ(0, doorbell(&self->b, &done));
-	/* 1 MiB of buffering at the receiver: 16 messages, the rest wait. */
-	EXPECT_EQ(16, done);
+	/*
+	 * 1 MiB of buffering at the receiver, bookkeeping included: 15
+	 * messages of 64 KiB, the rest wait.
+	 */
+	EXPECT_EQ(15, done);
 	total = done;
 	for (i = 0; i < 20; i++) {
 		s = sqe_buf(KFAB_OP_RECV, 100 + i, ANY, rx, sizeof(rx));
@@ -782,14 +785,18 @@ TEST_F(msg, receiver_killed_holding_unexpected_messages)
 	close(ready[1]);
 }
 
-/* A second endpoint (and CQ) in @r's file, bound to @r's AV. */
-static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
-		      bool own_cq, bool do_enable)
+/*
+ * A second endpoint (and CQ, opened with @cq_flags) in @r's file, bound to
+ * @r's AV.
+ */
+static int ep_sibling_flags(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
+			    bool own_cq, bool do_enable, uint32_t cq_flags)
 {
 	*sib = *r;
 	sib->tail = 0;
 	if (own_cq) {
 		sib->cqo = (struct kfab_cq_open){ .size = sizeof(sib->cqo),
+						  .flags = cq_flags,
 						  .domain_id = r->dom,
 						  .entries = 64 };
 		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &sib->cqo))
@@ -820,6 +827,12 @@ static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 	    (srx && ep_bind(sib, srx, 0)))
 		return -5;
 	return do_enable ? enable(sib) : 0;
+}
+
+static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
+		      bool own_cq, bool do_enable)
+{
+	return ep_sibling_flags(r, sib, srx, own_cq, do_enable, 0);
 }
 
 /* Unmap what ep_sibling() mapped; the objects go with the file. */
@@ -1428,6 +1441,147 @@ TEST_F(srx_pair, peek_claim_and_cancel)
 	/* An endpoint bound to the SRX has no receives of its own. */
 	c.ep_id = self->b.ep;
 	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+}
+
+/* The slot of the next completion of a CQ opened with KFAB_CQ_OPEN_PAYLOAD. */
+static const uint8_t *cq_next_slot(struct raw_ep *r, struct kfab_cq_entry *e)
+{
+	uint32_t head = *(uint32_t *)(r->cons + r->cqo.out_off_head);
+	const uint8_t *slot = r->ring + r->cqo.out_off_entries +
+			      (size_t)(head & (r->cqo.out_entries - 1)) *
+			      r->cqo.out_entry_size;
+
+	return cq_next(r, e) ? NULL : slot;
+}
+
+/*
+ * A small receive on an endpoint whose CQ carries payloads pins nothing:
+ * the message comes in the completion's slot, and the receive's buffer is
+ * untouched until the library copies it there.  A truncated one gets its
+ * bytes from KFAB_IOC_CQ_READERR.
+ */
+TEST_F(msg, small_receives_travel_in_the_completion)
+{
+	char rx8[8] = { 0 }, rx4[4] = { 0 }, rx100[100] = { 0 };
+	struct kfab_cq_readerr err;
+	const uint8_t *slot;
+	struct kfab_cq_entry e;
+	struct raw_ep p;
+	struct kfab_sqe s;
+	uint64_t to_p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p, 0, true, true,
+				      KFAB_CQ_OPEN_PAYLOAD));
+	EXPECT_EQ(sizeof(struct kfab_cq_entry) + KFAB_CQ_PAYLOAD_MAX,
+		  p.cqo.out_entry_size);
+	to_p = peer(&self->b, &p);
+
+	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx8, sizeof(rx8));
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 2, to_p, "payload", 8);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	slot = cq_next_slot(&p, &e);
+	ASSERT_NE(NULL, slot);
+	EXPECT_EQ(1, e.op_context);
+	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
+	EXPECT_EQ(8, e.len);
+	EXPECT_EQ((uintptr_t)rx8, e.buf);
+	EXPECT_EQ(0, memcmp(slot + sizeof(e), "payload", 8));
+	EXPECT_EQ(0, rx8[0]);	/* nothing wrote the buffer itself */
+
+	/* Truncated: READERR puts the bytes that fit into the buffer. */
+	s = sqe_buf(KFAB_OP_RECV, 3, ANY, rx4, sizeof(rx4));
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 4, to_p, "truncated", 10);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&p, &e));
+	ASSERT_EQ(0, cq_err(&p, &err));
+	EXPECT_EQ(3, err.out_entry.op_context);
+	EXPECT_EQ(KFAB_ERR_TRUNC, err.out_err);
+	EXPECT_EQ(6, err.out_olen);
+	EXPECT_EQ(4, err.out_entry.len);
+	EXPECT_EQ(0, err.out_entry.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, memcmp(rx4, "trun", 4));
+
+	/* Larger, or without a completion asked for: pinned, written. */
+	s = sqe_buf(KFAB_OP_RECV, 5, ANY, rx100, sizeof(rx100));
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 6, to_p, "direct", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&p, &e));
+	EXPECT_EQ(0, e.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, strcmp(rx100, "direct"));
+	memset(rx8, 0, sizeof(rx8));
+	s = sqe_buf(KFAB_OP_RECV, 7, ANY, rx8, sizeof(rx8));
+	s.flags = 0;
+	ASSERT_EQ(0, submit(&p, &s));
+	s = sqe_buf(KFAB_OP_SEND, 8, to_p, "silent", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	EXPECT_EQ(-EAGAIN, cq_next(&p, &e));
+	EXPECT_EQ(0, strcmp(rx8, "silent"));
+	/* A message that waits is copied by the receive itself. */
+	s = sqe_buf(KFAB_OP_SEND, 9, to_p, "waited", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx8, sizeof(rx8));
+	ASSERT_EQ(0, submit(&p, &s));
+	ASSERT_EQ(0, cq_next(&p, &e));
+	EXPECT_EQ(0, e.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, strcmp(rx8, "waited"));
+	ep_sibling_unmap(&p, true);
+}
+
+/* Read every completion, the overflow list's too; how many. */
+static int cq_read_all(struct raw_ep *r)
+{
+	struct kfab_cq_drain d = { .size = sizeof(d), .cq_id = r->cq };
+	struct kfab_cq_entry e;
+	int n = 0;
+
+	for (;;) {
+		while (!cq_next(r, &e))
+			n++;
+		d.size = sizeof(d);
+		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_DRAIN, &d))
+			return -1;
+		if (cq_next(r, &e))
+			return n;
+		n++;
+	}
+}
+
+/*
+ * A CQ the application does not read holds the work that would complete
+ * on it: sends stay in the ring (the library's -FI_EAGAIN), and no
+ * completion is ever dropped for lack of room.
+ */
+TEST_F(msg, full_cq_holds_back_senders)
+{
+	uint32_t done, total = 0, queued = 0;
+	struct kfab_sqe s;
+	char byte = 1;
+	int i, n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 200; i++) {
+		while (queued - total < self->b.epo.out_sq_entries) {
+			s = sqe_buf(KFAB_OP_SEND, queued, self->b_to_a, &byte, 1);
+			queue(&self->b, &s);
+			queued++;
+		}
+		ASSERT_EQ(0, doorbell(&self->b, &done));
+		total += done;
+		if (!done)
+			break;
+	}
+	/* The ring (64) and the overflow list up to its headroom (1024 - 256). */
+	EXPECT_EQ(64 + 1024 - 256, total);
+	n = cq_read_all(&self->b);
+	EXPECT_EQ((int)total, n);
+	ASSERT_EQ(0, doorbell(&self->b, &done));
+	EXPECT_LT(0, done);
+	total += done;
+	EXPECT_EQ((int)done, cq_read_all(&self->b));
 }
 
 TEST_HARNESS_MAIN

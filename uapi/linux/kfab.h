@@ -529,7 +529,19 @@ struct kfab_cq_consumer {
 enum kfab_cq_open_flags {
 	/* @eventfd is an eventfd to signal while the CQ is armed */
 	KFAB_CQ_OPEN_EVENTFD = 1 << 0,
+	/*
+	 * Slots of two halves: the struct kfab_cq_entry, then up to
+	 * KFAB_CQ_PAYLOAD_MAX bytes of the small message a completion with
+	 * KFAB_COMP_PAYLOAD carries (out_entry_size says 128).  The reader
+	 * copies @len bytes of it to @buf and clears the flag before the
+	 * application sees the completion: small receives need no pinned
+	 * pages that way (Documentation/cq.rst).
+	 */
+	KFAB_CQ_OPEN_PAYLOAD = 1 << 1,
 };
+
+/* Bytes of message a completion slot carries (KFAB_CQ_OPEN_PAYLOAD) */
+#define KFAB_CQ_PAYLOAD_MAX	64
 
 /**
  * struct kfab_cq_open - KFAB_IOC_CQ_OPEN: create a completion queue
@@ -930,6 +942,12 @@ struct kfab_ep_doorbell {
 #define KFAB_COMP_SEND		0x800ULL	/* bit 11 */
 #define KFAB_COMP_MULTI_RECV	0x10000ULL	/* bit 16 */
 #define KFAB_COMP_REMOTE_CQ_DATA 0x20000ULL	/* bit 17 */
+/*
+ * kfab's own, never libfabric's: the message's @len bytes are in the second
+ * half of the slot (KFAB_CQ_OPEN_PAYLOAD), not yet at @buf.  For an error
+ * completion, KFAB_IOC_CQ_READERR copies them to @buf itself.
+ */
+#define KFAB_COMP_PAYLOAD	0x8000000000000000ULL	/* bit 63 */
 /*
  * The error of a receive whose buffers were too small for the message
  * (libfabric's FI_ETRUNC); the completion's olen says how much did not fit.
