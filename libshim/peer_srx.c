@@ -81,6 +81,7 @@ struct kfab_psrx_slot {
 };
 
 struct kfab_srx_owner;
+static void kfab_owner_start_deferred(struct kfab_srx_owner *own);
 
 /**
  * struct kfab_psrx - the engine of a kfab SRX
@@ -356,6 +357,8 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 
 	if (ps->dead || pthread_mutex_trylock(&ps->progress_lock))
 		return;
+	if (ps->own)
+		kfab_owner_start_deferred(ps->own);
 	for (;;) {
 		n = 0;
 		na = 0;
@@ -626,11 +629,13 @@ struct kfab_rxe_list {
  * @self: the object of kfab's own engine
  * @cancel_ep: where a cancelled receive completes (the first endpoint
  *	enabled that is still bound)
+ * @to_start: messages a receive took while their peer was queueing them:
+ *	started at the next progress, not from inside the peer's queue call
  */
 struct kfab_srx_owner {
 	struct kfab_srx *srx;
 	pthread_mutex_t lock;
-	struct kfab_rxe_list posted[2], unexp[2];
+	struct kfab_rxe_list posted[2], unexp[2], to_start;
 	struct kfab_peer_srx_obj *objs;
 	struct kfab_peer_srx_obj self;
 	struct kfab_ep *cancel_ep;
@@ -811,17 +816,42 @@ static int kfab_owner_queue(struct fi_peer_rx_entry *e)
 	pthread_mutex_lock(&own->lock);
 	/*
 	 * A receive posted between the peer's get and this queue found no
-	 * message yet: it takes this one now, or it would wait for ever.
+	 * message yet: it takes this one, or it would wait for ever.  The
+	 * peer is started at the next progress: calling back into it from
+	 * inside its own queue call could find its locks held.
 	 */
 	p = kfab_rxe_take(&own->posted[u->kind], kfab_match_unexp_rev, u);
-	if (!p)
+	if (p) {
+		kfab_rxe_fill(u, p);
+		kfab_rxe_append(&own->to_start, u);
+	} else {
 		kfab_rxe_append(&own->unexp[u->kind], u);
+	}
 	pthread_mutex_unlock(&own->lock);
-	if (!p)
-		return 0;
-	kfab_rxe_fill(u, p);
 	free(p);
-	return kfab_owner_start(u);
+	return 0;
+}
+
+/* Progress: start what kfab_owner_queue() matched. */
+static void kfab_owner_start_deferred(struct kfab_srx_owner *own)
+{
+	struct kfab_rxe *u;
+
+	for (;;) {
+		pthread_mutex_lock(&own->lock);
+		u = own->to_start.head;
+		if (u) {
+			own->to_start.head = u->next;
+			if (!own->to_start.head)
+				own->to_start.tail = NULL;
+			u->next = NULL;
+		}
+		pthread_mutex_unlock(&own->lock);
+		if (!u)
+			return;
+		if (kfab_owner_start(u))
+			KFAB_WARN(EP_DATA, "a peer refused to start a message\n");
+	}
 }
 
 static void kfab_owner_free_entry(struct fi_peer_rx_entry *e)
@@ -900,13 +930,18 @@ ssize_t kfab_srx_peer_cancel(struct kfab_srx *srx, void *context)
 	if (!own)
 		return -FI_ENOSYS;
 	pthread_mutex_lock(&own->lock);
+	/* As a kernel SRX: nowhere to complete before an endpoint is enabled. */
+	if (!own->cancel_ep) {
+		pthread_mutex_unlock(&own->lock);
+		return -FI_ENOENT;
+	}
 	for (kind = 0; kind < 2; kind++) {
 		p = kfab_rxe_take(&own->posted[kind], kfab_match_context,
 				  context);
 		if (p)
 			break;
 	}
-	if (p && own->cancel_ep)
+	if (p)
 		cq = own->cancel_ep->rx_cq;
 	pthread_mutex_unlock(&own->lock);
 	if (!p)
@@ -985,6 +1020,7 @@ static int kfab_peer_srx_obj_release(struct kfab_peer_srx_obj *obj)
 	/* The peer is gone, and so are the messages it queued. */
 	kfab_rxe_free_list(&own->unexp[KFAB_KIND_MSG], obj);
 	kfab_rxe_free_list(&own->unexp[KFAB_KIND_TAG], obj);
+	kfab_rxe_free_list(&own->to_start, obj);
 	for (pp = &own->objs; *pp; pp = &(*pp)->next) {
 		if (*pp == obj) {
 			*pp = obj->next;
@@ -1221,6 +1257,7 @@ void kfab_srx_peer_free(struct kfab_srx *srx)
 		kfab_rxe_free_list(&own->posted[k], NULL);
 		kfab_rxe_free_list(&own->unexp[k], NULL);
 	}
+	kfab_rxe_free_list(&own->to_start, NULL);
 	pthread_mutex_destroy(&own->lock);
 	free(own);
 }

@@ -1883,6 +1883,126 @@ TEST_F_TIMEOUT(peer, owner_srx_matches_kfab_traffic_in_posting_order, 300)
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
 
+/* A peer written here, calling kfab's owner ops as a provider would. */
+static struct fi_peer_rx_entry *started[8];
+static int nstarted;
+
+static int test_peer_start(struct fi_peer_rx_entry *e)
+{
+	if (nstarted < 8)
+		started[nstarted++] = e;
+	return 0;
+}
+
+static int test_peer_discard(struct fi_peer_rx_entry *e)
+{
+	(void)e;
+	return 0;
+}
+
+static int peer_get_msg(struct fid_peer_srx *p, fi_addr_t addr, size_t size,
+			struct fi_peer_rx_entry **e)
+{
+#if FI_MAJOR_VERSION >= 2
+	struct fi_peer_match_attr a = { .addr = addr, .msg_size = size };
+
+	return p->owner_ops->get_msg(p, &a, e);
+#else
+	return p->owner_ops->get_msg(p, addr, size, e);
+#endif
+}
+
+static int peer_get_tag(struct fid_peer_srx *p, fi_addr_t addr, uint64_t tag,
+			struct fi_peer_rx_entry **e)
+{
+#if FI_MAJOR_VERSION >= 2
+	struct fi_peer_match_attr a = { .addr = addr, .tag = tag };
+
+	return p->owner_ops->get_tag(p, &a, e);
+#else
+	return p->owner_ops->get_tag(p, addr, tag, e);
+#endif
+}
+
+TEST_F_TIMEOUT(peer, owner_srx_ops_called_by_a_peer, 300)
+{
+	char buf[4][16];
+	struct fi_peer_rx_entry *e = NULL;
+	struct fid_peer_srx *p;
+	struct fid_ep *srx;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	nstarted = 0;
+	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	p = export_srx(srx);
+	ASSERT_NE(NULL, p);
+	/* The peer sets its callbacks (fi_peer(3)). */
+	p->peer_ops->start_msg = test_peer_start;
+	p->peer_ops->start_tag = test_peer_start;
+	p->peer_ops->discard_msg = test_peer_discard;
+	p->peer_ops->discard_tag = test_peer_discard;
+
+	/* Expected: the posted receive, with what a peer needs. */
+	ASSERT_EQ(0, fi_recv(srx, buf[0], 16, NULL, FI_ADDR_UNSPEC,
+			     (void *)0xc01));
+	ASSERT_EQ(0, peer_get_msg(p, 5, 10, &e));
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ((void *)0xc01, e->context);
+	EXPECT_EQ(1, e->count);
+	EXPECT_EQ((void *)buf[0], e->iov[0].iov_base);
+	EXPECT_EQ(16, e->iov[0].iov_len);
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_COMPLETION, e->flags);
+	EXPECT_EQ(p, e->srx);
+	EXPECT_EQ(5, e->addr);
+	p->owner_ops->free_entry(e);
+
+	/*
+	 * A receive for one kfab source never takes a peer's message: the
+	 * peer's get finds nothing, queues; a receive for any source takes
+	 * it (start_msg on the peer).
+	 */
+	ASSERT_EQ(0, fi_recv(srx, buf[1], 16, NULL, self->tx_addr,
+			     (void *)0xc02));
+	ASSERT_EQ(-FI_ENOENT, peer_get_msg(p, self->tx_addr, 3, &e));
+	ASSERT_NE(NULL, e);
+	EXPECT_EQ(0, p->owner_ops->queue_msg(e));
+	EXPECT_EQ(0, nstarted);
+	ASSERT_EQ(0, fi_recv(srx, buf[2], 16, NULL, FI_ADDR_UNSPEC,
+			     (void *)0xc03));
+	ASSERT_EQ(1, nstarted);
+	EXPECT_EQ(e, started[0]);
+	EXPECT_EQ((void *)0xc03, e->context);
+	EXPECT_EQ((void *)buf[2], e->iov[0].iov_base);
+	p->owner_ops->free_entry(e);
+	/* No endpoint enabled: nowhere to report a cancel (as kfab's SRX). */
+	EXPECT_EQ(-FI_ENOENT, fi_cancel(&srx->fid, (void *)0xc02));
+
+	/*
+	 * A receive posted between the peer's get and its queue takes the
+	 * message; the peer is started at the next progress, not inside
+	 * its own queue call.
+	 */
+	ASSERT_EQ(-FI_ENOENT, peer_get_tag(p, 9, 0x77, &e));
+	ASSERT_EQ(0, fi_trecv(srx, buf[3], 16, NULL, FI_ADDR_UNSPEC, 0x77, 0,
+			      (void *)0xc04));
+	EXPECT_EQ(0, p->owner_ops->queue_tag(e));
+	EXPECT_EQ(1, nstarted);
+	for (i = 0; i < 3 && nstarted < 2; i++)
+		(void)fi_cq_read(self->cq, NULL, 0);
+	ASSERT_EQ(2, nstarted);
+	EXPECT_EQ(e, started[1]);
+	EXPECT_EQ((void *)0xc04, e->context);
+	EXPECT_EQ(0x77, e->tag);
+	p->owner_ops->free_entry(e);
+
+	/* A message still queued goes with the peer's object. */
+	ASSERT_EQ(-FI_ENOENT, peer_get_msg(p, 9, 1, &e));
+	EXPECT_EQ(0, p->owner_ops->queue_msg(e));
+	EXPECT_EQ(0, fi_close(&p->ep_fid.fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+}
+
 /*
  * shm as the peer of kfab's SRX: shm's messages and kfab's are matched
  * from the one SRX, in the order the receives were posted.
