@@ -1024,6 +1024,41 @@ TEST_F_TIMEOUT(peer, srx_discard_drops_the_message_without_a_completion, 300)
 	EXPECT_EQ(0, fi_close(&pcq->fid));
 }
 
+/* Two endpoints on kfab's peer SRX: messages reach the owner in arrival order. */
+TEST_F_TIMEOUT(peer, srx_two_endpoints_in_arrival_order, 300)
+{
+	char rbuf[4][16] = { { 0 } };
+	struct fid_cq *pcq;
+	struct fid_ep *srx, *rx1, *rx2;
+	fi_addr_t a1, a2;
+	int i, w;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
+	ASSERT_EQ(0, open_peer_srx(self, &srx));
+	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx1, &a1));
+	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx2, &a2));
+	ASSERT_EQ(0, fi_send(self->tx, "one", 4, NULL, a2, NULL));
+	ASSERT_EQ(0, fi_send(self->tx, "two", 4, NULL, a1, NULL));
+	ASSERT_EQ(0, fi_send(self->tx, "three", 6, NULL, a2, NULL));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_MSG, 3));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, owner_post(rbuf[i], 16, (void *)(uintptr_t)(0xd01 + i)));
+	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 3));
+	/* The oldest queued message got the first receive, and so on. */
+	EXPECT_STREQ("one", rbuf[0]);
+	EXPECT_STREQ("two", rbuf[1]);
+	EXPECT_STREQ("three", rbuf[2]);
+	for (w = ev_find(EV_WRITE, 0), i = 0; w >= 0; w = ev_find(EV_WRITE, w + 1), i++)
+		EXPECT_EQ((void *)(uintptr_t)(0xd01 + i), owner.ev[w].ctx);
+	EXPECT_EQ(3, i);
+	EXPECT_EQ(0, fi_close(&rx1->fid));
+	EXPECT_EQ(0, fi_close(&rx2->fid));
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	EXPECT_EQ(0, fi_close(&pcq->fid));
+	EXPECT_EQ(0, owner.entries_out);
+}
+
 /*
  * Lifetime: kfab's SRX closed while the owner still holds a message kfab
  * queued, and while kfab's peeks are in flight.  Nothing of kfab's reaches
@@ -1461,6 +1496,76 @@ TEST_F_TIMEOUT(peer, owner_cq_wakes_a_waiter_when_a_peer_writes, 300)
 	EXPECT_GT(4000, now_ms() - start);
 	EXPECT_EQ(0, fi_close(&p->fid));
 	EXPECT_EQ(0, fi_close(&a.cq->fid));
+}
+
+/* Peers writing from four threads while the application reads. */
+#define WRITERS		4
+#define PER_WRITER	5000
+
+struct writer_arg {
+	struct fid_peer_cq *p;
+	int id;
+	int refused;
+};
+
+static void *writer_thread(void *v)
+{
+	struct writer_arg *w = v;
+	uintptr_t i;
+
+	for (i = 0; i < PER_WRITER; i++)
+		if (w->p->owner_ops->write(w->p,
+					   (void *)(((uintptr_t)w->id << 32) | i),
+					   FI_RECV | FI_MSG, 0, NULL, 0, 0,
+					   FI_ADDR_NOTAVAIL))
+			w->refused++;
+	return NULL;
+}
+
+TEST_F_TIMEOUT(peer, owner_cq_takes_concurrent_writers, 300)
+{
+	struct fi_cq_attr attr = { .format = FI_CQ_FORMAT_CONTEXT,
+				   .size = 64 };
+	struct writer_arg w[WRITERS];
+	pthread_t t[WRITERS];
+	struct fi_cq_entry e[32];
+	uintptr_t next[WRITERS] = { 0 };
+	uint64_t end;
+	int i, got = 0, bad = 0;
+	ssize_t n;
+	struct fid_cq *cq;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	for (i = 0; i < WRITERS; i++) {
+		w[i] = (struct writer_arg){ .p = export_cq(cq), .id = i };
+		ASSERT_NE(NULL, w[i].p);
+	}
+	for (i = 0; i < WRITERS; i++)
+		ASSERT_EQ(0, pthread_create(&t[i], NULL, writer_thread, &w[i]));
+	end = now_ms() + 60000;
+	while (got < WRITERS * PER_WRITER && now_ms() < end) {
+		n = fi_cq_read(cq, e, 32);
+		for (i = 0; i < n; i++) {
+			uintptr_t c = (uintptr_t)e[i].op_context;
+			int id = (int)(c >> 32);
+
+			/* Each writer's entries come out in its order. */
+			if (id >= WRITERS || (c & 0xffffffff) != next[id]++)
+				bad++;
+		}
+		if (n > 0)
+			got += n;
+	}
+	for (i = 0; i < WRITERS; i++) {
+		pthread_join(t[i], NULL);
+		EXPECT_EQ(0, w[i].refused);
+	}
+	EXPECT_EQ(WRITERS * PER_WRITER, got);
+	EXPECT_EQ(0, bad);
+	for (i = 0; i < WRITERS; i++)
+		EXPECT_EQ(0, fi_close(&w[i].p->fid));
+	EXPECT_EQ(0, fi_close(&cq->fid));
 }
 
 /* kfab owning a kfab peer CQ: the owner's reads progress the peer. */
