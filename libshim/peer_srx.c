@@ -277,8 +277,7 @@ int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 	case KFAB_SLOT_CLAIM:
 		/*
 		 * The owner's receive completes, with the owner's context
-		 * and the start of its buffer (the kernel reports where its
-		 * copy ended for a claim).
+		 * and the start of the owner's buffer.
 		 */
 		e->op_context = (uintptr_t)s->entry->context;
 		if (s->entry->count && s->entry->iov)
