@@ -544,10 +544,13 @@ static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	if (discard) {
 		kfab_complete_unexp(rxc, u, req, req->flags, 0, 0, 0, 0);
 	} else {
+		/* The buffer's address before the copy advances the iter. */
+		u64 base = kfab_req_base(req);
+
 		n = min(iov_iter_count(&req->iter), u->len);
 		rc = kfab_unexp_copy_out(u, &req->iter, n);
-		kfab_complete_unexp(rxc, u, req, req->flags, kfab_req_base(req),
-				    n, u->len, -rc);
+		kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->len,
+				    -rc);
 	}
 out_unlock:
 	mutex_unlock(&rxc->lock);

@@ -32,6 +32,7 @@
 
 #include "barrier.h"
 #include "internal.h"
+#include "peer.h"
 
 #define KFAB_ADDR_PREFIX	"fi_kfab://"
 #define KFAB_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)
@@ -685,7 +686,8 @@ static int kfab_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		return -FI_EBADFLAGS;
 	eq = bfid ? kfab_eq_from_fid(bfid) : NULL;
 	if (!eq)
-		return -FI_EINVAL;
+		return bfid && kfab_is_import_only(bfid) ? -FI_ENOSYS :
+							   -FI_EINVAL;
 	pthread_mutex_lock(&av->lock);
 	if (av->eq) {
 		ret = -FI_EBUSY;
@@ -822,11 +824,22 @@ int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 {
 	struct kfab_domain *dom = to_kfab_domain(domain);
 	struct kfab_av_open cmd = { 0 };
+	struct fi_av_attr peer_attr;
+	struct fid_peer_av *peer_av;
 	struct kfab_av *av;
 	int ret;
 
 	if (!attr || !av_fid)
 		return -FI_EINVAL;
+	/* fi_peer(3): the owner's attributes, for a table of kfab's own. */
+	if (attr->flags & FI_PEER) {
+		peer_attr = *attr;
+		ret = kfab_av_peer_attr(context, &peer_attr, &peer_av);
+		if (ret)
+			return ret;
+		attr = &peer_attr;
+		context = NULL;
+	}
 	ret = kfab_av_open_check(attr);
 	if (ret)
 		return ret;

@@ -273,6 +273,13 @@ static const struct fi_ops_cntr kfab_cntr_ops = {
 
 static int kfab_cntr_check_attr(const struct fi_cntr_attr *attr)
 {
+	/*
+	 * fi_peer(3): a provider without peer counters fails FI_PEER with
+	 * -FI_EINVAL, as for CQs.  libfabric 1.17 has no fid_peer_cntr
+	 * (peer_compat.h, KFAB_PEER_HAVE_CNTR) and kfab builds none.
+	 */
+	if (attr->flags & FI_PEER)
+		return -FI_EINVAL;
 	if (attr->flags)
 		return -FI_EBADFLAGS;
 	if (attr->events != FI_CNTR_EVENTS_COMP)

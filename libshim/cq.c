@@ -31,6 +31,7 @@
 
 #include "barrier.h"
 #include "internal.h"
+#include "peer.h"
 
 /**
  * struct kfab_cq - a fid_cq
@@ -62,6 +63,13 @@
  *	(under @lock)
  * @err_data: the provider's err_data buffer (fi_cq_readerr(3))
  * @eps: the endpoints bound to the CQ, progressed before every read
+ * @as_peer: opened with FI_PEER: the owner's fid_peer_cq and the state of
+ *	forwarding to it (peer_cq.c), else NULL
+ * @as_owner: exported to other providers (peer_cq.c), else NULL; set once
+ * @err_held: @held is a kernel error taken out of the kernel to see
+ *	whether it was the application's or a peer SRX's (peer_srx.c), and
+ *	it was the application's: readerr returns it first (under @lock)
+ * @held: that error; its err_data is in @held_data
  */
 struct kfab_cq {
 	struct fid_cq cq_fid;
@@ -92,6 +100,11 @@ struct kfab_cq {
 	bool signaled;
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
 	struct kfab_ep_list eps;
+	struct kfab_cq_peer *as_peer;
+	struct kfab_cq_owner *as_owner;
+	bool err_held;
+	struct kfab_cq_readerr held;
+	uint8_t held_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
 static inline struct kfab_cq *to_kfab_cq(struct fid_cq *cq)
@@ -268,15 +281,95 @@ static void kfab_cq_user_ids(struct kfab_cq *cq, fi_addr_t *src, size_t n)
 
 /* ---- the ring ---- */
 
-/* Entries the kernel has for us: in the ring and in its overflow list. */
+/*
+ * Entries the kernel has for us (in the ring and in its overflow list),
+ * and those peers wrote (kfab as an owner).
+ */
 static uint32_t kfab_cq_pending(struct kfab_cq *cq)
 {
 	/* (C1): pairs with the kernel's release of tail (P2). */
 	uint32_t avail = kfab_load_acquire(cq->tail) - cq->local_head;
+	struct kfab_cq_owner *o = kfab_cq_get_owner(cq);
 
 	if (avail > cq->entries)	/* cannot happen: the kernel wrote it */
 		avail = cq->entries;
-	return avail + kfab_read_once(cq->overflow);
+	avail += kfab_read_once(cq->overflow);
+	if (o)
+		avail += (uint32_t)kfab_cq_owner_count(o);
+	return avail;
+}
+
+/*
+ * While a peer SRX exists, some kernel errors are its own (a peek that
+ * found nothing): under cq->lock, take kernel errors out until one is the
+ * application's, and hold it.  True when one is held.
+ */
+static bool kfab_cq_hold_err_locked(struct kfab_cq *cq)
+{
+	struct kfab_cq_readerr cmd;
+	struct kfab_cq_entry e;
+
+	while (!cq->err_held && kfab_read_once(cq->err_count)) {
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.cq_id = cq->id;
+		cmd.err_data = (uintptr_t)cq->held_data;
+		cmd.err_data_size = sizeof(cq->held_data);
+		if (kfab_dev_cq_readerr(cq->fd, &cmd))
+			break;
+		e = cmd.out_entry;
+		if (kfab_psrx_intercept(&e, cmd.out_err, true) ==
+		    KFAB_PSRX_SWALLOW)
+			continue;
+		cmd.out_entry = e;
+		cq->held = cmd;
+		cq->err_held = true;
+	}
+	return cq->err_held;
+}
+
+/* An error completion waits: the kernel's, or one a peer wrote. */
+static bool kfab_cq_err_waiting(struct kfab_cq *cq)
+{
+	bool held;
+
+	if (kfab_psrx_active() && kfab_read_once(cq->err_count)) {
+		pthread_mutex_lock(&cq->lock);
+		held = kfab_cq_hold_err_locked(cq);
+		pthread_mutex_unlock(&cq->lock);
+		if (held)
+			return true;
+	}
+	return cq->err_held || kfab_read_once(cq->err_count) ||
+	       kfab_cq_owner_has_err(kfab_cq_get_owner(cq));
+}
+
+/* readerr of a held error, with readerr's err_data rules (cq->lock held). */
+static void kfab_cq_give_held_locked(struct kfab_cq *cq,
+				     struct fi_cq_err_entry *buf,
+				     bool user_buf)
+{
+	struct kfab_cq_readerr *h = &cq->held;
+	size_t len = h->err_data_size;
+
+	buf->op_context = (void *)(uintptr_t)h->out_entry.op_context;
+	buf->flags = h->out_entry.flags;
+	buf->len = h->out_entry.len;
+	buf->buf = (void *)(uintptr_t)h->out_entry.buf;
+	buf->data = h->out_entry.data;
+	buf->tag = h->out_entry.tag;
+	buf->olen = h->out_olen;
+	buf->err = h->out_err;
+	buf->prov_errno = h->out_prov_errno;
+	if (user_buf) {
+		if (len > buf->err_data_size)
+			len = buf->err_data_size;
+		memcpy(buf->err_data, cq->held_data, len);
+	} else {
+		memcpy(cq->err_data, cq->held_data, len);
+		buf->err_data = len ? cq->err_data : NULL;
+	}
+	buf->err_data_size = len;
+	cq->err_held = false;
 }
 
 static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
@@ -321,6 +414,31 @@ static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
 }
 
 /*
+ * Completions other providers wrote into the CQ (kfab as an owner) come
+ * after the ring's; their sources are in the terms of the peer's AV, which
+ * kfab cannot translate: FI_ADDR_NOTAVAIL.
+ */
+static size_t kfab_cq_read_owner(struct kfab_cq *cq, void *buf, size_t first,
+				 size_t count, fi_addr_t *src_addr)
+{
+	struct kfab_cq_owner *o = kfab_cq_get_owner(cq);
+	struct kfab_cq_entry e[16];
+	size_t n = 0, got, i;
+
+	while (o && n < count) {
+		got = kfab_cq_owner_pop(o, e, count - n < 16 ? count - n : 16);
+		if (!got)
+			break;
+		for (i = 0; i < got; i++, n++) {
+			kfab_cq_copy(cq, buf, first + n, &e[i]);
+			if (src_addr)
+				src_addr[first + n] = FI_ADDR_NOTAVAIL;
+		}
+	}
+	return n;
+}
+
+/*
  * Copy up to @count entries out of the ring; when it runs dry while the
  * kernel holds overflowed completions, have them moved in and go on.
  * Called with cq->lock held.
@@ -354,7 +472,7 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 		avail = tail - cq->local_head;
 		if (avail > cq->entries)
 			avail = cq->entries;
-		for (; n < count && avail; n++, avail--) {
+		for (; n < count && avail; avail--) {
 			struct kfab_cq_entry e = { 0 };
 
 			const uint8_t *slot = cq->slots +
@@ -362,11 +480,16 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 
 			memcpy(&e, slot, esize);
 			kfab_cq_payload(cq, slot, &e);
+			cq->local_head++;
+			/* A peer SRX's own request, or one to rewrite. */
+			if (kfab_psrx_active() &&
+			    kfab_psrx_intercept(&e, 0, true) == KFAB_PSRX_SWALLOW)
+				continue;
 			kfab_cq_copy(cq, buf, n, &e);
 			if (src_addr)
 				src_addr[n] = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
 					      FI_ADDR_NOTAVAIL : e.src_addr;
-			cq->local_head++;
+			n++;
 		}
 		/* (C3): the slots are copied before the kernel may reuse them. */
 		kfab_store_release(cq->head, cq->local_head);
@@ -377,7 +500,7 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 		    kfab_load_acquire(cq->tail) == tail)
 			break;
 	}
-	return n;
+	return n + kfab_cq_read_owner(cq, buf, n, count - n, src_addr);
 }
 
 static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
@@ -390,8 +513,10 @@ static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		return -FI_EINVAL;
 	/* Manual progress: requests queued on bound endpoints go first. */
 	kfab_ep_list_progress(&cq->eps);
+	kfab_psrx_progress_all();
+	kfab_cq_owner_progress(kfab_cq_get_owner(cq));
 	/* An error waiting comes first (fi_cq(3)): no system call to know. */
-	if (kfab_read_once(cq->err_count))
+	if (kfab_cq_err_waiting(cq))
 		return -FI_EAVAIL;
 	pthread_mutex_lock(&cq->lock);
 	n = kfab_cq_read_locked(cq, buf, count, src_addr);
@@ -406,6 +531,26 @@ static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 static ssize_t kfab_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	return kfab_cq_readfrom(cq_fid, buf, count, NULL);
+}
+
+/* An error a peer wrote (kfab as an owner), with readerr's err_data rules. */
+static ssize_t kfab_cq_readerr_owner(struct kfab_cq *cq,
+				     struct fi_cq_err_entry *buf, bool user_buf)
+{
+	struct fi_cq_err_entry err;
+	void *data = user_buf ? buf->err_data : cq->err_data;
+	size_t len = user_buf ? buf->err_data_size : sizeof(cq->err_data);
+	int ret;
+
+	pthread_mutex_lock(&cq->lock);
+	ret = kfab_cq_owner_pop_err(kfab_cq_get_owner(cq), &err, data, &len);
+	pthread_mutex_unlock(&cq->lock);
+	if (ret)
+		return ret;
+	err.err_data = user_buf ? buf->err_data : (len ? cq->err_data : NULL);
+	err.err_data_size = len;
+	*buf = err;
+	return 1;
 }
 
 static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
@@ -435,6 +580,19 @@ static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
 		cmd.err_data = (uintptr_t)cq->err_data;
 		cmd.err_data_size = sizeof(cq->err_data);
 	}
+
+	if (cq->err_held || kfab_psrx_active()) {
+		pthread_mutex_lock(&cq->lock);
+		if (kfab_cq_hold_err_locked(cq)) {
+			kfab_cq_give_held_locked(cq, buf, user_buf);
+			pthread_mutex_unlock(&cq->lock);
+			return 1;
+		}
+		pthread_mutex_unlock(&cq->lock);
+	}
+	if (!kfab_read_once(cq->err_count) &&
+	    kfab_cq_owner_has_err(kfab_cq_get_owner(cq)))
+		return kfab_cq_readerr_owner(cq, buf, user_buf);
 
 	pthread_mutex_lock(&cq->lock);
 	ret = kfab_dev_cq_readerr(cq->fd, &cmd);
@@ -486,7 +644,7 @@ static void kfab_cq_block(struct kfab_cq *cq, int left, uint32_t threshold)
 	kfab_smp_mb();
 
 	pthread_mutex_lock(&cq->lock);
-	ready = kfab_read_once(cq->err_count) ||
+	ready = kfab_cq_err_waiting(cq) ||
 		kfab_cq_pending(cq) >= threshold ||
 		cq->signaled;
 	pthread_mutex_unlock(&cq->lock);
@@ -536,7 +694,11 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 		 * slices and ring again.
 		 */
 		pending = kfab_ep_list_progress(&cq->eps);
-		if (kfab_read_once(cq->err_count))
+		/* Peers' traffic is seen only by polling them: short slices. */
+		pending |= kfab_psrx_active();
+		kfab_psrx_progress_all();
+		pending |= kfab_cq_owner_progress(kfab_cq_get_owner(cq));
+		if (kfab_cq_err_waiting(cq))
 			return -FI_EAVAIL;
 		left = kfab_timeout_left(timeout, &start);
 		pthread_mutex_lock(&cq->lock);
@@ -607,8 +769,12 @@ static int kfab_cq_trywait(struct kfab_cq *cq)
 
 	if (cq->efd < 0)
 		return -FI_ENOSYS;	/* no wait object: fi_trywait says EINVAL */
-	/* Requests stuck in a ring need the caller to come back: no sleep. */
-	if (kfab_ep_list_progress(&cq->eps))
+	/*
+	 * Requests stuck in a ring need the caller to come back, and so do
+	 * imported peer CQs, whose progress is manual: no sleep.
+	 */
+	if (kfab_ep_list_progress(&cq->eps) ||
+	    kfab_cq_owner_progress(kfab_cq_get_owner(cq)))
 		return -FI_EAGAIN;
 	kfab_eventfd_reset(cq->efd);
 	pthread_mutex_lock(&cq->lock);
@@ -618,7 +784,7 @@ static int kfab_cq_trywait(struct kfab_cq *cq)
 	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
 	kfab_smp_mb();
 	pthread_mutex_lock(&cq->lock);
-	ready = kfab_read_once(cq->err_count) || kfab_cq_pending(cq);
+	ready = kfab_cq_err_waiting(cq) || kfab_cq_pending(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return ready ? -FI_EAGAIN : 0;
 }
@@ -643,6 +809,9 @@ static int kfab_cq_control(struct fid *fid, int command, void *arg)
 		*(enum fi_wait_obj *)arg = cq->wait_obj;
 		return 0;
 	case FI_GET_VAL:
+		if (arg && ((struct fi_fid_var *)arg)->name == KFAB_FID_PEER_EXPORT)
+			return cq->as_peer ? -FI_EINVAL :
+			       kfab_cq_owner_export(cq, ((struct fi_fid_var *)arg)->val);
 		return kfab_get_kernel_handle(arg, cq->fd, cq->id);
 	default:
 		return -FI_ENOSYS;
@@ -673,6 +842,124 @@ void kfab_cq_detach_ep(struct kfab_cq *cq, struct kfab_ep *ep)
 	kfab_ep_list_del(&cq->eps, ep);
 }
 
+/* ---- for peer_cq.c (peer.h) ---- */
+
+struct kfab_cq *kfab_cq_from_cq_fid(struct fid_cq *cq_fid)
+{
+	return to_kfab_cq(cq_fid);
+}
+
+struct kfab_cq_peer *kfab_cq_get_peer(struct kfab_cq *cq)
+{
+	return cq->as_peer;
+}
+
+struct kfab_cq_owner *kfab_cq_get_owner(struct kfab_cq *cq)
+{
+	return kfab_load_acquire(&cq->as_owner);
+}
+
+struct kfab_cq_owner *kfab_cq_set_owner(struct kfab_cq *cq,
+					struct kfab_cq_owner *owner)
+{
+	struct kfab_cq_owner *cur;
+
+	pthread_mutex_lock(&cq->lock);
+	cur = cq->as_owner;
+	if (!cur) {
+		/* Published whole: readers look without the lock. */
+		kfab_store_release(&cq->as_owner, owner);
+		cur = owner;
+	}
+	pthread_mutex_unlock(&cq->lock);
+	return cur;
+}
+
+bool kfab_cq_progress_eps(struct kfab_cq *cq)
+{
+	return kfab_ep_list_progress(&cq->eps);
+}
+
+bool kfab_cq_has_err(struct kfab_cq *cq)
+{
+	return kfab_read_once(cq->err_count) != 0;
+}
+
+ssize_t kfab_cq_take_err(struct kfab_cq *cq, struct fi_cq_err_entry *buf)
+{
+	memset(buf, 0, sizeof(*buf));
+	return kfab_cq_readerr(&cq->cq_fid, buf, 0);
+}
+
+void kfab_cq_wake(struct kfab_cq *cq)
+{
+	/* Pairs with the waiter's barrier after it armed (C2). */
+	kfab_smp_mb();
+	if (cq->efd >= 0 && kfab_read_once(cq->armed))
+		(void)eventfd_write(cq->efd, 1);
+}
+
+/*
+ * The forwarder of a peer CQ is its only reader (the caller serialises),
+ * so no cq->lock: the sink calls into the owner, which may take locks of
+ * its own and even call back into kfab.
+ */
+int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
+{
+	size_t esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
+		       cq->entry_size : sizeof(struct kfab_cq_entry);
+	uint32_t tail, avail;
+	fi_addr_t src;
+	int ret = 0;
+
+	for (;;) {
+		/* (C1): pairs with the kernel's release of tail (P2). */
+		tail = kfab_load_acquire(cq->tail);
+		avail = tail - cq->local_head;
+		if (avail > cq->entries)
+			avail = cq->entries;
+		for (; avail; avail--) {
+			struct kfab_cq_entry e = { 0 }, orig;
+			int what = KFAB_PSRX_NOT_MINE;
+			const uint8_t *slot = cq->slots +
+				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
+
+			memcpy(&e, slot, esize);
+			/* A small message's bytes, before the owner sees it. */
+			kfab_cq_payload(cq, slot, &e);
+			/* Rewritten, or swallowed, only once the owner took it. */
+			orig = e;
+			if (kfab_psrx_active())
+				what = kfab_psrx_intercept(&e, 0, false);
+			if (what == KFAB_PSRX_SWALLOW) {
+				kfab_psrx_intercept(&orig, 0, true);
+				cq->local_head++;
+				continue;
+			}
+			/* fi_peer(3): FI_ADDR_NOTAVAIL when there is no source. */
+			src = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ||
+			      !(e.flags & FI_RECV) ?
+			      FI_ADDR_NOTAVAIL : e.src_addr;
+			if (src != FI_ADDR_NOTAVAIL)
+				kfab_cq_user_ids(cq, &src, 1);
+			ret = sink(arg, &e, src);
+			if (ret)
+				break;
+			if (what == KFAB_PSRX_PASS)
+				kfab_psrx_intercept(&orig, 0, true);
+			cq->local_head++;
+		}
+		/* (C3): the slots are copied before the kernel may reuse them. */
+		kfab_store_release(cq->head, cq->local_head);
+		if (ret || !kfab_read_once(cq->overflow))
+			break;
+		if (kfab_dev_cq_drain(cq->fd, cq->id, NULL) ||
+		    kfab_load_acquire(cq->tail) == tail)
+			break;
+	}
+	return ret;
+}
+
 static void kfab_cq_free(struct kfab_cq *cq)
 {
 	if (cq->ring_map)
@@ -681,6 +968,8 @@ static void kfab_cq_free(struct kfab_cq *cq)
 		munmap(cq->cons_map, cq->cons_len);
 	if (cq->efd >= 0)
 		close(cq->efd);
+	if (cq->as_peer)
+		kfab_cq_peer_free(cq->as_peer);
 	kfab_ep_list_destroy(&cq->eps);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq);
@@ -695,6 +984,13 @@ static int kfab_cq_close(struct fid *fid)
 	/* fi_cq(3): close the endpoints bound to it first. */
 	if (kfab_ep_list_count(&cq->eps))
 		return -FI_EBUSY;
+	/* Peer CQs writing into this one go first (kfab as an owner). */
+	if (cq->as_owner) {
+		ret = kfab_cq_owner_close(cq->as_owner);
+		if (ret)
+			return ret;
+		cq->as_owner = NULL;
+	}
 	ret = kfab_dev_destroy(cq->fd, cq->id);
 	if (ret) {
 		KFAB_WARN(CQ, "cq %u: KFAB_IOC_DESTROY: %s\n", cq->id,
@@ -728,7 +1024,7 @@ static const struct fi_ops_cq kfab_cq_ops = {
 
 static int kfab_cq_check_attr(const struct fi_cq_attr *attr)
 {
-	if (attr->flags & ~(uint64_t)FI_AFFINITY)
+	if (attr->flags & ~(uint64_t)(FI_AFFINITY | FI_PEER))
 		return -FI_EBADFLAGS;
 	switch (attr->format) {
 	case FI_CQ_FORMAT_UNSPEC:
@@ -850,7 +1146,18 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->wait_obj = attr->wait_obj;
 	cq->wait_cond = attr->wait_cond;
 
-	if (attr->wait_obj == FI_WAIT_FD || attr->wait_obj == FI_WAIT_UNSPEC) {
+	/*
+	 * fi_peer(3): the owner does the signalling, so a peer CQ has no
+	 * wait object of its own, and @context is the owner's.
+	 */
+	if (attr->flags & FI_PEER) {
+		ret = kfab_cq_peer_new(context, &cq->as_peer);
+		if (ret)
+			goto err_free;
+		context = NULL;
+		cq->wait_obj = FI_WAIT_NONE;
+	} else if (attr->wait_obj == FI_WAIT_FD ||
+		   attr->wait_obj == FI_WAIT_UNSPEC) {
 		cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (cq->efd < 0) {
 			ret = -errno;
@@ -880,7 +1187,8 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = (struct fi_ops *)&kfab_cq_fi_ops;
-	cq->cq_fid.ops = (struct fi_ops_cq *)&kfab_cq_ops;
+	cq->cq_fid.ops = (struct fi_ops_cq *)(cq->as_peer ? &kfab_cq_peer_ops :
+							     &kfab_cq_ops);
 	*cq_fid = &cq->cq_fid;
 	KFAB_DBG(CQ, "cq %u: %u entries\n", cq->id, cq->entries);
 	return 0;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "internal.h"
+#include "peer.h"
 
 /*
  * A failed close changes nothing: the domain stays open and usable, so the
@@ -48,6 +49,16 @@ static const struct fi_ops kfab_domain_fi_ops = {
 	.ops_set = kfab_no_ops_set,
 };
 
+/* fi_srx_context(): with FI_PEER, @context is the owner's (peer_srx.c). */
+static int kfab_domain_srx_ctx(struct fid_domain *domain,
+			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			       void *context)
+{
+	if (attr && (attr->op_flags & FI_PEER))
+		return kfab_srx_peer_context(domain, attr, rx_ep, context);
+	return kfab_srx_context(domain, attr, rx_ep, context);
+}
+
 static const struct fi_ops_domain kfab_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = kfab_av_open,
@@ -57,7 +68,7 @@ static const struct fi_ops_domain kfab_domain_ops = {
 	.cntr_open = kfab_cntr_open,
 	.poll_open = kfab_no_poll_open,
 	.stx_ctx = kfab_no_stx_ctx,
-	.srx_ctx = kfab_srx_context,
+	.srx_ctx = kfab_domain_srx_ctx,
 	.query_atomic = kfab_no_query_atomic,
 	.query_collective = kfab_no_query_collective,
 	.endpoint2 = kfab_endpoint2,
@@ -136,11 +147,21 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	return 0;
 }
 
-/* fi_domain2(): kfab is no peer domain yet, so no flag is known. */
+/*
+ * fi_domain2(): FI_PEER (fi_peer(3), peer_av.c) is the one flag.  The
+ * owner's domain, in @context, is checked; kfab needs nothing of it.
+ */
 int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain, uint64_t flags,
 		      void *context)
 {
+	struct fid_domain *owner;
+	int ret;
+
+	if (flags == FI_PEER) {
+		ret = kfab_domain_peer_check(context, &owner);
+		return ret ? ret : kfab_domain_open(fabric, info, domain, NULL);
+	}
 	if (flags) {
 		KFAB_INFO(DOMAIN, "fi_domain2 flags 0x%llx not supported\n",
 			  (unsigned long long)flags);

@@ -32,6 +32,7 @@
 
 #include "barrier.h"
 #include "internal.h"
+#include "peer.h"
 
 /* What kfab offers when fi_info's caps leave it to the provider. */
 #define KFAB_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
@@ -256,7 +257,8 @@ static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = -FI_ENOSYS;
 		break;
 	default:
-		ret = -FI_EINVAL;
+		/* fi_import_fid() of something kfab cannot import */
+		ret = kfab_is_import_only(bfid) ? -FI_ENOSYS : -FI_EINVAL;
 		break;
 	}
 out:
@@ -1092,15 +1094,21 @@ err_free:
 }
 
 /*
- * fi_endpoint2(): flags 0 is fi_endpoint().  FI_PEER_TRANSFER (fi_peer(3))
- * is a known flag for a feature kfab lacks: -FI_ENOSYS; any other flag is
- * -FI_EBADFLAGS.
+ * fi_endpoint2(): flags 0 is fi_endpoint().  FI_PEER_TRANSFER (fi_peer(3)):
+ * @context is the owner's struct fi_peer_transfer_context (peer_av.c);
+ * any other flag is -FI_EBADFLAGS.
  */
 int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, uint64_t flags, void *context)
 {
-	if (flags == FI_PEER_TRANSFER)
-		return -FI_ENOSYS;
+	int ret;
+
+	if (flags == FI_PEER_TRANSFER) {
+		if (!info || !ep)
+			return -FI_EINVAL;
+		ret = kfab_ep_peer_transfer(info, context);
+		return ret ? ret : kfab_endpoint(domain, info, ep, NULL);
+	}
 	if (flags) {
 		KFAB_INFO(EP_CTRL, "fi_endpoint2 flags 0x%llx not supported\n",
 			  (unsigned long long)flags);

@@ -60,6 +60,7 @@
 #include <rdma/fi_eq.h>
 
 #include "internal.h"
+#include "peer.h"
 
 /**
  * struct kfab_eq_entry - one event in an EQ
@@ -101,6 +102,8 @@ struct kfab_eq_entry {
  *		    provider's buffer; freed by the next readerr or close
  * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD), else -1; its counter is
  *	 1 while @count > 0 and 0 otherwise
+ * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
+ *	goes (peer_av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
  */
 struct kfab_eq {
@@ -121,6 +124,7 @@ struct kfab_eq {
 
 	pthread_mutex_t wait_mutex;
 	pthread_cond_t cond;
+	struct fid_eq *peer_owner;
 };
 
 static const struct fi_ops kfab_eq_fi_ops;
@@ -293,6 +297,8 @@ int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
 
 	if (!eq || (len && !buf))
 		return -FI_EINVAL;
+	if (eq->peer_owner)
+		return kfab_eq_peer_forward(eq->peer_owner, event, buf, len);
 	entry = kfab_eq_new_event(event, buf, len);
 	if (!entry)
 		return -FI_ENOMEM;
@@ -305,6 +311,8 @@ int kfab_eq_post_err(struct kfab_eq *eq, const struct fi_eq_err_entry *err)
 
 	if (!eq || !err)
 		return -FI_EINVAL;
+	if (eq->peer_owner)
+		return kfab_eq_peer_forward_err(eq->peer_owner, err);
 	entry = kfab_eq_new_err(err);
 	if (!entry)
 		return -FI_ENOMEM;
@@ -771,7 +779,7 @@ static int kfab_eq_check_attr(const struct fi_eq_attr *attr)
 		KFAB_INFO(EQ, "unknown wait_obj %d\n", (int)attr->wait_obj);
 		return -FI_EINVAL;
 	}
-	if (attr->flags & ~(uint64_t)(FI_WRITE | FI_AFFINITY)) {
+	if (attr->flags & ~(uint64_t)(FI_WRITE | FI_AFFINITY | FI_PEER)) {
 		KFAB_INFO(EQ, "EQ flags 0x%llx not supported\n",
 			  (unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
@@ -838,6 +846,7 @@ int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq_fid, void *context)
 {
 	struct kfab_fabric *fab = to_kfab_fabric(fabric);
+	struct fid_eq *owner = NULL;
 	struct kfab_eq *eq;
 	int ret;
 
@@ -846,6 +855,13 @@ int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	ret = kfab_eq_check_attr(attr);
 	if (ret)
 		return ret;
+	/* fi_peer(3): events go to the owner's EQ, which does the waiting. */
+	if (attr->flags & FI_PEER) {
+		ret = kfab_eq_peer_check(context, &owner);
+		if (ret)
+			return ret;
+		context = NULL;
+	}
 
 	eq = calloc(1, sizeof(*eq));
 	if (!eq)
@@ -866,7 +882,9 @@ int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;
 	eq->eq_fid.fid.ops = (struct fi_ops *)&kfab_eq_fi_ops;
-	eq->eq_fid.ops = (struct fi_ops_eq *)&kfab_eq_ops;
+	eq->eq_fid.ops = (struct fi_ops_eq *)(owner ? &kfab_eq_peer_ops :
+							&kfab_eq_ops);
+	eq->peer_owner = owner;
 
 	pthread_mutex_lock(&fab->lock);
 	fab->eq_cnt++;

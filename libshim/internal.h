@@ -19,6 +19,10 @@
  *   ring.c    the producer side of those submission rings
  *   msg.c     fi_msg and fi_tagged: requests written into the rings
  *   mr.c      fid_mr: registrations, which kfab needs none of
+ *   peer_*.c  fi_peer(3), kfab as peer and as owner (peer.h; the libfabric
+ *             version differences in peer_compat.h): peer_cq.c CQs,
+ *             peer_srx.c shared receive contexts, peer_av.c AV, domain,
+ *             EQ, FI_PEER_TRANSFER endpoints and fi_import_fid
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
  *
@@ -420,6 +424,7 @@ bool kfab_ring_progress(struct kfab_ring *ring);
 				 FI_SOURCE | FI_MULTI_RECV)
 
 struct kfab_srx;
+struct kfab_psrx;
 
 /**
  * struct kfab_ep - a fid_ep: a kernel endpoint (FI_EP_RDM)
@@ -509,6 +514,10 @@ extern const struct fi_ops_collective kfab_ep_collective_ops;
  * @rx_op_flags: default flags of fi_recv() and friends on the SRX
  * @min_multi_recv: FI_OPT_MIN_MULTI_RECV of its multi-receive buffers
  * @ring: its submission ring, receives only
+ * @psrx: fi_peer(3): the peer SRX engine (kfab as the peer of another
+ *	provider's SRX, or as the owner of an exported one; peer_srx.c),
+ *	else NULL.  Set at creation or at the first export, before any
+ *	endpoint is bound.
  *
  * Completions of its receives go to the CQ and counter of the endpoint
  * the message was sent to; so a success completion is suppressed
@@ -526,6 +535,7 @@ struct kfab_srx {
 	uint64_t rx_op_flags;
 	size_t min_multi_recv;
 	struct kfab_ring ring;
+	struct kfab_psrx *psrx;
 };
 
 static inline struct kfab_srx *to_kfab_srx(struct fid_ep *ep)

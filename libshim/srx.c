@@ -29,6 +29,7 @@
 
 #include "barrier.h"
 #include "internal.h"
+#include "peer.h"
 
 static const struct fi_ops kfab_srx_fi_ops;
 
@@ -68,6 +69,8 @@ void kfab_srx_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep)
 	kfab_write_once(&srx->live, srx->live + 1);
 	if (ep->rx_selective)
 		kfab_write_once(&srx->live_selective, srx->live_selective + 1);
+	if (srx->psrx)
+		kfab_srx_peer_ep_enabled(srx, ep);
 	/* Receives posted while no endpoint was enabled go in now. */
 	if (kfab_ring_space(&srx->ring) != srx->ring.entries)
 		kfab_ring_flush(&srx->ring);
@@ -77,6 +80,8 @@ void kfab_srx_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep)
 void kfab_srx_unbind_ep(struct kfab_srx *srx, struct kfab_ep *ep,
 			bool was_enabled)
 {
+	if (srx->psrx)
+		kfab_srx_peer_ep_unbound(srx, ep);
 	pthread_mutex_lock(&srx->lock);
 	srx->bound--;
 	if (was_enabled) {
@@ -108,6 +113,9 @@ ssize_t kfab_srx_post(struct kfab_srx *srx, const struct kfab_sqe *sqe,
 {
 	ssize_t ret;
 
+	/* fi_peer(3): receives matched in the library (peer_srx.c). */
+	if (kfab_read_once(&srx->psrx))
+		return kfab_srx_peer_post(srx, sqe);
 	pthread_mutex_lock(&srx->lock);
 	ret = kfab_ring_post(&srx->ring, sqe, more, srx->live > 0);
 	pthread_mutex_unlock(&srx->lock);
@@ -134,6 +142,12 @@ static int kfab_srx_close(struct fid *fid)
 		pthread_mutex_unlock(&srx->lock);
 		return -FI_EBUSY;
 	}
+	/* Peers' objects first (fi_peer(3)); -FI_EBUSY while one is used. */
+	ret = kfab_srx_peer_close(srx);
+	if (ret) {
+		pthread_mutex_unlock(&srx->lock);
+		return ret;
+	}
 	/* Its posted receives go with it, silently (fi_endpoint(3)). */
 	ret = kfab_dev_destroy(srx->fd, srx->id);
 	pthread_mutex_unlock(&srx->lock);
@@ -142,6 +156,7 @@ static int kfab_srx_close(struct fid *fid)
 			  fi_strerror(-ret));
 		return ret;
 	}
+	kfab_srx_peer_free(srx);
 	kfab_ring_unmap(&srx->ring);
 	pthread_mutex_destroy(&srx->lock);
 	free(srx);
@@ -186,6 +201,9 @@ static int kfab_srx_control(struct fid *fid, int command, void *arg)
 	case FI_ENABLE:
 		return 0;
 	case FI_GET_VAL:
+		if (arg && ((struct fi_fid_var *)arg)->name == KFAB_FID_PEER_EXPORT)
+			return kfab_srx_peer_export(srx,
+						    ((struct fi_fid_var *)arg)->val);
 		return kfab_get_kernel_handle(arg, srx->fd, srx->id);
 	default:
 		return -FI_ENOSYS;
@@ -206,6 +224,8 @@ static ssize_t kfab_srx_cancel(fid_t fid, void *context)
 {
 	struct kfab_srx *srx = container_of(fid, struct kfab_srx, ep_fid.fid);
 
+	if (kfab_read_once(&srx->psrx))
+		return kfab_srx_peer_cancel(srx, context);
 	if (!kfab_read_once(&srx->live))
 		return -FI_ENOENT;
 	kfab_srx_progress(srx);

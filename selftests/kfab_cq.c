@@ -57,14 +57,6 @@ static bool test_module(void)
 	return ret;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* KFAB_IOC_TEST_CQ_POST of @count completions with contexts from @ctx. */
 static int post(int fd, uint32_t cq_id, uint32_t cntr_id, uint32_t count,
 		uint64_t ctx, struct kfab_test_cq_post *out)
@@ -549,16 +541,16 @@ TEST_F(wait, sread_times_out_wakes_on_a_completion_and_on_signal)
 	ASSERT_NE(NULL, cq);
 
 	/* Nothing comes: -FI_EAGAIN after the timeout, not before. */
-	t0 = now_ms();
+	t0 = kfab_now_ms();
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_sread(cq, e, 8, NULL, 200));
-	EXPECT_LE(190, now_ms() - t0);
+	EXPECT_LE(190, kfab_now_ms() - t0);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_sread(cq, e, 8, NULL, 0));
 
 	/* A completion 200 ms later wakes an infinite wait. */
 	a = (struct poster){ .fd = h.fd, .cq_id = h.id, .delay_ms = 200,
 			     .count = 1 };
 	ASSERT_EQ(0, pthread_create(&th, NULL, poster_main, &a));
-	t0 = now_ms();
+	t0 = kfab_now_ms();
 	EXPECT_EQ(1, fi_cq_sread(cq, e, 8, NULL, -1));
 	EXPECT_EQ(42, (uintptr_t)e[0].op_context);
 	pthread_join(th, NULL);
@@ -570,9 +562,9 @@ TEST_F(wait, sread_times_out_wakes_on_a_completion_and_on_signal)
 	/* fi_cq_signal() unblocks it with -FI_EAGAIN. */
 	a = (struct poster){ .signal_cq = cq, .delay_ms = 200 };
 	ASSERT_EQ(0, pthread_create(&th, NULL, poster_main, &a));
-	t0 = now_ms();
+	t0 = kfab_now_ms();
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_sread(cq, e, 8, NULL, 10000));
-	EXPECT_GT(5000, now_ms() - t0);
+	EXPECT_GT(5000, kfab_now_ms() - t0);
 	pthread_join(th, NULL);
 
 	/* An error pending: -FI_EAVAIL. */
@@ -732,9 +724,9 @@ static void run_concurrent(struct __test_metadata *_metadata,
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, producer_main,
 					    &prod[i]));
 	}
-	deadline = now_ms() + seconds * 1000;
+	deadline = kfab_now_ms() + seconds * 1000;
 	for (;;) {
-		bool done = now_ms() >= deadline;
+		bool done = kfab_now_ms() >= deadline;
 
 		if (done && !stop) {
 			stop = true;
@@ -812,8 +804,8 @@ TEST_F_TIMEOUT(dom, a_blocked_reader_is_woken_for_every_batch, 60)
 	prod = (struct producer){ .fd = h.fd, .cq_id = h.id,
 				  .base = 1ull << 40, .stop = &stop };
 	ASSERT_EQ(0, pthread_create(&th, NULL, producer_main, &prod));
-	deadline = now_ms() + 2000;
-	while (now_ms() < deadline) {
+	deadline = kfab_now_ms() + 2000;
+	while (kfab_now_ms() < deadline) {
 		n = fi_cq_sread(cq, e, 16, NULL, 5000);
 		ASSERT_LT(0, n);
 		for (k = 0; k < n; k++, next++)
@@ -893,9 +885,9 @@ TEST_F(wait, counter_wait_times_out_wakes_and_sees_errors)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &cntr, NULL));
-	t0 = now_ms();
+	t0 = kfab_now_ms();
 	EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(cntr, 1, 200));
-	EXPECT_LE(190, now_ms() - t0);
+	EXPECT_LE(190, kfab_now_ms() - t0);
 	EXPECT_EQ(0, fi_cntr_wait(cntr, 0, 0));
 
 	a = (struct poster){ .cntr = cntr, .count = 3, .delay_ms = 200 };

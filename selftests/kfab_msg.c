@@ -1062,6 +1062,7 @@ TEST_F(msg, peek_claim_and_discard)
 	ASSERT_EQ(0, cq_next(&self->a, &e));
 	EXPECT_EQ(102, e.op_context);
 	EXPECT_EQ(sizeof(tx), e.len);
+	EXPECT_EQ((uintptr_t)rx, e.buf);
 	EXPECT_EQ(0, strcmp(rx, tx));
 	/* Peek and discard the rendezvous one: its sender completes. */
 	s = sqe_tag(KFAB_OP_TRECV, KFAB_SQE_PEEK | KFAB_SQE_DISCARD, 105, ANY,
@@ -1155,14 +1156,8 @@ static void srx_unview(struct raw_ep *view)
 static bool have_srx(void)
 {
 	struct kfab_srx_open o = { .size = sizeof(o) };
-	int fd = kfab_open();
-	int rc;
 
-	if (fd < 0)
-		return false;
-	rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &o);
-	close(fd);
-	return rc != -ENOTTY;
+	return kfab_knows(KFAB_IOC_SRX_OPEN, &o);
 }
 
 TEST(srx_control_path_errors)

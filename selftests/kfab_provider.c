@@ -513,11 +513,16 @@ TEST_F(fabric, domain_open_close)
 	EXPECT_EQ(&ctx, domain->fid.context);
 	EXPECT_EQ(0, fi_close(&domain->fid));
 
-	/* fi_domain2() without flags is fi_domain(); kfab is no peer yet. */
+	/*
+	 * fi_domain2() without flags is fi_domain(); FI_PEER needs the
+	 * owner's fi_peer_domain_context (selftests/kfab_peer).
+	 */
 	ASSERT_EQ(0, fi_domain2(self->fabric, self->info, &domain, 0, NULL));
 	EXPECT_EQ(0, fi_close(&domain->fid));
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &domain,
+					 FI_PEER, NULL));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_domain2(self->fabric, self->info, &domain,
-					    FI_PEER, NULL));
+					    FI_PEER_TRANSFER, NULL));
 }
 
 TEST_F(fabric, domain_open_checks_info)
@@ -786,8 +791,11 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, &dfid, 1));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	out = NULL;
-	/* Endpoints exist (selftests/kfab_ep tests their tables). */
-	EXPECT_EQ(-FI_ENOSYS, fi_endpoint2(domain, self->info,
+	/*
+	 * Endpoints exist (selftests/kfab_ep tests their tables);
+	 * FI_PEER_TRANSFER needs its context (selftests/kfab_peer).
+	 */
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(domain, self->info,
 					   (struct fid_ep **)&out,
 					   FI_PEER_TRANSFER, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,

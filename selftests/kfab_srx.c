@@ -50,23 +50,8 @@
 static bool have_srx(void)
 {
 	struct kfab_srx_open cmd = { .size = sizeof(cmd) };
-	int fd = kfab_open();
-	int rc;
 
-	if (fd < 0)
-		return false;
-	/* Domain 0 never exists: anything but -ENOTTY means "known". */
-	rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &cmd);
-	close(fd);
-	return rc != -ENOTTY;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return kfab_knows(KFAB_IOC_SRX_OPEN, &cmd);
 }
 
 static struct fi_info *srx_hints(void)
@@ -176,7 +161,7 @@ static ssize_t wait_cq(struct fid_cq *cq, struct fid_cq *other,
 		       struct fi_cq_tagged_entry *e, fi_addr_t *src,
 		       struct fi_cq_err_entry *err, int ms)
 {
-	uint64_t end = now_ms() + ms;
+	uint64_t end = kfab_now_ms() + ms;
 	ssize_t rc;
 
 	do {
@@ -190,7 +175,7 @@ static ssize_t wait_cq(struct fid_cq *cq, struct fid_cq *other,
 		}
 		if (rc != -FI_EAGAIN)
 			return rc;
-	} while (now_ms() < end);
+	} while (kfab_now_ms() < end);
 	return -FI_EAGAIN;
 }
 
@@ -1081,11 +1066,11 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 		ASSERT_EQ(0, fi_recv(self->srx, rbuf[i], sizeof(rbuf[i]), NULL,
 				     FI_ADDR_UNSPEC, rbuf[i]));
 	ASSERT_EQ(0, xwrite(go[1], "gggg", NEP));
-	last = now_ms();
+	last = kfab_now_ms();
 	while (got < NEP * PROC_MSGS) {
 		bool any = false;
 
-		ASSERT_GT(last + TIMEOUT_MS, now_ms())
+		ASSERT_GT(last + TIMEOUT_MS, kfab_now_ms())
 			TH_LOG("stuck after %u messages: %u %u %u %u", got,
 			       next[0], next[1], next[2], next[3]);
 
@@ -1106,7 +1091,7 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 			got++;
 			ASSERT_EQ(0, fi_recv(self->srx, b, 2 * sizeof(*b),
 					     NULL, FI_ADDR_UNSPEC, b));
-			last = now_ms();
+			last = kfab_now_ms();
 		}
 		if (!any)
 			usleep(100);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/kfab.h>
@@ -121,6 +122,32 @@ static inline long read_sysfs_long(const char *path)
 static inline long kfab_contexts(void)
 {
 	return read_sysfs_long(KFAB_SYSFS "/contexts");
+}
+
+/* Milliseconds of CLOCK_MONOTONIC, for the tests' deadlines. */
+static inline uint64_t kfab_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/*
+ * Whether the running module knows a command: @cmd is its zeroed struct
+ * with @size set, naming domain 0, which never exists, so anything but
+ * -ENOTTY means known.
+ */
+static inline int kfab_knows(unsigned long ioc, void *cmd)
+{
+	int fd = kfab_open();
+	int rc;
+
+	if (fd < 0)
+		return 0;
+	rc = kfab_ioctl(fd, ioc, cmd);
+	close(fd);
+	return rc != -ENOTTY;
 }
 
 #endif /* KFAB_TEST_H */

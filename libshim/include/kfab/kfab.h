@@ -111,6 +111,34 @@ static inline int kfab_kernel_handle(struct fid *fid,
 	return fi_get_val(fid, KFAB_FID_KERNEL_HANDLE, handle);
 }
 
+/*
+ * fi_get_val() name on a kfab CQ (val: struct fid_peer_cq **) or a kfab
+ * shared receive context (val: struct fid_peer_srx **): kfab as the owner
+ * of fi_peer(3).  Each call allocates a new fid_peer_* object for one peer
+ * provider, owned by kfab; pass it to that provider's fi_cq_open() or
+ * fi_srx_context() with FI_PEER (struct fi_peer_cq_context or
+ * fi_peer_srx_context).  Then either:
+ *
+ *  - fi_import_fid(&peer_obj->fid, &peers_object->fid, 0): kfab keeps the
+ *    fid the peer returned, drives its progress from its own reads
+ *    (fi_cq_read(peer_cq, NULL, 0)) and closes it when the fid_peer_*
+ *    object or kfab's object is closed; or
+ *  - close the peer's object yourself, then fi_close(&peer_obj->fid).
+ *
+ * kfab's object cannot be closed (-FI_EBUSY) while a fid_peer_* object of
+ * it is open without an imported fid.  See Documentation/peer.rst.
+ */
+#define KFAB_FID_PEER_EXPORT	((int)(FI_PROV_SPECIFIC | 0x4b460003U))
+
+/*
+ * fi_import_fid() flag on a kfab fid_peer_cq: the CQ imported is a plain
+ * CQ of the peer (not opened with FI_PEER: libfabric 1.17's shm refuses
+ * FI_PEER on its CQs), of format FI_CQ_FORMAT_TAGGED.  kfab then reads
+ * it (fi_cq_read(), fi_cq_readerr()) whenever kfab's CQ is read and moves
+ * what it finds into kfab's CQ, where the application reads it.
+ */
+#define KFAB_IMPORT_DRAIN	(1ULL << 61)
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,1262 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * libshim: peer shared receive contexts (fi_peer(3)), both roles.
+ *
+ * The kernel matches nothing here.  A kfab SRX in peer mode has no receive
+ * posted in the kernel, so every message sent to one of its endpoints
+ * waits there, unexpected, in arrival order.  The *engine* (kfab as the
+ * peer of some owner) finds the oldest with a receive flagged
+ * KFAB_SQE_PEEK | KFAB_SQE_CLAIM (any source, every tag bit ignored; one
+ * for untagged, one for tagged messages) whose context is a slot of the
+ * engine: the kernel sets the message aside for that context and completes
+ * the peek with its length, tag, data and source.  The engine then asks
+ * the owner for a buffer (get_msg/get_tag); with one, a receive flagged
+ * KFAB_SQE_CLAIM with the same context moves the message into it;
+ * without, the owner queues the entry (queue_msg/queue_tag) and later
+ * hands it back with start_msg/start_tag (the same claim) or
+ * discard_msg/discard_tag (KFAB_SQE_CLAIM | KFAB_SQE_DISCARD).  Every
+ * entry goes back with free_entry once the engine is done with it.
+ *
+ * The kernel completes those requests on the CQ of the endpoint the
+ * message was sent to (a peek that finds nothing, on the first endpoint's):
+ * kfab_psrx_intercept(), called by cq.c for every completion whose
+ * context is a slot, swallows the engine's own and rewrites a claim's into
+ * the completion of the owner's receive (its context).  Owner callbacks
+ * are never made from there, only from kfab_psrx_progress_all(), which
+ * every read of a kfab CQ calls first, serialised per engine, as the spec
+ * wants ("the get and queue calls should be serialized").
+ *
+ * kfab as the owner: fi_get_val(KFAB_FID_PEER_EXPORT) on a kfab SRX turns
+ * it into an SRX whose receives live here, in posting order, and whose
+ * unexpected messages (from kfab's own endpoints and from every peer)
+ * live here too, in arrival order.  kfab's own traffic reaches it through
+ * an engine of its own that calls kfab's owner ops, exactly as an outside
+ * peer does; so one set of lists serves kfab's messages and the peers'
+ * in the order receives were posted.  A peer's source address belongs to
+ * its own AV: its messages match receives posted with FI_ADDR_UNSPEC only.
+ *
+ * Locks: an engine's lock (slots) and an owner's lock (lists) are leaves;
+ * no callback into another provider is made holding either.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "barrier.h"
+#include "peer.h"
+
+#define KFAB_PSRX_SLOTS	256
+#define KFAB_KIND_MSG	0
+#define KFAB_KIND_TAG	1
+
+enum kfab_slot_state {
+	KFAB_SLOT_FREE,
+	KFAB_SLOT_PEEK,		/* the peek is in the kernel */
+	KFAB_SLOT_ARRIVED,	/* found a message: ask the owner */
+	KFAB_SLOT_HELD,		/* queued at the owner */
+	KFAB_SLOT_CLAIM,	/* claimed into the owner's buffer */
+	KFAB_SLOT_DISCARD,	/* dropped at the owner's word */
+	KFAB_SLOT_DONE,		/* completed: free_entry() to call */
+	KFAB_SLOT_RETRY_CLAIM,	/* the ring was full: claim again */
+	KFAB_SLOT_RETRY_DISCARD,
+};
+
+struct kfab_psrx;
+
+/**
+ * struct kfab_psrx_slot - one message the engine handles
+ * @ps: its engine
+ * @state: a KFAB_SLOT_*
+ * @kind: KFAB_KIND_MSG or KFAB_KIND_TAG
+ * @len, @tag, @data, @flags: the message, as the peek reported it
+ * @src: its source in the SRX's AV, or FI_ADDR_UNSPEC
+ * @entry: the owner's entry, from get_* until free_entry()
+ */
+struct kfab_psrx_slot {
+	struct kfab_psrx *ps;
+	enum kfab_slot_state state;
+	int kind;
+	uint64_t len, tag, data, flags;
+	fi_addr_t src;
+	struct fi_peer_rx_entry *entry;
+};
+
+struct kfab_srx_owner;
+static void kfab_owner_start_deferred(struct kfab_srx_owner *own);
+
+/**
+ * struct kfab_psrx - the engine of a kfab SRX
+ * @srx: the SRX (its kernel object and ring)
+ * @owner: the fid_peer_srx whose owner_ops the engine calls: another
+ *	provider's (kfab as the peer), or kfab's own (kfab as the owner)
+ * @own: kfab as the owner: the lists; else NULL
+ * @honor_completion: a claim's success is reported only when the entry
+ *	has FI_COMPLETION (kfab's own entries carry the receive's choice)
+ * @progress_lock: one progress at a time (owner callbacks serialised)
+ * @lock: protects the slots and @peeking
+ * @peeking: a peek of that kind is in the kernel
+ * @dead: its SRX is closed, but completions of its requests may still
+ *	sit in CQ rings: it stays (unused) so they are recognised and dropped
+ * @next: the global list
+ * @slots: contexts of the engine's requests
+ */
+struct kfab_psrx {
+	struct kfab_srx *srx;
+	struct fid_peer_srx *owner;
+	struct kfab_srx_owner *own;
+	bool honor_completion;
+	pthread_mutex_t progress_lock;
+	pthread_mutex_t lock;
+	bool peeking[2];
+	bool dead;
+	struct kfab_psrx *next;
+	struct kfab_psrx_slot slots[KFAB_PSRX_SLOTS];
+};
+
+/* Every engine, for cq.c's lookups; kfab_psrx_count is read unlocked. */
+static pthread_rwlock_t kfab_psrx_rw = PTHREAD_RWLOCK_INITIALIZER;
+static struct kfab_psrx *kfab_psrx_list;
+static unsigned int kfab_psrx_count;
+
+bool kfab_psrx_active(void)
+{
+	return kfab_read_once(&kfab_psrx_count) != 0;
+}
+
+/* Under kfab_psrx_rw (read): the slot behind @ctx, or NULL. */
+static struct kfab_psrx_slot *kfab_psrx_slot_of(uint64_t ctx)
+{
+	struct kfab_psrx *ps;
+
+	for (ps = kfab_psrx_list; ps; ps = ps->next) {
+		uintptr_t lo = (uintptr_t)&ps->slots[0];
+		uintptr_t hi = (uintptr_t)&ps->slots[KFAB_PSRX_SLOTS];
+
+		if (ctx >= lo && ctx < hi &&
+		    (ctx - lo) % sizeof(struct kfab_psrx_slot) == 0)
+			return (struct kfab_psrx_slot *)(uintptr_t)ctx;
+	}
+	return NULL;
+}
+
+/* ---- requests into the SRX's ring ---- */
+
+static int kfab_psrx_post(struct kfab_psrx *ps, struct kfab_sqe *sqe)
+{
+	struct kfab_srx *srx = ps->srx;
+	ssize_t ret;
+
+	pthread_mutex_lock(&srx->lock);
+	/* Without an enabled endpoint the kernel takes no doorbell. */
+	ret = srx->live ? kfab_ring_post(&srx->ring, sqe, false, true) :
+			  -FI_EAGAIN;
+	pthread_mutex_unlock(&srx->lock);
+	return (int)ret;
+}
+
+static void kfab_psrx_sqe(struct kfab_sqe *sqe, struct kfab_psrx_slot *s,
+			  uint32_t flags)
+{
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = s->kind == KFAB_KIND_TAG ? KFAB_OP_TRECV : KFAB_OP_RECV;
+	sqe->flags = flags | KFAB_SQE_COMPLETION;
+	sqe->context = (uintptr_t)s;
+	sqe->addr = KFAB_CQ_ADDR_NOTAVAIL;	/* any source */
+	sqe->ignore = ~0ULL;			/* any tag */
+}
+
+/* Claim the message of @s into @e's buffers (or drop it). */
+static int kfab_psrx_claim(struct kfab_psrx_slot *s,
+			   struct fi_peer_rx_entry *e, bool discard)
+{
+	struct kfab_psrx *ps = s->ps;
+	struct kfab_sqe sqe;
+	size_t i, n;
+	int ret;
+
+	kfab_psrx_sqe(&sqe, s, KFAB_SQE_CLAIM |
+			       (discard ? KFAB_SQE_DISCARD : 0));
+	if (!discard) {
+		n = e->count < KFAB_IOV_MAX ? e->count : KFAB_IOV_MAX;
+		for (i = 0; i < n && e->iov; i++) {
+			sqe.iov[i].base = (uintptr_t)e->iov[i].iov_base;
+			sqe.iov[i].len = e->iov[i].iov_len;
+		}
+		sqe.iov_count = (uint8_t)(e->iov ? n : 0);
+	}
+	pthread_mutex_lock(&ps->lock);
+	s->entry = e;
+	s->state = discard ? KFAB_SLOT_DISCARD : KFAB_SLOT_CLAIM;
+	pthread_mutex_unlock(&ps->lock);
+	ret = kfab_psrx_post(ps, &sqe);
+	if (ret) {
+		/* The entry is ours now: progress tries again. */
+		pthread_mutex_lock(&ps->lock);
+		s->state = discard ? KFAB_SLOT_RETRY_DISCARD :
+				     KFAB_SLOT_RETRY_CLAIM;
+		pthread_mutex_unlock(&ps->lock);
+	}
+	return 0;
+}
+
+/* ---- fi_ops_srx_peer: the owner hands a queued message back ---- */
+
+static struct kfab_psrx_slot *kfab_psrx_held(struct fi_peer_rx_entry *e)
+{
+	struct kfab_psrx_slot *s;
+
+	if (!e)
+		return NULL;
+	pthread_rwlock_rdlock(&kfab_psrx_rw);
+	s = kfab_psrx_slot_of((uintptr_t)e->peer_context);
+	pthread_rwlock_unlock(&kfab_psrx_rw);
+	if (!s || s->state != KFAB_SLOT_HELD || s->entry != e)
+		return NULL;
+	return s;
+}
+
+static int kfab_psrx_start(struct fi_peer_rx_entry *e)
+{
+	struct kfab_psrx_slot *s = kfab_psrx_held(e);
+
+	return s ? kfab_psrx_claim(s, e, false) : -FI_EINVAL;
+}
+
+static int kfab_psrx_discard(struct fi_peer_rx_entry *e)
+{
+	struct kfab_psrx_slot *s = kfab_psrx_held(e);
+
+	return s ? kfab_psrx_claim(s, e, true) : -FI_EINVAL;
+}
+
+static const struct fi_ops_srx_peer kfab_psrx_peer_ops = {
+	.size = sizeof(struct fi_ops_srx_peer),
+	.start_msg = kfab_psrx_start,
+	.start_tag = kfab_psrx_start,
+	.discard_msg = kfab_psrx_discard,
+	.discard_tag = kfab_psrx_discard,
+};
+
+/* ---- intercepting the engine's completions (cq.c) ---- */
+
+int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
+{
+	struct kfab_psrx_slot *s;
+	struct kfab_psrx *ps;
+	int ret = KFAB_PSRX_NOT_MINE;
+
+	pthread_rwlock_rdlock(&kfab_psrx_rw);
+	s = kfab_psrx_slot_of(e->op_context);
+	if (!s)
+		goto out;
+	ps = s->ps;
+	pthread_mutex_lock(&ps->lock);
+	if (ps->dead) {
+		ret = KFAB_PSRX_SWALLOW;
+		pthread_mutex_unlock(&ps->lock);
+		goto out;
+	}
+	switch (s->state) {
+	case KFAB_SLOT_PEEK:
+		ret = KFAB_PSRX_SWALLOW;
+		if (!commit)
+			break;
+		ps->peeking[s->kind] = false;
+		if (err) {
+			/* ENOMSG: nothing waits. */
+			s->state = KFAB_SLOT_FREE;
+			break;
+		}
+		s->len = e->len;
+		s->tag = e->tag;
+		s->data = e->data;
+		s->flags = e->flags;
+		s->src = e->src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
+			 FI_ADDR_UNSPEC : e->src_addr;
+		s->state = KFAB_SLOT_ARRIVED;
+		break;
+	case KFAB_SLOT_CLAIM:
+		/*
+		 * The owner's receive completes, with the owner's context
+		 * and the start of the owner's buffer.
+		 */
+		e->op_context = (uintptr_t)s->entry->context;
+		if (s->entry->count && s->entry->iov)
+			e->buf = (uintptr_t)s->entry->iov[0].iov_base;
+		ret = KFAB_PSRX_PASS;
+		if (!err && ps->honor_completion &&
+		    !(s->entry->flags & FI_COMPLETION))
+			ret = KFAB_PSRX_SWALLOW;
+		if (commit)
+			s->state = KFAB_SLOT_DONE;
+		break;
+	case KFAB_SLOT_DISCARD:
+		/* fi_peer(3): no completion for a discarded message. */
+		ret = KFAB_PSRX_SWALLOW;
+		if (commit)
+			s->state = KFAB_SLOT_DONE;
+		break;
+	default:
+		/* Stale: a request of a state since left. */
+		ret = KFAB_PSRX_SWALLOW;
+		break;
+	}
+	pthread_mutex_unlock(&ps->lock);
+out:
+	pthread_rwlock_unlock(&kfab_psrx_rw);
+	return ret;
+}
+
+/* ---- progress ---- */
+
+static void kfab_psrx_arrived(struct kfab_psrx *ps, struct kfab_psrx_slot *s)
+{
+	struct fi_peer_rx_entry *e = NULL;
+	int ret;
+
+	if (s->kind == KFAB_KIND_TAG)
+		ret = kfab_peer_get_tag(ps->owner, s->src, s->len, s->tag, &e);
+	else
+		ret = kfab_peer_get_msg(ps->owner, s->src, s->len, &e);
+	if (ret && ret != -FI_ENOENT)
+		return;		/* the owner is out of entries: later */
+	if (!e)
+		return;
+	KFAB_RXE_SIZE(e) = s->len;
+	if (s->flags & FI_REMOTE_CQ_DATA)
+		kfab_rxe_set_cq_data(e, s->data);
+	if (!ret) {
+		kfab_psrx_claim(s, e, false);
+		return;
+	}
+	/* Unexpected: the owner keeps it until a receive matches. */
+	e->addr = s->src;
+	if (s->kind == KFAB_KIND_TAG)
+		e->tag = s->tag;
+	e->peer_context = s;
+	pthread_mutex_lock(&ps->lock);
+	s->entry = e;
+	s->state = KFAB_SLOT_HELD;
+	pthread_mutex_unlock(&ps->lock);
+	if (s->kind == KFAB_KIND_TAG)
+		ret = ps->owner->owner_ops->queue_tag(e);
+	else
+		ret = ps->owner->owner_ops->queue_msg(e);
+	if (ret)
+		KFAB_WARN(EP_DATA, "the owner refused to queue a message: %d\n",
+			  ret);
+}
+
+static void kfab_psrx_progress(struct kfab_psrx *ps)
+{
+	struct fi_peer_rx_entry *done[16];
+	struct kfab_psrx_slot *arrived[2], *peek[2], *retry[4];
+	bool retry_discard[4];
+	struct kfab_sqe sqe;
+	int i, n, k, na, nr;
+
+	if (ps->dead || pthread_mutex_trylock(&ps->progress_lock))
+		return;
+	if (ps->own)
+		kfab_owner_start_deferred(ps->own);
+	for (;;) {
+		n = 0;
+		na = 0;
+		nr = 0;
+		pthread_mutex_lock(&ps->lock);
+		for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
+			struct kfab_psrx_slot *s = &ps->slots[i];
+
+			if (s->state == KFAB_SLOT_DONE && n < 16) {
+				done[n++] = s->entry;
+				s->entry = NULL;
+				s->state = KFAB_SLOT_FREE;
+			} else if (s->state == KFAB_SLOT_ARRIVED && na < 2) {
+				arrived[na++] = s;
+			} else if ((s->state == KFAB_SLOT_RETRY_CLAIM ||
+				    s->state == KFAB_SLOT_RETRY_DISCARD) &&
+				   nr < 4) {
+				retry_discard[nr] =
+					s->state == KFAB_SLOT_RETRY_DISCARD;
+				retry[nr++] = s;
+			}
+		}
+		pthread_mutex_unlock(&ps->lock);
+		for (i = 0; i < n; i++)
+			ps->owner->owner_ops->free_entry(done[i]);
+		for (i = 0; i < nr; i++)
+			kfab_psrx_claim(retry[i], retry[i]->entry,
+					retry_discard[i]);
+		for (i = 0; i < na; i++)
+			kfab_psrx_arrived(ps, arrived[i]);
+		if (n < 16)
+			break;
+	}
+
+	/* One peek per kind in the kernel at a time: arrival order. */
+	pthread_mutex_lock(&ps->lock);
+	for (k = 0; k < 2; k++) {
+		peek[k] = NULL;
+		if (ps->peeking[k])
+			continue;
+		for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
+			if (ps->slots[i].state == KFAB_SLOT_FREE) {
+				peek[k] = &ps->slots[i];
+				peek[k]->state = KFAB_SLOT_PEEK;
+				peek[k]->kind = k;
+				ps->peeking[k] = true;
+				break;
+			}
+		}
+	}
+	pthread_mutex_unlock(&ps->lock);
+	for (k = 0; k < 2; k++) {
+		if (!peek[k])
+			continue;
+		kfab_psrx_sqe(&sqe, peek[k], KFAB_SQE_PEEK | KFAB_SQE_CLAIM);
+		if (kfab_psrx_post(ps, &sqe)) {
+			pthread_mutex_lock(&ps->lock);
+			peek[k]->state = KFAB_SLOT_FREE;
+			ps->peeking[k] = false;
+			pthread_mutex_unlock(&ps->lock);
+		}
+	}
+	pthread_mutex_unlock(&ps->progress_lock);
+}
+
+void kfab_psrx_progress_all(void)
+{
+	struct kfab_psrx *ps;
+
+	if (!kfab_psrx_active())
+		return;
+	pthread_rwlock_rdlock(&kfab_psrx_rw);
+	for (ps = kfab_psrx_list; ps; ps = ps->next)
+		kfab_psrx_progress(ps);
+	pthread_rwlock_unlock(&kfab_psrx_rw);
+}
+
+/* ---- engines ---- */
+
+static struct kfab_psrx *kfab_psrx_new(struct kfab_srx *srx,
+				       struct fid_peer_srx *owner,
+				       bool honor_completion)
+{
+	struct kfab_psrx *ps = calloc(1, sizeof(*ps));
+	int i;
+
+	if (!ps)
+		return NULL;
+	if (pthread_mutex_init(&ps->lock, NULL)) {
+		free(ps);
+		return NULL;
+	}
+	if (pthread_mutex_init(&ps->progress_lock, NULL)) {
+		pthread_mutex_destroy(&ps->lock);
+		free(ps);
+		return NULL;
+	}
+	for (i = 0; i < KFAB_PSRX_SLOTS; i++)
+		ps->slots[i].ps = ps;
+	ps->srx = srx;
+	ps->owner = owner;
+	ps->honor_completion = honor_completion;
+	return ps;
+}
+
+static void kfab_psrx_register(struct kfab_psrx *ps)
+{
+	pthread_rwlock_wrlock(&kfab_psrx_rw);
+	ps->next = kfab_psrx_list;
+	kfab_psrx_list = ps;
+	kfab_write_once(&kfab_psrx_count, kfab_psrx_count + 1);
+	pthread_rwlock_unlock(&kfab_psrx_rw);
+}
+
+/*
+ * The SRX is going (no endpoint is bound any more, so no completion of
+ * the engine can come): entries still the engine's go back to the owner.
+ */
+static void kfab_psrx_free(struct kfab_psrx *ps)
+{
+	struct fi_peer_rx_entry *back[KFAB_PSRX_SLOTS];
+	struct kfab_psrx **pp;
+	bool in_flight = false;
+	int i, n = 0;
+
+	pthread_mutex_lock(&ps->progress_lock);
+	pthread_mutex_lock(&ps->lock);
+	for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
+		struct kfab_psrx_slot *s = &ps->slots[i];
+
+		if (s->entry && s->state != KFAB_SLOT_HELD)
+			back[n++] = s->entry;
+		s->entry = NULL;
+		in_flight |= s->state == KFAB_SLOT_PEEK ||
+			     s->state == KFAB_SLOT_CLAIM ||
+			     s->state == KFAB_SLOT_DISCARD;
+	}
+	/*
+	 * A completion of one of its requests may still wait in a CQ: the
+	 * engine stays, dead, so the context is recognised and dropped
+	 * rather than handed to the application.
+	 */
+	ps->dead = in_flight;
+	pthread_mutex_unlock(&ps->lock);
+	pthread_mutex_unlock(&ps->progress_lock);
+	for (i = 0; i < n; i++)
+		ps->owner->owner_ops->free_entry(back[i]);
+	if (in_flight)
+		return;
+	pthread_rwlock_wrlock(&kfab_psrx_rw);
+	for (pp = &kfab_psrx_list; *pp; pp = &(*pp)->next) {
+		if (*pp == ps) {
+			*pp = ps->next;
+			kfab_write_once(&kfab_psrx_count, kfab_psrx_count - 1);
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&kfab_psrx_rw);
+	pthread_mutex_destroy(&ps->progress_lock);
+	pthread_mutex_destroy(&ps->lock);
+	free(ps);
+}
+
+/* ---- kfab as the peer: fi_srx_context(FI_PEER) ---- */
+
+int kfab_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context)
+{
+	struct fi_peer_srx_context *ctx = context;
+	struct fi_ops_srx_owner *o;
+	struct fi_rx_attr a = *attr;
+	struct fid_peer_srx *owner;
+	struct kfab_psrx *ps;
+	struct kfab_srx *srx;
+	int ret;
+
+	if (!rx_ep || !ctx || ctx->size < sizeof(*ctx) || !ctx->srx)
+		return -FI_EINVAL;
+	owner = ctx->srx;
+	o = owner->owner_ops;
+	if (!o || !o->get_msg || !o->get_tag || !o->queue_msg ||
+	    !o->queue_tag || !o->free_entry) {
+		KFAB_INFO(EP_CTRL, "FI_PEER without a usable fi_peer_srx_context\n");
+		return -FI_EINVAL;
+	}
+	a.op_flags &= ~FI_PEER;
+	ret = kfab_srx_context(domain, &a, rx_ep, NULL);
+	if (ret)
+		return ret;
+	srx = to_kfab_srx(*rx_ep);
+	ps = kfab_psrx_new(srx, owner, false);
+	if (!ps) {
+		(void)fi_close(&(*rx_ep)->fid);
+		return -FI_ENOMEM;
+	}
+	/*
+	 * fi_peer(3): the owner initialises everything but the peer's
+	 * callbacks, which the peer sets before returning.  An owner that
+	 * gave no table gets ours.
+	 */
+	if (owner->peer_ops) {
+		owner->peer_ops->start_msg = kfab_psrx_start;
+		owner->peer_ops->start_tag = kfab_psrx_start;
+		owner->peer_ops->discard_msg = kfab_psrx_discard;
+		owner->peer_ops->discard_tag = kfab_psrx_discard;
+	} else {
+		owner->peer_ops = (struct fi_ops_srx_peer *)&kfab_psrx_peer_ops;
+	}
+	srx->psrx = ps;
+	kfab_psrx_register(ps);
+	return 0;
+}
+
+/* ---- kfab as the owner ---- */
+
+/**
+ * struct kfab_rxe - an fi_peer_rx_entry of kfab's
+ * @pe: what the peer sees
+ * @next: the list it is on (posted or unexpected), if any
+ * @kind: KFAB_KIND_*
+ * @ignore: a posted tagged receive's ignore bits
+ * @directed: a posted receive for one source (@pe.addr, of kfab's AV)
+ * @from: unexpected: the peer object it arrived through
+ * @iov, @desc: storage @pe points to
+ */
+struct kfab_rxe {
+	struct fi_peer_rx_entry pe;
+	struct kfab_rxe *next;
+	int kind;
+	uint64_t ignore;
+	bool directed;
+	struct kfab_peer_srx_obj *from;
+	struct iovec iov[KFAB_IOV_MAX];
+	void *desc[KFAB_IOV_MAX];
+};
+
+/**
+ * struct kfab_peer_srx_obj - one fid_peer_srx kfab handed out
+ * @peer: what the peer provider sees; the first member.  Its ep_fid has
+ *	class FI_CLASS_SRX_CTX: a peer binds its endpoints to it (shm does)
+ * @peer_ops: the table the peer fills in (fi_peer(3)); a peer may also
+ *	point @peer.peer_ops elsewhere (libfabric 1.17's shm does)
+ * @own: the owner state
+ * @internal: kfab's own engine's object (its sources are kfab's AV's)
+ * @imported: a fid the peer returned (fi_import_fid), closed with us
+ * @next: the owner's list
+ */
+struct kfab_peer_srx_obj {
+	struct fid_peer_srx peer;
+	struct fi_ops_srx_peer peer_ops;
+	struct kfab_srx_owner *own;
+	bool internal;
+	struct fid *imported;
+	struct kfab_peer_srx_obj *next;
+};
+
+struct kfab_rxe_list {
+	struct kfab_rxe *head, *tail;
+};
+
+/**
+ * struct kfab_srx_owner - a kfab SRX exported to peers
+ * @srx: the SRX
+ * @lock: protects the lists and @objs
+ * @posted: receives posted, per kind, oldest first
+ * @unexp: messages no receive matched yet, per kind, oldest first
+ * @objs: the objects handed out to peers
+ * @self: the object of kfab's own engine
+ * @cancel_ep: where a cancelled receive completes (the first endpoint
+ *	enabled that is still bound)
+ * @to_start: messages a receive took while their peer was queueing them:
+ *	started at the next progress, not from inside the peer's queue call
+ */
+struct kfab_srx_owner {
+	struct kfab_srx *srx;
+	pthread_mutex_t lock;
+	struct kfab_rxe_list posted[2], unexp[2], to_start;
+	struct kfab_peer_srx_obj *objs;
+	struct kfab_peer_srx_obj self;
+	struct kfab_ep *cancel_ep;
+};
+
+static void kfab_rxe_append(struct kfab_rxe_list *l, struct kfab_rxe *r)
+{
+	r->next = NULL;
+	if (l->tail)
+		l->tail->next = r;
+	else
+		l->head = r;
+	l->tail = r;
+}
+
+/* Unlink and return the first entry @match accepts. */
+static struct kfab_rxe *kfab_rxe_take(struct kfab_rxe_list *l,
+				      bool (*match)(const struct kfab_rxe *,
+						    const void *),
+				      const void *arg)
+{
+	struct kfab_rxe *r, *prev = NULL;
+
+	for (r = l->head; r; prev = r, r = r->next) {
+		if (!match(r, arg))
+			continue;
+		if (prev)
+			prev->next = r->next;
+		else
+			l->head = r->next;
+		if (l->tail == r)
+			l->tail = prev;
+		r->next = NULL;
+		return r;
+	}
+	return NULL;
+}
+
+struct kfab_arrival {
+	fi_addr_t addr;
+	uint64_t tag;
+	bool internal;
+};
+
+/* A posted receive @p for a message (directed ones: kfab's sources only). */
+static bool kfab_posted_matches(const struct kfab_rxe *p,
+				const struct kfab_arrival *a, int kind)
+{
+	if (p->directed && (!a->internal || a->addr != p->pe.addr))
+		return false;
+	if (kind == KFAB_KIND_TAG && ((p->pe.tag ^ a->tag) & ~p->ignore))
+		return false;
+	return true;
+}
+
+static bool kfab_match_msg(const struct kfab_rxe *p, const void *arg)
+{
+	return kfab_posted_matches(p, arg, KFAB_KIND_MSG);
+}
+
+static bool kfab_match_tag(const struct kfab_rxe *p, const void *arg)
+{
+	return kfab_posted_matches(p, arg, KFAB_KIND_TAG);
+}
+
+/* An unexpected message @u for the posted receive @arg. */
+static bool kfab_match_unexp(const struct kfab_rxe *u, const void *arg)
+{
+	const struct kfab_rxe *p = arg;
+	struct kfab_arrival a = {
+		.addr = u->pe.addr, .tag = u->pe.tag,
+		.internal = u->from && u->from->internal,
+	};
+
+	return kfab_posted_matches(p, &a, p->kind);
+}
+
+/* The same, the other way round: a posted receive @p for the message @arg. */
+static bool kfab_match_unexp_rev(const struct kfab_rxe *p, const void *arg)
+{
+	const struct kfab_rxe *u = arg;
+	struct kfab_arrival a = {
+		.addr = u->pe.addr, .tag = u->pe.tag,
+		.internal = u->from && u->from->internal,
+	};
+
+	return kfab_posted_matches(p, &a, u->kind);
+}
+
+static struct kfab_rxe *kfab_rxe_new(void)
+{
+	struct kfab_rxe *r = calloc(1, sizeof(*r));
+
+	if (r) {
+		r->pe.iov = r->iov;
+		r->pe.desc = r->desc;
+	}
+	return r;
+}
+
+/* A posted receive's buffers and context into an unexpected entry. */
+static void kfab_rxe_fill(struct kfab_rxe *u, const struct kfab_rxe *p)
+{
+	memcpy(u->iov, p->iov, sizeof(u->iov));
+	memcpy(u->desc, p->desc, sizeof(u->desc));
+	u->pe.iov = u->iov;
+	u->pe.desc = u->desc;
+	u->pe.count = p->pe.count;
+	u->pe.context = p->pe.context;
+	u->pe.flags = p->pe.flags;
+}
+
+static int kfab_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
+			  size_t size, uint64_t tag, bool tagged,
+			  struct fi_peer_rx_entry **entry)
+{
+	struct kfab_peer_srx_obj *obj =
+		container_of(srx, struct kfab_peer_srx_obj, peer);
+	struct kfab_srx_owner *own = obj->own;
+	int kind = tagged ? KFAB_KIND_TAG : KFAB_KIND_MSG;
+	struct kfab_arrival a = { .addr = addr, .tag = tag,
+				  .internal = obj->internal };
+	struct kfab_rxe *r;
+
+	if (!entry)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&own->lock);
+	r = kfab_rxe_take(&own->posted[kind],
+			  tagged ? kfab_match_tag : kfab_match_msg, &a);
+	pthread_mutex_unlock(&own->lock);
+	if (r) {
+		/* The receive's own fields, and what the message brings. */
+		r->pe.srx = srx;
+		r->pe.addr = addr;
+		r->pe.tag = tagged ? tag : 0;
+		KFAB_RXE_SIZE(&r->pe) = size;
+		r->from = obj;
+		*entry = &r->pe;
+		return 0;
+	}
+	r = kfab_rxe_new();
+	if (!r)
+		return -FI_ENOMEM;
+	r->kind = kind;
+	r->from = obj;
+	r->pe.srx = srx;
+	r->pe.addr = addr;
+	r->pe.tag = tagged ? tag : 0;
+	KFAB_RXE_SIZE(&r->pe) = size;
+	r->pe.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
+	*entry = &r->pe;
+	return -FI_ENOENT;
+}
+
+KFAB_PEER_DEFINE_OWNER_GET(kfab_owner_get_msg, kfab_owner_get_tag,
+			   kfab_owner_get)
+
+/* Hand an unexpected message to the peer it came through. */
+static int kfab_owner_start(struct kfab_rxe *u)
+{
+	struct fi_ops_srx_peer *ops = u->pe.srx->peer_ops;
+
+	return u->kind == KFAB_KIND_TAG ? ops->start_tag(&u->pe) :
+					  ops->start_msg(&u->pe);
+}
+
+static int kfab_owner_queue(struct fi_peer_rx_entry *e)
+{
+	struct kfab_rxe *u = container_of(e, struct kfab_rxe, pe);
+	struct kfab_peer_srx_obj *obj;
+	struct kfab_srx_owner *own;
+	struct kfab_rxe *p;
+
+	if (!e || !e->srx)
+		return -FI_EINVAL;
+	obj = container_of(e->srx, struct kfab_peer_srx_obj, peer);
+	own = obj->own;
+	pthread_mutex_lock(&own->lock);
+	/*
+	 * A receive posted between the peer's get and this queue found no
+	 * message yet: it takes this one, or it would wait for ever.  The
+	 * peer is started at the next progress: calling back into it from
+	 * inside its own queue call could find its locks held.
+	 */
+	p = kfab_rxe_take(&own->posted[u->kind], kfab_match_unexp_rev, u);
+	if (p) {
+		kfab_rxe_fill(u, p);
+		kfab_rxe_append(&own->to_start, u);
+	} else {
+		kfab_rxe_append(&own->unexp[u->kind], u);
+	}
+	pthread_mutex_unlock(&own->lock);
+	free(p);
+	return 0;
+}
+
+/* Progress: start what kfab_owner_queue() matched. */
+static void kfab_owner_start_deferred(struct kfab_srx_owner *own)
+{
+	struct kfab_rxe *u;
+
+	for (;;) {
+		pthread_mutex_lock(&own->lock);
+		u = own->to_start.head;
+		if (u) {
+			own->to_start.head = u->next;
+			if (!own->to_start.head)
+				own->to_start.tail = NULL;
+			u->next = NULL;
+		}
+		pthread_mutex_unlock(&own->lock);
+		if (!u)
+			return;
+		if (kfab_owner_start(u))
+			KFAB_WARN(EP_DATA, "a peer refused to start a message\n");
+	}
+}
+
+static void kfab_owner_free_entry(struct fi_peer_rx_entry *e)
+{
+	if (e)
+		free(container_of(e, struct kfab_rxe, pe));
+}
+
+static const struct fi_ops_srx_owner kfab_srx_owner_ops = {
+	.size = sizeof(struct fi_ops_srx_owner),
+	.get_msg = kfab_owner_get_msg,
+	.get_tag = kfab_owner_get_tag,
+	.queue_msg = kfab_owner_queue,
+	.queue_tag = kfab_owner_queue,
+	.free_entry = kfab_owner_free_entry,
+};
+
+/* ---- the application's receives on an exported SRX (srx.c hooks) ---- */
+
+ssize_t kfab_srx_peer_post(struct kfab_srx *srx, const struct kfab_sqe *sqe)
+{
+	struct kfab_srx_owner *own = srx->psrx->own;
+	struct kfab_rxe *p, *u;
+	uint8_t i;
+
+	/* kfab as the peer: receives are the owner's (fi_peer(3)). */
+	if (!own)
+		return -FI_ENOSYS;
+	if (sqe->flags & (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK |
+			  KFAB_SQE_CLAIM | KFAB_SQE_DISCARD))
+		return -FI_EBADFLAGS;
+	p = kfab_rxe_new();
+	if (!p)
+		return -FI_ENOMEM;
+	p->kind = sqe->opcode == KFAB_OP_TRECV ? KFAB_KIND_TAG : KFAB_KIND_MSG;
+	p->pe.context = (void *)(uintptr_t)sqe->context;
+	p->pe.count = sqe->iov_count;
+	for (i = 0; i < sqe->iov_count && i < KFAB_IOV_MAX; i++) {
+		p->iov[i].iov_base = (void *)(uintptr_t)sqe->iov[i].base;
+		p->iov[i].iov_len = sqe->iov[i].len;
+	}
+	p->pe.addr = sqe->addr;
+	p->directed = sqe->addr != FI_ADDR_UNSPEC;
+	p->pe.tag = p->kind == KFAB_KIND_TAG ? sqe->tag : 0;
+	p->ignore = sqe->ignore;
+	p->pe.flags = FI_RECV | (p->kind == KFAB_KIND_TAG ? FI_TAGGED : FI_MSG);
+	if (sqe->flags & KFAB_SQE_COMPLETION)
+		p->pe.flags |= FI_COMPLETION;
+
+	pthread_mutex_lock(&own->lock);
+	u = kfab_rxe_take(&own->unexp[p->kind], kfab_match_unexp, p);
+	if (!u)
+		kfab_rxe_append(&own->posted[p->kind], p);
+	pthread_mutex_unlock(&own->lock);
+	if (!u)
+		return 0;
+	/* A message waits: its peer moves it in (start_msg/start_tag). */
+	kfab_rxe_fill(u, p);
+	free(p);
+	return kfab_owner_start(u);
+}
+
+static bool kfab_match_context(const struct kfab_rxe *p, const void *arg)
+{
+	return p->pe.context == arg;
+}
+
+ssize_t kfab_srx_peer_cancel(struct kfab_srx *srx, void *context)
+{
+	struct kfab_srx_owner *own = srx->psrx->own;
+	struct fi_cq_err_entry err = { 0 };
+	struct kfab_cq *cq = NULL;
+	struct kfab_rxe *p;
+	int kind;
+
+	if (!own)
+		return -FI_ENOSYS;
+	pthread_mutex_lock(&own->lock);
+	/* As a kernel SRX: nowhere to complete before an endpoint is enabled. */
+	if (!own->cancel_ep) {
+		pthread_mutex_unlock(&own->lock);
+		return -FI_ENOENT;
+	}
+	for (kind = 0; kind < 2; kind++) {
+		p = kfab_rxe_take(&own->posted[kind], kfab_match_context,
+				  context);
+		if (p)
+			break;
+	}
+	if (p)
+		cq = own->cancel_ep->rx_cq;
+	pthread_mutex_unlock(&own->lock);
+	if (!p)
+		return -FI_ENOENT;
+	/* fi_cancel(3): an error completion, FI_ECANCELED. */
+	err.op_context = context;
+	err.flags = p->pe.flags & (FI_RECV | FI_MSG | FI_TAGGED);
+	err.tag = p->pe.tag;
+	err.err = FI_ECANCELED;
+	err.prov_errno = FI_ECANCELED;
+	free(p);
+	return cq ? kfab_cq_inject_err(cq, &err) : 0;
+}
+
+void kfab_srx_peer_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep)
+{
+	struct kfab_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+
+	if (!own)
+		return;
+	pthread_mutex_lock(&own->lock);
+	if (!own->cancel_ep && ep->rx_cq)
+		own->cancel_ep = ep;
+	pthread_mutex_unlock(&own->lock);
+}
+
+void kfab_srx_peer_ep_unbound(struct kfab_srx *srx, struct kfab_ep *ep)
+{
+	struct kfab_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+
+	if (!own)
+		return;
+	pthread_mutex_lock(&own->lock);
+	if (own->cancel_ep == ep)
+		own->cancel_ep = NULL;
+	pthread_mutex_unlock(&own->lock);
+}
+
+/* ---- the fid_peer_srx objects ---- */
+
+static void kfab_rxe_free_list(struct kfab_rxe_list *l,
+			       const struct kfab_peer_srx_obj *from)
+{
+	struct kfab_rxe *r, *next, *keep = NULL, *keep_tail = NULL;
+
+	for (r = l->head; r; r = next) {
+		next = r->next;
+		if (from && r->from != from) {
+			r->next = NULL;
+			if (keep_tail)
+				keep_tail->next = r;
+			else
+				keep = r;
+			keep_tail = r;
+			continue;
+		}
+		free(r);
+	}
+	l->head = keep;
+	l->tail = keep_tail;
+}
+
+/* Under own->lock: close the imported fid, unlink and free @obj. */
+static int kfab_peer_srx_obj_release(struct kfab_peer_srx_obj *obj)
+{
+	struct kfab_srx_owner *own = obj->own;
+	struct kfab_peer_srx_obj **pp;
+	int ret;
+
+	if (obj->imported) {
+		ret = fi_close(obj->imported);
+		if (ret)
+			return ret;
+		obj->imported = NULL;
+	}
+	/* The peer is gone, and so are the messages it queued. */
+	kfab_rxe_free_list(&own->unexp[KFAB_KIND_MSG], obj);
+	kfab_rxe_free_list(&own->unexp[KFAB_KIND_TAG], obj);
+	kfab_rxe_free_list(&own->to_start, obj);
+	for (pp = &own->objs; *pp; pp = &(*pp)->next) {
+		if (*pp == obj) {
+			*pp = obj->next;
+			break;
+		}
+	}
+	free(obj);
+	return 0;
+}
+
+static int kfab_peer_srx_obj_close(struct fid *fid)
+{
+	struct kfab_peer_srx_obj *obj =
+		container_of(fid, struct kfab_peer_srx_obj, peer.ep_fid.fid);
+	struct kfab_srx_owner *own = obj->own;
+	int ret;
+
+	pthread_mutex_lock(&own->lock);
+	ret = kfab_peer_srx_obj_release(obj);
+	pthread_mutex_unlock(&own->lock);
+	return ret;
+}
+
+/* fi_import_fid(): what the peer returned from fi_srx_context(), if any. */
+static int kfab_peer_srx_obj_import(struct fid *fid, struct fid *bfid,
+				    uint64_t flags)
+{
+	struct kfab_peer_srx_obj *obj =
+		container_of(fid, struct kfab_peer_srx_obj, peer.ep_fid.fid);
+	int ret = 0;
+
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!bfid || bfid == fid)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&obj->own->lock);
+	if (obj->imported)
+		ret = -FI_EBUSY;
+	else
+		obj->imported = bfid;
+	pthread_mutex_unlock(&obj->own->lock);
+	return ret;
+}
+
+static const struct fi_ops kfab_peer_srx_obj_fi_ops = {
+	.size = sizeof(struct fi_ops),
+	.close = kfab_peer_srx_obj_close,
+	.bind = kfab_peer_srx_obj_import,
+	.control = kfab_no_control,
+	.ops_open = kfab_no_ops_open,
+	.tostr = kfab_no_tostr,
+	.ops_set = kfab_no_ops_set,
+};
+
+/* A fid_peer_srx is no endpoint of kfab's: its endpoint calls do nothing. */
+static ssize_t kfab_peer_srx_obj_cancel(fid_t fid, void *context)
+{
+	(void)fid; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int kfab_peer_srx_obj_getopt(fid_t fid, int level, int optname,
+				    void *optval, size_t *optlen)
+{
+	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	return -FI_ENOPROTOOPT;
+}
+
+static int kfab_peer_srx_obj_setopt(fid_t fid, int level, int optname,
+				    const void *optval, size_t optlen)
+{
+	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	return -FI_ENOPROTOOPT;
+}
+
+static int kfab_peer_srx_obj_ctx(struct fid_ep *sep, int index, void *attr,
+				 struct fid_ep **ep, void *context)
+{
+	(void)sep; (void)index; (void)attr; (void)ep; (void)context;
+	return -FI_ENOSYS;
+}
+
+static int kfab_peer_srx_obj_tx_ctx(struct fid_ep *sep, int index,
+				    struct fi_tx_attr *attr,
+				    struct fid_ep **ep, void *context)
+{
+	return kfab_peer_srx_obj_ctx(sep, index, attr, ep, context);
+}
+
+static int kfab_peer_srx_obj_rx_ctx(struct fid_ep *sep, int index,
+				    struct fi_rx_attr *attr,
+				    struct fid_ep **ep, void *context)
+{
+	return kfab_peer_srx_obj_ctx(sep, index, attr, ep, context);
+}
+
+static ssize_t kfab_peer_srx_obj_size_left(struct fid_ep *ep)
+{
+	(void)ep;
+	return -FI_ENOSYS;
+}
+
+static const struct fi_ops_ep kfab_peer_srx_obj_ep_ops = {
+	.size = sizeof(struct fi_ops_ep),
+	.cancel = kfab_peer_srx_obj_cancel,
+	.getopt = kfab_peer_srx_obj_getopt,
+	.setopt = kfab_peer_srx_obj_setopt,
+	.tx_ctx = kfab_peer_srx_obj_tx_ctx,
+	.rx_ctx = kfab_peer_srx_obj_rx_ctx,
+	.rx_size_left = kfab_peer_srx_obj_size_left,
+	.tx_size_left = kfab_peer_srx_obj_size_left,
+};
+
+static void kfab_peer_srx_obj_init(struct kfab_peer_srx_obj *obj,
+				   struct kfab_srx_owner *own, bool internal)
+{
+	obj->own = own;
+	obj->internal = internal;
+	obj->peer.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
+	obj->peer.ep_fid.fid.context = &own->srx->ep_fid;
+	obj->peer.ep_fid.fid.ops = (struct fi_ops *)&kfab_peer_srx_obj_fi_ops;
+	obj->peer.ep_fid.ops = (struct fi_ops_ep *)&kfab_peer_srx_obj_ep_ops;
+	obj->peer.owner_ops = (struct fi_ops_srx_owner *)&kfab_srx_owner_ops;
+	obj->peer.peer_ops = &obj->peer_ops;
+	obj->peer_ops.size = sizeof(obj->peer_ops);
+}
+
+/* The first export turns the SRX into one whose matching lives here. */
+static int kfab_srx_owner_new(struct kfab_srx *srx)
+{
+	struct kfab_srx_owner *own = calloc(1, sizeof(*own));
+	struct kfab_psrx *ps;
+
+	if (!own)
+		return -FI_ENOMEM;
+	if (pthread_mutex_init(&own->lock, NULL)) {
+		free(own);
+		return -FI_ENOMEM;
+	}
+	own->srx = srx;
+	kfab_peer_srx_obj_init(&own->self, own, true);
+	/* kfab's own messages reach the lists as a peer's do. */
+	own->self.peer_ops = kfab_psrx_peer_ops;
+	ps = kfab_psrx_new(srx, &own->self.peer, true);
+	if (!ps) {
+		pthread_mutex_destroy(&own->lock);
+		free(own);
+		return -FI_ENOMEM;
+	}
+	ps->own = own;
+	srx->psrx = ps;
+	kfab_psrx_register(ps);
+	return 0;
+}
+
+int kfab_srx_peer_export(struct kfab_srx *srx, void *val)
+{
+	struct fid_peer_srx **out = val;
+	struct kfab_peer_srx_obj *obj;
+	struct kfab_srx_owner *own;
+	int ret = 0;
+
+	if (!out)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&srx->lock);
+	if (srx->psrx && !srx->psrx->own) {
+		ret = -FI_EINVAL;	/* a peer SRX of another owner */
+	} else if (!srx->psrx) {
+		/*
+		 * Receives already in the kernel, or endpoints already
+		 * matched there, would bypass the lists.
+		 */
+		if (srx->bound ||
+		    kfab_ring_space(&srx->ring) != srx->ring.entries)
+			ret = -FI_EOPBADSTATE;
+		else
+			ret = kfab_srx_owner_new(srx);
+	}
+	pthread_mutex_unlock(&srx->lock);
+	if (ret)
+		return ret;
+	own = srx->psrx->own;
+	obj = calloc(1, sizeof(*obj));
+	if (!obj)
+		return -FI_ENOMEM;
+	kfab_peer_srx_obj_init(obj, own, false);
+	pthread_mutex_lock(&own->lock);
+	obj->next = own->objs;
+	own->objs = obj;
+	pthread_mutex_unlock(&own->lock);
+	*out = &obj->peer;
+	return 0;
+}
+
+int kfab_srx_peer_close(struct kfab_srx *srx)
+{
+	struct kfab_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct kfab_peer_srx_obj *obj;
+	int ret = 0;
+
+	if (!own)
+		return 0;
+	pthread_mutex_lock(&own->lock);
+	for (obj = own->objs; obj; obj = obj->next) {
+		if (!obj->imported) {
+			ret = -FI_EBUSY;
+			goto out;
+		}
+	}
+	while (own->objs) {
+		ret = kfab_peer_srx_obj_release(own->objs);
+		if (ret)
+			goto out;
+	}
+out:
+	pthread_mutex_unlock(&own->lock);
+	return ret;
+}
+
+void kfab_srx_peer_free(struct kfab_srx *srx)
+{
+	struct kfab_psrx *ps = srx->psrx;
+	struct kfab_srx_owner *own;
+	int k;
+
+	if (!ps)
+		return;
+	own = ps->own;
+	srx->psrx = NULL;
+	kfab_psrx_free(ps);
+	if (!own)
+		return;
+	for (k = 0; k < 2; k++) {
+		kfab_rxe_free_list(&own->posted[k], NULL);
+		kfab_rxe_free_list(&own->unexp[k], NULL);
+	}
+	kfab_rxe_free_list(&own->to_start, NULL);
+	pthread_mutex_destroy(&own->lock);
+	free(own);
+}
