@@ -135,6 +135,62 @@ static bool kt_poll(struct kfab_kcq *cq, struct kfab_kreq *want)
 	return kfab_kcq_poll(cq, &got, 1) == 1 && got == want;
 }
 
+/* Named AVs: created, attached by another domain, refused as they should. */
+static void kt_named(struct kt *t, struct kt_env *e)
+{
+	struct kfab_kdomain *dom2 = kfab_kdomain_open("kapi_selftest2");
+	struct kfab_kav *av1 = NULL, *av2 = NULL, *ro = NULL, *bad;
+	struct kfab_addr addr, got;
+	u64 idx = KFAB_KADDR_ANY;
+	bool ok;
+
+	if (IS_ERR(dom2)) {
+		KT_CHECK(t, false, "a second domain");
+		return;
+	}
+	bad = kfab_kav_open(e->dom, "kapi_selftest_none",
+			    KFAB_AV_OPEN_NO_CREATE, 0);
+	KT_CHECK(t, PTR_ERR(bad) == -ENOENT,
+		 "named AV that does not exist, NO_CREATE: -ENOENT");
+	bad = kfab_kav_open(e->dom, ".hidden", 0, 0);
+	ok = PTR_ERR(bad) == -EINVAL;
+	bad = kfab_kav_open(e->dom, "a/b", 0, 0);
+	ok = ok && PTR_ERR(bad) == -EINVAL;
+	bad = kfab_kav_open(e->dom, NULL, KFAB_AV_OPEN_NO_CREATE, 0);
+	ok = ok && PTR_ERR(bad) == -EINVAL;
+	KT_CHECK(t, ok, "bad names, flags without a name: -EINVAL");
+
+	av1 = kfab_kav_open(e->dom, "kapi_selftest_av", KFAB_AV_OPEN_EXCL, 0);
+	av2 = kfab_kav_open(dom2, "kapi_selftest_av", KFAB_AV_OPEN_NO_CREATE,
+			    0);
+	ro = kfab_kav_open(dom2, "kapi_selftest_av", KFAB_AV_OPEN_READ_ONLY,
+			   0);
+	if (IS_ERR(av1) || IS_ERR(av2) || IS_ERR(ro)) {
+		KT_CHECK(t, false, "a named AV created and attached twice");
+		goto out;
+	}
+	bad = kfab_kav_open(dom2, "kapi_selftest_av", KFAB_AV_OPEN_EXCL, 0);
+	KT_CHECK(t, PTR_ERR(bad) == -EEXIST, "EXCL on an existing name: -EEXIST");
+	kfab_kep_addr(e->a, &addr);
+	ok = kfab_kav_insert(av1, &addr, 1, &idx) == 1 &&
+	     !kfab_kav_lookup(av2, idx, &got) &&
+	     !memcmp(&got, &addr, sizeof(got)) &&
+	     !kfab_kav_lookup(ro, idx, &got);
+	KT_CHECK(t, ok,
+		 "a named AV is one table: an address inserted by one domain is found by another");
+	KT_CHECK(t, kfab_kav_insert(ro, &addr, 1, &idx) == -EPERM &&
+		 kfab_kav_remove(ro, &idx, 1) == -EPERM,
+		 "a read-only handle: insert and remove are -EPERM");
+out:
+	if (!IS_ERR_OR_NULL(ro))
+		kfab_kav_close(ro);
+	if (!IS_ERR_OR_NULL(av2))
+		kfab_kav_close(av2);
+	if (!IS_ERR_OR_NULL(av1))
+		kfab_kav_close(av1);
+	kfab_kdomain_close(dom2);
+}
+
 static void kt_run(struct kt *t)
 {
 	struct kt_env e = {};
@@ -333,6 +389,9 @@ static void kt_run(struct kt *t)
 		 kfab_kav_remove(e.av, &e.ic, 1) == -EINVAL &&
 		 kfab_kav_lookup(e.av, e.ic, &gone) == -EINVAL,
 		 "remove an address; again: -EINVAL; lookup: -EINVAL");
+	KT_CHECK(t, kfab_kcq_wait(e.cq, 1) == 0,
+		 "kfab_kcq_wait() on an empty CQ times out: 0");
+	kt_named(t, &e);
 
 out:
 	/* Parents first: each goes when its last child does. */
