@@ -36,6 +36,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,35 +368,57 @@ static void progress(void)
 	poll_cq(rxcq, &rx_done, "rx");
 }
 
-/* Receive into slot `slot`, with FI_MORE if `more`. */
-static void post_recv(uint32_t slot, uint64_t tag, int more)
+/*
+ * Post slot `slot` (a send to the peer, or a receive from anyone), with
+ * FI_MORE if `more`; a full queue is retried after progress.
+ */
+static void post(uint32_t slot, uint64_t tag, int more, bool send)
 {
 	struct iovec iov = { .iov_base = buf + (size_t)slot * opt.p.size,
 			     .iov_len = opt.p.size };
 	uint64_t flags = FI_COMPLETION | (more ? FI_MORE : 0);
+	fi_addr_t addr = send ? peer : FI_ADDR_UNSPEC;
+	const char *what;
 	ssize_t ret;
 
 	do {
 		if (opt.p.tagged) {
 			struct fi_msg_tagged m = {
 				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-				.addr = FI_ADDR_UNSPEC, .tag = tag,
+				.addr = addr, .tag = tag,
 				.context = &ctx[slot],
 			};
-			ret = fi_trecvmsg(ep, &m, flags);
+			what = send ? "fi_tsendmsg" : "fi_trecvmsg";
+			ret = send ? fi_tsendmsg(ep, &m, flags) :
+				     fi_trecvmsg(ep, &m, flags);
 		} else {
 			struct fi_msg m = {
 				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-				.addr = FI_ADDR_UNSPEC, .context = &ctx[slot],
+				.addr = addr, .context = &ctx[slot],
 			};
-			ret = fi_recvmsg(ep, &m, flags);
+			what = send ? "fi_sendmsg" : "fi_recvmsg";
+			ret = send ? fi_sendmsg(ep, &m, flags) :
+				     fi_recvmsg(ep, &m, flags);
 		}
 		if (ret == -FI_EAGAIN)
 			progress();
 	} while (ret == -FI_EAGAIN);
 	if (ret)
-		fi_die(opt.p.tagged ? "fi_trecvmsg" : "fi_recvmsg", ret);
-	rx_posted++;
+		fi_die(what, ret);
+	if (send)
+		tx_posted++;
+	else
+		rx_posted++;
+}
+
+static void post_recv(uint32_t slot, uint64_t tag, int more)
+{
+	post(slot, tag, more, false);
+}
+
+static void post_send(uint32_t slot, uint64_t tag, int more)
+{
+	post(slot, tag, more, true);
 }
 
 /* The receiver's window: FI_MORE on all but the last receive. */
@@ -405,37 +428,6 @@ static void post_recv_window(void)
 
 	for (i = 0; i < opt.p.window; i++)
 		post_recv(i, TAG_DATA, opt.more && i + 1 < opt.p.window);
-}
-
-/* Send slot `slot`, with FI_MORE if `more`. */
-static void post_send(uint32_t slot, uint64_t tag, int more)
-{
-	struct iovec iov = { .iov_base = buf + (size_t)slot * opt.p.size,
-			     .iov_len = opt.p.size };
-	uint64_t flags = FI_COMPLETION | (more ? FI_MORE : 0);
-	ssize_t ret;
-
-	do {
-		if (opt.p.tagged) {
-			struct fi_msg_tagged m = {
-				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-				.addr = peer, .tag = tag,
-				.context = &ctx[slot],
-			};
-			ret = fi_tsendmsg(ep, &m, flags);
-		} else {
-			struct fi_msg m = {
-				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-				.addr = peer, .context = &ctx[slot],
-			};
-			ret = fi_sendmsg(ep, &m, flags);
-		}
-		if (ret == -FI_EAGAIN)
-			progress();
-	} while (ret == -FI_EAGAIN);
-	if (ret)
-		fi_die(opt.p.tagged ? "fi_tsendmsg" : "fi_sendmsg", ret);
-	tx_posted++;
 }
 
 static void receiver(void)
