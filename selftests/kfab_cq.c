@@ -44,19 +44,6 @@
 
 #define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 
-static bool test_module(void)
-{
-	struct kfab_query q;
-	int fd = kfab_open();
-	bool ret;
-
-	if (fd < 0)
-		return false;
-	ret = !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
-	close(fd);
-	return ret;
-}
-
 /* KFAB_IOC_TEST_CQ_POST of @count completions with contexts from @ctx. */
 static int post(int fd, uint32_t cq_id, uint32_t cntr_id, uint32_t count,
 		uint64_t ctx, struct kfab_test_cq_post *out)
@@ -102,7 +89,7 @@ static void open_domain(struct __test_metadata *_metadata,
 	struct fi_info *hints;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (!test_module())
+	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	hints = fi_allocinfo();
 	ASSERT_NE(NULL, hints);
@@ -982,7 +969,7 @@ TEST(raw_ring_layout_mappings_and_protection)
 	uint64_t ctx = 0;
 	void *p;
 
-	if (!test_module())
+	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 5));
 	EXPECT_EQ(8, r.open.out_entries);
@@ -1028,7 +1015,7 @@ TEST(raw_overflow_list_is_bounded)
 	struct kfab_test_cq_post out;
 	struct raw_cq r;
 
-	if (!test_module())
+	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 1));
 	/* 1 slot, at most 1024 in the overflow list: then -ENOSPC. */
@@ -1115,7 +1102,7 @@ TEST(debugfs_shows_each_cq_and_counter)
 	struct raw_cq r;
 	FILE *f;
 
-	if (!test_module())
+	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 4));
 	co.domain_id = r.dom;
@@ -1146,7 +1133,7 @@ TEST(raw_counter_mapping_wait_and_update)
 	uint32_t dom;
 	int fd;
 
-	if (!test_module())
+	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	fd = kfab_open();
 	ASSERT_LE(0, fd);

@@ -44,27 +44,6 @@
 #define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define TIMEOUT_MS	10000
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static bool test_module(void)
-{
-	struct kfab_query q;
-	int fd = kfab_open();
-	bool ret;
-
-	if (fd < 0)
-		return false;
-	ret = !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
-	close(fd);
-	return ret;
-}
-
 /* ---- the owner: records every callback ---- */
 
 enum ev_type {
@@ -467,7 +446,7 @@ static void owner_reset(void)
 static bool owner_progress_until(struct fid_cq *peer, struct fid_cq *other,
 				 enum ev_type type, int n)
 {
-	uint64_t end = now_ms() + TIMEOUT_MS;
+	uint64_t end = kfab_now_ms() + TIMEOUT_MS;
 	struct fi_cq_tagged_entry e;
 
 	do {
@@ -477,7 +456,7 @@ static bool owner_progress_until(struct fid_cq *peer, struct fid_cq *other,
 			return false;
 		if (owner_count(type) >= n)
 			return true;
-	} while (now_ms() < end);
+	} while (kfab_now_ms() < end);
 	return false;
 }
 
@@ -781,7 +760,7 @@ TEST_F_TIMEOUT(peer, cq_overflow_reaches_the_owner_in_order, 300)
 	int i, bad = 0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	if (!test_module())
+	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, open_peer_cq(self, FI_CQ_FORMAT_TAGGED, &pcq));
 	ASSERT_EQ(0, kfab_kernel_handle(&pcq->fid, &h));
@@ -1485,7 +1464,7 @@ TEST_F_TIMEOUT(peer, owner_cq_wakes_a_waiter_when_a_peer_writes, 300)
 	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &a.cq, NULL));
 	p = export_cq(a.cq);
 	ASSERT_NE(NULL, p);
-	start = now_ms();
+	start = kfab_now_ms();
 	ASSERT_EQ(0, pthread_create(&t, NULL, sread_thread, &a));
 	usleep(200 * 1000);
 	EXPECT_EQ(0, p->owner_ops->write(p, (void *)0x61, FI_RECV, 0, NULL, 0,
@@ -1493,7 +1472,7 @@ TEST_F_TIMEOUT(peer, owner_cq_wakes_a_waiter_when_a_peer_writes, 300)
 	pthread_join(t, NULL);
 	EXPECT_EQ(1, a.ret);
 	EXPECT_EQ((void *)0x61, a.ctx);
-	EXPECT_GT(4000, now_ms() - start);
+	EXPECT_GT(4000, kfab_now_ms() - start);
 	EXPECT_EQ(0, fi_close(&p->fid));
 	EXPECT_EQ(0, fi_close(&a.cq->fid));
 }
@@ -1543,8 +1522,8 @@ TEST_F_TIMEOUT(peer, owner_cq_takes_concurrent_writers, 300)
 	}
 	for (i = 0; i < WRITERS; i++)
 		ASSERT_EQ(0, pthread_create(&t[i], NULL, writer_thread, &w[i]));
-	end = now_ms() + 60000;
-	while (got < WRITERS * PER_WRITER && now_ms() < end) {
+	end = kfab_now_ms() + 60000;
+	while (got < WRITERS * PER_WRITER && kfab_now_ms() < end) {
 		n = fi_cq_read(cq, e, 32);
 		for (i = 0; i < n; i++) {
 			uintptr_t c = (uintptr_t)e[i].op_context;
@@ -1599,11 +1578,11 @@ TEST_F_TIMEOUT(peer, owner_cq_progresses_an_imported_peer_cq, 300)
 	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
 			     (void *)0x71));
 	ASSERT_EQ(0, fi_send(self->tx, "hi", 2, NULL, rx_addr, (void *)0x72));
-	end = now_ms() + TIMEOUT_MS;
+	end = kfab_now_ms() + TIMEOUT_MS;
 	do {
 		(void)fi_cq_read(self->cq, &e, 0);
 		rc = fi_cq_read(ocq, &e, 1);
-	} while (rc == -FI_EAGAIN && now_ms() < end);
+	} while (rc == -FI_EAGAIN && kfab_now_ms() < end);
 	ASSERT_EQ(1, rc);
 	EXPECT_EQ((void *)0x71, e.op_context);
 	EXPECT_EQ(FI_RECV | FI_MSG, e.flags);
@@ -1748,22 +1727,22 @@ static void shm_close(struct __test_metadata *_metadata, struct shm *s)
 
 /* @op until it is not -FI_EAGAIN, reading @cq (progress) meanwhile. */
 #define RETRY(cq, op) do {						\
-		uint64_t _end = now_ms() + TIMEOUT_MS;			\
+		uint64_t _end = kfab_now_ms() + TIMEOUT_MS;			\
 		struct fi_cq_tagged_entry _e;				\
 									\
-		while ((rc = (op)) == -FI_EAGAIN && now_ms() < _end)	\
+		while ((rc = (op)) == -FI_EAGAIN && kfab_now_ms() < _end)	\
 			(void)fi_cq_read((cq), &_e, 0);			\
 	} while (0)
 
 /* fi_cq_read() of kfab's CQ until one completion (progressing shm too). */
 static ssize_t read_one(struct fid_cq *cq, struct fi_cq_tagged_entry *e)
 {
-	uint64_t end = now_ms() + TIMEOUT_MS;
+	uint64_t end = kfab_now_ms() + TIMEOUT_MS;
 	ssize_t rc;
 
 	do {
 		rc = fi_cq_read(cq, e, 1);
-	} while (rc == -FI_EAGAIN && now_ms() < end);
+	} while (rc == -FI_EAGAIN && kfab_now_ms() < end);
 	return rc;
 }
 

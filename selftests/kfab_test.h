@@ -124,6 +124,20 @@ static inline long kfab_contexts(void)
 	return read_sysfs_long(KFAB_SYSFS "/contexts");
 }
 
+/* Whether the module was built with CONFIG_KFAB_TEST (test-only commands). */
+static inline int kfab_test_module(void)
+{
+	struct kfab_query q;
+	int fd = kfab_open();
+	int ret;
+
+	if (fd < 0)
+		return 0;
+	ret = !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+	close(fd);
+	return ret;
+}
+
 /* Milliseconds of CLOCK_MONOTONIC, for the tests' deadlines. */
 static inline uint64_t kfab_now_ms(void)
 {
