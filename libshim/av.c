@@ -34,15 +34,15 @@
 #include "internal.h"
 #include "peer.h"
 
-#define KFAB_ADDR_PREFIX	"fi_kfab://"
-#define KFAB_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)
-#define KFAB_AV_INSERT_FLAGS	(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID)
+#define SHIM_ADDR_PREFIX	"fi_kfab://"
+#define SHIM_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)
+#define SHIM_AV_INSERT_FLAGS	(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID)
 /* rx_ctx_bits beyond this would eat into the 32-bit index. */
-#define KFAB_AV_MAX_RX_CTX_BITS	32
+#define SHIM_AV_MAX_RX_CTX_BITS	32
 
 /* An FI_EVENT insert waiting for the end of an FI_MORE batch. */
-struct kfab_av_req {
-	struct kfab_av_req *next;
+struct shim_av_req {
+	struct shim_av_req *next;
 	struct kfab_addr *addrs;
 	size_t count;
 	fi_addr_t *fi_addr;
@@ -51,7 +51,7 @@ struct kfab_av_req {
 };
 
 /**
- * struct kfab_av - a fid_av
+ * struct shim_av - a fid_av
  * @av_fid: what libfabric sees
  * @domain: the parent domain
  * @id: the kernel's id of the AV handle, in the fabric's file
@@ -67,9 +67,9 @@ struct kfab_av_req {
  * @user_ids: FI_AV_USER_ID of each index, or NULL; @user_ids_len entries
  * @pending: FI_EVENT inserts of an unfinished FI_MORE batch, oldest first
  */
-struct kfab_av {
+struct shim_av {
 	struct fid_av av_fid;
-	struct kfab_domain *domain;
+	struct shim_domain *domain;
 	uint32_t id;
 	enum fi_av_type type;
 	int rx_ctx_bits;
@@ -79,21 +79,21 @@ struct kfab_av {
 	const struct kfab_av_header *hdr;
 	uint32_t capacity;
 	pthread_mutex_t lock;
-	struct kfab_eq *eq;
+	struct shim_eq *eq;
 	unsigned int ep_cnt;
 	uint64_t *user_ids;
 	size_t user_ids_len;
-	struct kfab_av_req *pending, **pending_tail;
+	struct shim_av_req *pending, **pending_tail;
 };
 
-static inline int kfab_av_fd(const struct kfab_av *av)
+static inline int shim_av_fd(const struct shim_av *av)
 {
 	return av->domain->fabric->fd;
 }
 
 /* ---- reading the mapped table ---- */
 
-static const struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
+static const struct kfab_av_entry *kfab_av_entry(const struct shim_av *av,
 						 uint32_t index)
 {
 	return (const void *)((const char *)av->map +
@@ -106,30 +106,30 @@ static const struct kfab_av_entry *kfab_av_entry(const struct kfab_av *av,
  * load of seq pairs with the kernel's smp_store_release() of the even seq,
  * the rmb with its smp_wmb() after the odd one.
  */
-static bool kfab_av_read_entry(const struct kfab_av *av, uint32_t index,
+static bool shim_av_read_entry(const struct shim_av *av, uint32_t index,
 			       struct kfab_addr *addr)
 {
 	const struct kfab_av_entry *e = kfab_av_entry(av, index);
 	uint32_t seq, flags;
 
 	for (;;) {
-		seq = kfab_load_acquire(&e->seq);
+		seq = shim_load_acquire(&e->seq);
 		if (seq & 1)
 			continue;
-		flags = kfab_read_once(&e->flags);
-		addr->family = kfab_read_once(&e->addr.family);
+		flags = shim_read_once(&e->flags);
+		addr->family = shim_read_once(&e->addr.family);
 		addr->__reserved = 0;
-		addr->node = kfab_read_once(&e->addr.node);
-		addr->ep = kfab_read_once(&e->addr.ep);
-		kfab_smp_rmb();
-		if (kfab_read_once(&e->seq) == seq)
+		addr->node = shim_read_once(&e->addr.node);
+		addr->ep = shim_read_once(&e->addr.ep);
+		shim_smp_rmb();
+		if (shim_read_once(&e->seq) == seq)
 			break;
 	}
 	return flags & KFAB_AV_ENTRY_VALID;
 }
 
 /* The table index in @fi_addr, below the receive context bits. */
-static bool kfab_av_index(const struct kfab_av *av, fi_addr_t fi_addr,
+static bool shim_av_index(const struct shim_av *av, fi_addr_t fi_addr,
 			  uint32_t *index)
 {
 	uint64_t i = fi_addr;
@@ -144,24 +144,24 @@ static bool kfab_av_index(const struct kfab_av *av, fi_addr_t fi_addr,
 	return true;
 }
 
-int kfab_av_resolve(struct kfab_av *av, fi_addr_t fi_addr,
+int shim_av_resolve(struct shim_av *av, fi_addr_t fi_addr,
 		    struct kfab_addr *addr)
 {
 	uint32_t index;
 
-	if (!kfab_av_index(av, fi_addr, &index) ||
-	    !kfab_av_read_entry(av, index, addr))
+	if (!shim_av_index(av, fi_addr, &index) ||
+	    !shim_av_read_entry(av, index, addr))
 		return -FI_EINVAL;
 	return 0;
 }
 
-fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr)
+fi_addr_t shim_av_user_id(struct shim_av *av, fi_addr_t fi_addr)
 {
 	fi_addr_t id = fi_addr;
 	uint32_t index;
 
 	pthread_mutex_lock(&av->lock);
-	if (av->user_ids && kfab_av_index(av, fi_addr, &index) &&
+	if (av->user_ids && shim_av_index(av, fi_addr, &index) &&
 	    index < av->user_ids_len)
 		id = av->user_ids[index];
 	pthread_mutex_unlock(&av->lock);
@@ -171,7 +171,7 @@ fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr)
 /* ---- inserting ---- */
 
 /* Remember @id as what completions report for @index (under av->lock). */
-static int kfab_av_set_user_id(struct kfab_av *av, uint32_t index,
+static int shim_av_set_user_id(struct shim_av *av, uint32_t index,
 			       uint64_t id)
 {
 	if (index >= av->user_ids_len) {
@@ -199,7 +199,7 @@ static int kfab_av_set_user_id(struct kfab_av *av, uint32_t index,
  *
  * Return: the number inserted.
  */
-static size_t kfab_av_insert_batch(struct kfab_av *av,
+static size_t shim_av_insert_batch(struct shim_av *av,
 				   const struct kfab_addr *addrs, size_t count,
 				   uint32_t *indices, int *errors)
 {
@@ -213,10 +213,10 @@ static size_t kfab_av_insert_batch(struct kfab_av *av,
 			     count - done : KFAB_AV_BATCH_MAX;
 		uint32_t got;
 
-		ret = kfab_dev_av_insert(kfab_av_fd(av), av->id, addrs + done,
+		ret = shim_dev_av_insert(shim_av_fd(av), av->id, addrs + done,
 					 n, indices + done, errs + done, &got);
 		if (ret) {
-			KFAB_WARN(AV, "AV %u: KFAB_IOC_AV_INSERT: %s\n",
+			SHIM_WARN(AV, "AV %u: KFAB_IOC_AV_INSERT: %s\n",
 				  av->id, fi_strerror(-ret));
 			for (i = done; i < count; i++) {
 				indices[i] = KFAB_AV_INDEX_NONE;
@@ -234,7 +234,7 @@ static size_t kfab_av_insert_batch(struct kfab_av *av,
  * Hand the results of an insert to the caller: fi_addr values, and the
  * FI_AV_USER_ID of each address inserted.  Return: the number inserted.
  */
-static size_t kfab_av_insert_results(struct kfab_av *av, size_t count,
+static size_t shim_av_insert_results(struct shim_av *av, size_t count,
 				     const uint32_t *indices, int *errors,
 				     fi_addr_t *fi_addr,
 				     const uint64_t *user_ids)
@@ -244,7 +244,7 @@ static size_t kfab_av_insert_results(struct kfab_av *av, size_t count,
 	pthread_mutex_lock(&av->lock);
 	for (i = 0; i < count; i++) {
 		if (!errors[i] && user_ids)
-			errors[i] = kfab_av_set_user_id(av, indices[i],
+			errors[i] = shim_av_set_user_id(av, indices[i],
 							user_ids[i]);
 		if (fi_addr)
 			fi_addr[i] = errors[i] ? FI_ADDR_NOTAVAIL : indices[i];
@@ -261,7 +261,7 @@ static size_t kfab_av_insert_results(struct kfab_av *av, size_t count,
  * The EQ keeps every entry the provider posts.  @errors NULL: there was no
  * memory to try the insert, every address failed with -FI_ENOMEM.
  */
-static void kfab_av_report(struct kfab_av *av, struct kfab_av_req *req,
+static void shim_av_report(struct shim_av *av, struct shim_av_req *req,
 			   const int *errors, size_t inserted)
 {
 	struct fi_eq_entry done = {
@@ -279,15 +279,15 @@ static void kfab_av_report(struct kfab_av *av, struct kfab_av_req *req,
 			.err = errors ? -errors[i] : FI_ENOMEM,
 		};
 
-		if (err.err && kfab_eq_post_err(av->eq, &err))
-			KFAB_WARN(AV, "AV %u: no memory for an EQ error entry\n",
+		if (err.err && shim_eq_post_err(av->eq, &err))
+			SHIM_WARN(AV, "AV %u: no memory for an EQ error entry\n",
 				  av->id);
 	}
-	if (kfab_eq_post(av->eq, FI_AV_COMPLETE, &done, sizeof(done)))
-		KFAB_WARN(AV, "AV %u: no memory for FI_AV_COMPLETE\n", av->id);
+	if (shim_eq_post(av->eq, FI_AV_COMPLETE, &done, sizeof(done)))
+		SHIM_WARN(AV, "AV %u: no memory for FI_AV_COMPLETE\n", av->id);
 }
 
-static void kfab_av_req_free(struct kfab_av_req *req)
+static void shim_av_req_free(struct shim_av_req *req)
 {
 	free(req->addrs);
 	free(req->user_ids);
@@ -299,9 +299,9 @@ static void kfab_av_req_free(struct kfab_av_req *req)
  * the kernel together, in as few ioctls as KFAB_AV_BATCH_MAX allows, then
  * each insert is reported in the order it was made.
  */
-static void kfab_av_flush(struct kfab_av *av)
+static void shim_av_flush(struct shim_av *av)
 {
-	struct kfab_av_req *list, *req, *next;
+	struct shim_av_req *list, *req, *next;
 	struct kfab_addr *addrs = NULL;
 	uint32_t *indices = NULL;
 	int *errors = NULL;
@@ -327,7 +327,7 @@ static void kfab_av_flush(struct kfab_av *av)
 			       req->count * sizeof(*addrs));
 			at += req->count;
 		}
-		kfab_av_insert_batch(av, addrs, total, indices, errors);
+		shim_av_insert_batch(av, addrs, total, indices, errors);
 	} else {
 		free(errors);
 		errors = NULL;
@@ -339,7 +339,7 @@ static void kfab_av_flush(struct kfab_av *av)
 
 		next = req->next;
 		if (errors)
-			inserted = kfab_av_insert_results(av, req->count,
+			inserted = shim_av_insert_results(av, req->count,
 							  indices + at,
 							  errors + at,
 							  req->fi_addr,
@@ -347,20 +347,20 @@ static void kfab_av_flush(struct kfab_av *av)
 		else if (req->fi_addr)
 			for (i = 0; i < req->count; i++)
 				req->fi_addr[i] = FI_ADDR_NOTAVAIL;
-		kfab_av_report(av, req, errors ? errors + at : NULL, inserted);
+		shim_av_report(av, req, errors ? errors + at : NULL, inserted);
 		at += req->count;
-		kfab_av_req_free(req);
+		shim_av_req_free(req);
 	}
 	free(errors);
 	free(indices);
 	free(addrs);
 }
 
-static int kfab_av_queue(struct kfab_av *av, const struct kfab_addr *addrs,
+static int shim_av_queue(struct shim_av *av, const struct kfab_addr *addrs,
 			 size_t count, fi_addr_t *fi_addr, uint64_t flags,
 			 void *context)
 {
-	struct kfab_av_req *req = calloc(1, sizeof(*req));
+	struct shim_av_req *req = calloc(1, sizeof(*req));
 	size_t i;
 
 	if (!req)
@@ -387,20 +387,20 @@ static int kfab_av_queue(struct kfab_av *av, const struct kfab_addr *addrs,
 	pthread_mutex_unlock(&av->lock);
 
 	if (!(flags & FI_MORE))
-		kfab_av_flush(av);
+		shim_av_flush(av);
 	return 0;
 
 err:
-	kfab_av_req_free(req);
+	shim_av_req_free(req);
 	return -FI_ENOMEM;
 }
 
 /* What every insert call checks before it touches anything. */
-static int kfab_av_insert_check(struct kfab_av *av, size_t count,
+static int shim_av_insert_check(struct shim_av *av, size_t count,
 				fi_addr_t *fi_addr, uint64_t flags,
 				void *context)
 {
-	if (flags & ~KFAB_AV_INSERT_FLAGS)
+	if (flags & ~SHIM_AV_INSERT_FLAGS)
 		return -FI_EBADFLAGS;
 	if (av->flags & FI_READ)
 		return -FI_EPERM;
@@ -417,7 +417,7 @@ static int kfab_av_insert_check(struct kfab_av *av, size_t count,
 	return 0;
 }
 
-static int kfab_av_insert_addrs(struct kfab_av *av,
+static int shim_av_insert_addrs(struct shim_av *av,
 				const struct kfab_addr *addrs, size_t count,
 				fi_addr_t *fi_addr, uint64_t flags,
 				void *context)
@@ -427,11 +427,11 @@ static int kfab_av_insert_addrs(struct kfab_av *av,
 	int *errors = NULL, ret;
 	size_t i;
 
-	ret = kfab_av_insert_check(av, count, fi_addr, flags, context);
+	ret = shim_av_insert_check(av, count, fi_addr, flags, context);
 	if (ret)
 		return ret;
 	if (av->flags & FI_EVENT)
-		return kfab_av_queue(av, addrs, count, fi_addr, flags, context);
+		return shim_av_queue(av, addrs, count, fi_addr, flags, context);
 	if (!count)
 		return 0;
 	if (count > INT_MAX)
@@ -449,8 +449,8 @@ static int kfab_av_insert_addrs(struct kfab_av *av,
 		for (i = 0; i < count; i++)
 			user_ids[i] = fi_addr[i];
 	}
-	kfab_av_insert_batch(av, addrs, count, indices, errors);
-	ret = kfab_av_insert_results(av, count, indices, errors, fi_addr,
+	shim_av_insert_batch(av, addrs, count, indices, errors);
+	ret = shim_av_insert_results(av, count, indices, errors, fi_addr,
 				     user_ids);
 out:
 	free(user_ids);
@@ -464,17 +464,17 @@ static int kfab_av_insert(struct fid_av *av_fid, const void *addr,
 			  size_t count, fi_addr_t *fi_addr, uint64_t flags,
 			  void *context)
 {
-	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
 
 	if (count && !addr)
 		return -FI_EINVAL;
-	return kfab_av_insert_addrs(av, addr, count, fi_addr, flags, context);
+	return shim_av_insert_addrs(av, addr, count, fi_addr, flags, context);
 }
 
 /* ---- addresses as strings ---- */
 
 /* A whole string of decimal digits that fits @max. */
-static bool kfab_parse_u64(const char *s, uint64_t max, uint64_t *val)
+static bool shim_parse_u64(const char *s, uint64_t max, uint64_t *val)
 {
 	char *end;
 
@@ -486,15 +486,15 @@ static bool kfab_parse_u64(const char *s, uint64_t max, uint64_t *val)
 }
 
 /* "fi_kfab://NODE/EP" */
-static bool kfab_parse_addr_str(const char *s, struct kfab_addr *addr)
+static bool shim_parse_addr_str(const char *s, struct kfab_addr *addr)
 {
 	char node[24], ep[24];
 	uint64_t n, e;
 	const char *slash;
 
-	if (strncmp(s, KFAB_ADDR_PREFIX, strlen(KFAB_ADDR_PREFIX)))
+	if (strncmp(s, SHIM_ADDR_PREFIX, strlen(SHIM_ADDR_PREFIX)))
 		return false;
-	s += strlen(KFAB_ADDR_PREFIX);
+	s += strlen(SHIM_ADDR_PREFIX);
 	slash = strchr(s, '/');
 	if (!slash || (size_t)(slash - s) >= sizeof(node) ||
 	    strlen(slash + 1) >= sizeof(ep))
@@ -502,8 +502,8 @@ static bool kfab_parse_addr_str(const char *s, struct kfab_addr *addr)
 	memcpy(node, s, slash - s);
 	node[slash - s] = '\0';
 	strcpy(ep, slash + 1);
-	if (!kfab_parse_u64(node, UINT32_MAX, &n) ||
-	    !kfab_parse_u64(ep, UINT64_MAX, &e))
+	if (!shim_parse_u64(node, UINT32_MAX, &n) ||
+	    !shim_parse_u64(ep, UINT64_MAX, &e))
 		return false;
 	*addr = (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .node = n,
 				    .ep = e };
@@ -515,44 +515,44 @@ static bool kfab_parse_addr_str(const char *s, struct kfab_addr *addr)
  * an endpoint number, or node is a whole "fi_kfab://NODE/EP" and service
  * NULL.
  */
-static int kfab_av_insertsvc(struct fid_av *av_fid, const char *node,
+static int shim_av_insertsvc(struct fid_av *av_fid, const char *node,
 			     const char *service, fi_addr_t *fi_addr,
 			     uint64_t flags, void *context)
 {
-	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
 	struct kfab_addr addr = { .family = KFAB_ADDR_LOCAL };
 	uint64_t n = 0, e;
 
 	if (node && !service) {
-		if (!kfab_parse_addr_str(node, &addr))
+		if (!shim_parse_addr_str(node, &addr))
 			return -FI_EINVAL;
 	} else {
-		if ((node && !kfab_parse_u64(node, UINT32_MAX, &n)) ||
-		    !kfab_parse_u64(service, UINT64_MAX, &e))
+		if ((node && !shim_parse_u64(node, UINT32_MAX, &n)) ||
+		    !shim_parse_u64(service, UINT64_MAX, &e))
 			return -FI_EINVAL;
 		addr.node = n;
 		addr.ep = e;
 	}
-	return kfab_av_insert_addrs(av, &addr, 1, fi_addr, flags, context);
+	return shim_av_insert_addrs(av, &addr, 1, fi_addr, flags, context);
 }
 
 /*
  * fi_av_insertsym: nodes node .. node + nodecnt - 1 (numbers), for each the
  * endpoints service .. service + svccnt - 1, in that order.
  */
-static int kfab_av_insertsym(struct fid_av *av_fid, const char *node,
+static int shim_av_insertsym(struct fid_av *av_fid, const char *node,
 			     size_t nodecnt, const char *service,
 			     size_t svccnt, fi_addr_t *fi_addr,
 			     uint64_t flags, void *context)
 {
-	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
 	struct kfab_addr *addrs;
 	uint64_t n, e;
 	size_t i, j, count;
 	int ret;
 
-	if (!nodecnt || !svccnt || !kfab_parse_u64(node, UINT32_MAX, &n) ||
-	    !kfab_parse_u64(service, UINT64_MAX, &e))
+	if (!nodecnt || !svccnt || !shim_parse_u64(node, UINT32_MAX, &n) ||
+	    !shim_parse_u64(service, UINT64_MAX, &e))
 		return -FI_EINVAL;
 	if (nodecnt > UINT32_MAX - n + 1 || svccnt - 1 > UINT64_MAX - e ||
 	    svccnt > SIZE_MAX / nodecnt / sizeof(*addrs))
@@ -568,12 +568,12 @@ static int kfab_av_insertsym(struct fid_av *av_fid, const char *node,
 				.node = n + i,
 				.ep = e + j,
 			};
-	ret = kfab_av_insert_addrs(av, addrs, count, fi_addr, flags, context);
+	ret = shim_av_insert_addrs(av, addrs, count, fi_addr, flags, context);
 	free(addrs);
 	return ret;
 }
 
-static const char *kfab_av_straddr(struct fid_av *av_fid, const void *addr,
+static const char *shim_av_straddr(struct fid_av *av_fid, const void *addr,
 				   char *buf, size_t *len)
 {
 	const struct kfab_addr *a = addr;
@@ -584,12 +584,12 @@ static const char *kfab_av_straddr(struct fid_av *av_fid, const void *addr,
 	if (!len)
 		return NULL;
 	if (!a)
-		n = snprintf(str, sizeof(str), KFAB_ADDR_PREFIX "(null)");
+		n = snprintf(str, sizeof(str), SHIM_ADDR_PREFIX "(null)");
 	else if (a->family == KFAB_ADDR_LOCAL)
-		n = snprintf(str, sizeof(str), KFAB_ADDR_PREFIX "%" PRIu32 "/%" PRIu64,
+		n = snprintf(str, sizeof(str), SHIM_ADDR_PREFIX "%" PRIu32 "/%" PRIu64,
 			     a->node, (uint64_t)a->ep);
 	else
-		n = snprintf(str, sizeof(str), KFAB_ADDR_PREFIX "family%u",
+		n = snprintf(str, sizeof(str), SHIM_ADDR_PREFIX "family%u",
 			     a->family);
 	if (buf && *len) {
 		size_t copy = (size_t)n < *len ? (size_t)n : *len - 1;
@@ -606,7 +606,7 @@ static const char *kfab_av_straddr(struct fid_av *av_fid, const void *addr,
 static int kfab_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			  size_t count, uint64_t flags)
 {
-	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
 	uint32_t *indices;
 	size_t done, i;
 	int ret = 0;
@@ -623,7 +623,7 @@ static int kfab_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 	if (!indices)
 		return -FI_ENOMEM;
 	for (i = 0; i < count; i++) {
-		if (!kfab_av_index(av, fi_addr[i], &indices[i])) {
+		if (!shim_av_index(av, fi_addr[i], &indices[i])) {
 			ret = -FI_EINVAL;
 			goto out;
 		}
@@ -633,7 +633,7 @@ static int kfab_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 
 		if (n > KFAB_AV_BATCH_MAX)
 			n = KFAB_AV_BATCH_MAX;
-		ret = kfab_dev_av_remove(kfab_av_fd(av), av->id,
+		ret = shim_dev_av_remove(shim_av_fd(av), av->id,
 					 indices + done, n);
 	}
 	if (!ret && av->user_ids) {
@@ -648,16 +648,16 @@ out:
 	return ret;
 }
 
-static int kfab_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
+static int shim_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 			  void *addr, size_t *addrlen)
 {
-	struct kfab_av *av = container_of(av_fid, struct kfab_av, av_fid);
+	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
 	struct kfab_addr found;
 	int ret;
 
 	if (!addrlen || (*addrlen && !addr))
 		return -FI_EINVAL;
-	ret = kfab_av_resolve(av, fi_addr, &found);
+	ret = shim_av_resolve(av, fi_addr, &found);
 	if (ret)
 		return ret;
 	if (*addrlen)
@@ -667,7 +667,7 @@ static int kfab_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 	return 0;
 }
 
-static int kfab_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
+static int shim_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 		       struct fid_av_set **av_set, void *context)
 {
 	(void)av; (void)attr; (void)av_set; (void)context;
@@ -676,32 +676,32 @@ static int kfab_av_set(struct fid_av *av, struct fi_av_set_attr *attr,
 
 /* ---- the fid ---- */
 
-static int kfab_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static int shim_av_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct kfab_av *av = container_of(fid, struct kfab_av, av_fid.fid);
-	struct kfab_eq *eq;
+	struct shim_av *av = container_of(fid, struct shim_av, av_fid.fid);
+	struct shim_eq *eq;
 	int ret = 0;
 
 	if (flags)
 		return -FI_EBADFLAGS;
-	eq = bfid ? kfab_eq_from_fid(bfid) : NULL;
+	eq = bfid ? shim_eq_from_fid(bfid) : NULL;
 	if (!eq)
-		return bfid && kfab_is_import_only(bfid) ? -FI_ENOSYS :
+		return bfid && shim_is_import_only(bfid) ? -FI_ENOSYS :
 							   -FI_EINVAL;
 	pthread_mutex_lock(&av->lock);
 	if (av->eq) {
 		ret = -FI_EBUSY;
 	} else {
 		av->eq = eq;
-		kfab_eq_bind(eq);
+		shim_eq_bind(eq);
 	}
 	pthread_mutex_unlock(&av->lock);
 	return ret;
 }
 
-static int kfab_av_close(struct fid *fid)
+static int shim_av_close(struct fid *fid)
 {
-	struct kfab_av *av = container_of(fid, struct kfab_av, av_fid.fid);
+	struct shim_av *av = container_of(fid, struct shim_av, av_fid.fid);
 	int ret;
 
 	pthread_mutex_lock(&av->lock);
@@ -712,63 +712,63 @@ static int kfab_av_close(struct fid *fid)
 
 	/* An unfinished FI_MORE batch is carried out and reported. */
 	if (av->pending)
-		kfab_av_flush(av);
-	ret = kfab_dev_destroy(kfab_av_fd(av), av->id);
+		shim_av_flush(av);
+	ret = shim_dev_destroy(shim_av_fd(av), av->id);
 	if (ret) {
-		KFAB_WARN(AV, "AV %u: KFAB_IOC_DESTROY: %s\n", av->id,
+		SHIM_WARN(AV, "AV %u: KFAB_IOC_DESTROY: %s\n", av->id,
 			  fi_strerror(-ret));
 		return ret;
 	}
 	munmap(av->map, av->map_size);
 	if (av->eq)
-		kfab_eq_unbind(av->eq);
+		shim_eq_unbind(av->eq);
 	pthread_mutex_destroy(&av->lock);
 	free(av->user_ids);
 	free(av);
 	return 0;
 }
 
-static const struct fi_ops kfab_av_fi_ops = {
+static const struct fi_ops shim_av_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_av_close,
-	.bind = kfab_av_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_av_close,
+	.bind = shim_av_bind,
+	.control = shim_no_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
-static const struct fi_ops_av kfab_av_ops = {
+static const struct fi_ops_av shim_av_ops = {
 	.size = sizeof(struct fi_ops_av),
 	.insert = kfab_av_insert,
-	.insertsvc = kfab_av_insertsvc,
-	.insertsym = kfab_av_insertsym,
+	.insertsvc = shim_av_insertsvc,
+	.insertsym = shim_av_insertsym,
 	.remove = kfab_av_remove,
-	.lookup = kfab_av_lookup,
-	.straddr = kfab_av_straddr,
-	.av_set = kfab_av_set,
+	.lookup = shim_av_lookup,
+	.straddr = shim_av_straddr,
+	.av_set = shim_av_set,
 };
 
-struct kfab_av *kfab_av_from_fid(struct fid *fid)
+struct shim_av *shim_av_from_fid(struct fid *fid)
 {
-	if (!fid || fid->fclass != FI_CLASS_AV || fid->ops != &kfab_av_fi_ops)
+	if (!fid || fid->fclass != FI_CLASS_AV || fid->ops != &shim_av_fi_ops)
 		return NULL;
-	return container_of(fid, struct kfab_av, av_fid.fid);
+	return container_of(fid, struct shim_av, av_fid.fid);
 }
 
-uint32_t kfab_av_id(const struct kfab_av *av)
+uint32_t shim_av_id(const struct shim_av *av)
 {
 	return av->id;
 }
 
-void kfab_av_bind_ep(struct kfab_av *av)
+void shim_av_bind_ep(struct shim_av *av)
 {
 	pthread_mutex_lock(&av->lock);
 	av->ep_cnt++;
 	pthread_mutex_unlock(&av->lock);
 }
 
-void kfab_av_unbind_ep(struct kfab_av *av)
+void shim_av_unbind_ep(struct shim_av *av)
 {
 	pthread_mutex_lock(&av->lock);
 	av->ep_cnt--;
@@ -776,7 +776,7 @@ void kfab_av_unbind_ep(struct kfab_av *av)
 }
 
 /* The kernel's answer must describe a table that fits its mapping. */
-static bool kfab_av_map_ok(const struct kfab_av *av)
+static bool shim_av_map_ok(const struct shim_av *av)
 {
 	const struct kfab_av_header *hdr = av->hdr;
 
@@ -789,15 +789,15 @@ static bool kfab_av_map_ok(const struct kfab_av *av)
 	       hdr->capacity;
 }
 
-static int kfab_av_open_check(const struct fi_av_attr *attr)
+static int shim_av_open_check(const struct fi_av_attr *attr)
 {
-	if (attr->flags & ~KFAB_AV_OPEN_FLAGS)
+	if (attr->flags & ~SHIM_AV_OPEN_FLAGS)
 		return -FI_EBADFLAGS;
 	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_TABLE &&
 	    attr->type != FI_AV_MAP)
 		return -FI_EINVAL;
 	if (attr->rx_ctx_bits < 0 ||
-	    attr->rx_ctx_bits > KFAB_AV_MAX_RX_CTX_BITS)
+	    attr->rx_ctx_bits > SHIM_AV_MAX_RX_CTX_BITS)
 		return -FI_EINVAL;
 	if (attr->count > UINT32_MAX)
 		return -FI_EINVAL;
@@ -822,11 +822,11 @@ static int kfab_av_open_check(const struct fi_av_attr *attr)
 int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av_fid, void *context)
 {
-	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_av_open cmd = { 0 };
 	struct fi_av_attr peer_attr;
 	struct fid_peer_av *peer_av;
-	struct kfab_av *av;
+	struct shim_av *av;
 	int ret;
 
 	if (!attr || !av_fid)
@@ -834,13 +834,13 @@ int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	/* fi_peer(3): the owner's attributes, for a table of kfab's own. */
 	if (attr->flags & FI_PEER) {
 		peer_attr = *attr;
-		ret = kfab_av_peer_attr(context, &peer_attr, &peer_av);
+		ret = shim_av_peer_attr(context, &peer_attr, &peer_av);
 		if (ret)
 			return ret;
 		attr = &peer_attr;
 		context = NULL;
 	}
-	ret = kfab_av_open_check(attr);
+	ret = shim_av_open_check(attr);
 	if (ret)
 		return ret;
 
@@ -859,13 +859,13 @@ int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	if (attr->name) {
 		cmd.name = (uintptr_t)attr->name;
 		cmd.map_addr = (uintptr_t)attr->map_addr;
-		cmd.mode = kfab_av_create_mode();
+		cmd.mode = shim_av_create_mode();
 		if (attr->flags & FI_READ)
 			cmd.flags |= KFAB_AV_OPEN_READ_ONLY;
 	}
-	ret = kfab_dev_av_open(dom->fabric->fd, &cmd);
+	ret = shim_dev_av_open(dom->fabric->fd, &cmd);
 	if (ret) {
-		KFAB_INFO(AV, "KFAB_IOC_AV_OPEN%s%s: %s\n",
+		SHIM_INFO(AV, "KFAB_IOC_AV_OPEN%s%s: %s\n",
 			  attr->name ? " " : "", attr->name ? attr->name : "",
 			  fi_strerror(-ret));
 		goto err_mutex;
@@ -877,13 +877,13 @@ int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		       dom->fabric->fd, cmd.out_mmap_offset);
 	if (av->map == MAP_FAILED) {
 		ret = -errno;
-		KFAB_WARN(AV, "AV %u: mmap: %s\n", av->id, fi_strerror(-ret));
+		SHIM_WARN(AV, "AV %u: mmap: %s\n", av->id, fi_strerror(-ret));
 		goto err_destroy;
 	}
 	av->hdr = av->map;
 	av->capacity = cmd.out_count;
-	if (!kfab_av_map_ok(av)) {
-		KFAB_WARN(AV, "AV %u: the kernel's table does not fit its mapping\n",
+	if (!shim_av_map_ok(av)) {
+		SHIM_WARN(AV, "AV %u: the kernel's table does not fit its mapping\n",
 			  av->id);
 		ret = -FI_EOTHER;
 		goto err_unmap;
@@ -896,21 +896,21 @@ int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	av->pending_tail = &av->pending;
 	av->av_fid.fid.fclass = FI_CLASS_AV;
 	av->av_fid.fid.context = context;
-	av->av_fid.fid.ops = (struct fi_ops *)&kfab_av_fi_ops;
-	av->av_fid.ops = (struct fi_ops_av *)&kfab_av_ops;
+	av->av_fid.fid.ops = (struct fi_ops *)&shim_av_fi_ops;
+	av->av_fid.ops = (struct fi_ops_av *)&shim_av_ops;
 
 	attr->type = av->type;
 	if (attr->name && !attr->map_addr)
 		attr->map_addr = (void *)(uintptr_t)cmd.out_map_addr;
 	*av_fid = &av->av_fid;
-	KFAB_DBG(AV, "AV %u opened: %u entries%s%s\n", av->id, av->capacity,
+	SHIM_DBG(AV, "AV %u opened: %u entries%s%s\n", av->id, av->capacity,
 		 attr->name ? ", name " : "", attr->name ? attr->name : "");
 	return 0;
 
 err_unmap:
 	munmap(av->map, av->map_size);
 err_destroy:
-	kfab_dev_destroy(dom->fabric->fd, av->id);
+	shim_dev_destroy(dom->fabric->fd, av->id);
 err_mutex:
 	pthread_mutex_destroy(&av->lock);
 err_free:

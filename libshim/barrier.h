@@ -8,21 +8,21 @@
  * They are the compiler's __atomic builtins, which on x86-64 and arm64 match
  * the kernel's smp_load_acquire()/smp_store_release()/smp_mb().
  */
-#ifndef KFAB_BARRIER_H
-#define KFAB_BARRIER_H
+#ifndef SHIM_BARRIER_H
+#define SHIM_BARRIER_H
 
 #include <stdint.h>
 
 /* READ_ONCE()/WRITE_ONCE(): one untorn access the compiler cannot fuse. */
-#define kfab_read_once(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
-#define kfab_write_once(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define shim_read_once(p)	__atomic_load_n((p), __ATOMIC_RELAXED)
+#define shim_write_once(p, v)	__atomic_store_n((p), (v), __ATOMIC_RELAXED)
 
 /* smp_load_acquire()/smp_store_release() */
-#define kfab_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
-#define kfab_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define shim_load_acquire(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define shim_store_release(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
 
 /* smp_rmb() and smp_mb() */
-#define kfab_smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
-#define kfab_smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
+#define shim_smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
+#define shim_smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
 
-#endif /* KFAB_BARRIER_H */
+#endif /* SHIM_BARRIER_H */

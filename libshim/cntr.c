@@ -19,7 +19,7 @@
 #include "internal.h"
 
 /**
- * struct kfab_cntr - a fid_cntr
+ * struct shim_cntr - a fid_cntr
  * @cntr_fid: what libfabric sees
  * @domain: the parent
  * @fd: the fabric's device file
@@ -32,9 +32,9 @@
  * @err: the error value, in @map
  * @eps: the endpoints bound to the counter, progressed before every read
  */
-struct kfab_cntr {
+struct shim_cntr {
 	struct fid_cntr cntr_fid;
-	struct kfab_domain *domain;
+	struct shim_domain *domain;
 	int fd;
 	uint32_t id;
 	enum fi_wait_obj wait_obj;
@@ -44,79 +44,79 @@ struct kfab_cntr {
 	const uint32_t *seq;
 	const uint64_t *value;
 	const uint64_t *err;
-	struct kfab_ep_list eps;
+	struct shim_ep_list eps;
 };
 
-static inline struct kfab_cntr *to_kfab_cntr(struct fid_cntr *cntr)
+static inline struct shim_cntr *to_kfab_cntr(struct fid_cntr *cntr)
 {
-	return container_of(cntr, struct kfab_cntr, cntr_fid);
+	return container_of(cntr, struct shim_cntr, cntr_fid);
 }
 
 /* Both values at one instant: a seqcount reader. */
-static void kfab_cntr_values(struct kfab_cntr *cntr, uint64_t *value,
+static void kfab_cntr_values(struct shim_cntr *cntr, uint64_t *value,
 			     uint64_t *err)
 {
 	uint32_t seq;
 
 	for (;;) {
 		/* Pairs with the kernel's release of the closing seq. */
-		seq = kfab_load_acquire(cntr->seq);
+		seq = shim_load_acquire(cntr->seq);
 		if (seq & 1) {
 			sched_yield();
 			continue;
 		}
-		*value = kfab_read_once(cntr->value);
-		*err = kfab_read_once(cntr->err);
+		*value = shim_read_once(cntr->value);
+		*err = shim_read_once(cntr->err);
 		/* Pairs with the kernel's smp_wmb() after the opening seq. */
-		kfab_smp_rmb();
-		if (kfab_read_once(cntr->seq) == seq)
+		shim_smp_rmb();
+		if (shim_read_once(cntr->seq) == seq)
 			return;
 	}
 }
 
-static uint64_t kfab_cntr_read(struct fid_cntr *cntr_fid)
+static uint64_t shim_cntr_read(struct fid_cntr *cntr_fid)
 {
-	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
 	uint64_t value, err;
 
-	kfab_ep_list_progress(&cntr->eps);
+	shim_ep_list_progress(&cntr->eps);
 	kfab_cntr_values(cntr, &value, &err);
 	return value;
 }
 
-static uint64_t kfab_cntr_readerr(struct fid_cntr *cntr_fid)
+static uint64_t shim_cntr_readerr(struct fid_cntr *cntr_fid)
 {
-	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
 	uint64_t value, err;
 
-	kfab_ep_list_progress(&cntr->eps);
+	shim_ep_list_progress(&cntr->eps);
 	kfab_cntr_values(cntr, &value, &err);
 	return err;
 }
 
 static int kfab_cntr_op(struct fid_cntr *cntr_fid, uint32_t op, uint64_t value)
 {
-	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
 
-	return kfab_dev_cntr_update(cntr->fd, cntr->id, op, value);
+	return shim_dev_cntr_update(cntr->fd, cntr->id, op, value);
 }
 
-static int kfab_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
+static int shim_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	return kfab_cntr_op(cntr_fid, KFAB_CNTR_ADD, value);
 }
 
-static int kfab_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
+static int shim_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	return kfab_cntr_op(cntr_fid, KFAB_CNTR_SET, value);
 }
 
-static int kfab_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
+static int shim_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	return kfab_cntr_op(cntr_fid, KFAB_CNTR_ADD_ERR, value);
 }
 
-static int kfab_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
+static int shim_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
 	return kfab_cntr_op(cntr_fid, KFAB_CNTR_SET_ERR, value);
 }
@@ -128,7 +128,7 @@ static int kfab_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			  int timeout)
 {
-	struct kfab_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
 	uint64_t value, err, err0;
 	struct timespec start;
 	bool pending;
@@ -137,14 +137,14 @@ static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	kfab_cntr_values(cntr, &value, &err0);
 	for (;;) {
-		/* Manual progress; see kfab_cq_sreadfrom() for the slices. */
-		pending = kfab_ep_list_progress(&cntr->eps);
+		/* Manual progress; see shim_cq_sreadfrom() for the slices. */
+		pending = shim_ep_list_progress(&cntr->eps);
 		kfab_cntr_values(cntr, &value, &err);
 		if (value >= threshold)
 			return 0;
 		if (err != err0)
 			return -FI_EAVAIL;
-		left = kfab_timeout_left(timeout, &start);
+		left = shim_timeout_left(timeout, &start);
 		if (!left)
 			return -FI_ETIMEDOUT;
 		if (cntr->wait_obj == FI_WAIT_NONE ||
@@ -152,9 +152,9 @@ static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			sched_yield();
 			continue;
 		}
-		if (pending && (left < 0 || left > KFAB_PROGRESS_SLICE_MS))
-			left = KFAB_PROGRESS_SLICE_MS;
-		ret = kfab_dev_cntr_wait(cntr->fd, cntr->id, threshold, err0,
+		if (pending && (left < 0 || left > SHIM_PROGRESS_SLICE_MS))
+			left = SHIM_PROGRESS_SLICE_MS;
+		ret = shim_dev_cntr_wait(cntr->fd, cntr->id, threshold, err0,
 					 left);
 		if (ret && ret != -EINTR && ret != -ETIMEDOUT)
 			return ret;
@@ -162,20 +162,20 @@ static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	}
 }
 
-static int kfab_cntr_control(struct fid *fid, int command, void *arg)
+static int shim_cntr_control(struct fid *fid, int command, void *arg)
 {
-	struct kfab_cntr *cntr =
-		container_of(fid, struct kfab_cntr, cntr_fid.fid);
+	struct shim_cntr *cntr =
+		container_of(fid, struct shim_cntr, cntr_fid.fid);
 
 	switch (command) {
-	case KFAB_CTRL_TRYWAIT:
+	case SHIM_CTRL_TRYWAIT:
 		/*
 		 * Every change signals the fd: once it is reset, the
 		 * caller may block on it and wakes on the next change.
 		 */
 		if (cntr->efd < 0)
 			return -FI_ENOSYS;
-		kfab_eventfd_reset(cntr->efd);
+		shim_eventfd_reset(cntr->efd);
 		return 0;
 	case FI_GETWAIT:
 		if (!arg)
@@ -190,93 +190,93 @@ static int kfab_cntr_control(struct fid *fid, int command, void *arg)
 		*(enum fi_wait_obj *)arg = cntr->wait_obj;
 		return 0;
 	case FI_GET_VAL:
-		return kfab_get_kernel_handle(arg, cntr->fd, cntr->id);
+		return shim_get_kernel_handle(arg, cntr->fd, cntr->id);
 	default:
 		return -FI_ENOSYS;
 	}
 }
 
-static const struct fi_ops kfab_cntr_fi_ops;
+static const struct fi_ops shim_cntr_fi_ops;
 
-struct kfab_cntr *kfab_cntr_from_fid(struct fid *fid)
+struct shim_cntr *shim_cntr_from_fid(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_CNTR ||
-	    fid->ops != &kfab_cntr_fi_ops)
+	    fid->ops != &shim_cntr_fi_ops)
 		return NULL;
-	return container_of(fid, struct kfab_cntr, cntr_fid.fid);
+	return container_of(fid, struct shim_cntr, cntr_fid.fid);
 }
 
-uint32_t kfab_cntr_id(const struct kfab_cntr *cntr)
+uint32_t shim_cntr_id(const struct shim_cntr *cntr)
 {
 	return cntr->id;
 }
 
-int kfab_cntr_attach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep)
+int shim_cntr_attach_ep(struct shim_cntr *cntr, struct shim_ep *ep)
 {
-	return kfab_ep_list_add(&cntr->eps, ep);
+	return shim_ep_list_add(&cntr->eps, ep);
 }
 
-void kfab_cntr_detach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep)
+void shim_cntr_detach_ep(struct shim_cntr *cntr, struct shim_ep *ep)
 {
-	kfab_ep_list_del(&cntr->eps, ep);
+	shim_ep_list_del(&cntr->eps, ep);
 }
 
-static void kfab_cntr_free(struct kfab_cntr *cntr)
+static void shim_cntr_free(struct shim_cntr *cntr)
 {
 	if (cntr->map)
 		munmap(cntr->map, cntr->map_len);
 	if (cntr->efd >= 0)
 		close(cntr->efd);
-	kfab_ep_list_destroy(&cntr->eps);
+	shim_ep_list_destroy(&cntr->eps);
 	free(cntr);
 }
 
-static int kfab_cntr_close(struct fid *fid)
+static int shim_cntr_close(struct fid *fid)
 {
-	struct kfab_cntr *cntr =
-		container_of(fid, struct kfab_cntr, cntr_fid.fid);
+	struct shim_cntr *cntr =
+		container_of(fid, struct shim_cntr, cntr_fid.fid);
 	int ret;
 
 	/* Close the endpoints bound to it first. */
-	if (kfab_ep_list_count(&cntr->eps))
+	if (shim_ep_list_count(&cntr->eps))
 		return -FI_EBUSY;
-	ret = kfab_dev_destroy(cntr->fd, cntr->id);
+	ret = shim_dev_destroy(cntr->fd, cntr->id);
 	if (ret) {
-		KFAB_WARN(CNTR, "cntr %u: KFAB_IOC_DESTROY: %s\n", cntr->id,
+		SHIM_WARN(CNTR, "cntr %u: KFAB_IOC_DESTROY: %s\n", cntr->id,
 			  fi_strerror(-ret));
 		return ret;
 	}
-	kfab_cntr_free(cntr);
+	shim_cntr_free(cntr);
 	return 0;
 }
 
-static const struct fi_ops kfab_cntr_fi_ops = {
+static const struct fi_ops shim_cntr_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_cntr_close,
-	.bind = kfab_no_bind,
-	.control = kfab_cntr_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_cntr_close,
+	.bind = shim_no_bind,
+	.control = shim_cntr_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
-static const struct fi_ops_cntr kfab_cntr_ops = {
+static const struct fi_ops_cntr shim_cntr_ops = {
 	.size = sizeof(struct fi_ops_cntr),
-	.read = kfab_cntr_read,
-	.readerr = kfab_cntr_readerr,
-	.add = kfab_cntr_add,
-	.set = kfab_cntr_set,
+	.read = shim_cntr_read,
+	.readerr = shim_cntr_readerr,
+	.add = shim_cntr_add,
+	.set = shim_cntr_set,
 	.wait = kfab_cntr_wait,
-	.adderr = kfab_cntr_adderr,
-	.seterr = kfab_cntr_seterr,
+	.adderr = shim_cntr_adderr,
+	.seterr = shim_cntr_seterr,
 };
 
-static int kfab_cntr_check_attr(const struct fi_cntr_attr *attr)
+static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
 {
 	/*
 	 * fi_peer(3): a provider without peer counters fails FI_PEER with
 	 * -FI_EINVAL, as for CQs.  libfabric 1.17 has no fid_peer_cntr
-	 * (peer_compat.h, KFAB_PEER_HAVE_CNTR) and kfab builds none.
+	 * (peer_compat.h, SHIM_PEER_HAVE_CNTR) and kfab builds none.
 	 */
 	if (attr->flags & FI_PEER)
 		return -FI_EINVAL;
@@ -316,23 +316,23 @@ int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		.events = FI_CNTR_EVENTS_COMP,
 		.wait_obj = FI_WAIT_NONE,
 	};
-	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_cntr_open cmd = { 0 };
-	struct kfab_cntr *cntr;
+	struct shim_cntr *cntr;
 	int ret;
 
 	if (!cntr_fid)
 		return -FI_EINVAL;
 	if (!attr)
 		attr = (struct fi_cntr_attr *)&defaults;
-	ret = kfab_cntr_check_attr(attr);
+	ret = shim_cntr_check_attr(attr);
 	if (ret)
 		return ret;
 
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)
 		return -FI_ENOMEM;
-	ret = kfab_ep_list_init(&cntr->eps);
+	ret = shim_ep_list_init(&cntr->eps);
 	if (ret) {
 		free(cntr);
 		return ret;
@@ -351,9 +351,9 @@ int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		cmd.eventfd = cntr->efd;
 	}
 	cmd.domain_id = dom->id;
-	ret = kfab_dev_cntr_open(cntr->fd, &cmd);
+	ret = shim_dev_cntr_open(cntr->fd, &cmd);
 	if (ret) {
-		KFAB_WARN(CNTR, "KFAB_IOC_CNTR_OPEN: %s\n", fi_strerror(-ret));
+		SHIM_WARN(CNTR, "KFAB_IOC_CNTR_OPEN: %s\n", fi_strerror(-ret));
 		goto err_free;
 	}
 	cntr->id = cmd.out_cntr_id;
@@ -362,13 +362,13 @@ int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	    cmd.out_off_err + sizeof(uint64_t) > cmd.out_mmap_size)
 		ret = -FI_EOTHER;
 	else
-		ret = kfab_dev_mmap(cntr->fd, cmd.out_mmap_offset,
+		ret = shim_dev_mmap(cntr->fd, cmd.out_mmap_offset,
 				    cmd.out_mmap_size, false, &cntr->map);
 	if (ret) {
 		cntr->map = NULL;
-		KFAB_WARN(CNTR, "cntr %u: mapping the values: %s\n", cntr->id,
+		SHIM_WARN(CNTR, "cntr %u: mapping the values: %s\n", cntr->id,
 			  fi_strerror(-ret));
-		kfab_dev_destroy(cntr->fd, cntr->id);
+		shim_dev_destroy(cntr->fd, cntr->id);
 		goto err_free;
 	}
 	cntr->map_len = cmd.out_mmap_size;
@@ -378,12 +378,12 @@ int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 
 	cntr->cntr_fid.fid.fclass = FI_CLASS_CNTR;
 	cntr->cntr_fid.fid.context = context;
-	cntr->cntr_fid.fid.ops = (struct fi_ops *)&kfab_cntr_fi_ops;
-	cntr->cntr_fid.ops = (struct fi_ops_cntr *)&kfab_cntr_ops;
+	cntr->cntr_fid.fid.ops = (struct fi_ops *)&shim_cntr_fi_ops;
+	cntr->cntr_fid.ops = (struct fi_ops_cntr *)&shim_cntr_ops;
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 
 err_free:
-	kfab_cntr_free(cntr);
+	shim_cntr_free(cntr);
 	return ret;
 }

@@ -34,7 +34,7 @@
 #include "peer.h"
 
 /**
- * struct kfab_cq - a fid_cq
+ * struct shim_cq - a fid_cq
  * @cq_fid: what libfabric sees
  * @domain: the parent
  * @fd: the fabric's device file
@@ -71,9 +71,9 @@
  *	it was the application's: readerr returns it first (under @lock)
  * @held: that error; its err_data is in @held_data
  */
-struct kfab_cq {
+struct shim_cq {
 	struct fid_cq cq_fid;
-	struct kfab_domain *domain;
+	struct shim_domain *domain;
 	int fd;
 	uint32_t id;
 	enum fi_cq_format format;
@@ -99,22 +99,22 @@ struct kfab_cq {
 	bool trywait_armed;
 	bool signaled;
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
-	struct kfab_ep_list eps;
-	struct kfab_cq_peer *as_peer;
-	struct kfab_cq_owner *as_owner;
+	struct shim_ep_list eps;
+	struct shim_cq_peer *as_peer;
+	struct shim_cq_owner *as_owner;
 	bool err_held;
 	struct kfab_cq_readerr held;
 	uint8_t held_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
-static inline struct kfab_cq *to_kfab_cq(struct fid_cq *cq)
+static inline struct shim_cq *to_kfab_cq(struct fid_cq *cq)
 {
-	return container_of(cq, struct kfab_cq, cq_fid);
+	return container_of(cq, struct shim_cq, cq_fid);
 }
 
 /* ---- waiting on an eventfd (shared with cntr.c) ---- */
 
-static long kfab_ms_since(const struct timespec *start)
+static long shim_ms_since(const struct timespec *start)
 {
 	struct timespec now;
 
@@ -124,17 +124,17 @@ static long kfab_ms_since(const struct timespec *start)
 }
 
 /* Milliseconds left of @timeout since @start: -1 for ever, 0 when up. */
-int kfab_timeout_left(int timeout, const struct timespec *start)
+int shim_timeout_left(int timeout, const struct timespec *start)
 {
 	long left;
 
 	if (timeout < 0)
 		return -1;
-	left = timeout - kfab_ms_since(start);
+	left = timeout - shim_ms_since(start);
 	return left > 0 ? (int)left : 0;
 }
 
-void kfab_eventfd_wait(int efd, int timeout_ms)
+void shim_eventfd_wait(int efd, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = efd, .events = POLLIN };
 
@@ -143,14 +143,14 @@ void kfab_eventfd_wait(int efd, int timeout_ms)
 }
 
 /* The eventfd is non-blocking: this empties it, or finds it empty. */
-void kfab_eventfd_reset(int efd)
+void shim_eventfd_reset(int efd)
 {
 	eventfd_t val;
 
 	(void)eventfd_read(efd, &val);
 }
 
-int kfab_get_kernel_handle(void *arg, int fd, uint32_t id)
+int shim_get_kernel_handle(void *arg, int fd, uint32_t id)
 {
 	struct fi_fid_var *var = arg;
 	struct kfab_kernel_handle *h;
@@ -169,7 +169,7 @@ int kfab_get_kernel_handle(void *arg, int fd, uint32_t id)
 
 /* ---- endpoints bound to CQs and counters: manual progress ---- */
 
-int kfab_ep_list_init(struct kfab_ep_list *list)
+int shim_ep_list_init(struct shim_ep_list *list)
 {
 	list->eps = NULL;
 	list->count = 0;
@@ -177,21 +177,21 @@ int kfab_ep_list_init(struct kfab_ep_list *list)
 	return -pthread_mutex_init(&list->lock, NULL);
 }
 
-void kfab_ep_list_destroy(struct kfab_ep_list *list)
+void shim_ep_list_destroy(struct shim_ep_list *list)
 {
 	free(list->eps);
 	list->eps = NULL;
 	pthread_mutex_destroy(&list->lock);
 }
 
-int kfab_ep_list_add(struct kfab_ep_list *list, struct kfab_ep *ep)
+int shim_ep_list_add(struct shim_ep_list *list, struct shim_ep *ep)
 {
 	int ret = 0;
 
 	pthread_mutex_lock(&list->lock);
 	if (list->count == list->cap) {
 		size_t cap = list->cap ? list->cap * 2 : 4;
-		struct kfab_ep **eps = realloc(list->eps, cap * sizeof(*eps));
+		struct shim_ep **eps = realloc(list->eps, cap * sizeof(*eps));
 
 		if (!eps) {
 			ret = -FI_ENOMEM;
@@ -207,7 +207,7 @@ out:
 }
 
 /* Removes one occurrence of @ep; order does not matter. */
-void kfab_ep_list_del(struct kfab_ep_list *list, struct kfab_ep *ep)
+void shim_ep_list_del(struct shim_ep_list *list, struct shim_ep *ep)
 {
 	size_t i;
 
@@ -221,7 +221,7 @@ void kfab_ep_list_del(struct kfab_ep_list *list, struct kfab_ep *ep)
 	pthread_mutex_unlock(&list->lock);
 }
 
-size_t kfab_ep_list_count(struct kfab_ep_list *list)
+size_t shim_ep_list_count(struct shim_ep_list *list)
 {
 	size_t n;
 
@@ -235,14 +235,14 @@ size_t kfab_ep_list_count(struct kfab_ep_list *list)
  * The list's lock keeps every endpoint alive meanwhile: fi_close() of an
  * endpoint detaches it (under this lock) before it frees anything.
  */
-bool kfab_ep_list_progress(struct kfab_ep_list *list)
+bool shim_ep_list_progress(struct shim_ep_list *list)
 {
 	bool pending = false;
 	size_t i;
 
 	pthread_mutex_lock(&list->lock);
 	for (i = 0; i < list->count; i++)
-		pending |= kfab_ep_progress(list->eps[i]);
+		pending |= shim_ep_progress(list->eps[i]);
 	pthread_mutex_unlock(&list->lock);
 	return pending;
 }
@@ -255,15 +255,15 @@ bool kfab_ep_list_progress(struct kfab_ep_list *list)
  * to the CQ uses the same AV (the common case); otherwise the index is
  * returned.  Called without cq->lock (list lock, then the AV's lock).
  */
-static void kfab_cq_user_ids(struct kfab_cq *cq, fi_addr_t *src, size_t n)
+static void shim_cq_user_ids(struct shim_cq *cq, fi_addr_t *src, size_t n)
 {
-	struct kfab_ep_list *list = &cq->eps;
-	struct kfab_av *av = NULL, *ep_av;
+	struct shim_ep_list *list = &cq->eps;
+	struct shim_av *av = NULL, *ep_av;
 	size_t i;
 
 	pthread_mutex_lock(&list->lock);
 	for (i = 0; i < list->count; i++) {
-		ep_av = kfab_read_once(&list->eps[i]->av);
+		ep_av = shim_read_once(&list->eps[i]->av);
 		if (!ep_av)
 			continue;
 		if (av && av != ep_av) {
@@ -275,7 +275,7 @@ static void kfab_cq_user_ids(struct kfab_cq *cq, fi_addr_t *src, size_t n)
 	if (av)
 		for (i = 0; i < n; i++)
 			if (src[i] != FI_ADDR_NOTAVAIL)
-				src[i] = kfab_av_user_id(av, src[i]);
+				src[i] = shim_av_user_id(av, src[i]);
 	pthread_mutex_unlock(&list->lock);
 }
 
@@ -285,17 +285,17 @@ static void kfab_cq_user_ids(struct kfab_cq *cq, fi_addr_t *src, size_t n)
  * Entries the kernel has for us (in the ring and in its overflow list),
  * and those peers wrote (kfab as an owner).
  */
-static uint32_t kfab_cq_pending(struct kfab_cq *cq)
+static uint32_t shim_cq_pending(struct shim_cq *cq)
 {
 	/* (C1): pairs with the kernel's release of tail (P2). */
-	uint32_t avail = kfab_load_acquire(cq->tail) - cq->local_head;
-	struct kfab_cq_owner *o = kfab_cq_get_owner(cq);
+	uint32_t avail = shim_load_acquire(cq->tail) - cq->local_head;
+	struct shim_cq_owner *o = shim_cq_get_owner(cq);
 
 	if (avail > cq->entries)	/* cannot happen: the kernel wrote it */
 		avail = cq->entries;
-	avail += kfab_read_once(cq->overflow);
+	avail += shim_read_once(cq->overflow);
 	if (o)
-		avail += (uint32_t)kfab_cq_owner_count(o);
+		avail += (uint32_t)shim_cq_owner_count(o);
 	return avail;
 }
 
@@ -304,21 +304,21 @@ static uint32_t kfab_cq_pending(struct kfab_cq *cq)
  * found nothing): under cq->lock, take kernel errors out until one is the
  * application's, and hold it.  True when one is held.
  */
-static bool kfab_cq_hold_err_locked(struct kfab_cq *cq)
+static bool shim_cq_hold_err_locked(struct shim_cq *cq)
 {
 	struct kfab_cq_readerr cmd;
 	struct kfab_cq_entry e;
 
-	while (!cq->err_held && kfab_read_once(cq->err_count)) {
+	while (!cq->err_held && shim_read_once(cq->err_count)) {
 		memset(&cmd, 0, sizeof(cmd));
 		cmd.cq_id = cq->id;
 		cmd.err_data = (uintptr_t)cq->held_data;
 		cmd.err_data_size = sizeof(cq->held_data);
-		if (kfab_dev_cq_readerr(cq->fd, &cmd))
+		if (shim_dev_cq_readerr(cq->fd, &cmd))
 			break;
 		e = cmd.out_entry;
-		if (kfab_psrx_intercept(&e, cmd.out_err, true) ==
-		    KFAB_PSRX_SWALLOW)
+		if (shim_psrx_intercept(&e, cmd.out_err, true) ==
+		    SHIM_PSRX_SWALLOW)
 			continue;
 		cmd.out_entry = e;
 		cq->held = cmd;
@@ -328,23 +328,23 @@ static bool kfab_cq_hold_err_locked(struct kfab_cq *cq)
 }
 
 /* An error completion waits: the kernel's, or one a peer wrote. */
-static bool kfab_cq_err_waiting(struct kfab_cq *cq)
+static bool shim_cq_err_waiting(struct shim_cq *cq)
 {
 	bool held;
 
-	if (kfab_psrx_active() && kfab_read_once(cq->err_count)) {
+	if (shim_psrx_active() && shim_read_once(cq->err_count)) {
 		pthread_mutex_lock(&cq->lock);
-		held = kfab_cq_hold_err_locked(cq);
+		held = shim_cq_hold_err_locked(cq);
 		pthread_mutex_unlock(&cq->lock);
 		if (held)
 			return true;
 	}
-	return cq->err_held || kfab_read_once(cq->err_count) ||
-	       kfab_cq_owner_has_err(kfab_cq_get_owner(cq));
+	return cq->err_held || shim_read_once(cq->err_count) ||
+	       shim_cq_owner_has_err(shim_cq_get_owner(cq));
 }
 
 /* readerr of a held error, with readerr's err_data rules (cq->lock held). */
-static void kfab_cq_give_held_locked(struct kfab_cq *cq,
+static void shim_cq_give_held_locked(struct shim_cq *cq,
 				     struct fi_cq_err_entry *buf,
 				     bool user_buf)
 {
@@ -372,7 +372,7 @@ static void kfab_cq_give_held_locked(struct kfab_cq *cq,
 	cq->err_held = false;
 }
 
-static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
+static void shim_cq_copy(struct shim_cq *cq, void *buf, size_t i,
 			 const struct kfab_cq_entry *e)
 {
 	void *ctx = (void *)(uintptr_t)e->op_context;
@@ -418,19 +418,19 @@ static void kfab_cq_copy(struct kfab_cq *cq, void *buf, size_t i,
  * after the ring's; their sources are in the terms of the peer's AV, which
  * kfab cannot translate: FI_ADDR_NOTAVAIL.
  */
-static size_t kfab_cq_read_owner(struct kfab_cq *cq, void *buf, size_t first,
+static size_t shim_cq_read_owner(struct shim_cq *cq, void *buf, size_t first,
 				 size_t count, fi_addr_t *src_addr)
 {
-	struct kfab_cq_owner *o = kfab_cq_get_owner(cq);
+	struct shim_cq_owner *o = shim_cq_get_owner(cq);
 	struct kfab_cq_entry e[16];
 	size_t n = 0, got, i;
 
 	while (o && n < count) {
-		got = kfab_cq_owner_pop(o, e, count - n < 16 ? count - n : 16);
+		got = shim_cq_owner_pop(o, e, count - n < 16 ? count - n : 16);
 		if (!got)
 			break;
 		for (i = 0; i < got; i++, n++) {
-			kfab_cq_copy(cq, buf, first + n, &e[i]);
+			shim_cq_copy(cq, buf, first + n, &e[i]);
 			if (src_addr)
 				src_addr[first + n] = FI_ADDR_NOTAVAIL;
 		}
@@ -448,7 +448,7 @@ static size_t kfab_cq_read_owner(struct kfab_cq *cq, void *buf, size_t first,
  * receive's buffer before anyone sees its completion.  The kernel wrote
  * buf and len (at most KFAB_CQ_PAYLOAD_MAX) from the receive we posted.
  */
-static void kfab_cq_payload(const struct kfab_cq *cq, const uint8_t *slot,
+static void shim_cq_payload(const struct shim_cq *cq, const uint8_t *slot,
 			    struct kfab_cq_entry *e)
 {
 	if (!(e->flags & KFAB_COMP_PAYLOAD))
@@ -459,7 +459,7 @@ static void kfab_cq_payload(const struct kfab_cq *cq, const uint8_t *slot,
 		memcpy((void *)(uintptr_t)e->buf, slot + sizeof(*e), e->len);
 }
 
-static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
+static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 				  fi_addr_t *src_addr)
 {
 	size_t n = 0, esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
@@ -468,7 +468,7 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 
 	for (;;) {
 		/* (C1): pairs with the kernel's release of tail (P2). */
-		tail = kfab_load_acquire(cq->tail);
+		tail = shim_load_acquire(cq->tail);
 		avail = tail - cq->local_head;
 		if (avail > cq->entries)
 			avail = cq->entries;
@@ -479,62 +479,62 @@ static size_t kfab_cq_read_locked(struct kfab_cq *cq, void *buf, size_t count,
 				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
 
 			memcpy(&e, slot, esize);
-			kfab_cq_payload(cq, slot, &e);
+			shim_cq_payload(cq, slot, &e);
 			cq->local_head++;
 			/* A peer SRX's own request, or one to rewrite. */
-			if (kfab_psrx_active() &&
-			    kfab_psrx_intercept(&e, 0, true) == KFAB_PSRX_SWALLOW)
+			if (shim_psrx_active() &&
+			    shim_psrx_intercept(&e, 0, true) == SHIM_PSRX_SWALLOW)
 				continue;
-			kfab_cq_copy(cq, buf, n, &e);
+			shim_cq_copy(cq, buf, n, &e);
 			if (src_addr)
 				src_addr[n] = e.src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
 					      FI_ADDR_NOTAVAIL : e.src_addr;
 			n++;
 		}
 		/* (C3): the slots are copied before the kernel may reuse them. */
-		kfab_store_release(cq->head, cq->local_head);
-		if (n == count || !kfab_read_once(cq->overflow))
+		shim_store_release(cq->head, cq->local_head);
+		if (n == count || !shim_read_once(cq->overflow))
 			break;
 		/* The ring ran dry and the kernel holds more: the slow path. */
-		if (kfab_dev_cq_drain(cq->fd, cq->id, NULL) ||
-		    kfab_load_acquire(cq->tail) == tail)
+		if (shim_dev_cq_drain(cq->fd, cq->id, NULL) ||
+		    shim_load_acquire(cq->tail) == tail)
 			break;
 	}
-	return n + kfab_cq_read_owner(cq, buf, n, count - n, src_addr);
+	return n + shim_cq_read_owner(cq, buf, n, count - n, src_addr);
 }
 
-static ssize_t kfab_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
+static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
-	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_kfab_cq(cq_fid);
 	size_t n;
 
 	if (count && !buf)
 		return -FI_EINVAL;
 	/* Manual progress: requests queued on bound endpoints go first. */
-	kfab_ep_list_progress(&cq->eps);
-	kfab_psrx_progress_all();
-	kfab_cq_owner_progress(kfab_cq_get_owner(cq));
+	shim_ep_list_progress(&cq->eps);
+	shim_psrx_progress_all();
+	shim_cq_owner_progress(shim_cq_get_owner(cq));
 	/* An error waiting comes first (fi_cq(3)): no system call to know. */
-	if (kfab_cq_err_waiting(cq))
+	if (shim_cq_err_waiting(cq))
 		return -FI_EAVAIL;
 	pthread_mutex_lock(&cq->lock);
-	n = kfab_cq_read_locked(cq, buf, count, src_addr);
+	n = shim_cq_read_locked(cq, buf, count, src_addr);
 	pthread_mutex_unlock(&cq->lock);
 	if (n && src_addr)
-		kfab_cq_user_ids(cq, src_addr, n);
+		shim_cq_user_ids(cq, src_addr, n);
 	if (n)
 		return (ssize_t)n;
 	return count ? -FI_EAGAIN : 0;
 }
 
-static ssize_t kfab_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
+static ssize_t shim_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
-	return kfab_cq_readfrom(cq_fid, buf, count, NULL);
+	return shim_cq_readfrom(cq_fid, buf, count, NULL);
 }
 
 /* An error a peer wrote (kfab as an owner), with readerr's err_data rules. */
-static ssize_t kfab_cq_readerr_owner(struct kfab_cq *cq,
+static ssize_t shim_cq_readerr_owner(struct shim_cq *cq,
 				     struct fi_cq_err_entry *buf, bool user_buf)
 {
 	struct fi_cq_err_entry err;
@@ -543,7 +543,7 @@ static ssize_t kfab_cq_readerr_owner(struct kfab_cq *cq,
 	int ret;
 
 	pthread_mutex_lock(&cq->lock);
-	ret = kfab_cq_owner_pop_err(kfab_cq_get_owner(cq), &err, data, &len);
+	ret = shim_cq_owner_pop_err(shim_cq_get_owner(cq), &err, data, &len);
 	pthread_mutex_unlock(&cq->lock);
 	if (ret)
 		return ret;
@@ -556,7 +556,7 @@ static ssize_t kfab_cq_readerr_owner(struct kfab_cq *cq,
 static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
 			       struct fi_cq_err_entry *buf, uint64_t flags)
 {
-	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_kfab_cq(cq_fid);
 	struct kfab_cq_readerr cmd = { .cq_id = cq->id };
 	uint32_t api = cq->domain->fabric->fabric_fid.api_version;
 	bool user_buf;
@@ -581,21 +581,21 @@ static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
 		cmd.err_data_size = sizeof(cq->err_data);
 	}
 
-	if (cq->err_held || kfab_psrx_active()) {
+	if (cq->err_held || shim_psrx_active()) {
 		pthread_mutex_lock(&cq->lock);
-		if (kfab_cq_hold_err_locked(cq)) {
-			kfab_cq_give_held_locked(cq, buf, user_buf);
+		if (shim_cq_hold_err_locked(cq)) {
+			shim_cq_give_held_locked(cq, buf, user_buf);
 			pthread_mutex_unlock(&cq->lock);
 			return 1;
 		}
 		pthread_mutex_unlock(&cq->lock);
 	}
-	if (!kfab_read_once(cq->err_count) &&
-	    kfab_cq_owner_has_err(kfab_cq_get_owner(cq)))
-		return kfab_cq_readerr_owner(cq, buf, user_buf);
+	if (!shim_read_once(cq->err_count) &&
+	    shim_cq_owner_has_err(shim_cq_get_owner(cq)))
+		return shim_cq_readerr_owner(cq, buf, user_buf);
 
 	pthread_mutex_lock(&cq->lock);
-	ret = kfab_dev_cq_readerr(cq->fd, &cmd);
+	ret = shim_dev_cq_readerr(cq->fd, &cmd);
 	pthread_mutex_unlock(&cq->lock);
 	if (ret)
 		return ret == -EAGAIN ? -FI_EAGAIN : ret;
@@ -616,19 +616,19 @@ static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
 }
 
 /* Arm for a waiter (under cq->lock); see the top of the file. */
-static void kfab_cq_arm_locked(struct kfab_cq *cq)
+static void shim_cq_arm_locked(struct shim_cq *cq)
 {
-	kfab_write_once(cq->armed, 1);
+	shim_write_once(cq->armed, 1);
 }
 
-static void kfab_cq_disarm_locked(struct kfab_cq *cq)
+static void shim_cq_disarm_locked(struct shim_cq *cq)
 {
 	if (!cq->waiters && !cq->trywait_armed)
-		kfab_write_once(cq->armed, 0);
+		shim_write_once(cq->armed, 0);
 }
 
 /* Block until something may have changed, for at most @left ms. */
-static void kfab_cq_block(struct kfab_cq *cq, int left, uint32_t threshold)
+static void shim_cq_block(struct shim_cq *cq, int left, uint32_t threshold)
 {
 	bool ready;
 
@@ -638,33 +638,33 @@ static void kfab_cq_block(struct kfab_cq *cq, int left, uint32_t threshold)
 	}
 	pthread_mutex_lock(&cq->lock);
 	cq->waiters++;
-	kfab_cq_arm_locked(cq);
+	shim_cq_arm_locked(cq);
 	pthread_mutex_unlock(&cq->lock);
 	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
-	kfab_smp_mb();
+	shim_smp_mb();
 
 	pthread_mutex_lock(&cq->lock);
-	ready = kfab_cq_err_waiting(cq) ||
-		kfab_cq_pending(cq) >= threshold ||
+	ready = shim_cq_err_waiting(cq) ||
+		shim_cq_pending(cq) >= threshold ||
 		cq->signaled;
 	pthread_mutex_unlock(&cq->lock);
 	if (!ready) {
-		kfab_eventfd_wait(cq->efd, left);
+		shim_eventfd_wait(cq->efd, left);
 		/* Reset before the caller looks again: nothing is missed. */
-		kfab_eventfd_reset(cq->efd);
+		shim_eventfd_reset(cq->efd);
 	}
 
 	pthread_mutex_lock(&cq->lock);
 	cq->waiters--;
-	kfab_cq_disarm_locked(cq);
+	shim_cq_disarm_locked(cq);
 	pthread_mutex_unlock(&cq->lock);
 }
 
-static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
+static ssize_t shim_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr,
 				 const void *cond, int timeout)
 {
-	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_kfab_cq(cq_fid);
 	uint32_t threshold = 1;
 	struct timespec start;
 	bool pending;
@@ -672,7 +672,7 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 	int left;
 
 	if (!count)
-		return kfab_cq_readfrom(cq_fid, buf, 0, src_addr);
+		return shim_cq_readfrom(cq_fid, buf, 0, src_addr);
 	if (!buf)
 		return -FI_EINVAL;
 	if (cq->wait_cond == FI_CQ_COND_THRESHOLD && cond) {
@@ -693,29 +693,29 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 		 * nothing may signal us when they can go: sleep in short
 		 * slices and ring again.
 		 */
-		pending = kfab_ep_list_progress(&cq->eps);
+		pending = shim_ep_list_progress(&cq->eps);
 		/* Peers' traffic is seen only by polling them: short slices. */
-		pending |= kfab_psrx_active();
-		kfab_psrx_progress_all();
-		pending |= kfab_cq_owner_progress(kfab_cq_get_owner(cq));
-		if (kfab_cq_err_waiting(cq))
+		pending |= shim_psrx_active();
+		shim_psrx_progress_all();
+		pending |= shim_cq_owner_progress(shim_cq_get_owner(cq));
+		if (shim_cq_err_waiting(cq))
 			return -FI_EAVAIL;
-		left = kfab_timeout_left(timeout, &start);
+		left = shim_timeout_left(timeout, &start);
 		pthread_mutex_lock(&cq->lock);
 		if (cq->signaled) {
 			cq->signaled = false;
 			pthread_mutex_unlock(&cq->lock);
 			return -FI_EAGAIN;
 		}
-		if (kfab_cq_pending(cq) >= threshold || !left) {
-			n = kfab_cq_read_locked(cq, buf, count, src_addr);
+		if (shim_cq_pending(cq) >= threshold || !left) {
+			n = shim_cq_read_locked(cq, buf, count, src_addr);
 			/* Pass a wakeup on to the next waiter if we left some. */
 			if (n && cq->waiters && cq->efd >= 0 &&
-			    kfab_cq_pending(cq))
+			    shim_cq_pending(cq))
 				(void)eventfd_write(cq->efd, 1);
 			pthread_mutex_unlock(&cq->lock);
 			if (n && src_addr)
-				kfab_cq_user_ids(cq, src_addr, n);
+				shim_cq_user_ids(cq, src_addr, n);
 			if (n)
 				return (ssize_t)n;
 			if (!left)
@@ -723,21 +723,21 @@ static ssize_t kfab_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 			continue;
 		}
 		pthread_mutex_unlock(&cq->lock);
-		if (pending && (left < 0 || left > KFAB_PROGRESS_SLICE_MS))
-			left = KFAB_PROGRESS_SLICE_MS;
-		kfab_cq_block(cq, left, threshold);
+		if (pending && (left < 0 || left > SHIM_PROGRESS_SLICE_MS))
+			left = SHIM_PROGRESS_SLICE_MS;
+		shim_cq_block(cq, left, threshold);
 	}
 }
 
-static ssize_t kfab_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
+static ssize_t shim_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 			     const void *cond, int timeout)
 {
-	return kfab_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
+	return shim_cq_sreadfrom(cq_fid, buf, count, NULL, cond, timeout);
 }
 
-static int kfab_cq_signal(struct fid_cq *cq_fid)
+static int shim_cq_signal(struct fid_cq *cq_fid)
 {
-	struct kfab_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_kfab_cq(cq_fid);
 
 	pthread_mutex_lock(&cq->lock);
 	cq->signaled = true;
@@ -747,7 +747,7 @@ static int kfab_cq_signal(struct fid_cq *cq_fid)
 	return 0;
 }
 
-static const char *kfab_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
+static const char *shim_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 				    const void *err_data, char *buf, size_t len)
 {
 	/* kfab's prov_errno values are errnos; err_data is opaque bytes. */
@@ -763,7 +763,7 @@ static const char *kfab_cq_strerror(struct fid_cq *cq_fid, int prov_errno,
 }
 
 /* fi_trywait(): arm for good, then say whether the caller may block. */
-static int kfab_cq_trywait(struct kfab_cq *cq)
+static int shim_cq_trywait(struct shim_cq *cq)
 {
 	bool ready;
 
@@ -773,29 +773,29 @@ static int kfab_cq_trywait(struct kfab_cq *cq)
 	 * Requests stuck in a ring need the caller to come back, and so do
 	 * imported peer CQs, whose progress is manual: no sleep.
 	 */
-	if (kfab_ep_list_progress(&cq->eps) ||
-	    kfab_cq_owner_progress(kfab_cq_get_owner(cq)))
+	if (shim_ep_list_progress(&cq->eps) ||
+	    shim_cq_owner_progress(shim_cq_get_owner(cq)))
 		return -FI_EAGAIN;
-	kfab_eventfd_reset(cq->efd);
+	shim_eventfd_reset(cq->efd);
 	pthread_mutex_lock(&cq->lock);
 	cq->trywait_armed = true;
-	kfab_cq_arm_locked(cq);
+	shim_cq_arm_locked(cq);
 	pthread_mutex_unlock(&cq->lock);
 	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
-	kfab_smp_mb();
+	shim_smp_mb();
 	pthread_mutex_lock(&cq->lock);
-	ready = kfab_cq_err_waiting(cq) || kfab_cq_pending(cq);
+	ready = shim_cq_err_waiting(cq) || shim_cq_pending(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return ready ? -FI_EAGAIN : 0;
 }
 
-static int kfab_cq_control(struct fid *fid, int command, void *arg)
+static int shim_cq_control(struct fid *fid, int command, void *arg)
 {
-	struct kfab_cq *cq = container_of(fid, struct kfab_cq, cq_fid.fid);
+	struct shim_cq *cq = container_of(fid, struct shim_cq, cq_fid.fid);
 
 	switch (command) {
-	case KFAB_CTRL_TRYWAIT:
-		return kfab_cq_trywait(cq);
+	case SHIM_CTRL_TRYWAIT:
+		return shim_cq_trywait(cq);
 	case FI_GETWAIT:
 		if (!arg)
 			return -FI_EINVAL;
@@ -811,91 +811,91 @@ static int kfab_cq_control(struct fid *fid, int command, void *arg)
 	case FI_GET_VAL:
 		if (arg && ((struct fi_fid_var *)arg)->name == KFAB_FID_PEER_EXPORT)
 			return cq->as_peer ? -FI_EINVAL :
-			       kfab_cq_owner_export(cq, ((struct fi_fid_var *)arg)->val);
-		return kfab_get_kernel_handle(arg, cq->fd, cq->id);
+			       shim_cq_owner_export(cq, ((struct fi_fid_var *)arg)->val);
+		return shim_get_kernel_handle(arg, cq->fd, cq->id);
 	default:
 		return -FI_ENOSYS;
 	}
 }
 
-static const struct fi_ops kfab_cq_fi_ops;
+static const struct fi_ops shim_cq_fi_ops;
 
-struct kfab_cq *kfab_cq_from_fid(struct fid *fid)
+struct shim_cq *shim_cq_from_fid(struct fid *fid)
 {
-	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &kfab_cq_fi_ops)
+	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &shim_cq_fi_ops)
 		return NULL;
-	return container_of(fid, struct kfab_cq, cq_fid.fid);
+	return container_of(fid, struct shim_cq, cq_fid.fid);
 }
 
-uint32_t kfab_cq_id(const struct kfab_cq *cq)
+uint32_t shim_cq_id(const struct shim_cq *cq)
 {
 	return cq->id;
 }
 
-int kfab_cq_attach_ep(struct kfab_cq *cq, struct kfab_ep *ep)
+int shim_cq_attach_ep(struct shim_cq *cq, struct shim_ep *ep)
 {
-	return kfab_ep_list_add(&cq->eps, ep);
+	return shim_ep_list_add(&cq->eps, ep);
 }
 
-void kfab_cq_detach_ep(struct kfab_cq *cq, struct kfab_ep *ep)
+void shim_cq_detach_ep(struct shim_cq *cq, struct shim_ep *ep)
 {
-	kfab_ep_list_del(&cq->eps, ep);
+	shim_ep_list_del(&cq->eps, ep);
 }
 
 /* ---- for peer_cq.c (peer.h) ---- */
 
-struct kfab_cq *kfab_cq_from_cq_fid(struct fid_cq *cq_fid)
+struct shim_cq *shim_cq_from_cq_fid(struct fid_cq *cq_fid)
 {
 	return to_kfab_cq(cq_fid);
 }
 
-struct kfab_cq_peer *kfab_cq_get_peer(struct kfab_cq *cq)
+struct shim_cq_peer *shim_cq_get_peer(struct shim_cq *cq)
 {
 	return cq->as_peer;
 }
 
-struct kfab_cq_owner *kfab_cq_get_owner(struct kfab_cq *cq)
+struct shim_cq_owner *shim_cq_get_owner(struct shim_cq *cq)
 {
-	return kfab_load_acquire(&cq->as_owner);
+	return shim_load_acquire(&cq->as_owner);
 }
 
-struct kfab_cq_owner *kfab_cq_set_owner(struct kfab_cq *cq,
-					struct kfab_cq_owner *owner)
+struct shim_cq_owner *shim_cq_set_owner(struct shim_cq *cq,
+					struct shim_cq_owner *owner)
 {
-	struct kfab_cq_owner *cur;
+	struct shim_cq_owner *cur;
 
 	pthread_mutex_lock(&cq->lock);
 	cur = cq->as_owner;
 	if (!cur) {
 		/* Published whole: readers look without the lock. */
-		kfab_store_release(&cq->as_owner, owner);
+		shim_store_release(&cq->as_owner, owner);
 		cur = owner;
 	}
 	pthread_mutex_unlock(&cq->lock);
 	return cur;
 }
 
-bool kfab_cq_progress_eps(struct kfab_cq *cq)
+bool shim_cq_progress_eps(struct shim_cq *cq)
 {
-	return kfab_ep_list_progress(&cq->eps);
+	return shim_ep_list_progress(&cq->eps);
 }
 
-bool kfab_cq_has_err(struct kfab_cq *cq)
+bool shim_cq_has_err(struct shim_cq *cq)
 {
-	return kfab_read_once(cq->err_count) != 0;
+	return shim_read_once(cq->err_count) != 0;
 }
 
-ssize_t kfab_cq_take_err(struct kfab_cq *cq, struct fi_cq_err_entry *buf)
+ssize_t shim_cq_take_err(struct shim_cq *cq, struct fi_cq_err_entry *buf)
 {
 	memset(buf, 0, sizeof(*buf));
 	return kfab_cq_readerr(&cq->cq_fid, buf, 0);
 }
 
-void kfab_cq_wake(struct kfab_cq *cq)
+void shim_cq_wake(struct shim_cq *cq)
 {
 	/* Pairs with the waiter's barrier after it armed (C2). */
-	kfab_smp_mb();
-	if (cq->efd >= 0 && kfab_read_once(cq->armed))
+	shim_smp_mb();
+	if (cq->efd >= 0 && shim_read_once(cq->armed))
 		(void)eventfd_write(cq->efd, 1);
 }
 
@@ -904,7 +904,7 @@ void kfab_cq_wake(struct kfab_cq *cq)
  * so no cq->lock: the sink calls into the owner, which may take locks of
  * its own and even call back into kfab.
  */
-int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
+int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg)
 {
 	size_t esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
 		       cq->entry_size : sizeof(struct kfab_cq_entry);
@@ -914,25 +914,25 @@ int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
 
 	for (;;) {
 		/* (C1): pairs with the kernel's release of tail (P2). */
-		tail = kfab_load_acquire(cq->tail);
+		tail = shim_load_acquire(cq->tail);
 		avail = tail - cq->local_head;
 		if (avail > cq->entries)
 			avail = cq->entries;
 		for (; avail; avail--) {
 			struct kfab_cq_entry e = { 0 }, orig;
-			int what = KFAB_PSRX_NOT_MINE;
+			int what = SHIM_PSRX_NOT_MINE;
 			const uint8_t *slot = cq->slots +
 				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
 
 			memcpy(&e, slot, esize);
 			/* A small message's bytes, before the owner sees it. */
-			kfab_cq_payload(cq, slot, &e);
+			shim_cq_payload(cq, slot, &e);
 			/* Rewritten, or swallowed, only once the owner took it. */
 			orig = e;
-			if (kfab_psrx_active())
-				what = kfab_psrx_intercept(&e, 0, false);
-			if (what == KFAB_PSRX_SWALLOW) {
-				kfab_psrx_intercept(&orig, 0, true);
+			if (shim_psrx_active())
+				what = shim_psrx_intercept(&e, 0, false);
+			if (what == SHIM_PSRX_SWALLOW) {
+				shim_psrx_intercept(&orig, 0, true);
 				cq->local_head++;
 				continue;
 			}
@@ -941,26 +941,26 @@ int kfab_cq_forward(struct kfab_cq *cq, kfab_cq_sink_fn sink, void *arg)
 			      !(e.flags & FI_RECV) ?
 			      FI_ADDR_NOTAVAIL : e.src_addr;
 			if (src != FI_ADDR_NOTAVAIL)
-				kfab_cq_user_ids(cq, &src, 1);
+				shim_cq_user_ids(cq, &src, 1);
 			ret = sink(arg, &e, src);
 			if (ret)
 				break;
-			if (what == KFAB_PSRX_PASS)
-				kfab_psrx_intercept(&orig, 0, true);
+			if (what == SHIM_PSRX_PASS)
+				shim_psrx_intercept(&orig, 0, true);
 			cq->local_head++;
 		}
 		/* (C3): the slots are copied before the kernel may reuse them. */
-		kfab_store_release(cq->head, cq->local_head);
-		if (ret || !kfab_read_once(cq->overflow))
+		shim_store_release(cq->head, cq->local_head);
+		if (ret || !shim_read_once(cq->overflow))
 			break;
-		if (kfab_dev_cq_drain(cq->fd, cq->id, NULL) ||
-		    kfab_load_acquire(cq->tail) == tail)
+		if (shim_dev_cq_drain(cq->fd, cq->id, NULL) ||
+		    shim_load_acquire(cq->tail) == tail)
 			break;
 	}
 	return ret;
 }
 
-static void kfab_cq_free(struct kfab_cq *cq)
+static void shim_cq_free(struct shim_cq *cq)
 {
 	if (cq->ring_map)
 		munmap(cq->ring_map, cq->ring_len);
@@ -969,60 +969,60 @@ static void kfab_cq_free(struct kfab_cq *cq)
 	if (cq->efd >= 0)
 		close(cq->efd);
 	if (cq->as_peer)
-		kfab_cq_peer_free(cq->as_peer);
-	kfab_ep_list_destroy(&cq->eps);
+		shim_cq_peer_free(cq->as_peer);
+	shim_ep_list_destroy(&cq->eps);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq);
 }
 
 /* A failed close changes nothing: the CQ stays open and usable. */
-static int kfab_cq_close(struct fid *fid)
+static int shim_cq_close(struct fid *fid)
 {
-	struct kfab_cq *cq = container_of(fid, struct kfab_cq, cq_fid.fid);
+	struct shim_cq *cq = container_of(fid, struct shim_cq, cq_fid.fid);
 	int ret;
 
 	/* fi_cq(3): close the endpoints bound to it first. */
-	if (kfab_ep_list_count(&cq->eps))
+	if (shim_ep_list_count(&cq->eps))
 		return -FI_EBUSY;
 	/* Peer CQs writing into this one go first (kfab as an owner). */
 	if (cq->as_owner) {
-		ret = kfab_cq_owner_close(cq->as_owner);
+		ret = shim_cq_owner_close(cq->as_owner);
 		if (ret)
 			return ret;
 		cq->as_owner = NULL;
 	}
-	ret = kfab_dev_destroy(cq->fd, cq->id);
+	ret = shim_dev_destroy(cq->fd, cq->id);
 	if (ret) {
-		KFAB_WARN(CQ, "cq %u: KFAB_IOC_DESTROY: %s\n", cq->id,
+		SHIM_WARN(CQ, "cq %u: KFAB_IOC_DESTROY: %s\n", cq->id,
 			  fi_strerror(-ret));
 		return ret;
 	}
-	kfab_cq_free(cq);
+	shim_cq_free(cq);
 	return 0;
 }
 
-static const struct fi_ops kfab_cq_fi_ops = {
+static const struct fi_ops shim_cq_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_cq_close,
-	.bind = kfab_no_bind,
-	.control = kfab_cq_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_cq_close,
+	.bind = shim_no_bind,
+	.control = shim_cq_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
-static const struct fi_ops_cq kfab_cq_ops = {
+static const struct fi_ops_cq shim_cq_ops = {
 	.size = sizeof(struct fi_ops_cq),
-	.read = kfab_cq_read,
-	.readfrom = kfab_cq_readfrom,
+	.read = shim_cq_read,
+	.readfrom = shim_cq_readfrom,
 	.readerr = kfab_cq_readerr,
-	.sread = kfab_cq_sread,
-	.sreadfrom = kfab_cq_sreadfrom,
-	.signal = kfab_cq_signal,
-	.strerror = kfab_cq_strerror,
+	.sread = shim_cq_sread,
+	.sreadfrom = shim_cq_sreadfrom,
+	.signal = shim_cq_signal,
+	.strerror = shim_cq_strerror,
 };
 
-static int kfab_cq_check_attr(const struct fi_cq_attr *attr)
+static int shim_cq_check_attr(const struct fi_cq_attr *attr)
 {
 	if (attr->flags & ~(uint64_t)(FI_AFFINITY | FI_PEER))
 		return -FI_EBADFLAGS;
@@ -1057,7 +1057,7 @@ static int kfab_cq_check_attr(const struct fi_cq_attr *attr)
 }
 
 /* Map both regions and find the fields where the kernel says they are. */
-static int kfab_cq_map(struct kfab_cq *cq, const struct kfab_cq_open *cmd)
+static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_open *cmd)
 {
 	int ret;
 
@@ -1069,14 +1069,14 @@ static int kfab_cq_map(struct kfab_cq *cq, const struct kfab_cq_open *cmd)
 		return -FI_EOTHER;
 
 	cq->ring_len = cmd->out_ring_size;
-	ret = kfab_dev_mmap(cq->fd, cmd->out_ring_offset, cq->ring_len, false,
+	ret = shim_dev_mmap(cq->fd, cmd->out_ring_offset, cq->ring_len, false,
 			    &cq->ring_map);
 	if (ret) {
 		cq->ring_map = NULL;
 		return ret;
 	}
 	cq->cons_len = cmd->out_cons_size;
-	ret = kfab_dev_mmap(cq->fd, cmd->out_cons_offset, cq->cons_len, true,
+	ret = shim_dev_mmap(cq->fd, cmd->out_cons_offset, cq->cons_len, true,
 			    &cq->cons_map);
 	if (ret) {
 		cq->cons_map = NULL;
@@ -1093,7 +1093,7 @@ static int kfab_cq_map(struct kfab_cq *cq, const struct kfab_cq_open *cmd)
 	cq->entries = cmd->out_entries;
 	cq->mask = cmd->out_entries - 1;
 	cq->entry_size = cmd->out_entry_size;
-	cq->local_head = kfab_read_once(cq->head);
+	cq->local_head = shim_read_once(cq->head);
 	return 0;
 }
 
@@ -1113,14 +1113,14 @@ static int kfab_cq_map(struct kfab_cq *cq, const struct kfab_cq_open *cmd)
 int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
 {
-	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_cq_open cmd = { 0 };
-	struct kfab_cq *cq;
+	struct shim_cq *cq;
 	int ret;
 
 	if (!attr || !cq_fid)
 		return -FI_EINVAL;
-	ret = kfab_cq_check_attr(attr);
+	ret = shim_cq_check_attr(attr);
 	if (ret)
 		return ret;
 
@@ -1133,7 +1133,7 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		free(cq);
 		return ret;
 	}
-	ret = kfab_ep_list_init(&cq->eps);
+	ret = shim_ep_list_init(&cq->eps);
 	if (ret) {
 		pthread_mutex_destroy(&cq->lock);
 		free(cq);
@@ -1151,7 +1151,7 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	 * wait object of its own, and @context is the owner's.
 	 */
 	if (attr->flags & FI_PEER) {
-		ret = kfab_cq_peer_new(context, &cq->as_peer);
+		ret = shim_cq_peer_new(context, &cq->as_peer);
 		if (ret)
 			goto err_free;
 		context = NULL;
@@ -1170,30 +1170,30 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cmd.flags |= KFAB_CQ_OPEN_PAYLOAD;
 	cmd.domain_id = dom->id;
 	cmd.entries = (uint32_t)attr->size;
-	ret = kfab_dev_cq_open(cq->fd, &cmd);
+	ret = shim_dev_cq_open(cq->fd, &cmd);
 	if (ret) {
-		KFAB_WARN(CQ, "KFAB_IOC_CQ_OPEN: %s\n", fi_strerror(-ret));
+		SHIM_WARN(CQ, "KFAB_IOC_CQ_OPEN: %s\n", fi_strerror(-ret));
 		goto err_free;
 	}
 	cq->id = cmd.out_cq_id;
-	ret = kfab_cq_map(cq, &cmd);
+	ret = shim_cq_map(cq, &cmd);
 	if (ret) {
-		KFAB_WARN(CQ, "cq %u: mapping the ring: %s\n", cq->id,
+		SHIM_WARN(CQ, "cq %u: mapping the ring: %s\n", cq->id,
 			  fi_strerror(-ret));
-		kfab_dev_destroy(cq->fd, cq->id);
+		shim_dev_destroy(cq->fd, cq->id);
 		goto err_free;
 	}
 
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;
-	cq->cq_fid.fid.ops = (struct fi_ops *)&kfab_cq_fi_ops;
-	cq->cq_fid.ops = (struct fi_ops_cq *)(cq->as_peer ? &kfab_cq_peer_ops :
-							     &kfab_cq_ops);
+	cq->cq_fid.fid.ops = (struct fi_ops *)&shim_cq_fi_ops;
+	cq->cq_fid.ops = (struct fi_ops_cq *)(cq->as_peer ? &shim_cq_peer_ops :
+							     &shim_cq_ops);
 	*cq_fid = &cq->cq_fid;
-	KFAB_DBG(CQ, "cq %u: %u entries\n", cq->id, cq->entries);
+	SHIM_DBG(CQ, "cq %u: %u entries\n", cq->id, cq->entries);
 	return 0;
 
 err_free:
-	kfab_cq_free(cq);
+	shim_cq_free(cq);
 	return ret;
 }

@@ -24,14 +24,14 @@
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
-#define KFAB_MEM_WRITTEN(p, n)	VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#define SHIM_MEM_WRITTEN(p, n)	VALGRIND_MAKE_MEM_DEFINED((p), (n))
 #endif
 #endif
-#ifndef KFAB_MEM_WRITTEN
-#define KFAB_MEM_WRITTEN(p, n)	((void)(p), (void)(n))
+#ifndef SHIM_MEM_WRITTEN
+#define SHIM_MEM_WRITTEN(p, n)	((void)(p), (void)(n))
 #endif
 
-int kfab_dev_open(const char *path, int *fd)
+int shim_dev_open(const char *path, int *fd)
 {
 	int ret = open(path, O_RDWR | O_CLOEXEC);
 
@@ -41,51 +41,51 @@ int kfab_dev_open(const char *path, int *fd)
 	return 0;
 }
 
-void kfab_dev_close(int fd)
+void shim_dev_close(int fd)
 {
 	/* The kernel destroys what is left in the file's context. */
 	close(fd);
 }
 
-static int kfab_dev_ioctl(int fd, unsigned long cmd, void *arg)
+static int shim_dev_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
-int kfab_dev_query(int fd, struct kfab_query *query)
+int shim_dev_query(int fd, struct kfab_query *query)
 {
 	struct kfab_query cmd = { .size = sizeof(cmd) };
-	int ret = kfab_dev_ioctl(fd, KFAB_IOC_QUERY, &cmd);
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_QUERY, &cmd);
 
 	if (!ret)
 		*query = cmd;
 	return ret;
 }
 
-int kfab_dev_domain_alloc(int fd, uint32_t *domain_id)
+int shim_dev_domain_alloc(int fd, uint32_t *domain_id)
 {
 	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	int ret = kfab_dev_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
 
 	if (!ret)
 		*domain_id = cmd.out_domain_id;
 	return ret;
 }
 
-int kfab_dev_destroy(int fd, uint32_t id)
+int shim_dev_destroy(int fd, uint32_t id)
 {
 	struct kfab_destroy cmd = { .size = sizeof(cmd), .id = id };
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
 }
 
-int kfab_dev_av_open(int fd, struct kfab_av_open *cmd)
+int shim_dev_av_open(int fd, struct kfab_av_open *cmd)
 {
 	cmd->size = sizeof(*cmd);
-	return kfab_dev_ioctl(fd, KFAB_IOC_AV_OPEN, cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_AV_OPEN, cmd);
 }
 
-int kfab_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
+int shim_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
 		       uint32_t count, uint32_t *indices, int32_t *errors,
 		       uint32_t *inserted)
 {
@@ -97,17 +97,17 @@ int kfab_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
 		.indices = (uintptr_t)indices,
 		.errors = (uintptr_t)errors,
 	};
-	int ret = kfab_dev_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
 
 	if (!ret) {
 		*inserted = cmd.out_inserted;
-		KFAB_MEM_WRITTEN(indices, count * sizeof(*indices));
-		KFAB_MEM_WRITTEN(errors, count * sizeof(*errors));
+		SHIM_MEM_WRITTEN(indices, count * sizeof(*indices));
+		SHIM_MEM_WRITTEN(errors, count * sizeof(*errors));
 	}
 	return ret;
 }
 
-int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
+int shim_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
 		       uint32_t count)
 {
 	struct kfab_av_remove cmd = {
@@ -117,44 +117,44 @@ int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
 		.indices = (uintptr_t)indices,
 	};
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
 }
 
-int kfab_dev_cq_open(int fd, struct kfab_cq_open *cmd)
+int shim_dev_cq_open(int fd, struct kfab_cq_open *cmd)
 {
 	cmd->size = sizeof(*cmd);
-	return kfab_dev_ioctl(fd, KFAB_IOC_CQ_OPEN, cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_CQ_OPEN, cmd);
 }
 
-int kfab_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow)
+int shim_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow)
 {
 	struct kfab_cq_drain cmd = { .size = sizeof(cmd), .cq_id = cq_id };
-	int ret = kfab_dev_ioctl(fd, KFAB_IOC_CQ_DRAIN, &cmd);
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_CQ_DRAIN, &cmd);
 
 	if (!ret && overflow)
 		*overflow = cmd.out_overflow;
 	return ret;
 }
 
-int kfab_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd)
+int shim_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd)
 {
 	int ret;
 
 	cmd->size = sizeof(*cmd);
-	ret = kfab_dev_ioctl(fd, KFAB_IOC_CQ_READERR, cmd);
+	ret = shim_dev_ioctl(fd, KFAB_IOC_CQ_READERR, cmd);
 	if (!ret && cmd->err_data)
-		KFAB_MEM_WRITTEN((void *)(uintptr_t)cmd->err_data,
+		SHIM_MEM_WRITTEN((void *)(uintptr_t)cmd->err_data,
 				 cmd->err_data_size);
 	return ret;
 }
 
-int kfab_dev_cntr_open(int fd, struct kfab_cntr_open *cmd)
+int shim_dev_cntr_open(int fd, struct kfab_cntr_open *cmd)
 {
 	cmd->size = sizeof(*cmd);
-	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_OPEN, cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_CNTR_OPEN, cmd);
 }
 
-int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
+int shim_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
 			 uint64_t value)
 {
 	struct kfab_cntr_update cmd = {
@@ -162,10 +162,10 @@ int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
 		.value = value,
 	};
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &cmd);
 }
 
-int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
+int shim_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
 		       uint64_t err, int timeout_ms)
 {
 	struct kfab_cntr_wait cmd = {
@@ -173,11 +173,11 @@ int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
 		.timeout_ms = timeout_ms, .threshold = threshold, .err = err,
 	};
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_CNTR_WAIT, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_CNTR_WAIT, &cmd);
 }
 
 /* A region of the device's file: MAP_SHARED, so the kernel's writes show. */
-int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
+int shim_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 		  void **addr)
 {
 	void *p = mmap(NULL, len, PROT_READ | (writable ? PROT_WRITE : 0),
@@ -189,13 +189,13 @@ int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 	return 0;
 }
 
-int kfab_dev_ep_open(int fd, struct kfab_ep_open *cmd)
+int shim_dev_ep_open(int fd, struct kfab_ep_open *cmd)
 {
 	cmd->size = sizeof(*cmd);
-	return kfab_dev_ioctl(fd, KFAB_IOC_EP_OPEN, cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_EP_OPEN, cmd);
 }
 
-int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags)
+int shim_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags)
 {
 	struct kfab_ep_bind cmd = {
 		.size = sizeof(cmd),
@@ -204,37 +204,37 @@ int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags)
 		.obj_id = obj_id,
 	};
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_EP_BIND, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_EP_BIND, &cmd);
 }
 
-int kfab_dev_ep_enable(int fd, uint32_t ep_id)
+int shim_dev_ep_enable(int fd, uint32_t ep_id)
 {
 	struct kfab_ep_enable cmd = { .size = sizeof(cmd), .ep_id = ep_id };
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_EP_ENABLE, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_EP_ENABLE, &cmd);
 }
 
-int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done)
+int shim_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done)
 {
 	struct kfab_ep_doorbell cmd = { .size = sizeof(cmd), .ep_id = ep_id };
-	int ret = kfab_dev_ioctl(fd, KFAB_IOC_EP_DOORBELL, &cmd);
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_EP_DOORBELL, &cmd);
 
 	if (!ret && done)
 		*done = cmd.out_done;
 	return ret;
 }
 
-int kfab_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context)
+int shim_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context)
 {
 	struct kfab_ep_cancel cmd = {
 		.size = sizeof(cmd), .ep_id = ep_id, .context = context,
 	};
 
-	return kfab_dev_ioctl(fd, KFAB_IOC_EP_CANCEL, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_EP_CANCEL, &cmd);
 }
 
-int kfab_dev_srx_open(int fd, struct kfab_srx_open *cmd)
+int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd)
 {
 	cmd->size = sizeof(*cmd);
-	return kfab_dev_ioctl(fd, KFAB_IOC_SRX_OPEN, cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_SRX_OPEN, cmd);
 }

@@ -14,19 +14,19 @@
  * A failed close changes nothing: the domain stays open and usable, so the
  * caller may try again (-FI_EBUSY: the kernel still holds children).
  */
-static int kfab_domain_close(struct fid *fid)
+static int shim_domain_close(struct fid *fid)
 {
-	struct kfab_domain *dom =
-		container_of(fid, struct kfab_domain, domain_fid.fid);
-	struct kfab_fabric *fab = dom->fabric;
+	struct shim_domain *dom =
+		container_of(fid, struct shim_domain, domain_fid.fid);
+	struct shim_fabric *fab = dom->fabric;
 	int ret;
 
 	/* Registrations are children the kernel does not know of. */
-	if (kfab_domain_has_mrs(dom))
+	if (shim_domain_has_mrs(dom))
 		return -FI_EBUSY;
-	ret = kfab_dev_destroy(fab->fd, dom->id);
+	ret = shim_dev_destroy(fab->fd, dom->id);
 	if (ret) {
-		KFAB_WARN(DOMAIN, "domain %u: KFAB_IOC_DESTROY: %s\n", dom->id,
+		SHIM_WARN(DOMAIN, "domain %u: KFAB_IOC_DESTROY: %s\n", dom->id,
 			  fi_strerror(-ret));
 		return ret;
 	}
@@ -39,56 +39,56 @@ static int kfab_domain_close(struct fid *fid)
 	return 0;
 }
 
-static const struct fi_ops kfab_domain_fi_ops = {
+static const struct fi_ops shim_domain_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_domain_close,
-	.bind = kfab_no_bind,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_domain_close,
+	.bind = shim_no_bind,
+	.control = shim_no_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
 /* fi_srx_context(): with FI_PEER, @context is the owner's (peer_srx.c). */
-static int kfab_domain_srx_ctx(struct fid_domain *domain,
+static int shim_domain_srx_ctx(struct fid_domain *domain,
 			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			       void *context)
 {
 	if (attr && (attr->op_flags & FI_PEER))
-		return kfab_srx_peer_context(domain, attr, rx_ep, context);
-	return kfab_srx_context(domain, attr, rx_ep, context);
+		return shim_srx_peer_context(domain, attr, rx_ep, context);
+	return shim_srx_context(domain, attr, rx_ep, context);
 }
 
-static const struct fi_ops_domain kfab_domain_ops = {
+static const struct fi_ops_domain shim_domain_ops = {
 	.size = sizeof(struct fi_ops_domain),
 	.av_open = kfab_av_open,
 	.cq_open = kfab_cq_open,
-	.endpoint = kfab_endpoint,
-	.scalable_ep = kfab_no_scalable_ep,
+	.endpoint = shim_endpoint,
+	.scalable_ep = shim_no_scalable_ep,
 	.cntr_open = kfab_cntr_open,
-	.poll_open = kfab_no_poll_open,
-	.stx_ctx = kfab_no_stx_ctx,
-	.srx_ctx = kfab_domain_srx_ctx,
-	.query_atomic = kfab_no_query_atomic,
-	.query_collective = kfab_no_query_collective,
-	.endpoint2 = kfab_endpoint2,
+	.poll_open = shim_no_poll_open,
+	.stx_ctx = shim_no_stx_ctx,
+	.srx_ctx = shim_domain_srx_ctx,
+	.query_atomic = shim_no_query_atomic,
+	.query_collective = shim_no_query_collective,
+	.endpoint2 = shim_endpoint2,
 };
 
-static const struct fi_ops_mr kfab_domain_mr_ops = {
+static const struct fi_ops_mr shim_domain_mr_ops = {
 	.size = sizeof(struct fi_ops_mr),
-	.reg = kfab_mr_reg,
-	.regv = kfab_mr_regv,
-	.regattr = kfab_mr_regattr,
+	.reg = shim_mr_reg,
+	.regv = shim_mr_regv,
+	.regattr = shim_mr_regattr,
 };
 
-bool kfab_is_domain(const struct fid_domain *domain)
+bool shim_is_domain(const struct fid_domain *domain)
 {
 	return domain->fid.fclass == FI_CLASS_DOMAIN &&
-	       domain->fid.ops == &kfab_domain_fi_ops;
+	       domain->fid.ops == &shim_domain_fi_ops;
 }
 
 /**
- * kfab_domain_open() - struct fi_ops_fabric.domain: fi_domain() for kfab
+ * shim_domain_open() - struct fi_ops_fabric.domain: fi_domain() for kfab
  * @fabric: a kfab fabric
  * @info: an fi_info of kfab's (its hints must match what kfab offers, as
  *	  in fi_getinfo(); domain_attr->name, if set, must be kfab's)
@@ -99,16 +99,16 @@ bool kfab_is_domain(const struct fid_domain *domain)
  * what kfab does not offer; -FI_ENOMEM; or the kernel's -errno (-ENOSPC
  * once the fabric's file holds max_objects objects).
  */
-int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context)
 {
-	struct kfab_fabric *fab = to_kfab_fabric(fabric);
-	struct kfab_domain *dom;
+	struct shim_fabric *fab = to_kfab_fabric(fabric);
+	struct shim_domain *dom;
 	int ret;
 
 	if (!info || !domain)
 		return -FI_EINVAL;
-	ret = kfab_info_check(info);
+	ret = shim_info_check(info);
 	if (ret)
 		return ret;
 
@@ -124,12 +124,12 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->next_key = 1;
 
 	pthread_mutex_lock(&fab->lock);
-	ret = kfab_dev_domain_alloc(fab->fd, &dom->id);
+	ret = shim_dev_domain_alloc(fab->fd, &dom->id);
 	if (!ret)
 		fab->domain_cnt++;
 	pthread_mutex_unlock(&fab->lock);
 	if (ret) {
-		KFAB_WARN(DOMAIN, "KFAB_IOC_DOMAIN_ALLOC: %s\n",
+		SHIM_WARN(DOMAIN, "KFAB_IOC_DOMAIN_ALLOC: %s\n",
 			  fi_strerror(-ret));
 		pthread_mutex_destroy(&dom->mr_lock);
 		free(dom);
@@ -139,11 +139,11 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	dom->fabric = fab;
 	dom->domain_fid.fid.fclass = FI_CLASS_DOMAIN;
 	dom->domain_fid.fid.context = context;
-	dom->domain_fid.fid.ops = (struct fi_ops *)&kfab_domain_fi_ops;
-	dom->domain_fid.ops = (struct fi_ops_domain *)&kfab_domain_ops;
-	dom->domain_fid.mr = (struct fi_ops_mr *)&kfab_domain_mr_ops;
+	dom->domain_fid.fid.ops = (struct fi_ops *)&shim_domain_fi_ops;
+	dom->domain_fid.ops = (struct fi_ops_domain *)&shim_domain_ops;
+	dom->domain_fid.mr = (struct fi_ops_mr *)&shim_domain_mr_ops;
 	*domain = &dom->domain_fid;
-	KFAB_DBG(DOMAIN, "domain %u opened\n", dom->id);
+	SHIM_DBG(DOMAIN, "domain %u opened\n", dom->id);
 	return 0;
 }
 
@@ -151,7 +151,7 @@ int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
  * fi_domain2(): FI_PEER (fi_peer(3), peer_av.c) is the one flag.  The
  * owner's domain, in @context, is checked; kfab needs nothing of it.
  */
-int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
+int shim_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain, uint64_t flags,
 		      void *context)
 {
@@ -159,13 +159,13 @@ int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 	int ret;
 
 	if (flags == FI_PEER) {
-		ret = kfab_domain_peer_check(context, &owner);
-		return ret ? ret : kfab_domain_open(fabric, info, domain, NULL);
+		ret = shim_domain_peer_check(context, &owner);
+		return ret ? ret : shim_domain_open(fabric, info, domain, NULL);
 	}
 	if (flags) {
-		KFAB_INFO(DOMAIN, "fi_domain2 flags 0x%llx not supported\n",
+		SHIM_INFO(DOMAIN, "fi_domain2 flags 0x%llx not supported\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
-	return kfab_domain_open(fabric, info, domain, context);
+	return shim_domain_open(fabric, info, domain, context);
 }

@@ -12,32 +12,32 @@
 
 /* ---- struct fi_ops ---- */
 
-int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+int shim_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid; (void)bfid; (void)flags;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_control(struct fid *fid, int command, void *arg)
+int shim_no_control(struct fid *fid, int command, void *arg)
 {
 	(void)fid; (void)command; (void)arg;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+int shim_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		     void **ops, void *context)
 {
 	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_tostr(const struct fid *fid, char *buf, size_t len)
+int shim_no_tostr(const struct fid *fid, char *buf, size_t len)
 {
 	(void)fid; (void)buf; (void)len;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context)
 {
 	(void)fid; (void)name; (void)flags; (void)ops; (void)context;
@@ -46,14 +46,14 @@ int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 
 /* ---- struct fi_ops_fabric ---- */
 
-int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context)
 {
 	(void)fabric; (void)info; (void)pep; (void)context;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+int shim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset)
 {
 	(void)fabric; (void)attr; (void)waitset;
@@ -62,57 +62,57 @@ int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 
 /* ---- struct fi_ops_cm: RDM endpoints and SRXs have no connections ---- */
 
-int kfab_no_setname(fid_t fid, void *addr, size_t addrlen)
+int shim_no_setname(fid_t fid, void *addr, size_t addrlen)
 {
 	(void)fid; (void)addr; (void)addrlen;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_getname(fid_t fid, void *addr, size_t *addrlen)
+int shim_no_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	(void)fid; (void)addr; (void)addrlen;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
+int shim_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen)
 {
 	(void)ep; (void)addr; (void)addrlen;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+int shim_no_connect(struct fid_ep *ep, const void *addr, const void *param,
 		    size_t paramlen)
 {
 	(void)ep; (void)addr; (void)param; (void)paramlen;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_listen(struct fid_pep *pep)
+int shim_no_listen(struct fid_pep *pep)
 {
 	(void)pep;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
+int shim_no_accept(struct fid_ep *ep, const void *param, size_t paramlen)
 {
 	(void)ep; (void)param; (void)paramlen;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+int shim_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
 		   size_t paramlen)
 {
 	(void)pep; (void)handle; (void)param; (void)paramlen;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags)
+int shim_no_shutdown(struct fid_ep *ep, uint64_t flags)
 {
 	(void)ep; (void)flags;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+int shim_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		 struct fid_mc **mc, void *context)
 {
 	(void)ep; (void)addr; (void)flags; (void)mc; (void)context;
@@ -121,28 +121,28 @@ int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 
 /* ---- struct fi_ops_domain ---- */
 
-int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context)
 {
 	(void)domain; (void)info; (void)sep; (void)context;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset)
 {
 	(void)domain; (void)attr; (void)pollset;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+int shim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		    struct fid_stx **stx, void *context)
 {
 	(void)domain; (void)attr; (void)stx; (void)context;
 	return -FI_ENOSYS;
 }
 
-int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags)
 {
@@ -150,7 +150,7 @@ int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 	return -FI_ENOSYS;
 }
 
-int kfab_no_query_collective(struct fid_domain *domain,
+int shim_no_query_collective(struct fid_domain *domain,
 			     enum fi_collective_op coll,
 			     struct fi_collective_attr *attr, uint64_t flags)
 {

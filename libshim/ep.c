@@ -16,7 +16,7 @@
  * Binding after fi_enable() is -FI_EOPBADSTATE.
  *
  * Locking: ep->lock serialises the producer side of the ring and every
- * change of binding or state.  Progress (kfab_ep_progress()) takes no lock
+ * change of binding or state.  Progress (shim_ep_progress()) takes no lock
  * of ours: it only compares two indices and makes a system call.
  *
  * Documentation/ep.rst has the long form.
@@ -35,7 +35,7 @@
 #include "peer.h"
 
 /* What kfab offers when fi_info's caps leave it to the provider. */
-#define KFAB_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
+#define SHIM_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
 				 FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_SOURCE)
 
 /* ---- progress ---- */
@@ -44,22 +44,22 @@
  * An SRX has no CQ of its own: the receives in its ring complete on its
  * endpoints' CQs, so reading those progresses it too.
  */
-bool kfab_ep_progress(struct kfab_ep *ep)
+bool shim_ep_progress(struct shim_ep *ep)
 {
-	struct kfab_srx *srx = kfab_read_once(&ep->srx);
-	bool pending = kfab_ring_progress(&ep->ring);
+	struct shim_srx *srx = shim_read_once(&ep->srx);
+	bool pending = shim_ring_progress(&ep->ring);
 
 	if (srx)
-		pending |= kfab_srx_progress(srx);
+		pending |= shim_srx_progress(srx);
 	return pending;
 }
 
 /* ---- binding ---- */
 
-static int kfab_ep_bind_av(struct kfab_ep *ep, struct fid *bfid,
+static int shim_ep_bind_av(struct shim_ep *ep, struct fid *bfid,
 			   uint64_t flags)
 {
-	struct kfab_av *av = kfab_av_from_fid(bfid);
+	struct shim_av *av = shim_av_from_fid(bfid);
 	int ret;
 
 	if (!av)
@@ -68,19 +68,19 @@ static int kfab_ep_bind_av(struct kfab_ep *ep, struct fid *bfid,
 		return -FI_EBADFLAGS;
 	if (ep->av)
 		return -FI_EINVAL;	/* one AV per endpoint */
-	ret = kfab_dev_ep_bind(ep->fd, ep->id, kfab_av_id(av), 0);
+	ret = shim_dev_ep_bind(ep->fd, ep->id, shim_av_id(av), 0);
 	if (ret)
 		return ret;
-	kfab_av_bind_ep(av);
+	shim_av_bind_ep(av);
 	/* cq.c reads it without our lock (FI_AV_USER_ID sources). */
-	kfab_write_once(&ep->av, av);
+	shim_write_once(&ep->av, av);
 	return 0;
 }
 
-static int kfab_ep_bind_cq(struct kfab_ep *ep, struct fid *bfid,
+static int shim_ep_bind_cq(struct shim_ep *ep, struct fid *bfid,
 			   uint64_t flags)
 {
-	struct kfab_cq *cq = kfab_cq_from_fid(bfid);
+	struct shim_cq *cq = shim_cq_from_fid(bfid);
 	uint32_t kflags = 0;
 	bool attach;
 	int ret;
@@ -104,14 +104,14 @@ static int kfab_ep_bind_cq(struct kfab_ep *ep, struct fid *bfid,
 	/* The CQ progresses us once, whatever directions it serves. */
 	attach = cq != ep->tx_cq && cq != ep->rx_cq;
 	if (attach) {
-		ret = kfab_cq_attach_ep(cq, ep);
+		ret = shim_cq_attach_ep(cq, ep);
 		if (ret)
 			return ret;
 	}
-	ret = kfab_dev_ep_bind(ep->fd, ep->id, kfab_cq_id(cq), kflags);
+	ret = shim_dev_ep_bind(ep->fd, ep->id, shim_cq_id(cq), kflags);
 	if (ret) {
 		if (attach)
-			kfab_cq_detach_ep(cq, ep);
+			shim_cq_detach_ep(cq, ep);
 		return ret;
 	}
 	if (flags & FI_TRANSMIT) {
@@ -131,12 +131,12 @@ static int kfab_ep_bind_cq(struct kfab_ep *ep, struct fid *bfid,
  * an operation kfab does not have: -FI_ENOSYS.  Anything else is
  * -FI_EBADFLAGS.
  */
-static int kfab_ep_bind_cntr(struct kfab_ep *ep, struct fid *bfid,
+static int shim_ep_bind_cntr(struct shim_ep *ep, struct fid *bfid,
 			     uint64_t flags)
 {
 	const uint64_t rma = FI_READ | FI_WRITE | FI_REMOTE_READ |
 			     FI_REMOTE_WRITE;
-	struct kfab_cntr *cntr = kfab_cntr_from_fid(bfid);
+	struct shim_cntr *cntr = shim_cntr_from_fid(bfid);
 	uint32_t kflags = 0;
 	bool attach;
 	int ret;
@@ -159,14 +159,14 @@ static int kfab_ep_bind_cntr(struct kfab_ep *ep, struct fid *bfid,
 
 	attach = cntr != ep->tx_cntr && cntr != ep->rx_cntr;
 	if (attach) {
-		ret = kfab_cntr_attach_ep(cntr, ep);
+		ret = shim_cntr_attach_ep(cntr, ep);
 		if (ret)
 			return ret;
 	}
-	ret = kfab_dev_ep_bind(ep->fd, ep->id, kfab_cntr_id(cntr), kflags);
+	ret = shim_dev_ep_bind(ep->fd, ep->id, shim_cntr_id(cntr), kflags);
 	if (ret) {
 		if (attach)
-			kfab_cntr_detach_ep(cntr, ep);
+			shim_cntr_detach_ep(cntr, ep);
 		return ret;
 	}
 	if (flags & FI_SEND)
@@ -182,10 +182,10 @@ static int kfab_ep_bind_cntr(struct kfab_ep *ep, struct fid *bfid,
  * the same domain, and the endpoint's receive caps a subset of the SRX's.
  * The kernel checks the AV when the endpoint is enabled.
  */
-static int kfab_ep_bind_srx(struct kfab_ep *ep, struct fid *bfid,
+static int shim_ep_bind_srx(struct shim_ep *ep, struct fid *bfid,
 			    uint64_t flags)
 {
-	struct kfab_srx *srx = kfab_srx_from_fid(bfid);
+	struct shim_srx *srx = shim_srx_from_fid(bfid);
 	int ret;
 
 	if (!srx)
@@ -194,24 +194,24 @@ static int kfab_ep_bind_srx(struct kfab_ep *ep, struct fid *bfid,
 		return -FI_EBADFLAGS;
 	if (ep->srx)
 		return -FI_EINVAL;
-	ret = kfab_srx_bind_ep(srx, ep);
+	ret = shim_srx_bind_ep(srx, ep);
 	if (ret)
 		return ret;
-	ret = kfab_dev_ep_bind(ep->fd, ep->id, srx->id, 0);
+	ret = shim_dev_ep_bind(ep->fd, ep->id, srx->id, 0);
 	if (ret) {
-		kfab_srx_unbind_ep(srx, ep, false);
+		shim_srx_unbind_ep(srx, ep, false);
 		return ret;
 	}
 	/* Progress and msg.c read it without our lock. */
-	kfab_write_once(&ep->srx, srx);
+	shim_write_once(&ep->srx, srx);
 	return 0;
 }
 
 /* An EQ is kept for the events endpoints will report; nothing is sent yet. */
-static int kfab_ep_bind_eq(struct kfab_ep *ep, struct fid *bfid,
+static int shim_ep_bind_eq(struct shim_ep *ep, struct fid *bfid,
 			   uint64_t flags)
 {
-	struct kfab_eq *eq = kfab_eq_from_fid(bfid);
+	struct shim_eq *eq = shim_eq_from_fid(bfid);
 
 	if (!eq)
 		return -FI_EINVAL;
@@ -219,14 +219,14 @@ static int kfab_ep_bind_eq(struct kfab_ep *ep, struct fid *bfid,
 		return -FI_EBADFLAGS;
 	if (ep->eq)
 		return -FI_EINVAL;
-	kfab_eq_bind(eq);
+	shim_eq_bind(eq);
 	ep->eq = eq;
 	return 0;
 }
 
 static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	int ret;
 
 	if (!bfid)
@@ -238,19 +238,19 @@ static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
-		ret = kfab_ep_bind_av(ep, bfid, flags);
+		ret = shim_ep_bind_av(ep, bfid, flags);
 		break;
 	case FI_CLASS_CQ:
-		ret = kfab_ep_bind_cq(ep, bfid, flags);
+		ret = shim_ep_bind_cq(ep, bfid, flags);
 		break;
 	case FI_CLASS_CNTR:
-		ret = kfab_ep_bind_cntr(ep, bfid, flags);
+		ret = shim_ep_bind_cntr(ep, bfid, flags);
 		break;
 	case FI_CLASS_EQ:
-		ret = kfab_ep_bind_eq(ep, bfid, flags);
+		ret = shim_ep_bind_eq(ep, bfid, flags);
 		break;
 	case FI_CLASS_SRX_CTX:
-		ret = kfab_ep_bind_srx(ep, bfid, flags);
+		ret = shim_ep_bind_srx(ep, bfid, flags);
 		break;
 	case FI_CLASS_STX_CTX:
 		/* Shared transmit contexts do not exist in kfab. */
@@ -258,13 +258,13 @@ static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		break;
 	default:
 		/* fi_import_fid() of something kfab cannot import */
-		ret = kfab_is_import_only(bfid) ? -FI_ENOSYS : -FI_EINVAL;
+		ret = shim_is_import_only(bfid) ? -FI_ENOSYS : -FI_EINVAL;
 		break;
 	}
 out:
 	pthread_mutex_unlock(&ep->lock);
 	if (ret)
-		KFAB_INFO(EP_CTRL, "ep %u: bind of class %zu flags 0x%llx: %s\n",
+		SHIM_INFO(EP_CTRL, "ep %u: bind of class %zu flags 0x%llx: %s\n",
 			  ep->id, bfid->fclass, (unsigned long long)flags,
 			  fi_strerror(-ret));
 	return ret;
@@ -276,7 +276,7 @@ out:
  * The directions the endpoint's caps need: FI_SEND/FI_RECV when given,
  * both when neither is (fi_getinfo(3)), none without a data transfer cap.
  */
-static void kfab_ep_directions(const struct kfab_ep *ep, bool *tx, bool *rx)
+static void shim_ep_directions(const struct shim_ep *ep, bool *tx, bool *rx)
 {
 	uint64_t dirs = ep->caps & (FI_SEND | FI_RECV);
 
@@ -301,7 +301,7 @@ static void kfab_ep_directions(const struct kfab_ep *ep, bool *tx, bool *rx)
  * The kernel refuses an SRX whose endpoints use different AVs (-EINVAL).
  * Enabling twice is harmless.
  */
-static int kfab_ep_enable(struct kfab_ep *ep)
+static int kfab_ep_enable(struct shim_ep *ep)
 {
 	bool tx, rx;
 	int ret = 0;
@@ -313,7 +313,7 @@ static int kfab_ep_enable(struct kfab_ep *ep)
 		ret = -FI_ENOAV;
 		goto out;
 	}
-	kfab_ep_directions(ep, &tx, &rx);
+	shim_ep_directions(ep, &tx, &rx);
 	if ((tx && !ep->tx_cq && !ep->tx_cntr) ||
 	    (rx && !ep->rx_cq && !ep->rx_cntr)) {
 		ret = -FI_ENOCQ;
@@ -323,15 +323,15 @@ static int kfab_ep_enable(struct kfab_ep *ep)
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
-	ret = kfab_dev_ep_enable(ep->fd, ep->id);
+	ret = shim_dev_ep_enable(ep->fd, ep->id);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "ep %u: KFAB_IOC_EP_ENABLE: %s\n", ep->id,
+		SHIM_WARN(EP_CTRL, "ep %u: KFAB_IOC_EP_ENABLE: %s\n", ep->id,
 			  fi_strerror(-ret));
 		goto out;
 	}
 	ep->enabled = true;
 	if (ep->srx)
-		kfab_srx_ep_enabled(ep->srx, ep);
+		shim_srx_ep_enabled(ep->srx, ep);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -339,7 +339,7 @@ out:
 
 /* ---- fi_control ---- */
 
-static int kfab_ep_getopsflag(struct kfab_ep *ep, uint64_t *flags)
+static int shim_ep_getopsflag(struct shim_ep *ep, uint64_t *flags)
 {
 	uint64_t dir = *flags & (FI_TRANSMIT | FI_RECV);
 
@@ -352,24 +352,24 @@ static int kfab_ep_getopsflag(struct kfab_ep *ep, uint64_t *flags)
 	return 0;
 }
 
-static int kfab_ep_setopsflag(struct kfab_ep *ep, uint64_t flags)
+static int shim_ep_setopsflag(struct shim_ep *ep, uint64_t flags)
 {
 	uint64_t dir = flags & (FI_TRANSMIT | FI_RECV);
 
 	flags &= ~(uint64_t)(FI_TRANSMIT | FI_RECV);
 	/* msg.c reads them without the lock. */
 	if (dir == FI_TRANSMIT)
-		kfab_write_once(&ep->tx_op_flags, flags);
+		shim_write_once(&ep->tx_op_flags, flags);
 	else if (dir == FI_RECV)
-		kfab_write_once(&ep->rx_op_flags, flags);
+		shim_write_once(&ep->rx_op_flags, flags);
 	else
 		return -FI_EINVAL;
 	return 0;
 }
 
-static int kfab_ep_control(struct fid *fid, int command, void *arg)
+static int shim_ep_control(struct fid *fid, int command, void *arg)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	int ret;
 
 	switch (command) {
@@ -377,20 +377,20 @@ static int kfab_ep_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		pthread_mutex_lock(&ep->lock);
-		ret = kfab_ep_getopsflag(ep, arg);
+		ret = shim_ep_getopsflag(ep, arg);
 		pthread_mutex_unlock(&ep->lock);
 		return ret;
 	case FI_SETOPSFLAG:
 		if (!arg)
 			return -FI_EINVAL;
 		pthread_mutex_lock(&ep->lock);
-		ret = kfab_ep_setopsflag(ep, *(uint64_t *)arg);
+		ret = shim_ep_setopsflag(ep, *(uint64_t *)arg);
 		pthread_mutex_unlock(&ep->lock);
 		return ret;
 	case FI_ENABLE:
 		return kfab_ep_enable(ep);
 	case FI_GET_VAL:
-		return kfab_get_kernel_handle(arg, ep->fd, ep->id);
+		return shim_get_kernel_handle(arg, ep->fd, ep->id);
 	case FI_GETWAIT:	/* endpoints have no wait object */
 	default:
 		return -FI_ENOSYS;
@@ -399,34 +399,34 @@ static int kfab_ep_control(struct fid *fid, int command, void *arg)
 
 /* ---- closing ---- */
 
-static void kfab_ep_detach(struct kfab_ep *ep)
+static void shim_ep_detach(struct shim_ep *ep)
 {
 	if (ep->tx_cq)
-		kfab_cq_detach_ep(ep->tx_cq, ep);
+		shim_cq_detach_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
-		kfab_cq_detach_ep(ep->rx_cq, ep);
+		shim_cq_detach_ep(ep->rx_cq, ep);
 	if (ep->tx_cntr)
-		kfab_cntr_detach_ep(ep->tx_cntr, ep);
+		shim_cntr_detach_ep(ep->tx_cntr, ep);
 	if (ep->rx_cntr && ep->rx_cntr != ep->tx_cntr)
-		kfab_cntr_detach_ep(ep->rx_cntr, ep);
+		shim_cntr_detach_ep(ep->rx_cntr, ep);
 }
 
-/* Undo kfab_ep_detach() when the kernel refuses to destroy the endpoint. */
-static void kfab_ep_reattach(struct kfab_ep *ep)
+/* Undo shim_ep_detach() when the kernel refuses to destroy the endpoint. */
+static void shim_ep_reattach(struct shim_ep *ep)
 {
 	if (ep->tx_cq)
-		(void)kfab_cq_attach_ep(ep->tx_cq, ep);
+		(void)shim_cq_attach_ep(ep->tx_cq, ep);
 	if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
-		(void)kfab_cq_attach_ep(ep->rx_cq, ep);
+		(void)shim_cq_attach_ep(ep->rx_cq, ep);
 	if (ep->tx_cntr)
-		(void)kfab_cntr_attach_ep(ep->tx_cntr, ep);
+		(void)shim_cntr_attach_ep(ep->tx_cntr, ep);
 	if (ep->rx_cntr && ep->rx_cntr != ep->tx_cntr)
-		(void)kfab_cntr_attach_ep(ep->rx_cntr, ep);
+		(void)shim_cntr_attach_ep(ep->rx_cntr, ep);
 }
 
-static void kfab_ep_free(struct kfab_ep *ep)
+static void shim_ep_free(struct shim_ep *ep)
 {
-	kfab_ring_unmap(&ep->ring);
+	shim_ring_unmap(&ep->ring);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
 }
@@ -437,26 +437,26 @@ static void kfab_ep_free(struct kfab_ep *ep)
  * goes, which releases the bound objects in the kernel; then the library's
  * references.  A failed destroy changes nothing.
  */
-static int kfab_ep_close(struct fid *fid)
+static int shim_ep_close(struct fid *fid)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	int ret;
 
-	kfab_ep_detach(ep);
-	ret = kfab_dev_destroy(ep->fd, ep->id);
+	shim_ep_detach(ep);
+	ret = shim_dev_destroy(ep->fd, ep->id);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "ep %u: KFAB_IOC_DESTROY: %s\n", ep->id,
+		SHIM_WARN(EP_CTRL, "ep %u: KFAB_IOC_DESTROY: %s\n", ep->id,
 			  fi_strerror(-ret));
-		kfab_ep_reattach(ep);
+		shim_ep_reattach(ep);
 		return ret;
 	}
 	if (ep->av)
-		kfab_av_unbind_ep(ep->av);
+		shim_av_unbind_ep(ep->av);
 	if (ep->srx)
-		kfab_srx_unbind_ep(ep->srx, ep, ep->enabled);
+		shim_srx_unbind_ep(ep->srx, ep, ep->enabled);
 	if (ep->eq)
-		kfab_eq_unbind(ep->eq);
-	kfab_ep_free(ep);
+		shim_eq_unbind(ep->eq);
+	shim_ep_free(ep);
 	return 0;
 }
 
@@ -467,9 +467,9 @@ static int kfab_ep_close(struct fid *fid)
  * buffer gets what fits and -FI_ETOOSMALL, with *addrlen set to the size
  * needed (fi_cm(3)).
  */
-static int kfab_ep_getname(fid_t fid, void *addr, size_t *addrlen)
+static int shim_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	size_t len;
 
 	if (!addrlen || (*addrlen && !addr))
@@ -495,9 +495,9 @@ static int kfab_ep_getname(fid_t fid, void *addr, size_t *addrlen)
  * caller's is EADDRNOTAVAIL); a buffer that is no struct kfab_addr
  * ("must match ... fi_info" addr_format) is -FI_EINVAL.
  */
-static int kfab_ep_setname(fid_t fid, void *addr, size_t addrlen)
+static int shim_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	struct kfab_addr want;
 
 	if (!addr)
@@ -523,18 +523,18 @@ static int kfab_ep_setname(fid_t fid, void *addr, size_t addrlen)
  */
 static ssize_t kfab_ep_cancel(fid_t fid, void *context)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 
 	if (!ep->enabled)
 		return -FI_ENOENT;
-	kfab_ep_progress(ep);
-	return kfab_dev_ep_cancel(ep->fd, ep->id, (uintptr_t)context);
+	shim_ep_progress(ep);
+	return shim_dev_ep_cancel(ep->fd, ep->id, (uintptr_t)context);
 }
 
-static int kfab_ep_getopt(fid_t fid, int level, int optname, void *optval,
+static int shim_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
@@ -547,10 +547,10 @@ static int kfab_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	return 0;
 }
 
-static int kfab_ep_setopt(fid_t fid, int level, int optname,
+static int shim_ep_setopt(fid_t fid, int level, int optname,
 			  const void *optval, size_t optlen)
 {
-	struct kfab_ep *ep = container_of(fid, struct kfab_ep, ep_fid.fid);
+	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
@@ -562,7 +562,7 @@ static int kfab_ep_setopt(fid_t fid, int level, int optname,
 	return 0;
 }
 
-static int kfab_ep_tx_ctx(struct fid_ep *sep, int index,
+static int shim_ep_tx_ctx(struct fid_ep *sep, int index,
 			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 			  void *context)
 {
@@ -570,7 +570,7 @@ static int kfab_ep_tx_ctx(struct fid_ep *sep, int index,
 	return -FI_ENOSYS;
 }
 
-static int kfab_ep_rx_ctx(struct fid_ep *sep, int index,
+static int shim_ep_rx_ctx(struct fid_ep *sep, int index,
 			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			  void *context)
 {
@@ -579,24 +579,24 @@ static int kfab_ep_rx_ctx(struct fid_ep *sep, int index,
 }
 
 /* Sends and receives share one ring: both answer its free slots. */
-static ssize_t kfab_ep_rx_size_left(struct fid_ep *ep_fid)
+static ssize_t shim_ep_rx_size_left(struct fid_ep *ep_fid)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
 
-	/* Its receives are the SRX's: see kfab_recv() in msg.c. */
-	if (kfab_read_once(&ep->srx))
+	/* Its receives are the SRX's: see shim_recv() in msg.c. */
+	if (shim_read_once(&ep->srx))
 		return -FI_EOPBADSTATE;
-	return kfab_ep_ring_space(ep);
+	return shim_ep_ring_space(ep);
 }
 
-static ssize_t kfab_ep_tx_size_left(struct fid_ep *ep)
+static ssize_t shim_ep_tx_size_left(struct fid_ep *ep)
 {
-	return kfab_ep_ring_space(to_kfab_ep(ep));
+	return shim_ep_ring_space(to_kfab_ep(ep));
 }
 
 /* ---- RMA: none ---- */
 
-static ssize_t kfab_rma_read(struct fid_ep *ep, void *buf, size_t len,
+static ssize_t shim_rma_read(struct fid_ep *ep, void *buf, size_t len,
 			     void *desc, fi_addr_t src_addr, uint64_t addr,
 			     uint64_t key, void *context)
 {
@@ -605,7 +605,7 @@ static ssize_t kfab_rma_read(struct fid_ep *ep, void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_readv(struct fid_ep *ep, const struct iovec *iov,
+static ssize_t shim_rma_readv(struct fid_ep *ep, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t src_addr,
 			      uint64_t addr, uint64_t key, void *context)
 {
@@ -614,14 +614,14 @@ static ssize_t kfab_rma_readv(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
+static ssize_t shim_rma_readmsg(struct fid_ep *ep, const struct fi_msg_rma *msg,
 				uint64_t flags)
 {
 	(void)ep; (void)msg; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_write(struct fid_ep *ep, const void *buf, size_t len,
+static ssize_t shim_rma_write(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, uint64_t addr,
 			      uint64_t key, void *context)
 {
@@ -630,7 +630,7 @@ static ssize_t kfab_rma_write(struct fid_ep *ep, const void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_writev(struct fid_ep *ep, const struct iovec *iov,
+static ssize_t shim_rma_writev(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count, fi_addr_t dest_addr,
 			       uint64_t addr, uint64_t key, void *context)
 {
@@ -639,21 +639,21 @@ static ssize_t kfab_rma_writev(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_writemsg(struct fid_ep *ep,
+static ssize_t shim_rma_writemsg(struct fid_ep *ep,
 				 const struct fi_msg_rma *msg, uint64_t flags)
 {
 	(void)ep; (void)msg; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
+static ssize_t shim_rma_inject(struct fid_ep *ep, const void *buf, size_t len,
 			       fi_addr_t dest_addr, uint64_t addr, uint64_t key)
 {
 	(void)ep; (void)buf; (void)len; (void)dest_addr; (void)addr; (void)key;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_writedata(struct fid_ep *ep, const void *buf,
+static ssize_t shim_rma_writedata(struct fid_ep *ep, const void *buf,
 				  size_t len, void *desc, uint64_t data,
 				  fi_addr_t dest_addr, uint64_t addr,
 				  uint64_t key, void *context)
@@ -663,7 +663,7 @@ static ssize_t kfab_rma_writedata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_rma_injectdata(struct fid_ep *ep, const void *buf,
+static ssize_t shim_rma_injectdata(struct fid_ep *ep, const void *buf,
 				   size_t len, uint64_t data,
 				   fi_addr_t dest_addr, uint64_t addr,
 				   uint64_t key)
@@ -675,7 +675,7 @@ static ssize_t kfab_rma_injectdata(struct fid_ep *ep, const void *buf,
 
 /* ---- atomics: none ---- */
 
-static ssize_t kfab_atomic_write(struct fid_ep *ep, const void *buf,
+static ssize_t shim_atomic_write(struct fid_ep *ep, const void *buf,
 				 size_t count, void *desc, fi_addr_t dest_addr,
 				 uint64_t addr, uint64_t key,
 				 enum fi_datatype datatype, enum fi_op op,
@@ -686,7 +686,7 @@ static ssize_t kfab_atomic_write(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
+static ssize_t shim_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 				  void **desc, size_t count,
 				  fi_addr_t dest_addr, uint64_t addr,
 				  uint64_t key, enum fi_datatype datatype,
@@ -697,7 +697,7 @@ static ssize_t kfab_atomic_writev(struct fid_ep *ep, const struct fi_ioc *iov,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_writemsg(struct fid_ep *ep,
+static ssize_t shim_atomic_writemsg(struct fid_ep *ep,
 				    const struct fi_msg_atomic *msg,
 				    uint64_t flags)
 {
@@ -705,7 +705,7 @@ static ssize_t kfab_atomic_writemsg(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_inject(struct fid_ep *ep, const void *buf,
+static ssize_t shim_atomic_inject(struct fid_ep *ep, const void *buf,
 				  size_t count, fi_addr_t dest_addr,
 				  uint64_t addr, uint64_t key,
 				  enum fi_datatype datatype, enum fi_op op)
@@ -715,7 +715,7 @@ static ssize_t kfab_atomic_inject(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_readwrite(struct fid_ep *ep, const void *buf,
+static ssize_t shim_atomic_readwrite(struct fid_ep *ep, const void *buf,
 				     size_t count, void *desc, void *result,
 				     void *result_desc, fi_addr_t dest_addr,
 				     uint64_t addr, uint64_t key,
@@ -728,7 +728,7 @@ static ssize_t kfab_atomic_readwrite(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_readwritev(struct fid_ep *ep,
+static ssize_t shim_atomic_readwritev(struct fid_ep *ep,
 				      const struct fi_ioc *iov, void **desc,
 				      size_t count, struct fi_ioc *resultv,
 				      void **result_desc, size_t result_count,
@@ -742,7 +742,7 @@ static ssize_t kfab_atomic_readwritev(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_readwritemsg(struct fid_ep *ep,
+static ssize_t shim_atomic_readwritemsg(struct fid_ep *ep,
 					const struct fi_msg_atomic *msg,
 					struct fi_ioc *resultv,
 					void **result_desc,
@@ -753,7 +753,7 @@ static ssize_t kfab_atomic_readwritemsg(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_compwrite(struct fid_ep *ep, const void *buf,
+static ssize_t shim_atomic_compwrite(struct fid_ep *ep, const void *buf,
 				     size_t count, void *desc,
 				     const void *compare, void *compare_desc,
 				     void *result, void *result_desc,
@@ -768,7 +768,7 @@ static ssize_t kfab_atomic_compwrite(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_compwritev(struct fid_ep *ep,
+static ssize_t shim_atomic_compwritev(struct fid_ep *ep,
 				      const struct fi_ioc *iov, void **desc,
 				      size_t count,
 				      const struct fi_ioc *comparev,
@@ -787,7 +787,7 @@ static ssize_t kfab_atomic_compwritev(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_atomic_compwritemsg(struct fid_ep *ep,
+static ssize_t shim_atomic_compwritemsg(struct fid_ep *ep,
 					const struct fi_msg_atomic *msg,
 					const struct fi_ioc *comparev,
 					void **compare_desc,
@@ -803,7 +803,7 @@ static ssize_t kfab_atomic_compwritemsg(struct fid_ep *ep,
 }
 
 /* fi_atomic(3): "not supported" is -FI_EOPNOTSUPP for the valid queries. */
-static int kfab_atomic_valid(struct fid_ep *ep, enum fi_datatype datatype,
+static int shim_atomic_valid(struct fid_ep *ep, enum fi_datatype datatype,
 			     enum fi_op op, size_t *count)
 {
 	(void)ep; (void)datatype; (void)op; (void)count;
@@ -812,21 +812,21 @@ static int kfab_atomic_valid(struct fid_ep *ep, enum fi_datatype datatype,
 
 /* ---- collectives: none ---- */
 
-static ssize_t kfab_coll_barrier(struct fid_ep *ep, fi_addr_t coll_addr,
+static ssize_t shim_coll_barrier(struct fid_ep *ep, fi_addr_t coll_addr,
 				 void *context)
 {
 	(void)ep; (void)coll_addr; (void)context;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_coll_barrier2(struct fid_ep *ep, fi_addr_t coll_addr,
+static ssize_t shim_coll_barrier2(struct fid_ep *ep, fi_addr_t coll_addr,
 				  uint64_t flags, void *context)
 {
 	(void)ep; (void)coll_addr; (void)flags; (void)context;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_coll_broadcast(struct fid_ep *ep, void *buf, size_t count,
+static ssize_t shim_coll_broadcast(struct fid_ep *ep, void *buf, size_t count,
 				   void *desc, fi_addr_t coll_addr,
 				   fi_addr_t root_addr,
 				   enum fi_datatype datatype, uint64_t flags,
@@ -838,7 +838,7 @@ static ssize_t kfab_coll_broadcast(struct fid_ep *ep, void *buf, size_t count,
 }
 
 /* alltoall and allgather */
-static ssize_t kfab_coll_exchange(struct fid_ep *ep, const void *buf,
+static ssize_t shim_coll_exchange(struct fid_ep *ep, const void *buf,
 				  size_t count, void *desc, void *result,
 				  void *result_desc, fi_addr_t coll_addr,
 				  enum fi_datatype datatype, uint64_t flags,
@@ -851,7 +851,7 @@ static ssize_t kfab_coll_exchange(struct fid_ep *ep, const void *buf,
 }
 
 /* allreduce and reduce_scatter */
-static ssize_t kfab_coll_reduce_all(struct fid_ep *ep, const void *buf,
+static ssize_t shim_coll_reduce_all(struct fid_ep *ep, const void *buf,
 				    size_t count, void *desc, void *result,
 				    void *result_desc, fi_addr_t coll_addr,
 				    enum fi_datatype datatype, enum fi_op op,
@@ -863,7 +863,7 @@ static ssize_t kfab_coll_reduce_all(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_coll_reduce(struct fid_ep *ep, const void *buf,
+static ssize_t shim_coll_reduce(struct fid_ep *ep, const void *buf,
 				size_t count, void *desc, void *result,
 				void *result_desc, fi_addr_t coll_addr,
 				fi_addr_t root_addr, enum fi_datatype datatype,
@@ -876,7 +876,7 @@ static ssize_t kfab_coll_reduce(struct fid_ep *ep, const void *buf,
 }
 
 /* scatter and gather */
-static ssize_t kfab_coll_rooted(struct fid_ep *ep, const void *buf,
+static ssize_t shim_coll_rooted(struct fid_ep *ep, const void *buf,
 				size_t count, void *desc, void *result,
 				void *result_desc, fi_addr_t coll_addr,
 				fi_addr_t root_addr, enum fi_datatype datatype,
@@ -888,7 +888,7 @@ static ssize_t kfab_coll_rooted(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_coll_msg(struct fid_ep *ep,
+static ssize_t shim_coll_msg(struct fid_ep *ep,
 			     const struct fi_msg_collective *msg,
 			     struct fi_ioc *resultv, void **result_desc,
 			     size_t result_count, uint64_t flags)
@@ -900,84 +900,84 @@ static ssize_t kfab_coll_msg(struct fid_ep *ep,
 
 /* ---- the tables ---- */
 
-static const struct fi_ops kfab_ep_fi_ops = {
+static const struct fi_ops shim_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_ep_close,
+	.close = shim_ep_close,
 	.bind = kfab_ep_bind,
-	.control = kfab_ep_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.control = shim_ep_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
-static const struct fi_ops_ep kfab_ep_ops = {
+static const struct fi_ops_ep shim_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
 	.cancel = kfab_ep_cancel,
-	.getopt = kfab_ep_getopt,
-	.setopt = kfab_ep_setopt,
-	.tx_ctx = kfab_ep_tx_ctx,
-	.rx_ctx = kfab_ep_rx_ctx,
-	.rx_size_left = kfab_ep_rx_size_left,
-	.tx_size_left = kfab_ep_tx_size_left,
+	.getopt = shim_ep_getopt,
+	.setopt = shim_ep_setopt,
+	.tx_ctx = shim_ep_tx_ctx,
+	.rx_ctx = shim_ep_rx_ctx,
+	.rx_size_left = shim_ep_rx_size_left,
+	.tx_size_left = shim_ep_tx_size_left,
 };
 
 /* RDM endpoints have no single peer and no connections. */
-static const struct fi_ops_cm kfab_ep_cm_ops = {
+static const struct fi_ops_cm shim_ep_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = kfab_ep_setname,
-	.getname = kfab_ep_getname,
-	.getpeer = kfab_no_getpeer,
-	.connect = kfab_no_connect,
-	.listen = kfab_no_listen,
-	.accept = kfab_no_accept,
-	.reject = kfab_no_reject,
-	.shutdown = kfab_no_shutdown,
-	.join = kfab_no_join,
+	.setname = shim_ep_setname,
+	.getname = shim_ep_getname,
+	.getpeer = shim_no_getpeer,
+	.connect = shim_no_connect,
+	.listen = shim_no_listen,
+	.accept = shim_no_accept,
+	.reject = shim_no_reject,
+	.shutdown = shim_no_shutdown,
+	.join = shim_no_join,
 };
 
-const struct fi_ops_rma kfab_ep_rma_ops = {
+const struct fi_ops_rma shim_ep_rma_ops = {
 	.size = sizeof(struct fi_ops_rma),
-	.read = kfab_rma_read,
-	.readv = kfab_rma_readv,
-	.readmsg = kfab_rma_readmsg,
-	.write = kfab_rma_write,
-	.writev = kfab_rma_writev,
-	.writemsg = kfab_rma_writemsg,
-	.inject = kfab_rma_inject,
-	.writedata = kfab_rma_writedata,
-	.injectdata = kfab_rma_injectdata,
+	.read = shim_rma_read,
+	.readv = shim_rma_readv,
+	.readmsg = shim_rma_readmsg,
+	.write = shim_rma_write,
+	.writev = shim_rma_writev,
+	.writemsg = shim_rma_writemsg,
+	.inject = shim_rma_inject,
+	.writedata = shim_rma_writedata,
+	.injectdata = shim_rma_injectdata,
 };
 
-const struct fi_ops_atomic kfab_ep_atomic_ops = {
+const struct fi_ops_atomic shim_ep_atomic_ops = {
 	.size = sizeof(struct fi_ops_atomic),
-	.write = kfab_atomic_write,
-	.writev = kfab_atomic_writev,
-	.writemsg = kfab_atomic_writemsg,
-	.inject = kfab_atomic_inject,
-	.readwrite = kfab_atomic_readwrite,
-	.readwritev = kfab_atomic_readwritev,
-	.readwritemsg = kfab_atomic_readwritemsg,
-	.compwrite = kfab_atomic_compwrite,
-	.compwritev = kfab_atomic_compwritev,
-	.compwritemsg = kfab_atomic_compwritemsg,
-	.writevalid = kfab_atomic_valid,
-	.readwritevalid = kfab_atomic_valid,
-	.compwritevalid = kfab_atomic_valid,
+	.write = shim_atomic_write,
+	.writev = shim_atomic_writev,
+	.writemsg = shim_atomic_writemsg,
+	.inject = shim_atomic_inject,
+	.readwrite = shim_atomic_readwrite,
+	.readwritev = shim_atomic_readwritev,
+	.readwritemsg = shim_atomic_readwritemsg,
+	.compwrite = shim_atomic_compwrite,
+	.compwritev = shim_atomic_compwritev,
+	.compwritemsg = shim_atomic_compwritemsg,
+	.writevalid = shim_atomic_valid,
+	.readwritevalid = shim_atomic_valid,
+	.compwritevalid = shim_atomic_valid,
 };
 
-const struct fi_ops_collective kfab_ep_collective_ops = {
+const struct fi_ops_collective shim_ep_collective_ops = {
 	.size = sizeof(struct fi_ops_collective),
-	.barrier = kfab_coll_barrier,
-	.broadcast = kfab_coll_broadcast,
-	.alltoall = kfab_coll_exchange,
-	.allreduce = kfab_coll_reduce_all,
-	.allgather = kfab_coll_exchange,
-	.reduce_scatter = kfab_coll_reduce_all,
-	.reduce = kfab_coll_reduce,
-	.scatter = kfab_coll_rooted,
-	.gather = kfab_coll_rooted,
-	.msg = kfab_coll_msg,
-	.barrier2 = kfab_coll_barrier2,
+	.barrier = shim_coll_barrier,
+	.broadcast = shim_coll_broadcast,
+	.alltoall = shim_coll_exchange,
+	.allreduce = shim_coll_reduce_all,
+	.allgather = shim_coll_exchange,
+	.reduce_scatter = shim_coll_reduce_all,
+	.reduce = shim_coll_reduce,
+	.scatter = shim_coll_rooted,
+	.gather = shim_coll_rooted,
+	.msg = shim_coll_msg,
+	.barrier2 = shim_coll_barrier2,
 };
 
 /* ---- opening ---- */
@@ -987,7 +987,7 @@ const struct fi_ops_collective kfab_ep_collective_ops = {
  * endpoint opened for a shared receive context posts no receives of its
  * own: tx alone (fi_endpoint(3) leaves rx_attr->size to the SRX then).
  */
-static uint32_t kfab_ep_sq_entries(const struct fi_info *info, bool shared_rx)
+static uint32_t shim_ep_sq_entries(const struct fi_info *info, bool shared_rx)
 {
 	uint64_t want = 0;
 
@@ -995,11 +995,11 @@ static uint32_t kfab_ep_sq_entries(const struct fi_info *info, bool shared_rx)
 		want += info->tx_attr->size;
 	if (info->rx_attr && !shared_rx)
 		want += info->rx_attr->size;
-	return kfab_ring_entries(want);
+	return shim_ring_entries(want);
 }
 
 /**
- * kfab_endpoint() - struct fi_ops_domain.endpoint: fi_endpoint() for kfab
+ * shim_endpoint() - struct fi_ops_domain.endpoint: fi_endpoint() for kfab
  * @domain: a kfab domain
  * @info: an fi_info kfab answered (or hints it accepts): FI_EP_RDM only
  * @ep_fid: out: the new endpoint, not enabled
@@ -1009,13 +1009,13 @@ static uint32_t kfab_ep_sq_entries(const struct fi_info *info, bool shared_rx)
  * endpoint type other than FI_EP_RDM; -FI_ENODATA when @info asks for what
  * kfab does not offer; -FI_ENOMEM; or the kernel's -errno.
  */
-int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
+int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep_fid, void *context)
 {
-	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
-	struct kfab_ring_layout layout;
-	struct kfab_ep *ep;
+	struct shim_ring_layout layout;
+	struct shim_ep *ep;
 	int ret;
 
 	if (!info || !ep_fid)
@@ -1023,7 +1023,7 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
 	    info->ep_attr->type != FI_EP_RDM)
 		return -FI_ENOPROTOOPT;
-	ret = kfab_info_check(info);
+	ret = shim_info_check(info);
 	if (ret)
 		return ret;
 
@@ -1037,7 +1037,7 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->domain = dom;
 	ep->fd = dom->fabric->fd;
-	ep->caps = info->caps ? info->caps : KFAB_EP_DEFAULT_CAPS;
+	ep->caps = info->caps ? info->caps : SHIM_EP_DEFAULT_CAPS;
 	ep->shared_rx = info->ep_attr &&
 			info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT;
 	if (info->tx_attr)
@@ -1047,15 +1047,15 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 
 	cmd.domain_id = dom->id;
 	cmd.type = KFAB_EP_TYPE_RDM;
-	cmd.sq_entries = kfab_ep_sq_entries(info, ep->shared_rx);
-	ret = kfab_dev_ep_open(ep->fd, &cmd);
+	cmd.sq_entries = shim_ep_sq_entries(info, ep->shared_rx);
+	ret = shim_dev_ep_open(ep->fd, &cmd);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "KFAB_IOC_EP_OPEN: %s\n", fi_strerror(-ret));
+		SHIM_WARN(EP_CTRL, "KFAB_IOC_EP_OPEN: %s\n", fi_strerror(-ret));
 		goto err_free;
 	}
 	ep->id = cmd.out_ep_id;
 	ep->addr = cmd.out_addr;
-	layout = (struct kfab_ring_layout){
+	layout = (struct shim_ring_layout){
 		.entries = cmd.out_sq_entries,
 		.sqe_size = cmd.out_sqe_size,
 		.mmap_offset = cmd.out_sq_mmap_offset,
@@ -1064,32 +1064,32 @@ int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
 		.off_head = cmd.out_off_head,
 		.off_sqes = cmd.out_off_sqes,
 	};
-	ret = kfab_ring_map(&ep->ring, ep->fd, ep->id, &layout);
+	ret = shim_ring_map(&ep->ring, ep->fd, ep->id, &layout);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "ep %u: mapping the ring: %s\n", ep->id,
+		SHIM_WARN(EP_CTRL, "ep %u: mapping the ring: %s\n", ep->id,
 			  fi_strerror(-ret));
-		kfab_dev_destroy(ep->fd, ep->id);
+		shim_dev_destroy(ep->fd, ep->id);
 		goto err_free;
 	}
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
-	ep->ep_fid.fid.ops = (struct fi_ops *)&kfab_ep_fi_ops;
-	ep->ep_fid.ops = (struct fi_ops_ep *)&kfab_ep_ops;
-	ep->ep_fid.cm = (struct fi_ops_cm *)&kfab_ep_cm_ops;
-	ep->ep_fid.msg = (struct fi_ops_msg *)&kfab_ep_msg_ops;
-	ep->ep_fid.rma = (struct fi_ops_rma *)&kfab_ep_rma_ops;
-	ep->ep_fid.tagged = (struct fi_ops_tagged *)&kfab_ep_tagged_ops;
-	ep->ep_fid.atomic = (struct fi_ops_atomic *)&kfab_ep_atomic_ops;
+	ep->ep_fid.fid.ops = (struct fi_ops *)&shim_ep_fi_ops;
+	ep->ep_fid.ops = (struct fi_ops_ep *)&shim_ep_ops;
+	ep->ep_fid.cm = (struct fi_ops_cm *)&shim_ep_cm_ops;
+	ep->ep_fid.msg = (struct fi_ops_msg *)&shim_ep_msg_ops;
+	ep->ep_fid.rma = (struct fi_ops_rma *)&shim_ep_rma_ops;
+	ep->ep_fid.tagged = (struct fi_ops_tagged *)&shim_ep_tagged_ops;
+	ep->ep_fid.atomic = (struct fi_ops_atomic *)&shim_ep_atomic_ops;
 	ep->ep_fid.collective =
-		(struct fi_ops_collective *)&kfab_ep_collective_ops;
+		(struct fi_ops_collective *)&shim_ep_collective_ops;
 	*ep_fid = &ep->ep_fid;
-	KFAB_DBG(EP_CTRL, "ep %u: %u ring entries\n", ep->id,
+	SHIM_DBG(EP_CTRL, "ep %u: %u ring entries\n", ep->id,
 		 ep->ring.entries);
 	return 0;
 
 err_free:
-	kfab_ep_free(ep);
+	shim_ep_free(ep);
 	return ret;
 }
 
@@ -1098,7 +1098,7 @@ err_free:
  * @context is the owner's struct fi_peer_transfer_context (peer_av.c);
  * any other flag is -FI_EBADFLAGS.
  */
-int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
+int shim_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, uint64_t flags, void *context)
 {
 	int ret;
@@ -1106,13 +1106,13 @@ int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
 	if (flags == FI_PEER_TRANSFER) {
 		if (!info || !ep)
 			return -FI_EINVAL;
-		ret = kfab_ep_peer_transfer(info, context);
-		return ret ? ret : kfab_endpoint(domain, info, ep, NULL);
+		ret = shim_ep_peer_transfer(info, context);
+		return ret ? ret : shim_endpoint(domain, info, ep, NULL);
 	}
 	if (flags) {
-		KFAB_INFO(EP_CTRL, "fi_endpoint2 flags 0x%llx not supported\n",
+		SHIM_INFO(EP_CTRL, "fi_endpoint2 flags 0x%llx not supported\n",
 			  (unsigned long long)flags);
 		return -FI_EBADFLAGS;
 	}
-	return kfab_endpoint(domain, info, ep, context);
+	return shim_endpoint(domain, info, ep, context);
 }

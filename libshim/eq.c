@@ -4,12 +4,12 @@
  *
  * An EQ is a user-space object of its fabric: no kernel object backs it.
  * Its events come from the application (fi_eq_write) and from libshim
- * itself through kfab_eq_post()/kfab_eq_post_err(), e.g. the completion of
+ * itself through shim_eq_post()/shim_eq_post_err(), e.g. the completion of
  * an asynchronous AV insert.  Events are kept in one FIFO list; an error
  * entry is reported in order: fi_eq_read() answers -FI_EAVAIL while the
  * entry at the head is an error, and fi_eq_readerr() takes it.
  *
- * Size and overflow.  attr->size (0: KFAB_EQ_DEFAULT_SIZE) bounds what the
+ * Size and overflow.  attr->size (0: SHIM_EQ_DEFAULT_SIZE) bounds what the
  * application may insert: fi_eq_write() answers -FI_EAGAIN while the EQ
  * holds size events or more.  Events that libshim posts are never refused
  * for lack of room, since the operation they complete has already happened
@@ -29,16 +29,16 @@
  *   FI_WAIT_POLLFD      the same eventfd as a one-entry struct pollfd list
  *   FI_WAIT_MUTEX_COND  FI_GETWAIT gives a mutex and a condition variable
  *                       that every insertion broadcasts while holding the
- *                       mutex (see kfab_eq_wake()); fi_eq_sread uses them
+ *                       mutex (see shim_eq_wake()); fi_eq_sread uses them
  *   FI_WAIT_YIELD       fi_eq_sread spins with sched_yield()
  *   FI_WAIT_SET         -FI_ENOSYS: kfab has no wait sets (fi_wait_open)
  *
  * Events from the kernel (connection management, later).  The kernel will
  * queue them in a kfab object of the fabric's file whose poll() reports
- * them.  The EQ will then hold that object's id and, in kfab_eq_pull()
+ * them.  The EQ will then hold that object's id and, in shim_eq_pull()
  * (called under the lock by every read, readerr, sread and trywait before
  * the list is looked at), move what the kernel holds into the list with
- * the same code as kfab_eq_post().  Waiting then covers the device file
+ * the same code as shim_eq_post().  Waiting then covers the device file
  * too: fi_eq_sread poll()s it beside its own wait object (a kernel event
  * wakes no condition variable), FI_WAIT_POLLFD answers two pollfds and
  * FI_WAIT_FD an epoll fd holding both.  Nothing of the list, the overflow
@@ -63,7 +63,7 @@
 #include "peer.h"
 
 /**
- * struct kfab_eq_entry - one event in an EQ
+ * struct shim_eq_entry - one event in an EQ
  * @next: the list, oldest first
  * @event: the event number (FI_AV_COMPLETE, ...) of a normal entry
  * @is_err: an error entry: @err is what fi_eq_readerr() returns
@@ -75,8 +75,8 @@
  * @err: the error (error entries); @err.err_data is our own copy or NULL
  * @data: the event (normal entries)
  */
-struct kfab_eq_entry {
-	struct kfab_eq_entry *next;
+struct shim_eq_entry {
+	struct shim_eq_entry *next;
 	uint32_t event;
 	bool is_err;
 	size_t len;
@@ -86,7 +86,7 @@ struct kfab_eq_entry {
 };
 
 /**
- * struct kfab_eq - a fid_eq
+ * struct shim_eq - a fid_eq
  * @eq_fid: what libfabric sees; the first member
  * @fabric: the parent; holds one count in its eq_cnt for us
  * @api_version: the fabric's; decides how fi_eq_readerr() hands out err_data
@@ -97,7 +97,7 @@ struct kfab_eq_entry {
  * @head, @tail: the events, oldest first
  * @count: entries in the list, errors included
  * @beyond_size: events libshim posted while @count was @size or more
- * @bind_cnt: objects that refer to this EQ (kfab_eq_bind()): no close
+ * @bind_cnt: objects that refer to this EQ (shim_eq_bind()): no close
  * @saved_err_data: the err_data last handed out by fi_eq_readerr() in the
  *		    provider's buffer; freed by the next readerr or close
  * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD), else -1; its counter is
@@ -106,16 +106,16 @@ struct kfab_eq_entry {
  *	goes (peer_av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
  */
-struct kfab_eq {
+struct shim_eq {
 	struct fid_eq eq_fid;
-	struct kfab_fabric *fabric;
+	struct shim_fabric *fabric;
 	uint32_t api_version;
 	size_t size;
 	uint64_t flags;
 	enum fi_wait_obj wait_obj;
 
 	pthread_mutex_t lock;
-	struct kfab_eq_entry *head, *tail;
+	struct shim_eq_entry *head, *tail;
 	size_t count;
 	uint64_t beyond_size;
 	unsigned int bind_cnt;
@@ -127,21 +127,21 @@ struct kfab_eq {
 	struct fid_eq *peer_owner;
 };
 
-static const struct fi_ops kfab_eq_fi_ops;
+static const struct fi_ops shim_eq_fi_ops;
 
-static struct kfab_eq *to_kfab_eq(struct fid_eq *eq)
+static struct shim_eq *to_kfab_eq(struct fid_eq *eq)
 {
-	return container_of(eq, struct kfab_eq, eq_fid);
+	return container_of(eq, struct shim_eq, eq_fid);
 }
 
-struct kfab_eq *kfab_eq_from_fid(struct fid *fid)
+struct shim_eq *shim_eq_from_fid(struct fid *fid)
 {
-	if (!fid || fid->fclass != FI_CLASS_EQ || fid->ops != &kfab_eq_fi_ops)
+	if (!fid || fid->fclass != FI_CLASS_EQ || fid->ops != &shim_eq_fi_ops)
 		return NULL;
-	return container_of(fid, struct kfab_eq, eq_fid.fid);
+	return container_of(fid, struct shim_eq, eq_fid.fid);
 }
 
-static bool kfab_eq_uses_cond(const struct kfab_eq *eq)
+static bool shim_eq_uses_cond(const struct shim_eq *eq)
 {
 	return eq->wait_obj == FI_WAIT_UNSPEC ||
 	       eq->wait_obj == FI_WAIT_MUTEX_COND;
@@ -151,13 +151,13 @@ static bool kfab_eq_uses_cond(const struct kfab_eq *eq)
  * Where kernel events will be moved into the list (see the top of the
  * file).  Today every event is in the list already.  Called with @lock.
  */
-static void kfab_eq_pull(struct kfab_eq *eq)
+static void shim_eq_pull(struct shim_eq *eq)
 {
 	(void)eq;
 }
 
 /* The eventfd follows @count across 0: called with @lock, after a change. */
-static void kfab_eq_efd_update(struct kfab_eq *eq, size_t old_count)
+static void shim_eq_efd_update(struct shim_eq *eq, size_t old_count)
 {
 	uint64_t val = 1;
 	ssize_t n = 0;
@@ -173,7 +173,7 @@ static void kfab_eq_efd_update(struct kfab_eq *eq, size_t old_count)
 	 * an application that read()s the fd itself breaks that.
 	 */
 	if (n < 0)
-		KFAB_WARN(EQ, "eventfd: %s\n", strerror(errno));
+		SHIM_WARN(EQ, "eventfd: %s\n", strerror(errno));
 }
 
 /*
@@ -181,16 +181,16 @@ static void kfab_eq_efd_update(struct kfab_eq *eq, size_t old_count)
  * inserter takes after the entry is in the list: a sleeper either sees the
  * entry or is already waiting when the broadcast comes.
  */
-static void kfab_eq_wake(struct kfab_eq *eq)
+static void shim_eq_wake(struct shim_eq *eq)
 {
-	if (!kfab_eq_uses_cond(eq))
+	if (!shim_eq_uses_cond(eq))
 		return;
 	pthread_mutex_lock(&eq->wait_mutex);
 	pthread_cond_broadcast(&eq->cond);
 	pthread_mutex_unlock(&eq->wait_mutex);
 }
 
-static void kfab_eq_free_entry(struct kfab_eq_entry *entry)
+static void shim_eq_free_entry(struct shim_eq_entry *entry)
 {
 	if (entry->is_err)
 		free(entry->err.err_data);
@@ -201,7 +201,7 @@ static void kfab_eq_free_entry(struct kfab_eq_entry *entry)
  * Appends @entry.  @from_app: an fi_eq_write(), refused with -FI_EAGAIN
  * when the EQ is full; libshim's own events are always taken.
  */
-static int kfab_eq_insert(struct kfab_eq *eq, struct kfab_eq_entry *entry,
+static int shim_eq_insert(struct shim_eq *eq, struct shim_eq_entry *entry,
 			  bool from_app)
 {
 	size_t old_count;
@@ -214,7 +214,7 @@ static int kfab_eq_insert(struct kfab_eq *eq, struct kfab_eq_entry *entry,
 			return -FI_EAGAIN;
 		}
 		if (!eq->beyond_size++)
-			KFAB_WARN(EQ, "EQ full (%zu events): kfab keeps its own events beyond attr->size\n",
+			SHIM_WARN(EQ, "EQ full (%zu events): kfab keeps its own events beyond attr->size\n",
 				  eq->size);
 	}
 	old_count = eq->count++;
@@ -223,30 +223,30 @@ static int kfab_eq_insert(struct kfab_eq *eq, struct kfab_eq_entry *entry,
 	else
 		eq->head = entry;
 	eq->tail = entry;
-	kfab_eq_efd_update(eq, old_count);
+	shim_eq_efd_update(eq, old_count);
 	pthread_mutex_unlock(&eq->lock);
 
-	kfab_eq_wake(eq);
+	shim_eq_wake(eq);
 	return 0;
 }
 
 /* Takes the head off the list: called with @lock, the list not empty. */
-static struct kfab_eq_entry *kfab_eq_remove_head(struct kfab_eq *eq)
+static struct shim_eq_entry *shim_eq_remove_head(struct shim_eq *eq)
 {
-	struct kfab_eq_entry *entry = eq->head;
+	struct shim_eq_entry *entry = eq->head;
 	size_t old_count = eq->count--;
 
 	eq->head = entry->next;
 	if (!eq->head)
 		eq->tail = NULL;
-	kfab_eq_efd_update(eq, old_count);
+	shim_eq_efd_update(eq, old_count);
 	return entry;
 }
 
-static struct kfab_eq_entry *kfab_eq_new_event(uint32_t event, const void *buf,
+static struct shim_eq_entry *shim_eq_new_event(uint32_t event, const void *buf,
 					       size_t len)
 {
-	struct kfab_eq_entry *entry;
+	struct shim_eq_entry *entry;
 
 	if (len > SIZE_MAX - sizeof(*entry))
 		return NULL;
@@ -265,9 +265,9 @@ static struct kfab_eq_entry *kfab_eq_new_event(uint32_t event, const void *buf,
 	return entry;
 }
 
-static struct kfab_eq_entry *kfab_eq_new_err(const struct fi_eq_err_entry *err)
+static struct shim_eq_entry *shim_eq_new_err(const struct fi_eq_err_entry *err)
 {
-	struct kfab_eq_entry *entry;
+	struct shim_eq_entry *entry;
 
 	entry = calloc(1, sizeof(*entry));
 	if (!entry)
@@ -290,59 +290,59 @@ static struct kfab_eq_entry *kfab_eq_new_err(const struct fi_eq_err_entry *err)
 
 /* ---- the internal API (internal.h) ---- */
 
-int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
+int shim_eq_post(struct shim_eq *eq, uint32_t event, const void *buf,
 		 size_t len)
 {
-	struct kfab_eq_entry *entry;
+	struct shim_eq_entry *entry;
 
 	if (!eq || (len && !buf))
 		return -FI_EINVAL;
 	if (eq->peer_owner)
-		return kfab_eq_peer_forward(eq->peer_owner, event, buf, len);
-	entry = kfab_eq_new_event(event, buf, len);
+		return shim_eq_peer_forward(eq->peer_owner, event, buf, len);
+	entry = shim_eq_new_event(event, buf, len);
 	if (!entry)
 		return -FI_ENOMEM;
-	return kfab_eq_insert(eq, entry, false);
+	return shim_eq_insert(eq, entry, false);
 }
 
-int kfab_eq_post_err(struct kfab_eq *eq, const struct fi_eq_err_entry *err)
+int shim_eq_post_err(struct shim_eq *eq, const struct fi_eq_err_entry *err)
 {
-	struct kfab_eq_entry *entry;
+	struct shim_eq_entry *entry;
 
 	if (!eq || !err)
 		return -FI_EINVAL;
 	if (eq->peer_owner)
-		return kfab_eq_peer_forward_err(eq->peer_owner, err);
-	entry = kfab_eq_new_err(err);
+		return shim_eq_peer_forward_err(eq->peer_owner, err);
+	entry = shim_eq_new_err(err);
 	if (!entry)
 		return -FI_ENOMEM;
-	return kfab_eq_insert(eq, entry, false);
+	return shim_eq_insert(eq, entry, false);
 }
 
-void kfab_eq_bind(struct kfab_eq *eq)
+void shim_eq_bind(struct shim_eq *eq)
 {
 	pthread_mutex_lock(&eq->lock);
 	eq->bind_cnt++;
 	pthread_mutex_unlock(&eq->lock);
 }
 
-void kfab_eq_unbind(struct kfab_eq *eq)
+void shim_eq_unbind(struct shim_eq *eq)
 {
 	pthread_mutex_lock(&eq->lock);
 	if (eq->bind_cnt)
 		eq->bind_cnt--;
 	else
-		KFAB_WARN(EQ, "kfab_eq_unbind() without kfab_eq_bind()\n");
+		SHIM_WARN(EQ, "shim_eq_unbind() without shim_eq_bind()\n");
 	pthread_mutex_unlock(&eq->lock);
 }
 
 /* ---- struct fi_ops_eq ---- */
 
-static ssize_t kfab_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
+static ssize_t shim_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			    size_t len, uint64_t flags)
 {
-	struct kfab_eq *eq = to_kfab_eq(eq_fid);
-	struct kfab_eq_entry *entry;
+	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq_entry *entry;
 	ssize_t ret;
 
 	if (flags & ~FI_PEEK)
@@ -351,7 +351,7 @@ static ssize_t kfab_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		return -FI_EINVAL;
 
 	pthread_mutex_lock(&eq->lock);
-	kfab_eq_pull(eq);
+	shim_eq_pull(eq);
 	entry = eq->head;
 	if (!entry) {
 		ret = -FI_EAGAIN;
@@ -372,7 +372,7 @@ static ssize_t kfab_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 	if (event)
 		*event = entry->event;
 	if (!(flags & FI_PEEK))
-		free(kfab_eq_remove_head(eq));
+		free(shim_eq_remove_head(eq));
 out:
 	pthread_mutex_unlock(&eq->lock);
 	return ret;
@@ -388,11 +388,11 @@ out:
  * next fi_eq_readerr() on this EQ (or its close), and err_data_size is its
  * size.  Without error data: err_data NULL and err_data_size 0 either way.
  */
-static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
+static ssize_t shim_eq_readerr(struct fid_eq *eq_fid,
 			       struct fi_eq_err_entry *buf, uint64_t flags)
 {
-	struct kfab_eq *eq = to_kfab_eq(eq_fid);
-	struct kfab_eq_entry *entry;
+	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq_entry *entry;
 	size_t user_size, n;
 	bool user_buf;
 	void *user_data;
@@ -406,7 +406,7 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 	user_size = buf->err_data_size;
 
 	pthread_mutex_lock(&eq->lock);
-	kfab_eq_pull(eq);
+	shim_eq_pull(eq);
 	entry = eq->head;
 	if (!entry || !entry->is_err) {
 		pthread_mutex_unlock(&eq->lock);
@@ -436,7 +436,7 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 	}
 
 	if (!(flags & FI_PEEK)) {
-		kfab_eq_remove_head(eq);
+		shim_eq_remove_head(eq);
 		if (user_buf)
 			free(entry->err.err_data);
 		else
@@ -447,18 +447,18 @@ static ssize_t kfab_eq_readerr(struct fid_eq *eq_fid,
 	return sizeof(*buf);
 }
 
-static ssize_t kfab_eq_write(struct fid_eq *eq_fid, uint32_t event,
+static ssize_t shim_eq_write(struct fid_eq *eq_fid, uint32_t event,
 			     const void *buf, size_t len, uint64_t flags)
 {
-	struct kfab_eq *eq = to_kfab_eq(eq_fid);
-	struct kfab_eq_entry *entry;
+	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq_entry *entry;
 	int ret;
 
 	if (flags & ~KFAB_EQ_WRITE_ERR)
 		return -FI_EBADFLAGS;
 	/* fi_eq(3): without FI_WRITE the application may not write. */
 	if (!(eq->flags & FI_WRITE)) {
-		KFAB_INFO(EQ, "fi_eq_write on an EQ opened without FI_WRITE\n");
+		SHIM_INFO(EQ, "fi_eq_write on an EQ opened without FI_WRITE\n");
 		return -FI_EINVAL;
 	}
 	if (len && !buf)
@@ -467,23 +467,23 @@ static ssize_t kfab_eq_write(struct fid_eq *eq_fid, uint32_t event,
 	if (flags & KFAB_EQ_WRITE_ERR) {
 		if (len != sizeof(struct fi_eq_err_entry) || !buf)
 			return -FI_EINVAL;
-		entry = kfab_eq_new_err(buf);
+		entry = shim_eq_new_err(buf);
 	} else {
-		entry = kfab_eq_new_event(event, buf, len);
+		entry = shim_eq_new_event(event, buf, len);
 	}
 	if (!entry)
 		return -FI_ENOMEM;
 
-	ret = kfab_eq_insert(eq, entry, true);
+	ret = shim_eq_insert(eq, entry, true);
 	if (ret) {
-		kfab_eq_free_entry(entry);
+		shim_eq_free_entry(entry);
 		return ret;
 	}
 	return len;
 }
 
 /* The time left until @deadline in ms, rounded up; 0 once it passed. */
-static int kfab_ms_left(const struct timespec *deadline)
+static int shim_ms_left(const struct timespec *deadline)
 {
 	struct timespec now;
 	int64_t ns;
@@ -496,7 +496,7 @@ static int kfab_ms_left(const struct timespec *deadline)
 	return (int)((ns + 999999) / 1000000);
 }
 
-static void kfab_deadline(struct timespec *deadline, int timeout)
+static void shim_deadline(struct timespec *deadline, int timeout)
 {
 	clock_gettime(CLOCK_MONOTONIC, deadline);
 	deadline->tv_sec += timeout / 1000;
@@ -508,7 +508,7 @@ static void kfab_deadline(struct timespec *deadline, int timeout)
 }
 
 /* FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait. */
-static ssize_t kfab_eq_sread_fd(struct kfab_eq *eq, uint32_t *event,
+static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 				void *buf, size_t len, int timeout,
 				uint64_t flags, const struct timespec *deadline)
 {
@@ -517,11 +517,11 @@ static ssize_t kfab_eq_sread_fd(struct kfab_eq *eq, uint32_t *event,
 	int n;
 
 	for (;;) {
-		ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
 		if (timeout >= 0) {
-			timeout = kfab_ms_left(deadline);
+			timeout = shim_ms_left(deadline);
 			if (!timeout)
 				return -FI_EAGAIN;
 		}
@@ -534,7 +534,7 @@ static ssize_t kfab_eq_sread_fd(struct kfab_eq *eq, uint32_t *event,
 }
 
 /* FI_WAIT_UNSPEC, FI_WAIT_MUTEX_COND: the condition variable. */
-static ssize_t kfab_eq_sread_cond(struct kfab_eq *eq, uint32_t *event,
+static ssize_t shim_eq_sread_cond(struct shim_eq *eq, uint32_t *event,
 				  void *buf, size_t len, int timeout,
 				  uint64_t flags, const struct timespec *deadline)
 {
@@ -543,7 +543,7 @@ static ssize_t kfab_eq_sread_cond(struct kfab_eq *eq, uint32_t *event,
 
 	pthread_mutex_lock(&eq->wait_mutex);
 	for (;;) {
-		ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			break;
 		if (timeout < 0) {
@@ -553,7 +553,7 @@ static ssize_t kfab_eq_sread_cond(struct kfab_eq *eq, uint32_t *event,
 		err = pthread_cond_clockwait(&eq->cond, &eq->wait_mutex,
 					     CLOCK_MONOTONIC, deadline);
 		if (err == ETIMEDOUT) {
-			ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+			ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 			break;
 		}
 	}
@@ -562,7 +562,7 @@ static ssize_t kfab_eq_sread_cond(struct kfab_eq *eq, uint32_t *event,
 }
 
 /* FI_WAIT_YIELD */
-static ssize_t kfab_eq_sread_yield(struct kfab_eq *eq, uint32_t *event,
+static ssize_t shim_eq_sread_yield(struct shim_eq *eq, uint32_t *event,
 				   void *buf, size_t len, int timeout,
 				   uint64_t flags,
 				   const struct timespec *deadline)
@@ -570,10 +570,10 @@ static ssize_t kfab_eq_sread_yield(struct kfab_eq *eq, uint32_t *event,
 	ssize_t ret;
 
 	for (;;) {
-		ret = kfab_eq_read(&eq->eq_fid, event, buf, len, flags);
+		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
-		if (timeout >= 0 && !kfab_ms_left(deadline))
+		if (timeout >= 0 && !shim_ms_left(deadline))
 			return -FI_EAGAIN;
 		sched_yield();
 	}
@@ -585,35 +585,35 @@ static ssize_t kfab_eq_sread_yield(struct kfab_eq *eq, uint32_t *event,
  * on FI_WAIT_NONE (and FI_WAIT_SET) EQs: -FI_ENOSYS, as libfabric's own
  * providers answer.
  */
-static ssize_t kfab_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
+static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 			     void *buf, size_t len, int timeout,
 			     uint64_t flags)
 {
-	struct kfab_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_kfab_eq(eq_fid);
 	struct timespec deadline = { 0 };
 
 	if (eq->wait_obj == FI_WAIT_NONE) {
-		KFAB_INFO(EQ, "fi_eq_sread on an EQ opened with FI_WAIT_NONE\n");
+		SHIM_INFO(EQ, "fi_eq_sread on an EQ opened with FI_WAIT_NONE\n");
 		return -FI_ENOSYS;
 	}
 	if (flags & ~FI_PEEK)
 		return -FI_EBADFLAGS;
 	if (timeout > 0)
-		kfab_deadline(&deadline, timeout);
+		shim_deadline(&deadline, timeout);
 	else if (!timeout)
-		return kfab_eq_read(eq_fid, event, buf, len, flags);
+		return shim_eq_read(eq_fid, event, buf, len, flags);
 
 	switch (eq->wait_obj) {
 	case FI_WAIT_FD:
 	case FI_WAIT_POLLFD:
-		return kfab_eq_sread_fd(eq, event, buf, len, timeout, flags,
+		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
 					&deadline);
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_MUTEX_COND:
-		return kfab_eq_sread_cond(eq, event, buf, len, timeout, flags,
+		return shim_eq_sread_cond(eq, event, buf, len, timeout, flags,
 					  &deadline);
 	case FI_WAIT_YIELD:
-		return kfab_eq_sread_yield(eq, event, buf, len, timeout, flags,
+		return shim_eq_sread_yield(eq, event, buf, len, timeout, flags,
 					   &deadline);
 	default:
 		return -FI_ENOSYS;
@@ -624,7 +624,7 @@ static ssize_t kfab_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
  * kfab's prov_errno is a positive errno or FI_E* value, so fi_strerror()
  * names it; err_data holds nothing strerror needs.
  */
-static const char *kfab_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
+static const char *shim_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 				    const void *err_data, char *buf, size_t len)
 {
 	const char *str = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
@@ -637,13 +637,13 @@ static const char *kfab_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 	return str;
 }
 
-static const struct fi_ops_eq kfab_eq_ops = {
+static const struct fi_ops_eq shim_eq_ops = {
 	.size = sizeof(struct fi_ops_eq),
-	.read = kfab_eq_read,
-	.readerr = kfab_eq_readerr,
-	.write = kfab_eq_write,
-	.sread = kfab_eq_sread,
-	.strerror = kfab_eq_strerror,
+	.read = shim_eq_read,
+	.readerr = shim_eq_readerr,
+	.write = shim_eq_write,
+	.sread = shim_eq_sread,
+	.strerror = shim_eq_strerror,
 };
 
 /* ---- struct fi_ops ---- */
@@ -652,27 +652,27 @@ static const struct fi_ops_eq kfab_eq_ops = {
  * fi_close(): -FI_EBUSY while another object is bound to the EQ, and then
  * nothing changes.  Events still queued are dropped, as fi_eq(3) says.
  */
-static int kfab_eq_close(struct fid *fid)
+static int shim_eq_close(struct fid *fid)
 {
-	struct kfab_eq *eq = container_of(fid, struct kfab_eq, eq_fid.fid);
-	struct kfab_fabric *fab = eq->fabric;
-	struct kfab_eq_entry *entry, *next;
+	struct shim_eq *eq = container_of(fid, struct shim_eq, eq_fid.fid);
+	struct shim_fabric *fab = eq->fabric;
+	struct shim_eq_entry *entry, *next;
 	unsigned int binds;
 
 	pthread_mutex_lock(&eq->lock);
 	binds = eq->bind_cnt;
 	pthread_mutex_unlock(&eq->lock);
 	if (binds) {
-		KFAB_WARN(EQ, "EQ still bound to %u object(s)\n", binds);
+		SHIM_WARN(EQ, "EQ still bound to %u object(s)\n", binds);
 		return -FI_EBUSY;
 	}
 
 	if (eq->beyond_size)
-		KFAB_INFO(EQ, "EQ of size %zu held %llu provider event(s) beyond its size\n",
+		SHIM_INFO(EQ, "EQ of size %zu held %llu provider event(s) beyond its size\n",
 			  eq->size, (unsigned long long)eq->beyond_size);
 	for (entry = eq->head; entry; entry = next) {
 		next = entry->next;
-		kfab_eq_free_entry(entry);
+		shim_eq_free_entry(entry);
 	}
 	free(eq->saved_err_data);
 	if (eq->efd >= 0)
@@ -688,7 +688,7 @@ static int kfab_eq_close(struct fid *fid)
 	return 0;
 }
 
-static int kfab_eq_getwait(struct kfab_eq *eq, void *arg)
+static int shim_eq_getwait(struct shim_eq *eq, void *arg)
 {
 	struct fi_mutex_cond *mc;
 	struct fi_wait_pollfd *pfd;
@@ -723,25 +723,25 @@ static int kfab_eq_getwait(struct kfab_eq *eq, void *arg)
 	}
 }
 
-static int kfab_eq_control(struct fid *fid, int command, void *arg)
+static int shim_eq_control(struct fid *fid, int command, void *arg)
 {
-	struct kfab_eq *eq = container_of(fid, struct kfab_eq, eq_fid.fid);
+	struct shim_eq *eq = container_of(fid, struct shim_eq, eq_fid.fid);
 	int ret;
 
 	switch (command) {
 	case FI_GETWAIT:
-		return kfab_eq_getwait(eq, arg);
+		return shim_eq_getwait(eq, arg);
 	case FI_GETWAITOBJ:
 		if (!arg)
 			return -FI_EINVAL;
 		*(enum fi_wait_obj *)arg = eq->wait_obj;
 		return 0;
-	case KFAB_CTRL_TRYWAIT:
+	case SHIM_CTRL_TRYWAIT:
 		/* fi_trywait(): 0 when empty, so the caller may block. */
 		if (eq->wait_obj == FI_WAIT_NONE)
 			return -FI_ENOSYS;
 		pthread_mutex_lock(&eq->lock);
-		kfab_eq_pull(eq);
+		shim_eq_pull(eq);
 		ret = eq->count ? -FI_EAGAIN : 0;
 		pthread_mutex_unlock(&eq->lock);
 		return ret;
@@ -750,19 +750,19 @@ static int kfab_eq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-static const struct fi_ops kfab_eq_fi_ops = {
+static const struct fi_ops shim_eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_eq_close,
-	.bind = kfab_no_bind,
-	.control = kfab_eq_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_eq_close,
+	.bind = shim_no_bind,
+	.control = shim_eq_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
 /* ---- fi_eq_open ---- */
 
-static int kfab_eq_check_attr(const struct fi_eq_attr *attr)
+static int shim_eq_check_attr(const struct fi_eq_attr *attr)
 {
 	switch (attr->wait_obj) {
 	case FI_WAIT_NONE:
@@ -773,14 +773,14 @@ static int kfab_eq_check_attr(const struct fi_eq_attr *attr)
 	case FI_WAIT_YIELD:
 		break;
 	case FI_WAIT_SET:
-		KFAB_INFO(EQ, "FI_WAIT_SET: kfab has no wait sets\n");
+		SHIM_INFO(EQ, "FI_WAIT_SET: kfab has no wait sets\n");
 		return -FI_ENOSYS;
 	default:
-		KFAB_INFO(EQ, "unknown wait_obj %d\n", (int)attr->wait_obj);
+		SHIM_INFO(EQ, "unknown wait_obj %d\n", (int)attr->wait_obj);
 		return -FI_EINVAL;
 	}
 	if (attr->flags & ~(uint64_t)(FI_WRITE | FI_AFFINITY | FI_PEER)) {
-		KFAB_INFO(EQ, "EQ flags 0x%llx not supported\n",
+		SHIM_INFO(EQ, "EQ flags 0x%llx not supported\n",
 			  (unsigned long long)attr->flags);
 		return -FI_EBADFLAGS;
 	}
@@ -789,12 +789,12 @@ static int kfab_eq_check_attr(const struct fi_eq_attr *attr)
 	 * hint with nothing to steer, accepted and ignored.
 	 */
 	if (attr->flags & FI_AFFINITY)
-		KFAB_INFO(EQ, "signaling_vector %d ignored: kfab EQs raise no interrupts\n",
+		SHIM_INFO(EQ, "signaling_vector %d ignored: kfab EQs raise no interrupts\n",
 			  attr->signaling_vector);
 	return 0;
 }
 
-static int kfab_eq_init_wait(struct kfab_eq *eq)
+static int shim_eq_init_wait(struct shim_eq *eq)
 {
 	int ret;
 
@@ -803,7 +803,7 @@ static int kfab_eq_init_wait(struct kfab_eq *eq)
 		eq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (eq->efd < 0) {
 			ret = -errno;
-			KFAB_WARN(EQ, "eventfd: %s\n", strerror(errno));
+			SHIM_WARN(EQ, "eventfd: %s\n", strerror(errno));
 			return ret;
 		}
 	}
@@ -831,9 +831,9 @@ err_efd:
 }
 
 /**
- * kfab_eq_open() - struct fi_ops_fabric.eq_open: fi_eq_open() for kfab
+ * shim_eq_open() - struct fi_ops_fabric.eq_open: fi_eq_open() for kfab
  * @fabric: a kfab fabric
- * @attr: size (0: KFAB_EQ_DEFAULT_SIZE), flags (FI_WRITE, FI_AFFINITY),
+ * @attr: size (0: SHIM_EQ_DEFAULT_SIZE), flags (FI_WRITE, FI_AFFINITY),
  *	  wait_obj (see the top of this file), signaling_vector (ignored)
  * @eq: out: the new EQ
  * @context: the application's context for the fid
@@ -842,22 +842,22 @@ err_efd:
  * -FI_EBADFLAGS for other flags; -FI_ENOSYS for FI_WAIT_SET; -FI_ENOMEM;
  * -errno when no eventfd can be had.
  */
-int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq_fid, void *context)
 {
-	struct kfab_fabric *fab = to_kfab_fabric(fabric);
+	struct shim_fabric *fab = to_kfab_fabric(fabric);
 	struct fid_eq *owner = NULL;
-	struct kfab_eq *eq;
+	struct shim_eq *eq;
 	int ret;
 
 	if (!attr || !eq_fid)
 		return -FI_EINVAL;
-	ret = kfab_eq_check_attr(attr);
+	ret = shim_eq_check_attr(attr);
 	if (ret)
 		return ret;
 	/* fi_peer(3): events go to the owner's EQ, which does the waiting. */
 	if (attr->flags & FI_PEER) {
-		ret = kfab_eq_peer_check(context, &owner);
+		ret = shim_eq_peer_check(context, &owner);
 		if (ret)
 			return ret;
 		context = NULL;
@@ -868,29 +868,29 @@ int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		return -FI_ENOMEM;
 	eq->fabric = fab;
 	eq->api_version = fabric->api_version;
-	eq->size = attr->size ? attr->size : KFAB_EQ_DEFAULT_SIZE;
+	eq->size = attr->size ? attr->size : SHIM_EQ_DEFAULT_SIZE;
 	eq->flags = attr->flags;
 	eq->wait_obj = attr->wait_obj;
 
 	ret = -pthread_mutex_init(&eq->lock, NULL);
 	if (ret)
 		goto err_free;
-	ret = kfab_eq_init_wait(eq);
+	ret = shim_eq_init_wait(eq);
 	if (ret)
 		goto err_lock;
 
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;
-	eq->eq_fid.fid.ops = (struct fi_ops *)&kfab_eq_fi_ops;
-	eq->eq_fid.ops = (struct fi_ops_eq *)(owner ? &kfab_eq_peer_ops :
-							&kfab_eq_ops);
+	eq->eq_fid.fid.ops = (struct fi_ops *)&shim_eq_fi_ops;
+	eq->eq_fid.ops = (struct fi_ops_eq *)(owner ? &shim_eq_peer_ops :
+							&shim_eq_ops);
 	eq->peer_owner = owner;
 
 	pthread_mutex_lock(&fab->lock);
 	fab->eq_cnt++;
 	pthread_mutex_unlock(&fab->lock);
 	*eq_fid = &eq->eq_fid;
-	KFAB_DBG(EQ, "EQ opened: size %zu, wait_obj %d, flags 0x%llx\n",
+	SHIM_DBG(EQ, "EQ opened: size %zu, wait_obj %d, flags 0x%llx\n",
 		 eq->size, (int)eq->wait_obj, (unsigned long long)eq->flags);
 	return 0;
 

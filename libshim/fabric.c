@@ -10,10 +10,10 @@
 #include "internal.h"
 
 /* The largest struct kfab_abi_info a caller may pass, as the kernel's page. */
-#define KFAB_ABI_INFO_MAX_SIZE	4096
+#define SHIM_ABI_INFO_MAX_SIZE	4096
 
 /**
- * kfab_fabric_dev_open() - open the device and check that it speaks our ABI
+ * shim_fabric_dev_open() - open the device and check that it speaks our ABI
  * @fd: out: the open device
  * @abi: out: its answer to KFAB_IOC_QUERY
  *
@@ -23,23 +23,23 @@
  * Return: 0, -errno, or -FI_ENOSYS when the module's ABI is not this
  * library's.
  */
-int kfab_fabric_dev_open(int *fd, struct kfab_query *abi)
+int shim_fabric_dev_open(int *fd, struct kfab_query *abi)
 {
-	const char *path = kfab_dev_path();
+	const char *path = shim_dev_path();
 	int ret;
 
-	ret = kfab_dev_open(path, fd);
+	ret = shim_dev_open(path, fd);
 	if (ret)
 		return ret;
 
-	ret = kfab_dev_query(*fd, abi);
+	ret = shim_dev_query(*fd, abi);
 	if (ret) {
-		KFAB_WARN(FABRIC, "%s: KFAB_IOC_QUERY: %s\n", path,
+		SHIM_WARN(FABRIC, "%s: KFAB_IOC_QUERY: %s\n", path,
 			  fi_strerror(-ret));
 		goto err_close;
 	}
 	if (abi->abi_version != KFAB_ABI_VERSION) {
-		KFAB_WARN(FABRIC, "%s speaks kfab ABI %u, this library ABI %u\n",
+		SHIM_WARN(FABRIC, "%s speaks kfab ABI %u, this library ABI %u\n",
 			  path, abi->abi_version, KFAB_ABI_VERSION);
 		ret = -FI_ENOSYS;
 		goto err_close;
@@ -47,14 +47,14 @@ int kfab_fabric_dev_open(int *fd, struct kfab_query *abi)
 	return 0;
 
 err_close:
-	kfab_dev_close(*fd);
+	shim_dev_close(*fd);
 	return ret;
 }
 
-static int kfab_fabric_close(struct fid *fid)
+static int shim_fabric_close(struct fid *fid)
 {
-	struct kfab_fabric *fab =
-		container_of(fid, struct kfab_fabric, fabric_fid.fid);
+	struct shim_fabric *fab =
+		container_of(fid, struct shim_fabric, fabric_fid.fid);
 	unsigned int domains, eqs;
 
 	pthread_mutex_lock(&fab->lock);
@@ -62,19 +62,19 @@ static int kfab_fabric_close(struct fid *fid)
 	eqs = fab->eq_cnt;
 	pthread_mutex_unlock(&fab->lock);
 	if (domains || eqs) {
-		KFAB_WARN(FABRIC, "fabric still has %u open domain(s), %u open EQ(s)\n",
+		SHIM_WARN(FABRIC, "fabric still has %u open domain(s), %u open EQ(s)\n",
 			  domains, eqs);
 		return -FI_EBUSY;
 	}
 
-	kfab_dev_close(fab->fd);
+	shim_dev_close(fab->fd);
 	pthread_mutex_destroy(&fab->lock);
 	free(fab);
 	return 0;
 }
 
 /* fi_get_val(KFAB_FABRIC_ABI_INFO): see kfab_query() in <kfab/kfab.h>. */
-static int kfab_fabric_get_abi_info(struct kfab_fabric *fab,
+static int shim_fabric_get_abi_info(struct shim_fabric *fab,
 				    struct kfab_abi_info *out)
 {
 	struct kfab_abi_info info = {
@@ -92,7 +92,7 @@ static int kfab_fabric_get_abi_info(struct kfab_fabric *fab,
 	if (size < offsetof(struct kfab_abi_info, abi_version) +
 		   sizeof(out->abi_version))
 		return -FI_EINVAL;
-	if (size > KFAB_ABI_INFO_MAX_SIZE)
+	if (size > SHIM_ABI_INFO_MAX_SIZE)
 		return -FI_E2BIG;
 
 	info.size = size;
@@ -104,10 +104,10 @@ static int kfab_fabric_get_abi_info(struct kfab_fabric *fab,
 	return 0;
 }
 
-static int kfab_fabric_control(struct fid *fid, int command, void *arg)
+static int shim_fabric_control(struct fid *fid, int command, void *arg)
 {
-	struct kfab_fabric *fab =
-		container_of(fid, struct kfab_fabric, fabric_fid.fid);
+	struct shim_fabric *fab =
+		container_of(fid, struct shim_fabric, fabric_fid.fid);
 	struct fi_fid_var *var = arg;
 
 	if (command != FI_GET_VAL)
@@ -116,25 +116,25 @@ static int kfab_fabric_control(struct fid *fid, int command, void *arg)
 		return -FI_EINVAL;
 	if (var->name != KFAB_FABRIC_ABI_INFO)
 		return -FI_ENOSYS;
-	return kfab_fabric_get_abi_info(fab, var->val);
+	return shim_fabric_get_abi_info(fab, var->val);
 }
 
-static const struct fi_ops kfab_fabric_fi_ops = {
+static const struct fi_ops shim_fabric_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_fabric_close,
-	.bind = kfab_no_bind,
-	.control = kfab_fabric_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_fabric_close,
+	.bind = shim_no_bind,
+	.control = shim_fabric_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
 /*
  * fi_trywait(): every object with a wait object answers for itself through
- * its control op (KFAB_CTRL_TRYWAIT), so this file needs to know none of
+ * its control op (SHIM_CTRL_TRYWAIT), so this file needs to know none of
  * them.  The first object that is not ready decides: -FI_EAGAIN.
  */
-static int kfab_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
+static int shim_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 			       int count)
 {
 	int i, ret;
@@ -145,7 +145,7 @@ static int kfab_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 	for (i = 0; i < count; i++) {
 		if (!fids[i] || !fids[i]->ops || !fids[i]->ops->control)
 			return -FI_EINVAL;
-		ret = fids[i]->ops->control(fids[i], KFAB_CTRL_TRYWAIT, NULL);
+		ret = fids[i]->ops->control(fids[i], SHIM_CTRL_TRYWAIT, NULL);
 		/* An object without a wait object cannot be waited on. */
 		if (ret == -FI_ENOSYS)
 			return -FI_EINVAL;
@@ -155,24 +155,24 @@ static int kfab_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 	return 0;
 }
 
-static const struct fi_ops_fabric kfab_fabric_ops = {
+static const struct fi_ops_fabric shim_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
-	.domain = kfab_domain_open,
-	.passive_ep = kfab_no_passive_ep,
-	.eq_open = kfab_eq_open,
-	.wait_open = kfab_no_wait_open,
-	.trywait = kfab_fabric_trywait,
-	.domain2 = kfab_domain_open2,
+	.domain = shim_domain_open,
+	.passive_ep = shim_no_passive_ep,
+	.eq_open = shim_eq_open,
+	.wait_open = shim_no_wait_open,
+	.trywait = shim_fabric_trywait,
+	.domain2 = shim_domain_open2,
 };
 
-bool kfab_is_fabric(const struct fid_fabric *fabric)
+bool shim_is_fabric(const struct fid_fabric *fabric)
 {
 	return fabric->fid.fclass == FI_CLASS_FABRIC &&
-	       fabric->fid.ops == &kfab_fabric_fi_ops;
+	       fabric->fid.ops == &shim_fabric_fi_ops;
 }
 
 /**
- * kfab_fabric_open() - struct fi_provider.fabric: fi_fabric() for kfab
+ * shim_fabric_open() - struct fi_provider.fabric: fi_fabric() for kfab
  * @attr: a fabric_attr from kfab's fi_info; only the name is checked
  * @fabric: out: the new fabric
  * @context: the application's context for the fid
@@ -180,16 +180,16 @@ bool kfab_is_fabric(const struct fid_fabric *fabric)
  * Return: 0; -FI_ENODATA for another fabric's name; -errno when the device
  * cannot be opened or queried; -FI_ENOSYS when it speaks another ABI.
  */
-int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+int shim_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		     void *context)
 {
-	struct kfab_fabric *fab;
+	struct shim_fabric *fab;
 	int ret;
 
 	if (!attr || !fabric)
 		return -FI_EINVAL;
-	if (!attr->name || strcmp(attr->name, KFAB_FABRIC_NAME)) {
-		KFAB_INFO(FABRIC, "fabric \"%s\" is not kfab's\n",
+	if (!attr->name || strcmp(attr->name, SHIM_FABRIC_NAME)) {
+		SHIM_INFO(FABRIC, "fabric \"%s\" is not kfab's\n",
 			  attr->name ? attr->name : "(null)");
 		return -FI_ENODATA;
 	}
@@ -198,9 +198,9 @@ int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	if (!fab)
 		return -FI_ENOMEM;
 
-	ret = kfab_fabric_dev_open(&fab->fd, &fab->abi);
+	ret = shim_fabric_dev_open(&fab->fd, &fab->abi);
 	if (ret) {
-		KFAB_WARN(FABRIC, "cannot open %s: %s\n", kfab_dev_path(),
+		SHIM_WARN(FABRIC, "cannot open %s: %s\n", shim_dev_path(),
 			  fi_strerror(-ret));
 		goto err_free;
 	}
@@ -210,13 +210,13 @@ int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 
 	fab->fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	fab->fabric_fid.fid.context = context;
-	fab->fabric_fid.fid.ops = (struct fi_ops *)&kfab_fabric_fi_ops;
-	fab->fabric_fid.ops = (struct fi_ops_fabric *)&kfab_fabric_ops;
+	fab->fabric_fid.fid.ops = (struct fi_ops *)&shim_fabric_fi_ops;
+	fab->fabric_fid.ops = (struct fi_ops_fabric *)&shim_fabric_ops;
 	fab->fabric_fid.api_version = attr->api_version;
 	*fabric = &fab->fabric_fid;
 
-	KFAB_INFO(FABRIC, "%s: ABI %u, module %u.%u.%u, features 0x%x, max_objects %u\n",
-		  kfab_dev_path(), fab->abi.abi_version,
+	SHIM_INFO(FABRIC, "%s: ABI %u, module %u.%u.%u, features 0x%x, max_objects %u\n",
+		  shim_dev_path(), fab->abi.abi_version,
 		  fab->abi.module_version >> 16,
 		  (fab->abi.module_version >> 8) & 0xff,
 		  fab->abi.module_version & 0xff, fab->abi.features,
@@ -224,7 +224,7 @@ int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 	return 0;
 
 err_close:
-	kfab_dev_close(fab->fd);
+	shim_dev_close(fab->fd);
 err_free:
 	free(fab);
 	return ret;

@@ -26,11 +26,11 @@
  *    DGRAM are refused, which also keeps the rxm/rxd utility providers from
  *    stacking on kfab.
  *  - Queues: one submission ring per endpoint carries sends and receives;
- *    tx_attr->size and rx_attr->size say KFAB_EP_QUEUE_SIZE each, and hints
+ *    tx_attr->size and rx_attr->size say SHIM_EP_QUEUE_SIZE each, and hints
  *    up to KFAB_SQ_MAX_ENTRIES are accepted and echoed (fi_endpoint() sizes
  *    the ring from their sum).  inject_size KFAB_INLINE_MAX and iov_limit
- *    KFAB_IOV_MAX are the ring entry's; max_msg_size KFAB_MAX_MSG_SIZE;
- *    total_buffered_recv KFAB_BUFFERED_RECV is what the kernel buffers per
+ *    KFAB_IOV_MAX are the ring entry's; max_msg_size SHIM_MAX_MSG_SIZE;
+ *    total_buffered_recv SHIM_BUFFERED_RECV is what the kernel buffers per
  *    endpoint for messages that arrive before their receive.  Shared
  *    receive contexts (srx.c): max_ep_srx_ctx 1, and ep_attr->rx_ctx_cnt
  *    FI_SHARED_CONTEXT in the hints is accepted and echoed (the endpoint
@@ -68,50 +68,50 @@
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
 /* Secondary caps kfab adds to an answer whatever the hints named. */
-#define KFAB_CAPS_ALWAYS	FI_LOCAL_COMM
+#define SHIM_CAPS_ALWAYS	FI_LOCAL_COMM
 /* Default op_flags a hint may ask for (msg.c honours them). */
-#define KFAB_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
+#define SHIM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
-#define KFAB_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
+#define SHIM_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
 /* Objects of one kfab file: the module's default max_objects. */
-#define KFAB_OBJECTS		4096
+#define SHIM_OBJECTS		4096
 /* Registrations of one domain (library objects, see mr.c). */
-#define KFAB_MR_CNT		65536
+#define SHIM_MR_CNT		65536
 
-static struct fi_tx_attr kfab_tx_attr = {
-	.caps = KFAB_TX_CAPS,
+static struct fi_tx_attr shim_tx_attr = {
+	.caps = SHIM_TX_CAPS,
 	.mode = 0,
 	.op_flags = 0,
 	.msg_order = FI_ORDER_SAS,
 	.comp_order = FI_ORDER_NONE,
 	.inject_size = KFAB_INLINE_MAX,
-	.size = KFAB_EP_QUEUE_SIZE,
+	.size = SHIM_EP_QUEUE_SIZE,
 	.iov_limit = KFAB_IOV_MAX,
 	.rma_iov_limit = 0,
 };
 
-static struct fi_rx_attr kfab_rx_attr = {
-	.caps = KFAB_RX_CAPS,
+static struct fi_rx_attr shim_rx_attr = {
+	.caps = SHIM_RX_CAPS,
 	.mode = 0,
 	.op_flags = 0,
 	.msg_order = FI_ORDER_SAS,
 	.comp_order = FI_ORDER_NONE,
-	.total_buffered_recv = KFAB_BUFFERED_RECV,
-	.size = KFAB_EP_QUEUE_SIZE,
+	.total_buffered_recv = SHIM_BUFFERED_RECV,
+	.size = SHIM_EP_QUEUE_SIZE,
 	.iov_limit = KFAB_IOV_MAX,
 };
 
-static struct fi_ep_attr kfab_ep_attr = {
+static struct fi_ep_attr shim_ep_attr = {
 	.type = FI_EP_RDM,
 	.protocol = FI_PROTO_UNSPEC,
 	.protocol_version = 0,
-	.max_msg_size = KFAB_MAX_MSG_SIZE,
+	.max_msg_size = SHIM_MAX_MSG_SIZE,
 	.tx_ctx_cnt = 1,
 	.rx_ctx_cnt = 1,	/* FI_SHARED_CONTEXT when the hints ask */
 };
 
-static struct fi_domain_attr kfab_domain_attr = {
-	.name = KFAB_DOMAIN_NAME,
+static struct fi_domain_attr shim_domain_attr = {
+	.name = SHIM_DOMAIN_NAME,
 	.threading = FI_THREAD_SAFE,
 	.control_progress = FI_PROGRESS_AUTO,
 	.data_progress = FI_PROGRESS_MANUAL,
@@ -121,100 +121,100 @@ static struct fi_domain_attr kfab_domain_attr = {
 	.mr_key_size = sizeof(uint64_t),
 	.cq_data_size = sizeof(uint64_t),
 	/* CQs, counters, endpoints: kernel objects, max_objects of them. */
-	.cq_cnt = KFAB_OBJECTS,
-	.ep_cnt = KFAB_OBJECTS,
-	.tx_ctx_cnt = KFAB_OBJECTS,
-	.rx_ctx_cnt = KFAB_OBJECTS,
+	.cq_cnt = SHIM_OBJECTS,
+	.ep_cnt = SHIM_OBJECTS,
+	.tx_ctx_cnt = SHIM_OBJECTS,
+	.rx_ctx_cnt = SHIM_OBJECTS,
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
 	/* fi_srx_context(): one SRX per endpoint (fi_endpoint(3)). */
 	.max_ep_srx_ctx = 1,
-	.cntr_cnt = KFAB_OBJECTS,
+	.cntr_cnt = SHIM_OBJECTS,
 	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
 	.caps = FI_LOCAL_COMM,
 	.mode = 0,
-	.mr_cnt = KFAB_MR_CNT,
+	.mr_cnt = SHIM_MR_CNT,
 };
 
 /* prov_name stays NULL: libfabric's core fills it in (and api_version). */
-static struct fi_fabric_attr kfab_fabric_attr = {
-	.name = KFAB_FABRIC_NAME,
+static struct fi_fabric_attr shim_fabric_attr = {
+	.name = SHIM_FABRIC_NAME,
 	.prov_version = KFAB_PROV_VERSION,
 };
 
-static const struct fi_info kfab_offer = {
-	.caps = KFAB_CAPS,
+static const struct fi_info shim_offer = {
+	.caps = SHIM_CAPS,
 	.mode = 0,
 	.addr_format = FI_FORMAT_UNSPEC,
 	/* The size of an endpoint's name; no address is bound in advance. */
 	.src_addrlen = sizeof(struct kfab_addr),
-	.tx_attr = &kfab_tx_attr,
-	.rx_attr = &kfab_rx_attr,
-	.ep_attr = &kfab_ep_attr,
-	.domain_attr = &kfab_domain_attr,
-	.fabric_attr = &kfab_fabric_attr,
+	.tx_attr = &shim_tx_attr,
+	.rx_attr = &shim_rx_attr,
+	.ep_attr = &shim_ep_attr,
+	.domain_attr = &shim_domain_attr,
+	.fabric_attr = &shim_fabric_attr,
 };
 
 /* ---- the three shapes of a hint ---- */
 
 /* A set of capabilities or flags: each one asked for must be offered. */
-static bool kfab_bits_ok(const char *field, uint64_t want, uint64_t have)
+static bool shim_bits_ok(const char *field, uint64_t want, uint64_t have)
 {
 	if (!(want & ~have))
 		return true;
-	KFAB_INFO(CORE, "hints: %s 0x%llx not offered (kfab: 0x%llx)\n", field,
+	SHIM_INFO(CORE, "hints: %s 0x%llx not offered (kfab: 0x%llx)\n", field,
 		  (unsigned long long)want, (unsigned long long)have);
 	return false;
 }
 
 /* Mode bits: every one kfab requires must be one the application accepts. */
-static bool kfab_mode_ok(const char *field, uint64_t accepted,
+static bool shim_mode_ok(const char *field, uint64_t accepted,
 			 uint64_t required)
 {
 	if (!(required & ~accepted))
 		return true;
-	KFAB_INFO(CORE, "hints: %s 0x%llx lacks what kfab requires (0x%llx)\n",
+	SHIM_INFO(CORE, "hints: %s 0x%llx lacks what kfab requires (0x%llx)\n",
 		  field, (unsigned long long)accepted,
 		  (unsigned long long)required);
 	return false;
 }
 
 /* A size or count: what is asked for must fit in what is offered. */
-static bool kfab_max_ok(const char *field, size_t want, size_t have)
+static bool shim_max_ok(const char *field, size_t want, size_t have)
 {
 	if (want <= have)
 		return true;
-	KFAB_INFO(CORE, "hints: %s %zu above kfab's %zu\n", field, want, have);
+	SHIM_INFO(CORE, "hints: %s %zu above kfab's %zu\n", field, want, have);
 	return false;
 }
 
 /* One value of an enum (or a name): unspecified, or exactly kfab's. */
-static bool kfab_enum_ok(const char *field, int want, int have)
+static bool shim_enum_ok(const char *field, int want, int have)
 {
 	if (!want || want == have)
 		return true;
-	KFAB_INFO(CORE, "hints: %s %d not offered (kfab: %d)\n", field, want,
+	SHIM_INFO(CORE, "hints: %s %d not offered (kfab: %d)\n", field, want,
 		  have);
 	return false;
 }
 
-static bool kfab_name_ok(const char *field, const char *want,
+static bool shim_name_ok(const char *field, const char *want,
 			 const char *have)
 {
 	if (!want || !strcmp(want, have))
 		return true;
-	KFAB_INFO(CORE, "hints: %s \"%s\" is not kfab's \"%s\"\n", field, want,
+	SHIM_INFO(CORE, "hints: %s \"%s\" is not kfab's \"%s\"\n", field, want,
 		  have);
 	return false;
 }
 
 /* An enum where kfab serves every value: unspecified or up to @max. */
-static bool kfab_range_ok(const char *field, int want, int max)
+static bool shim_range_ok(const char *field, int want, int max)
 {
 	if (want >= 0 && want <= max)
 		return true;
-	KFAB_INFO(CORE, "hints: %s %d unknown\n", field, want);
+	SHIM_INFO(CORE, "hints: %s %d unknown\n", field, want);
 	return false;
 }
 
@@ -222,63 +222,63 @@ static bool kfab_range_ok(const char *field, int want, int max)
  * A traffic class: any that libfabric defines (fi_endpoint(3) calls it a
  * hint); kfab serves one node with one class of service.
  */
-static bool kfab_tclass_ok(const char *field, uint32_t want)
+static bool shim_tclass_ok(const char *field, uint32_t want)
 {
 	if (want == FI_TC_UNSPEC ||
 	    (want >= FI_TC_DSCP && want <= FI_TC_DSCP + 0x3f) ||
 	    (want >= FI_TC_BEST_EFFORT && want <= FI_TC_NETWORK_CTRL))
 		return true;
-	KFAB_INFO(CORE, "hints: %s 0x%x unknown\n", field, want);
+	SHIM_INFO(CORE, "hints: %s 0x%x unknown\n", field, want);
 	return false;
 }
 
 /* ---- per attribute struct ---- */
 
-static bool kfab_tx_attr_ok(const struct fi_tx_attr *want)
+static bool shim_tx_attr_ok(const struct fi_tx_attr *want)
 {
-	const struct fi_tx_attr *have = &kfab_tx_attr;
+	const struct fi_tx_attr *have = &shim_tx_attr;
 
 	if (!want)
 		return true;
 	/* Old applications copy info->caps here: judge against those. */
-	return kfab_bits_ok("tx_attr->caps", want->caps, kfab_offer.caps) &&
-	       kfab_mode_ok("tx_attr->mode", want->mode, have->mode) &&
-	       kfab_bits_ok("tx_attr->op_flags", want->op_flags, KFAB_TX_OP_FLAGS) &&
-	       kfab_bits_ok("tx_attr->msg_order", want->msg_order, have->msg_order) &&
-	       kfab_bits_ok("tx_attr->comp_order", want->comp_order, have->comp_order) &&
-	       kfab_max_ok("tx_attr->inject_size", want->inject_size, have->inject_size) &&
-	       kfab_max_ok("tx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
-	       kfab_max_ok("tx_attr->iov_limit", want->iov_limit, have->iov_limit) &&
-	       kfab_max_ok("tx_attr->rma_iov_limit", want->rma_iov_limit,
+	return shim_bits_ok("tx_attr->caps", want->caps, shim_offer.caps) &&
+	       shim_mode_ok("tx_attr->mode", want->mode, have->mode) &&
+	       shim_bits_ok("tx_attr->op_flags", want->op_flags, SHIM_TX_OP_FLAGS) &&
+	       shim_bits_ok("tx_attr->msg_order", want->msg_order, have->msg_order) &&
+	       shim_bits_ok("tx_attr->comp_order", want->comp_order, have->comp_order) &&
+	       shim_max_ok("tx_attr->inject_size", want->inject_size, have->inject_size) &&
+	       shim_max_ok("tx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
+	       shim_max_ok("tx_attr->iov_limit", want->iov_limit, have->iov_limit) &&
+	       shim_max_ok("tx_attr->rma_iov_limit", want->rma_iov_limit,
 			   have->rma_iov_limit) &&
-	       kfab_tclass_ok("tx_attr->tclass", want->tclass);
+	       shim_tclass_ok("tx_attr->tclass", want->tclass);
 }
 
-static bool kfab_rx_attr_ok(const struct fi_rx_attr *want)
+static bool shim_rx_attr_ok(const struct fi_rx_attr *want)
 {
-	const struct fi_rx_attr *have = &kfab_rx_attr;
+	const struct fi_rx_attr *have = &shim_rx_attr;
 
 	if (!want)
 		return true;
-	return kfab_bits_ok("rx_attr->caps", want->caps, kfab_offer.caps) &&
-	       kfab_mode_ok("rx_attr->mode", want->mode, have->mode) &&
-	       kfab_bits_ok("rx_attr->op_flags", want->op_flags, KFAB_RX_OP_FLAGS) &&
-	       kfab_bits_ok("rx_attr->msg_order", want->msg_order, have->msg_order) &&
-	       kfab_bits_ok("rx_attr->comp_order", want->comp_order, have->comp_order) &&
-	       kfab_max_ok("rx_attr->total_buffered_recv", want->total_buffered_recv,
+	return shim_bits_ok("rx_attr->caps", want->caps, shim_offer.caps) &&
+	       shim_mode_ok("rx_attr->mode", want->mode, have->mode) &&
+	       shim_bits_ok("rx_attr->op_flags", want->op_flags, SHIM_RX_OP_FLAGS) &&
+	       shim_bits_ok("rx_attr->msg_order", want->msg_order, have->msg_order) &&
+	       shim_bits_ok("rx_attr->comp_order", want->comp_order, have->comp_order) &&
+	       shim_max_ok("rx_attr->total_buffered_recv", want->total_buffered_recv,
 			   have->total_buffered_recv) &&
-	       kfab_max_ok("rx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
-	       kfab_max_ok("rx_attr->iov_limit", want->iov_limit, have->iov_limit);
+	       shim_max_ok("rx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
+	       shim_max_ok("rx_attr->iov_limit", want->iov_limit, have->iov_limit);
 }
 
-int kfab_info_check_rx_attr(const struct fi_rx_attr *attr)
+int shim_info_check_rx_attr(const struct fi_rx_attr *attr)
 {
-	return kfab_rx_attr_ok(attr) ? 0 : -FI_ENODATA;
+	return shim_rx_attr_ok(attr) ? 0 : -FI_ENODATA;
 }
 
-static bool kfab_ep_attr_ok(const struct fi_ep_attr *want)
+static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 {
-	const struct fi_ep_attr *have = &kfab_ep_attr;
+	const struct fi_ep_attr *have = &shim_ep_attr;
 
 	if (!want)
 		return true;
@@ -286,34 +286,34 @@ static bool kfab_ep_attr_ok(const struct fi_ep_attr *want)
 	 * rx_ctx_cnt FI_SHARED_CONTEXT (SIZE_MAX): an endpoint that receives
 	 * through an SRX; tx_ctx_cnt FI_SHARED_CONTEXT fails: no STX.
 	 */
-	return kfab_enum_ok("ep_attr->type", want->type, have->type) &&
-	       kfab_enum_ok("ep_attr->protocol", want->protocol, have->protocol) &&
-	       kfab_max_ok("ep_attr->protocol_version", want->protocol_version,
+	return shim_enum_ok("ep_attr->type", want->type, have->type) &&
+	       shim_enum_ok("ep_attr->protocol", want->protocol, have->protocol) &&
+	       shim_max_ok("ep_attr->protocol_version", want->protocol_version,
 			   have->protocol_version) &&
-	       kfab_max_ok("ep_attr->max_msg_size", want->max_msg_size,
+	       shim_max_ok("ep_attr->max_msg_size", want->max_msg_size,
 			   have->max_msg_size) &&
-	       kfab_max_ok("ep_attr->max_order_raw_size", want->max_order_raw_size,
+	       shim_max_ok("ep_attr->max_order_raw_size", want->max_order_raw_size,
 			   have->max_order_raw_size) &&
-	       kfab_max_ok("ep_attr->max_order_war_size", want->max_order_war_size,
+	       shim_max_ok("ep_attr->max_order_war_size", want->max_order_war_size,
 			   have->max_order_war_size) &&
-	       kfab_max_ok("ep_attr->max_order_waw_size", want->max_order_waw_size,
+	       shim_max_ok("ep_attr->max_order_waw_size", want->max_order_waw_size,
 			   have->max_order_waw_size) &&
-	       kfab_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt, have->tx_ctx_cnt) &&
+	       shim_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt, have->tx_ctx_cnt) &&
 	       (want->rx_ctx_cnt == FI_SHARED_CONTEXT ||
-		kfab_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt,
+		shim_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt,
 			    have->rx_ctx_cnt)) &&
-	       kfab_max_ok("ep_attr->auth_key_size", want->auth_key_size,
+	       shim_max_ok("ep_attr->auth_key_size", want->auth_key_size,
 			   have->auth_key_size);
 }
 
-static bool kfab_domain_attr_ok(const struct fi_domain_attr *want)
+static bool shim_domain_attr_ok(const struct fi_domain_attr *want)
 {
-	const struct fi_domain_attr *have = &kfab_domain_attr;
+	const struct fi_domain_attr *have = &shim_domain_attr;
 
 	if (!want)
 		return true;
-	if (want->domain && !kfab_is_domain(want->domain)) {
-		KFAB_INFO(CORE, "hints: domain_attr->domain is not a kfab domain\n");
+	if (want->domain && !shim_is_domain(want->domain)) {
+		SHIM_INFO(CORE, "hints: domain_attr->domain is not a kfab domain\n");
 		return false;
 	}
 	/*
@@ -323,80 +323,80 @@ static bool kfab_domain_attr_ok(const struct fi_domain_attr *want)
 	 * only need to be known values.
 	 * kfab requires no mr_mode bit, so every mr_mode hint fits.
 	 */
-	return kfab_name_ok("domain_attr->name", want->name, have->name) &&
-	       kfab_range_ok("domain_attr->threading", want->threading,
+	return shim_name_ok("domain_attr->name", want->name, have->name) &&
+	       shim_range_ok("domain_attr->threading", want->threading,
 			     FI_THREAD_ENDPOINT) &&
-	       kfab_range_ok("domain_attr->control_progress",
+	       shim_range_ok("domain_attr->control_progress",
 			     want->control_progress, FI_PROGRESS_MANUAL) &&
-	       kfab_enum_ok("domain_attr->data_progress", want->data_progress,
+	       shim_enum_ok("domain_attr->data_progress", want->data_progress,
 			    have->data_progress) &&
-	       kfab_range_ok("domain_attr->resource_mgmt", want->resource_mgmt,
+	       shim_range_ok("domain_attr->resource_mgmt", want->resource_mgmt,
 			     FI_RM_ENABLED) &&
-	       kfab_range_ok("domain_attr->av_type", want->av_type, FI_AV_TABLE) &&
-	       kfab_max_ok("domain_attr->mr_key_size", want->mr_key_size,
+	       shim_range_ok("domain_attr->av_type", want->av_type, FI_AV_TABLE) &&
+	       shim_max_ok("domain_attr->mr_key_size", want->mr_key_size,
 			   have->mr_key_size) &&
-	       kfab_max_ok("domain_attr->cq_data_size", want->cq_data_size,
+	       shim_max_ok("domain_attr->cq_data_size", want->cq_data_size,
 			   have->cq_data_size) &&
-	       kfab_max_ok("domain_attr->cq_cnt", want->cq_cnt, have->cq_cnt) &&
-	       kfab_max_ok("domain_attr->ep_cnt", want->ep_cnt, have->ep_cnt) &&
-	       kfab_max_ok("domain_attr->tx_ctx_cnt", want->tx_ctx_cnt,
+	       shim_max_ok("domain_attr->cq_cnt", want->cq_cnt, have->cq_cnt) &&
+	       shim_max_ok("domain_attr->ep_cnt", want->ep_cnt, have->ep_cnt) &&
+	       shim_max_ok("domain_attr->tx_ctx_cnt", want->tx_ctx_cnt,
 			   have->tx_ctx_cnt) &&
-	       kfab_max_ok("domain_attr->rx_ctx_cnt", want->rx_ctx_cnt,
+	       shim_max_ok("domain_attr->rx_ctx_cnt", want->rx_ctx_cnt,
 			   have->rx_ctx_cnt) &&
-	       kfab_max_ok("domain_attr->max_ep_tx_ctx", want->max_ep_tx_ctx,
+	       shim_max_ok("domain_attr->max_ep_tx_ctx", want->max_ep_tx_ctx,
 			   have->max_ep_tx_ctx) &&
-	       kfab_max_ok("domain_attr->max_ep_rx_ctx", want->max_ep_rx_ctx,
+	       shim_max_ok("domain_attr->max_ep_rx_ctx", want->max_ep_rx_ctx,
 			   have->max_ep_rx_ctx) &&
-	       kfab_max_ok("domain_attr->max_ep_stx_ctx", want->max_ep_stx_ctx,
+	       shim_max_ok("domain_attr->max_ep_stx_ctx", want->max_ep_stx_ctx,
 			   have->max_ep_stx_ctx) &&
-	       kfab_max_ok("domain_attr->max_ep_srx_ctx", want->max_ep_srx_ctx,
+	       shim_max_ok("domain_attr->max_ep_srx_ctx", want->max_ep_srx_ctx,
 			   have->max_ep_srx_ctx) &&
-	       kfab_max_ok("domain_attr->cntr_cnt", want->cntr_cnt, have->cntr_cnt) &&
-	       kfab_max_ok("domain_attr->mr_iov_limit", want->mr_iov_limit,
+	       shim_max_ok("domain_attr->cntr_cnt", want->cntr_cnt, have->cntr_cnt) &&
+	       shim_max_ok("domain_attr->mr_iov_limit", want->mr_iov_limit,
 			   have->mr_iov_limit) &&
-	       kfab_bits_ok("domain_attr->caps", want->caps, have->caps) &&
-	       kfab_mode_ok("domain_attr->mode", want->mode, have->mode) &&
-	       kfab_max_ok("domain_attr->auth_key_size", want->auth_key_size,
+	       shim_bits_ok("domain_attr->caps", want->caps, have->caps) &&
+	       shim_mode_ok("domain_attr->mode", want->mode, have->mode) &&
+	       shim_max_ok("domain_attr->auth_key_size", want->auth_key_size,
 			   have->auth_key_size) &&
-	       kfab_max_ok("domain_attr->max_err_data", want->max_err_data,
+	       shim_max_ok("domain_attr->max_err_data", want->max_err_data,
 			   have->max_err_data) &&
-	       kfab_max_ok("domain_attr->mr_cnt", want->mr_cnt, have->mr_cnt) &&
-	       kfab_tclass_ok("domain_attr->tclass", want->tclass);
+	       shim_max_ok("domain_attr->mr_cnt", want->mr_cnt, have->mr_cnt) &&
+	       shim_tclass_ok("domain_attr->tclass", want->tclass);
 }
 
-static bool kfab_fabric_attr_ok(const struct fi_fabric_attr *want)
+static bool shim_fabric_attr_ok(const struct fi_fabric_attr *want)
 {
 	if (!want)
 		return true;
-	if (want->fabric && !kfab_is_fabric(want->fabric)) {
-		KFAB_INFO(CORE, "hints: fabric_attr->fabric is not a kfab fabric\n");
+	if (want->fabric && !shim_is_fabric(want->fabric)) {
+		SHIM_INFO(CORE, "hints: fabric_attr->fabric is not a kfab fabric\n");
 		return false;
 	}
 	/* prov_name was the core's to match; versions are outputs. */
-	return kfab_name_ok("fabric_attr->name", want->name,
-			    kfab_fabric_attr.name);
+	return shim_name_ok("fabric_attr->name", want->name,
+			    shim_fabric_attr.name);
 }
 
 /**
- * kfab_info_check() - do hints ask only for what kfab offers?
+ * shim_info_check() - do hints ask only for what kfab offers?
  * @hints: fi_getinfo() hints, or the fi_info handed to fi_domain(); NULL
  *	   matches
  *
  * Return: 0, or -FI_ENODATA (the reason is logged at FI_LOG_INFO).
  */
-int kfab_info_check(const struct fi_info *hints)
+int shim_info_check(const struct fi_info *hints)
 {
 	if (!hints)
 		return 0;
-	if (kfab_bits_ok("caps", hints->caps, kfab_offer.caps) &&
-	    kfab_mode_ok("mode", hints->mode, kfab_offer.mode) &&
-	    kfab_enum_ok("addr_format", hints->addr_format,
-			 kfab_offer.addr_format) &&
-	    kfab_tx_attr_ok(hints->tx_attr) &&
-	    kfab_rx_attr_ok(hints->rx_attr) &&
-	    kfab_ep_attr_ok(hints->ep_attr) &&
-	    kfab_domain_attr_ok(hints->domain_attr) &&
-	    kfab_fabric_attr_ok(hints->fabric_attr))
+	if (shim_bits_ok("caps", hints->caps, shim_offer.caps) &&
+	    shim_mode_ok("mode", hints->mode, shim_offer.mode) &&
+	    shim_enum_ok("addr_format", hints->addr_format,
+			 shim_offer.addr_format) &&
+	    shim_tx_attr_ok(hints->tx_attr) &&
+	    shim_rx_attr_ok(hints->rx_attr) &&
+	    shim_ep_attr_ok(hints->ep_attr) &&
+	    shim_domain_attr_ok(hints->domain_attr) &&
+	    shim_fabric_attr_ok(hints->fabric_attr))
 		return 0;
 	return -FI_ENODATA;
 }
@@ -408,19 +408,19 @@ int kfab_info_check(const struct fi_info *hints)
  * the one of the two that asks nothing of it.  From 1.5 on mr_mode lists the
  * bits the provider requires: none.
  */
-static int kfab_mr_mode(uint32_t version, int hint)
+static int shim_mr_mode(uint32_t version, int hint)
 {
 	if (hint == FI_MR_BASIC || hint == FI_MR_SCALABLE)
 		return hint;
 	if (FI_VERSION_LT(version, FI_VERSION(1, 5)))
 		return FI_MR_SCALABLE;
-	return kfab_domain_attr.mr_mode;
+	return shim_domain_attr.mr_mode;
 }
 
 /**
- * kfab_info_get() - the fi_info list kfab answers fi_getinfo() with
+ * shim_info_get() - the fi_info list kfab answers fi_getinfo() with
  * @version: the API version the caller asked for
- * @hints: the caller's hints, already accepted by kfab_info_check(), or NULL
+ * @hints: the caller's hints, already accepted by shim_info_check(), or NULL
  * @info: out: the list, for the caller to fi_freeinfo()
  *
  * Where kfab serves several values of a hint, the answer carries the one the
@@ -428,14 +428,14 @@ static int kfab_mr_mode(uint32_t version, int hint)
  *
  * Return: 0 or -FI_ENOMEM.
  */
-int kfab_info_get(uint32_t version, const struct fi_info *hints,
+int shim_info_get(uint32_t version, const struct fi_info *hints,
 		  struct fi_info **info)
 {
 	const struct fi_domain_attr *want;
 	struct fi_domain_attr *attr;
 	struct fi_info *fi;
 
-	fi = fi_dupinfo(&kfab_offer);
+	fi = fi_dupinfo(&shim_offer);
 	if (!fi)
 		return -FI_ENOMEM;
 
@@ -449,7 +449,7 @@ int kfab_info_get(uint32_t version, const struct fi_info *hints,
 		attr->resource_mgmt = want->resource_mgmt;
 	if (want && want->av_type)
 		attr->av_type = want->av_type;
-	attr->mr_mode = kfab_mr_mode(version, want ? want->mr_mode : 0);
+	attr->mr_mode = shim_mr_mode(version, want ? want->mr_mode : 0);
 	if (want && want->tclass)
 		attr->tclass = want->tclass;
 
@@ -459,12 +459,12 @@ int kfab_info_get(uint32_t version, const struct fi_info *hints,
 	 * move data.
 	 */
 	if (hints && hints->caps) {
-		fi->caps = (hints->caps & KFAB_CAPS) | KFAB_CAPS_ALWAYS;
+		fi->caps = (hints->caps & SHIM_CAPS) | SHIM_CAPS_ALWAYS;
 		if (!(fi->caps & (FI_MSG | FI_TAGGED)))
 			fi->caps |= FI_MSG | FI_TAGGED;
 	}
-	fi->tx_attr->caps = fi->caps & KFAB_TX_CAPS;
-	fi->rx_attr->caps = fi->caps & KFAB_RX_CAPS;
+	fi->tx_attr->caps = fi->caps & SHIM_TX_CAPS;
+	fi->rx_attr->caps = fi->caps & SHIM_RX_CAPS;
 	if (hints && hints->tx_attr) {
 		const struct fi_tx_attr *tx = hints->tx_attr;
 

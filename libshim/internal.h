@@ -30,8 +30,8 @@
  * structs hold non-const op pointers (struct fid.ops and friends), so the
  * tables are cast when installed: nothing in libfabric writes through them.
  */
-#ifndef KFAB_INTERNAL_H
-#define KFAB_INTERNAL_H
+#ifndef SHIM_INTERNAL_H
+#define SHIM_INTERNAL_H
 
 #include <errno.h>
 #include <pthread.h>
@@ -55,10 +55,10 @@
 #include <kfab/kfab.h>
 
 /* Names kfab reports in fi_info and expects back in fi_fabric/fi_domain. */
-#define KFAB_PROV_NAME		"kfab"
-#define KFAB_FABRIC_NAME	"kfab"
-#define KFAB_DOMAIN_NAME	"kfab0"
-#define KFAB_DEFAULT_DEV	"/dev/kfab"
+#define SHIM_PROV_NAME		"kfab"
+#define SHIM_FABRIC_NAME	"kfab"
+#define SHIM_DOMAIN_NAME	"kfab0"
+#define SHIM_DEFAULT_DEV	"/dev/kfab"
 
 /* rdma/fabric.h has one; this is the same, for when it has not. */
 #ifndef container_of
@@ -68,69 +68,69 @@
 
 /* ---- provider (prov.c) ---- */
 
-extern struct fi_provider kfab_prov;
+extern struct fi_provider shim_prov;
 
 /* The device path: FI_KFAB_DEV, read once when libfabric loads kfab. */
-const char *kfab_dev_path(void);
+const char *shim_dev_path(void);
 
 /*
  * Logging: libfabric's FI_WARN/FI_INFO/FI_DBG with kfab's provider and a
- * FI_LOG_<subsys> subsystem, e.g. KFAB_WARN(DOMAIN, "...\n").  FI_DBG
+ * FI_LOG_<subsys> subsystem, e.g. SHIM_WARN(DOMAIN, "...\n").  FI_DBG
  * compiles to nothing unless built with ENABLE_DEBUG=1 (make DEBUG=1).
  */
-#define KFAB_WARN(subsys, ...)	FI_WARN(&kfab_prov, FI_LOG_##subsys, __VA_ARGS__)
-#define KFAB_INFO(subsys, ...)	FI_INFO(&kfab_prov, FI_LOG_##subsys, __VA_ARGS__)
-#define KFAB_DBG(subsys, ...)	FI_DBG(&kfab_prov, FI_LOG_##subsys, __VA_ARGS__)
+#define SHIM_WARN(subsys, ...)	FI_WARN(&shim_prov, FI_LOG_##subsys, __VA_ARGS__)
+#define SHIM_INFO(subsys, ...)	FI_INFO(&shim_prov, FI_LOG_##subsys, __VA_ARGS__)
+#define SHIM_DBG(subsys, ...)	FI_DBG(&shim_prov, FI_LOG_##subsys, __VA_ARGS__)
 
 /* ---- fi_info (info.c) ---- */
 
 /* The capabilities kfab offers, per direction. */
-#define KFAB_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
+#define SHIM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
 			 FI_FENCE)
-#define KFAB_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
+#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
-#define KFAB_CAPS	(KFAB_TX_CAPS | KFAB_RX_CAPS)
+#define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 
-int kfab_info_get(uint32_t version, const struct fi_info *hints,
+int shim_info_get(uint32_t version, const struct fi_info *hints,
 		  struct fi_info **info);
-int kfab_info_check(const struct fi_info *hints);
+int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
-int kfab_info_check_rx_attr(const struct fi_rx_attr *attr);
+int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
 
 /* ---- device (dev.c): each returns 0 or -errno ---- */
 
-int kfab_dev_open(const char *path, int *fd);
-void kfab_dev_close(int fd);
-int kfab_dev_query(int fd, struct kfab_query *query);
-int kfab_dev_domain_alloc(int fd, uint32_t *domain_id);
-int kfab_dev_destroy(int fd, uint32_t id);
-int kfab_dev_av_open(int fd, struct kfab_av_open *cmd);
-int kfab_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
+int shim_dev_open(const char *path, int *fd);
+void shim_dev_close(int fd);
+int shim_dev_query(int fd, struct kfab_query *query);
+int shim_dev_domain_alloc(int fd, uint32_t *domain_id);
+int shim_dev_destroy(int fd, uint32_t id);
+int shim_dev_av_open(int fd, struct kfab_av_open *cmd);
+int shim_dev_av_insert(int fd, uint32_t av_id, const struct kfab_addr *addrs,
 		       uint32_t count, uint32_t *indices, int32_t *errors,
 		       uint32_t *inserted);
-int kfab_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
+int shim_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
 		       uint32_t count);
-int kfab_dev_cq_open(int fd, struct kfab_cq_open *cmd);
-int kfab_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow);
-int kfab_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd);
-int kfab_dev_cntr_open(int fd, struct kfab_cntr_open *cmd);
-int kfab_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
+int shim_dev_cq_open(int fd, struct kfab_cq_open *cmd);
+int shim_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow);
+int shim_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd);
+int shim_dev_cntr_open(int fd, struct kfab_cntr_open *cmd);
+int shim_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
 			 uint64_t value);
-int kfab_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
+int shim_dev_cntr_wait(int fd, uint32_t cntr_id, uint64_t threshold,
 		       uint64_t err, int timeout_ms);
-int kfab_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
+int shim_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 		  void **addr);
-int kfab_dev_ep_open(int fd, struct kfab_ep_open *cmd);
-int kfab_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
-int kfab_dev_ep_enable(int fd, uint32_t ep_id);
-int kfab_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done);
-int kfab_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context);
-int kfab_dev_srx_open(int fd, struct kfab_srx_open *cmd);
+int shim_dev_ep_open(int fd, struct kfab_ep_open *cmd);
+int shim_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
+int shim_dev_ep_enable(int fd, uint32_t ep_id);
+int shim_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done);
+int shim_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context);
+int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd);
 
 /* ---- fabric (fabric.c) ---- */
 
 /**
- * struct kfab_fabric - a fid_fabric: one open file of the kfab device
+ * struct shim_fabric - a fid_fabric: one open file of the kfab device
  * @fabric_fid: what libfabric sees
  * @fd: the open device; every object of this fabric lives in its context
  * @abi: the device's answer to KFAB_IOC_QUERY when the fabric was opened
@@ -138,7 +138,7 @@ int kfab_dev_srx_open(int fd, struct kfab_srx_open *cmd);
  * @domain_cnt: open domains; the fabric cannot close while any is open
  * @eq_cnt: open EQs; the same
  */
-struct kfab_fabric {
+struct shim_fabric {
 	struct fid_fabric fabric_fid;
 	int fd;
 	struct kfab_query abi;
@@ -147,9 +147,9 @@ struct kfab_fabric {
 	unsigned int eq_cnt;
 };
 
-static inline struct kfab_fabric *to_kfab_fabric(struct fid_fabric *fabric)
+static inline struct shim_fabric *to_kfab_fabric(struct fid_fabric *fabric)
 {
-	return container_of(fabric, struct kfab_fabric, fabric_fid);
+	return container_of(fabric, struct shim_fabric, fabric_fid);
 }
 
 /*
@@ -158,19 +158,19 @@ static inline struct kfab_fabric *to_kfab_fabric(struct fid_fabric *fabric)
  * are empty and armed, -FI_EAGAIN when something is ready to be read; the
  * rest answer -FI_ENOSYS.  fi_trywait() asks each object it is given.
  */
-#define KFAB_CTRL_TRYWAIT	0x6b660001
+#define SHIM_CTRL_TRYWAIT	0x6b660001
 
-int kfab_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+int shim_fabric_open(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
 		     void *context);
-bool kfab_is_fabric(const struct fid_fabric *fabric);
-int kfab_fabric_dev_open(int *fd, struct kfab_query *abi);
+bool shim_is_fabric(const struct fid_fabric *fabric);
+int shim_fabric_dev_open(int *fd, struct kfab_query *abi);
 
 /* ---- domain (domain.c) ---- */
 
-struct kfab_mr;
+struct shim_mr;
 
 /**
- * struct kfab_domain - a fid_domain: a domain object of the kernel
+ * struct shim_domain - a fid_domain: a domain object of the kernel
  * @domain_fid: what libfabric sees
  * @fabric: the parent; holds one count in its domain_cnt for us
  * @id: the kernel's id of the domain in @fabric's file
@@ -179,86 +179,86 @@ struct kfab_mr;
  * @mrs: the open memory registrations (mr.c), newest first
  * @next_key: the next provider-chosen key (FI_MR_BASIC, FI_MR_PROV_KEY)
  */
-struct kfab_domain {
+struct shim_domain {
 	struct fid_domain domain_fid;
-	struct kfab_fabric *fabric;
+	struct shim_fabric *fabric;
 	uint32_t id;
 	int mr_mode;
 	pthread_mutex_t mr_lock;
-	struct kfab_mr *mrs;
+	struct shim_mr *mrs;
 	uint64_t next_key;
 };
 
-static inline struct kfab_domain *to_kfab_domain(struct fid_domain *domain)
+static inline struct shim_domain *to_kfab_domain(struct fid_domain *domain)
 {
-	return container_of(domain, struct kfab_domain, domain_fid);
+	return container_of(domain, struct shim_domain, domain_fid);
 }
 
-int kfab_domain_open(struct fid_fabric *fabric, struct fi_info *info,
+int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context);
-int kfab_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
+int shim_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 		      struct fid_domain **domain, uint64_t flags,
 		      void *context);
-bool kfab_is_domain(const struct fid_domain *domain);
+bool shim_is_domain(const struct fid_domain *domain);
 
 /* ---- address vectors (av.c) ---- */
 
 /* The mode of named AVs this process creates: FI_KFAB_AV_MODE (octal). */
-unsigned int kfab_av_create_mode(void);
+unsigned int shim_av_create_mode(void);
 
-struct kfab_av;
+struct shim_av;
 
 int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av, void *context);
 /* For endpoints: the AV behind a fid, NULL unless it is a kfab AV. */
-struct kfab_av *kfab_av_from_fid(struct fid *fid);
+struct shim_av *shim_av_from_fid(struct fid *fid);
 /* An endpoint binds to or unbinds from the AV: fi_close() is -FI_EBUSY between. */
-void kfab_av_bind_ep(struct kfab_av *av);
-void kfab_av_unbind_ep(struct kfab_av *av);
+void shim_av_bind_ep(struct shim_av *av);
+void shim_av_unbind_ep(struct shim_av *av);
 /* The address at @fi_addr, read from the mapped table: 0 or -FI_EINVAL. */
-int kfab_av_resolve(struct kfab_av *av, fi_addr_t fi_addr,
+int shim_av_resolve(struct shim_av *av, fi_addr_t fi_addr,
 		    struct kfab_addr *addr);
 /* What a completion reports for @fi_addr: its FI_AV_USER_ID, or itself. */
-fi_addr_t kfab_av_user_id(struct kfab_av *av, fi_addr_t fi_addr);
+fi_addr_t shim_av_user_id(struct shim_av *av, fi_addr_t fi_addr);
 
 /* The kernel id of the AV handle, for KFAB_IOC_EP_BIND. */
-uint32_t kfab_av_id(const struct kfab_av *av);
+uint32_t shim_av_id(const struct shim_av *av);
 
 /* ---- event queues (eq.c) ---- */
 
 /* attr->size 0 in fi_eq_open() means this many events. */
-#define KFAB_EQ_DEFAULT_SIZE	256
+#define SHIM_EQ_DEFAULT_SIZE	256
 
 /*
  * An EQ; the struct fid_eq is its first member, eq_fid.  Other libshim
  * objects post their asynchronous events to it:
  *
- * kfab_eq_from_fid()  the kfab EQ behind @fid, or NULL when @fid is not one
+ * shim_eq_from_fid()  the kfab EQ behind @fid, or NULL when @fid is not one
  *                     (e.g. the EQ an application binds to an AV).
- * kfab_eq_post()      appends a normal event of @len bytes (copied), e.g.
+ * shim_eq_post()      appends a normal event of @len bytes (copied), e.g.
  *                     FI_AV_COMPLETE with a struct fi_eq_entry.  Never
  *                     refused for lack of room: kfab's own events are kept
  *                     beyond attr->size (and counted).  0, or -FI_ENOMEM
  *                     (-FI_EINVAL for a NULL @eq, or NULL @buf with @len).
- * kfab_eq_post_err()  appends an error entry: *@err is copied, and so are
+ * shim_eq_post_err()  appends an error entry: *@err is copied, and so are
  *                     err->err_data_size bytes of err->err_data if both are
  *                     set.  err->err is a positive FI_E* value, prov_errno a
  *                     positive errno or 0.  Same returns.
- * kfab_eq_bind()      an object now refers to @eq: fi_close(eq) answers
- *                     -FI_EBUSY until the matching kfab_eq_unbind().
+ * shim_eq_bind()      an object now refers to @eq: fi_close(eq) answers
+ *                     -FI_EBUSY until the matching shim_eq_unbind().
  *
  * All are thread-safe and may be called from any thread.
  */
-struct kfab_eq;
+struct shim_eq;
 
-struct kfab_eq *kfab_eq_from_fid(struct fid *fid);
-int kfab_eq_post(struct kfab_eq *eq, uint32_t event, const void *buf,
+struct shim_eq *shim_eq_from_fid(struct fid *fid);
+int shim_eq_post(struct shim_eq *eq, uint32_t event, const void *buf,
 		 size_t len);
-int kfab_eq_post_err(struct kfab_eq *eq, const struct fi_eq_err_entry *err);
-void kfab_eq_bind(struct kfab_eq *eq);
-void kfab_eq_unbind(struct kfab_eq *eq);
+int shim_eq_post_err(struct shim_eq *eq, const struct fi_eq_err_entry *err);
+void shim_eq_bind(struct shim_eq *eq);
+void shim_eq_unbind(struct shim_eq *eq);
 
-int kfab_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
+int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq, void *context);
 /* ---- completion queues (cq.c) and counters (cntr.c) ---- */
 
@@ -267,63 +267,63 @@ int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
 
-struct kfab_ep;
-struct kfab_cq;
-struct kfab_cntr;
+struct shim_ep;
+struct shim_cq;
+struct shim_cntr;
 
 /*
  * For endpoints (ep.c): the CQ or counter behind a fid (NULL unless it is
  * kfab's), its kernel id, and the list of endpoints bound to it.  Reading
  * the CQ (fi_cq_read/readfrom/sread/sreadfrom) or the counter
  * (fi_cntr_read/readerr/wait) first rings the doorbell of every attached
- * endpoint whose ring holds requests (kfab_ep_progress()): that is the
+ * endpoint whose ring holds requests (shim_ep_progress()): that is the
  * manual progress of FI_PROGRESS_MANUAL.  fi_close() of a CQ or counter
  * answers -FI_EBUSY while an endpoint is attached.  attach: 0 or
  * -FI_ENOMEM; attaching an endpoint twice is counted twice.
  */
-struct kfab_cq *kfab_cq_from_fid(struct fid *fid);
-uint32_t kfab_cq_id(const struct kfab_cq *cq);
-int kfab_cq_attach_ep(struct kfab_cq *cq, struct kfab_ep *ep);
-void kfab_cq_detach_ep(struct kfab_cq *cq, struct kfab_ep *ep);
-struct kfab_cntr *kfab_cntr_from_fid(struct fid *fid);
-uint32_t kfab_cntr_id(const struct kfab_cntr *cntr);
-int kfab_cntr_attach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep);
-void kfab_cntr_detach_ep(struct kfab_cntr *cntr, struct kfab_ep *ep);
+struct shim_cq *shim_cq_from_fid(struct fid *fid);
+uint32_t shim_cq_id(const struct shim_cq *cq);
+int shim_cq_attach_ep(struct shim_cq *cq, struct shim_ep *ep);
+void shim_cq_detach_ep(struct shim_cq *cq, struct shim_ep *ep);
+struct shim_cntr *shim_cntr_from_fid(struct fid *fid);
+uint32_t shim_cntr_id(const struct shim_cntr *cntr);
+int shim_cntr_attach_ep(struct shim_cntr *cntr, struct shim_ep *ep);
+void shim_cntr_detach_ep(struct shim_cntr *cntr, struct shim_ep *ep);
 
 /*
  * A list of endpoints to progress (cq.c; used by cq.c and cntr.c).  Its
  * lock is its own: progress never takes the lock of a CQ or an endpoint.
  */
-struct kfab_ep_list {
+struct shim_ep_list {
 	pthread_mutex_t lock;
-	struct kfab_ep **eps;
+	struct shim_ep **eps;
 	size_t count;
 	size_t cap;
 };
 
-int kfab_ep_list_init(struct kfab_ep_list *list);
-void kfab_ep_list_destroy(struct kfab_ep_list *list);
-int kfab_ep_list_add(struct kfab_ep_list *list, struct kfab_ep *ep);
-void kfab_ep_list_del(struct kfab_ep_list *list, struct kfab_ep *ep);
-size_t kfab_ep_list_count(struct kfab_ep_list *list);
+int shim_ep_list_init(struct shim_ep_list *list);
+void shim_ep_list_destroy(struct shim_ep_list *list);
+int shim_ep_list_add(struct shim_ep_list *list, struct shim_ep *ep);
+void shim_ep_list_del(struct shim_ep_list *list, struct shim_ep *ep);
+size_t shim_ep_list_count(struct shim_ep_list *list);
 /*
  * Ring the doorbells; true when some ring still holds requests after.
- * Waiters that see true sleep at most KFAB_PROGRESS_SLICE_MS at a time.
+ * Waiters that see true sleep at most SHIM_PROGRESS_SLICE_MS at a time.
  */
-#define KFAB_PROGRESS_SLICE_MS	1
-bool kfab_ep_list_progress(struct kfab_ep_list *list);
+#define SHIM_PROGRESS_SLICE_MS	1
+bool shim_ep_list_progress(struct shim_ep_list *list);
 
 /* FI_GET_VAL of KFAB_FID_KERNEL_HANDLE (cq.c), for CQs and counters. */
-int kfab_get_kernel_handle(void *arg, int fd, uint32_t id);
+int shim_get_kernel_handle(void *arg, int fd, uint32_t id);
 
 /*
  * Blocking on an eventfd (cq.c): the remaining time of a timeout in ms
  * (negative: forever) and a poll that returns when the fd is readable or
  * the time is up; the fd's count is reset after.
  */
-int kfab_timeout_left(int timeout, const struct timespec *start);
-void kfab_eventfd_wait(int efd, int timeout_ms);
-void kfab_eventfd_reset(int efd);
+int shim_timeout_left(int timeout, const struct timespec *start);
+void shim_eventfd_wait(int efd, int timeout_ms);
+void shim_eventfd_reset(int efd);
 
 /* ---- submission rings (ring.c) ---- */
 
@@ -331,7 +331,7 @@ void kfab_eventfd_reset(int efd);
  * Where the kernel put a ring in its region: the out_sq_* and out_off_*
  * answers of KFAB_IOC_EP_OPEN and KFAB_IOC_SRX_OPEN.
  */
-struct kfab_ring_layout {
+struct shim_ring_layout {
 	uint32_t entries;
 	uint32_t sqe_size;
 	uint64_t mmap_offset;
@@ -342,7 +342,7 @@ struct kfab_ring_layout {
 };
 
 /**
- * struct kfab_ring - the producer side of a submission ring
+ * struct shim_ring - the producer side of a submission ring
  * @fd: the fabric's device file
  * @id: the kernel object whose doorbell drains it (an endpoint or an SRX)
  * @map: the ring region, mapped read-write, @map_len bytes
@@ -357,10 +357,10 @@ struct kfab_ring_layout {
  *
  * Endpoints (sends and receives) and shared receive contexts (receives)
  * write their requests through this one piece of code.  The owner's lock
- * serialises producers: every kfab_ring_*() but kfab_ring_progress() is
+ * serialises producers: every shim_ring_*() but shim_ring_progress() is
  * called under it.
  */
-struct kfab_ring {
+struct shim_ring {
 	int fd;
 	uint32_t id;
 	void *map;
@@ -378,40 +378,40 @@ struct kfab_ring {
  * indices at the kernel's head: 0, -FI_EOTHER for a layout that does not
  * fit, or mmap()'s -errno.
  */
-int kfab_ring_map(struct kfab_ring *ring, int fd, uint32_t id,
-		  const struct kfab_ring_layout *layout);
-void kfab_ring_unmap(struct kfab_ring *ring);
+int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
+		  const struct shim_ring_layout *layout);
+void shim_ring_unmap(struct shim_ring *ring);
 /* The ring's size for queue sizes summing to @want (0: the kernel's). */
-uint32_t kfab_ring_entries(uint64_t want);
+uint32_t shim_ring_entries(uint64_t want);
 /* Free slots, as far as we know (a head that is not the kernel's: none). */
-uint32_t kfab_ring_space(struct kfab_ring *ring);
+uint32_t shim_ring_space(struct shim_ring *ring);
 /*
  * Write @sqe into the next slot.  Without @more, publish the tail and,
  * when @doorbell, ring it.  A full ring is published and rung (if
  * @doorbell) once before -FI_EAGAIN.
  */
-ssize_t kfab_ring_post(struct kfab_ring *ring, const struct kfab_sqe *sqe,
+ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 		       bool more, bool doorbell);
 /* Publish a pending FI_MORE batch and ring the doorbell. */
-void kfab_ring_flush(struct kfab_ring *ring);
+void shim_ring_flush(struct shim_ring *ring);
 /*
  * Manual progress: ring the doorbell when the published part of the ring
  * holds requests.  Lock-free (the kernel keeps its own head); true when
  * requests remain in the ring afterwards.
  */
-bool kfab_ring_progress(struct kfab_ring *ring);
+bool shim_ring_progress(struct shim_ring *ring);
 
 /* ---- endpoints (ep.c), shared receive contexts (srx.c), data path (msg.c) ---- */
 
 /* ep_attr->max_msg_size: the largest message kfab carries. */
-#define KFAB_MAX_MSG_SIZE	(1ULL << 30)
+#define SHIM_MAX_MSG_SIZE	(1ULL << 30)
 /*
  * rx_attr->total_buffered_recv: what the kernel buffers per endpoint for
  * messages that arrive before their receive (a kernel limit).
  */
-#define KFAB_BUFFERED_RECV	(1UL << 20)
+#define SHIM_BUFFERED_RECV	(1UL << 20)
 /* tx_attr->size and rx_attr->size offered by default */
-#define KFAB_EP_QUEUE_SIZE	256
+#define SHIM_EP_QUEUE_SIZE	256
 
 /*
  * Receive capabilities an endpoint bound to an SRX may use only if the
@@ -420,14 +420,14 @@ bool kfab_ring_progress(struct kfab_ring *ring);
  * attributes").  FI_RECV, FI_LOCAL_COMM and FI_REMOTE_COMM are left out:
  * they say which directions and which peers, not how receives match.
  */
-#define KFAB_SRX_SUBSET_CAPS	(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | \
+#define SHIM_SRX_SUBSET_CAPS	(FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | \
 				 FI_SOURCE | FI_MULTI_RECV)
 
-struct kfab_srx;
-struct kfab_psrx;
+struct shim_srx;
+struct shim_psrx;
 
 /**
- * struct kfab_ep - a fid_ep: a kernel endpoint (FI_EP_RDM)
+ * struct shim_ep - a fid_ep: a kernel endpoint (FI_EP_RDM)
  * @ep_fid: what libfabric sees
  * @domain: the parent
  * @fd: the fabric's device file
@@ -452,9 +452,9 @@ struct kfab_psrx;
  * @min_multi_recv: FI_OPT_MIN_MULTI_RECV
  * @ring: the submission ring, for sends and (without an SRX) receives
  */
-struct kfab_ep {
+struct shim_ep {
 	struct fid_ep ep_fid;
-	struct kfab_domain *domain;
+	struct shim_domain *domain;
 	int fd;
 	uint32_t id;
 	struct kfab_addr addr;
@@ -462,43 +462,43 @@ struct kfab_ep {
 	bool shared_rx;
 	pthread_mutex_t lock;
 	bool enabled;
-	struct kfab_av *av;
-	struct kfab_srx *srx;
-	struct kfab_cq *tx_cq, *rx_cq;
+	struct shim_av *av;
+	struct shim_srx *srx;
+	struct shim_cq *tx_cq, *rx_cq;
 	bool tx_selective, rx_selective;
-	struct kfab_cntr *tx_cntr, *rx_cntr;
-	struct kfab_eq *eq;
+	struct shim_cntr *tx_cntr, *rx_cntr;
+	struct shim_eq *eq;
 	uint64_t tx_op_flags, rx_op_flags;
 	size_t min_multi_recv;
-	struct kfab_ring ring;
+	struct shim_ring ring;
 };
 
-static inline struct kfab_ep *to_kfab_ep(struct fid_ep *ep)
+static inline struct shim_ep *to_kfab_ep(struct fid_ep *ep)
 {
-	return container_of(ep, struct kfab_ep, ep_fid);
+	return container_of(ep, struct shim_ep, ep_fid);
 }
 
-int kfab_endpoint(struct fid_domain *domain, struct fi_info *info,
+int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, void *context);
-int kfab_endpoint2(struct fid_domain *domain, struct fi_info *info,
+int shim_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, uint64_t flags, void *context);
 /*
  * Manual progress: the endpoint's ring, and its SRX's (see
- * kfab_ring_progress()).  True when requests remain in a ring afterwards.
+ * shim_ring_progress()).  True when requests remain in a ring afterwards.
  */
-bool kfab_ep_progress(struct kfab_ep *ep);
+bool shim_ep_progress(struct shim_ep *ep);
 
 /*
  * ep.c's tables of what endpoints and SRXs both lack (RMA, atomics,
  * collectives): every entry -FI_ENOSYS (-FI_EOPNOTSUPP for the atomic
  * valid queries).
  */
-extern const struct fi_ops_rma kfab_ep_rma_ops;
-extern const struct fi_ops_atomic kfab_ep_atomic_ops;
-extern const struct fi_ops_collective kfab_ep_collective_ops;
+extern const struct fi_ops_rma shim_ep_rma_ops;
+extern const struct fi_ops_atomic shim_ep_atomic_ops;
+extern const struct fi_ops_collective shim_ep_collective_ops;
 
 /**
- * struct kfab_srx - a fid_ep of class FI_CLASS_SRX_CTX: a kernel shared
+ * struct shim_srx - a fid_ep of class FI_CLASS_SRX_CTX: a kernel shared
  * receive context (KFAB_IOC_SRX_OPEN)
  * @ep_fid: what libfabric sees
  * @domain: the parent
@@ -524,9 +524,9 @@ extern const struct fi_ops_collective kfab_ep_collective_ops;
  * (FI_SELECTIVE_COMPLETION without FI_COMPLETION) only when every
  * enabled endpoint bound to it asked for selective completions.
  */
-struct kfab_srx {
+struct shim_srx {
 	struct fid_ep ep_fid;
-	struct kfab_domain *domain;
+	struct shim_domain *domain;
 	int fd;
 	uint32_t id;
 	uint64_t caps;
@@ -534,106 +534,106 @@ struct kfab_srx {
 	unsigned int bound, live, live_selective;
 	uint64_t rx_op_flags;
 	size_t min_multi_recv;
-	struct kfab_ring ring;
-	struct kfab_psrx *psrx;
+	struct shim_ring ring;
+	struct shim_psrx *psrx;
 };
 
-static inline struct kfab_srx *to_kfab_srx(struct fid_ep *ep)
+static inline struct shim_srx *to_kfab_srx(struct fid_ep *ep)
 {
-	return container_of(ep, struct kfab_srx, ep_fid);
+	return container_of(ep, struct shim_srx, ep_fid);
 }
 
 /* struct fi_ops_domain.srx_ctx: fi_srx_context() for kfab */
-int kfab_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		     struct fid_ep **rx_ep, void *context);
 /* The SRX behind a fid, NULL unless it is a kfab SRX. */
-struct kfab_srx *kfab_srx_from_fid(struct fid *fid);
+struct shim_srx *shim_srx_from_fid(struct fid *fid);
 /*
  * An endpoint binds (before enable), is enabled, and goes (after its
- * kernel object is destroyed).  kfab_srx_bind_ep() checks the subset rule
- * and the domain: 0, -FI_EINVAL or -FI_EDOMAIN.  kfab_srx_ep_enabled()
+ * kernel object is destroyed).  shim_srx_bind_ep() checks the subset rule
+ * and the domain: 0, -FI_EINVAL or -FI_EDOMAIN.  shim_srx_ep_enabled()
  * rings the SRX's doorbell, so receives posted before any endpoint was
  * enabled are carried out now.
  */
-int kfab_srx_bind_ep(struct kfab_srx *srx, struct kfab_ep *ep);
-void kfab_srx_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep);
-void kfab_srx_unbind_ep(struct kfab_srx *srx, struct kfab_ep *ep,
+int shim_srx_bind_ep(struct shim_srx *srx, struct shim_ep *ep);
+void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep);
+void shim_srx_unbind_ep(struct shim_srx *srx, struct shim_ep *ep,
 			bool was_enabled);
 /* Receives into the SRX's ring (msg.c builds them): 0 or -FI_E*. */
-ssize_t kfab_srx_post(struct kfab_srx *srx, const struct kfab_sqe *sqe,
+ssize_t shim_srx_post(struct shim_srx *srx, const struct kfab_sqe *sqe,
 		      bool more);
 /* Should a successful receive of the SRX be reported without FI_COMPLETION? */
-bool kfab_srx_selective(struct kfab_srx *srx);
-/* Manual progress of the SRX's ring (kfab_ring_progress()). */
-bool kfab_srx_progress(struct kfab_srx *srx);
+bool shim_srx_selective(struct shim_srx *srx);
+/* Manual progress of the SRX's ring (shim_ring_progress()). */
+bool shim_srx_progress(struct shim_srx *srx);
 
 /*
  * msg.c: the op tables of the data path.  An SRX's receive calls are the
  * endpoint's (they look at the fid's class); its sends are -FI_ENOSYS.
  */
-extern const struct fi_ops_msg kfab_ep_msg_ops;
-extern const struct fi_ops_tagged kfab_ep_tagged_ops;
-extern const struct fi_ops_msg kfab_srx_msg_ops;
-extern const struct fi_ops_tagged kfab_srx_tagged_ops;
+extern const struct fi_ops_msg shim_ep_msg_ops;
+extern const struct fi_ops_tagged shim_ep_tagged_ops;
+extern const struct fi_ops_msg shim_srx_msg_ops;
+extern const struct fi_ops_tagged shim_srx_tagged_ops;
 /* Free slots of the endpoint's ring; -FI_EOPBADSTATE before enable. */
-ssize_t kfab_ep_ring_space(struct kfab_ep *ep);
+ssize_t shim_ep_ring_space(struct shim_ep *ep);
 
 /* ---- memory registration (mr.c) ---- */
 
-int kfab_mr_reg(struct fid *fid, const void *buf, size_t len,
+int shim_mr_reg(struct fid *fid, const void *buf, size_t len,
 		uint64_t access, uint64_t offset, uint64_t requested_key,
 		uint64_t flags, struct fid_mr **mr, void *context);
-int kfab_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+int shim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 		 uint64_t access, uint64_t offset, uint64_t requested_key,
 		 uint64_t flags, struct fid_mr **mr, void *context);
-int kfab_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+int shim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		    uint64_t flags, struct fid_mr **mr);
 /* Registrations still open in @dom (domain close answers -FI_EBUSY). */
-bool kfab_domain_has_mrs(struct kfab_domain *dom);
+bool shim_domain_has_mrs(struct shim_domain *dom);
 
 /* ---- stubs (enosys.c) ---- */
 
 /* struct fi_ops */
-int kfab_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
-int kfab_no_control(struct fid *fid, int command, void *arg);
-int kfab_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
+int shim_no_bind(struct fid *fid, struct fid *bfid, uint64_t flags);
+int shim_no_control(struct fid *fid, int command, void *arg);
+int shim_no_ops_open(struct fid *fid, const char *name, uint64_t flags,
 		     void **ops, void *context);
-int kfab_no_tostr(const struct fid *fid, char *buf, size_t len);
-int kfab_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
+int shim_no_tostr(const struct fid *fid, char *buf, size_t len);
+int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
 
 /* struct fi_ops_fabric */
-int kfab_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);
-int kfab_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+int shim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 		      struct fid_wait **waitset);
 
 /* struct fi_ops_cm */
-int kfab_no_setname(fid_t fid, void *addr, size_t addrlen);
-int kfab_no_getname(fid_t fid, void *addr, size_t *addrlen);
-int kfab_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
-int kfab_no_connect(struct fid_ep *ep, const void *addr, const void *param,
+int shim_no_setname(fid_t fid, void *addr, size_t addrlen);
+int shim_no_getname(fid_t fid, void *addr, size_t *addrlen);
+int shim_no_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int shim_no_connect(struct fid_ep *ep, const void *addr, const void *param,
 		    size_t paramlen);
-int kfab_no_listen(struct fid_pep *pep);
-int kfab_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
-int kfab_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
+int shim_no_listen(struct fid_pep *pep);
+int shim_no_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int shim_no_reject(struct fid_pep *pep, fid_t handle, const void *param,
 		   size_t paramlen);
-int kfab_no_shutdown(struct fid_ep *ep, uint64_t flags);
-int kfab_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
+int shim_no_shutdown(struct fid_ep *ep, uint64_t flags);
+int shim_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		 struct fid_mc **mc, void *context);
 
 /* struct fi_ops_domain */
-int kfab_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
-int kfab_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset);
-int kfab_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
+int shim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
 		    struct fid_stx **stx, void *context);
-int kfab_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
+int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags);
-int kfab_no_query_collective(struct fid_domain *domain,
+int shim_no_query_collective(struct fid_domain *domain,
 			     enum fi_collective_op coll,
 			     struct fi_collective_attr *attr, uint64_t flags);
 
-#endif /* KFAB_INTERNAL_H */
+#endif /* SHIM_INTERNAL_H */

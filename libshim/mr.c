@@ -24,27 +24,27 @@
 
 #include "internal.h"
 
-#define KFAB_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
+#define SHIM_MR_ACCESS	(FI_SEND | FI_RECV | FI_READ | FI_WRITE | \
 			 FI_REMOTE_READ | FI_REMOTE_WRITE | FI_COLLECTIVE)
 
 /**
- * struct kfab_mr - a fid_mr
+ * struct shim_mr - a fid_mr
  * @mr_fid: what libfabric sees (key, mem_desc)
  * @domain: the parent
  * @next: the domain's list, under its mr_lock
  * @access: the access flags of the registration
  */
-struct kfab_mr {
+struct shim_mr {
 	struct fid_mr mr_fid;
-	struct kfab_domain *domain;
-	struct kfab_mr *next;
+	struct shim_domain *domain;
+	struct shim_mr *next;
 	uint64_t access;
 };
 
 /* Called with dom->mr_lock held. */
-static bool kfab_mr_key_used(struct kfab_domain *dom, uint64_t key)
+static bool shim_mr_key_used(struct shim_domain *dom, uint64_t key)
 {
-	struct kfab_mr *mr;
+	struct shim_mr *mr;
 
 	for (mr = dom->mrs; mr; mr = mr->next)
 		if (mr->mr_fid.key == key)
@@ -52,7 +52,7 @@ static bool kfab_mr_key_used(struct kfab_domain *dom, uint64_t key)
 	return false;
 }
 
-bool kfab_domain_has_mrs(struct kfab_domain *dom)
+bool shim_domain_has_mrs(struct shim_domain *dom)
 {
 	bool ret;
 
@@ -62,11 +62,11 @@ bool kfab_domain_has_mrs(struct kfab_domain *dom)
 	return ret;
 }
 
-static int kfab_mr_close(struct fid *fid)
+static int shim_mr_close(struct fid *fid)
 {
-	struct kfab_mr *mr = container_of(fid, struct kfab_mr, mr_fid.fid);
-	struct kfab_domain *dom = mr->domain;
-	struct kfab_mr **p;
+	struct shim_mr *mr = container_of(fid, struct shim_mr, mr_fid.fid);
+	struct shim_domain *dom = mr->domain;
+	struct shim_mr **p;
 
 	pthread_mutex_lock(&dom->mr_lock);
 	for (p = &dom->mrs; *p; p = &(*p)->next) {
@@ -80,13 +80,13 @@ static int kfab_mr_close(struct fid *fid)
 	return 0;
 }
 
-static int kfab_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static int shim_mr_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid; (void)bfid; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static int kfab_mr_control(struct fid *fid, int command, void *arg)
+static int shim_mr_control(struct fid *fid, int command, void *arg)
 {
 	(void)fid; (void)arg;
 	switch (command) {
@@ -98,32 +98,32 @@ static int kfab_mr_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-static const struct fi_ops kfab_mr_fi_ops = {
+static const struct fi_ops shim_mr_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_mr_close,
-	.bind = kfab_mr_bind,
-	.control = kfab_mr_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_mr_close,
+	.bind = shim_mr_bind,
+	.control = shim_mr_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
 /* Provider-chosen keys: FI_MR_BASIC (API < 1.5) or FI_MR_PROV_KEY. */
-static bool kfab_mr_prov_key(const struct kfab_domain *dom)
+static bool shim_mr_prov_key(const struct shim_domain *dom)
 {
 	return dom->mr_mode == FI_MR_BASIC || (dom->mr_mode & FI_MR_PROV_KEY);
 }
 
-static int kfab_mr_new(struct kfab_domain *dom, const struct fi_mr_attr *attr,
+static int shim_mr_new(struct shim_domain *dom, const struct fi_mr_attr *attr,
 		       uint64_t flags, struct fid_mr **mr_fid)
 {
-	struct kfab_mr *mr;
+	struct shim_mr *mr;
 	size_t i;
 	int ret = 0;
 
 	if (!attr || !mr_fid)
 		return -FI_EINVAL;
-	if (attr->access & ~(uint64_t)KFAB_MR_ACCESS)
+	if (attr->access & ~(uint64_t)SHIM_MR_ACCESS)
 		return -FI_EINVAL;
 	if (flags)
 		return -FI_EBADFLAGS;
@@ -145,15 +145,15 @@ static int kfab_mr_new(struct kfab_domain *dom, const struct fi_mr_attr *attr,
 	mr->access = attr->access;
 	mr->mr_fid.fid.fclass = FI_CLASS_MR;
 	mr->mr_fid.fid.context = attr->context;
-	mr->mr_fid.fid.ops = (struct fi_ops *)&kfab_mr_fi_ops;
+	mr->mr_fid.fid.ops = (struct fi_ops *)&shim_mr_fi_ops;
 	mr->mr_fid.mem_desc = &mr->mr_fid;
 
 	pthread_mutex_lock(&dom->mr_lock);
-	if (kfab_mr_prov_key(dom)) {
+	if (shim_mr_prov_key(dom)) {
 		do
 			mr->mr_fid.key = dom->next_key++;
-		while (kfab_mr_key_used(dom, mr->mr_fid.key));
-	} else if (kfab_mr_key_used(dom, attr->requested_key)) {
+		while (shim_mr_key_used(dom, mr->mr_fid.key));
+	} else if (shim_mr_key_used(dom, attr->requested_key)) {
 		ret = -FI_ENOKEY;
 	} else {
 		mr->mr_fid.key = attr->requested_key;
@@ -171,27 +171,27 @@ static int kfab_mr_new(struct kfab_domain *dom, const struct fi_mr_attr *attr,
 	return 0;
 }
 
-static struct kfab_domain *kfab_mr_domain(struct fid *fid)
+static struct shim_domain *shim_mr_domain(struct fid *fid)
 {
 	struct fid_domain *domain;
 
 	if (!fid || fid->fclass != FI_CLASS_DOMAIN)
 		return NULL;
 	domain = container_of(fid, struct fid_domain, fid);
-	return kfab_is_domain(domain) ? to_kfab_domain(domain) : NULL;
+	return shim_is_domain(domain) ? to_kfab_domain(domain) : NULL;
 }
 
-int kfab_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
+int shim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,
 		    uint64_t flags, struct fid_mr **mr)
 {
-	struct kfab_domain *dom = kfab_mr_domain(fid);
+	struct shim_domain *dom = shim_mr_domain(fid);
 
 	if (!dom)
 		return -FI_EINVAL;
-	return kfab_mr_new(dom, attr, flags, mr);
+	return shim_mr_new(dom, attr, flags, mr);
 }
 
-int kfab_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
+int shim_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 		 uint64_t access, uint64_t offset, uint64_t requested_key,
 		 uint64_t flags, struct fid_mr **mr, void *context)
 {
@@ -205,15 +205,15 @@ int kfab_mr_regv(struct fid *fid, const struct iovec *iov, size_t count,
 		.iface = FI_HMEM_SYSTEM,
 	};
 
-	return kfab_mr_regattr(fid, &attr, flags, mr);
+	return shim_mr_regattr(fid, &attr, flags, mr);
 }
 
-int kfab_mr_reg(struct fid *fid, const void *buf, size_t len,
+int shim_mr_reg(struct fid *fid, const void *buf, size_t len,
 		uint64_t access, uint64_t offset, uint64_t requested_key,
 		uint64_t flags, struct fid_mr **mr, void *context)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	return kfab_mr_regv(fid, &iov, 1, access, offset, requested_key,
+	return shim_mr_regv(fid, &iov, 1, access, offset, requested_key,
 			    flags, mr, context);
 }

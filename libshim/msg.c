@@ -30,7 +30,7 @@
 #include "internal.h"
 
 /* Flags a send of the *msg family may carry. */
-#define KFAB_SEND_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_REMOTE_CQ_DATA | \
+#define SHIM_SEND_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_REMOTE_CQ_DATA | \
 				 FI_INJECT | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE | \
 				 FI_FENCE)
@@ -40,13 +40,13 @@
  * only: for fi_recvmsg() fi_msg(3) gives them to buffered receives
  * (FI_BUFFERED_RECV), which kfab does not offer.
  */
-#define KFAB_RECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
-#define KFAB_PEEK_FLAGS		(FI_PEEK | FI_CLAIM | FI_DISCARD)
-#define KFAB_TRECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | KFAB_PEEK_FLAGS)
+#define SHIM_RECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
+#define SHIM_PEEK_FLAGS		(FI_PEEK | FI_CLAIM | FI_DISCARD)
+#define SHIM_TRECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | SHIM_PEEK_FLAGS)
 
 /* ---- the endpoint's ring ---- */
 
-ssize_t kfab_ep_ring_space(struct kfab_ep *ep)
+ssize_t shim_ep_ring_space(struct shim_ep *ep)
 {
 	ssize_t ret;
 
@@ -54,13 +54,13 @@ ssize_t kfab_ep_ring_space(struct kfab_ep *ep)
 	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
 	else
-		ret = (ssize_t)kfab_ring_space(&ep->ring);
+		ret = (ssize_t)shim_ring_space(&ep->ring);
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
 }
 
 /* Write @sqe into the endpoint's ring (ring.c): data waits for enable. */
-static ssize_t kfab_ep_post(struct kfab_ep *ep, const struct kfab_sqe *sqe,
+static ssize_t shim_ep_post(struct shim_ep *ep, const struct kfab_sqe *sqe,
 			    bool more)
 {
 	ssize_t ret;
@@ -69,7 +69,7 @@ static ssize_t kfab_ep_post(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
 	else
-		ret = kfab_ring_post(&ep->ring, sqe, more, true);
+		ret = shim_ring_post(&ep->ring, sqe, more, true);
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
 }
@@ -77,7 +77,7 @@ static ssize_t kfab_ep_post(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 /* ---- building entries ---- */
 
 /* Buffers into the entry: -FI_EINVAL beyond KFAB_IOV_MAX. */
-static ssize_t kfab_sqe_set_iov(struct kfab_sqe *sqe, const struct iovec *iov,
+static ssize_t shim_sqe_set_iov(struct kfab_sqe *sqe, const struct iovec *iov,
 				size_t count, uint64_t *total)
 {
 	uint64_t sum = 0;
@@ -86,13 +86,13 @@ static ssize_t kfab_sqe_set_iov(struct kfab_sqe *sqe, const struct iovec *iov,
 	if (count > KFAB_IOV_MAX || (count && !iov))
 		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
-		if (iov[i].iov_len > KFAB_MAX_MSG_SIZE)
+		if (iov[i].iov_len > SHIM_MAX_MSG_SIZE)
 			return -FI_EMSGSIZE;
 		sum += iov[i].iov_len;
 		sqe->iov[i].base = (uintptr_t)iov[i].iov_base;
 		sqe->iov[i].len = iov[i].iov_len;
 	}
-	if (sum > KFAB_MAX_MSG_SIZE)
+	if (sum > SHIM_MAX_MSG_SIZE)
 		return -FI_EMSGSIZE;
 	sqe->iov_count = (uint8_t)count;
 	*total = sum;
@@ -100,7 +100,7 @@ static ssize_t kfab_sqe_set_iov(struct kfab_sqe *sqe, const struct iovec *iov,
 }
 
 /* The payload into the entry itself: -FI_EINVAL beyond KFAB_INLINE_MAX. */
-static ssize_t kfab_sqe_set_inline(struct kfab_sqe *sqe,
+static ssize_t shim_sqe_set_inline(struct kfab_sqe *sqe,
 				   const struct iovec *iov, size_t count)
 {
 	size_t i, len = 0;
@@ -127,13 +127,13 @@ static ssize_t kfab_sqe_set_inline(struct kfab_sqe *sqe,
  * A successful completion is reported unless the CQ was bound with
  * FI_SELECTIVE_COMPLETION and the operation's flags lack FI_COMPLETION.
  */
-static bool kfab_want_completion(bool selective, uint64_t flags)
+static bool shim_want_completion(bool selective, uint64_t flags)
 {
 	return !selective || (flags & FI_COMPLETION);
 }
 
 /**
- * kfab_send() - one send of any flavour
+ * shim_send() - one send of any flavour
  * @ep: the endpoint
  * @op: KFAB_OP_SEND or KFAB_OP_TSEND
  * @iov: the payload, @count buffers
@@ -145,7 +145,7 @@ static bool kfab_want_completion(bool selective, uint64_t flags)
  *	FI_INJECT copies the payload into the entry
  * @inject: an fi_inject*() call: FI_INJECT and never a completion
  */
-static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
+static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 			 const struct iovec *iov, size_t count, fi_addr_t dest,
 			 uint64_t tag, uint64_t data, void *context,
 			 uint64_t flags, bool inject)
@@ -171,14 +171,14 @@ static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
 		sqe.flags |= KFAB_SQE_DELIVERY_COMPLETE;
 	}
 	if (inject || (flags & FI_INJECT))
-		ret = kfab_sqe_set_inline(&sqe, iov, count);
+		ret = shim_sqe_set_inline(&sqe, iov, count);
 	else
-		ret = kfab_sqe_set_iov(&sqe, iov, count, &total);
+		ret = shim_sqe_set_iov(&sqe, iov, count, &total);
 	if (ret)
 		return ret;
-	if (!inject && kfab_want_completion(ep->tx_selective, flags))
+	if (!inject && shim_want_completion(ep->tx_selective, flags))
 		sqe.flags |= KFAB_SQE_COMPLETION;
-	return kfab_ep_post(ep, &sqe, flags & FI_MORE);
+	return shim_ep_post(ep, &sqe, flags & FI_MORE);
 }
 
 /*
@@ -191,11 +191,11 @@ static ssize_t kfab_send(struct kfab_ep *ep, uint8_t op,
  * return NULL" in buf) and a discard takes none, so neither passes
  * buffers; a peek always asks for its completion, which is its answer.
  */
-static ssize_t kfab_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
+static ssize_t shim_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
 				 uint64_t flags, bool *buffers)
 {
 	*buffers = true;
-	if (!(flags & KFAB_PEEK_FLAGS))
+	if (!(flags & SHIM_PEEK_FLAGS))
 		return 0;
 	/* "in conjunction with either FI_PEEK or FI_CLAIM": one of them */
 	if ((flags & FI_DISCARD) &&
@@ -215,7 +215,7 @@ static ssize_t kfab_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
 }
 
 /**
- * kfab_recv() - one receive of any flavour, on an endpoint or an SRX
+ * shim_recv() - one receive of any flavour, on an endpoint or an SRX
  * @fid: the endpoint, or a shared receive context (FI_CLASS_SRX_CTX)
  * @op: KFAB_OP_RECV or KFAB_OP_TRECV
  * @iov: the buffers, @count of them
@@ -231,14 +231,14 @@ static ssize_t kfab_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
  * endpoint's state does not permit the requested operation" - the
  * operation exists, the binding rules it out.
  */
-static ssize_t kfab_recv(struct fid_ep *fid, uint8_t op,
+static ssize_t shim_recv(struct fid_ep *fid, uint8_t op,
 			 const struct iovec *iov, size_t count, fi_addr_t src,
 			 uint64_t tag, uint64_t ignore, void *context,
 			 uint64_t flags)
 {
 	struct kfab_sqe sqe = { 0 };
-	struct kfab_srx *srx = NULL;
-	struct kfab_ep *ep = NULL;
+	struct shim_srx *srx = NULL;
+	struct shim_ep *ep = NULL;
 	size_t min_multi_recv;
 	bool selective, buffers;
 	uint64_t caps, total;
@@ -247,14 +247,14 @@ static ssize_t kfab_recv(struct fid_ep *fid, uint8_t op,
 	if (fid->fid.fclass == FI_CLASS_SRX_CTX) {
 		srx = to_kfab_srx(fid);
 		caps = srx->caps;
-		min_multi_recv = kfab_read_once(&srx->min_multi_recv);
-		selective = kfab_srx_selective(srx);
+		min_multi_recv = shim_read_once(&srx->min_multi_recv);
+		selective = shim_srx_selective(srx);
 	} else {
 		ep = to_kfab_ep(fid);
-		if (kfab_read_once(&ep->srx))
+		if (shim_read_once(&ep->srx))
 			return -FI_EOPBADSTATE;
 		caps = ep->caps;
-		min_multi_recv = kfab_read_once(&ep->min_multi_recv);
+		min_multi_recv = shim_read_once(&ep->min_multi_recv);
 		selective = ep->rx_selective;
 	}
 	if (flags & FI_MULTI_RECV) {
@@ -266,9 +266,9 @@ static ssize_t kfab_recv(struct fid_ep *fid, uint8_t op,
 		sqe.flags |= KFAB_SQE_MULTI_RECV;
 		sqe.data = min_multi_recv;
 	}
-	if ((flags & KFAB_PEEK_FLAGS) && op != KFAB_OP_TRECV)
+	if ((flags & SHIM_PEEK_FLAGS) && op != KFAB_OP_TRECV)
 		return -FI_EBADFLAGS;
-	ret = kfab_sqe_set_peek(&sqe, context, flags, &buffers);
+	ret = shim_sqe_set_peek(&sqe, context, flags, &buffers);
 	if (ret)
 		return ret;
 	sqe.opcode = op;
@@ -277,31 +277,31 @@ static ssize_t kfab_recv(struct fid_ep *fid, uint8_t op,
 	sqe.tag = tag;
 	sqe.ignore = ignore;
 	if (buffers) {
-		ret = kfab_sqe_set_iov(&sqe, iov, count, &total);
+		ret = shim_sqe_set_iov(&sqe, iov, count, &total);
 		if (ret)
 			return ret;
 	}
-	if (kfab_want_completion(selective, flags))
+	if (shim_want_completion(selective, flags))
 		sqe.flags |= KFAB_SQE_COMPLETION;
 	if (srx)
-		return kfab_srx_post(srx, &sqe, flags & FI_MORE);
-	return kfab_ep_post(ep, &sqe, flags & FI_MORE);
+		return shim_srx_post(srx, &sqe, flags & FI_MORE);
+	return shim_ep_post(ep, &sqe, flags & FI_MORE);
 }
 
 /* The default flags of a direction (fi_control may change them meanwhile). */
-static uint64_t kfab_tx_flags(struct kfab_ep *ep)
+static uint64_t shim_tx_flags(struct shim_ep *ep)
 {
-	return kfab_read_once(&ep->tx_op_flags);
+	return shim_read_once(&ep->tx_op_flags);
 }
 
-static uint64_t kfab_rx_flags(struct fid_ep *fid)
+static uint64_t shim_rx_flags(struct fid_ep *fid)
 {
 	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
-		return kfab_read_once(&to_kfab_srx(fid)->rx_op_flags);
-	return kfab_read_once(&to_kfab_ep(fid)->rx_op_flags);
+		return shim_read_once(&to_kfab_srx(fid)->rx_op_flags);
+	return shim_read_once(&to_kfab_ep(fid)->rx_op_flags);
 }
 
-static struct iovec kfab_iov1(const void *buf, size_t len)
+static struct iovec shim_iov1(const void *buf, size_t len)
 {
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
@@ -310,238 +310,238 @@ static struct iovec kfab_iov1(const void *buf, size_t len)
 
 /* ---- fi_msg ---- */
 
-static ssize_t kfab_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+static ssize_t shim_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 			     void *desc, fi_addr_t src_addr, void *context)
 {
-	struct iovec iov = kfab_iov1(buf, len);
+	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return kfab_recv(ep_fid, KFAB_OP_RECV, &iov, 1, src_addr, 0, 0,
-			 context, kfab_rx_flags(ep_fid));
+	return shim_recv(ep_fid, KFAB_OP_RECV, &iov, 1, src_addr, 0, 0,
+			 context, shim_rx_flags(ep_fid));
 }
 
-static ssize_t kfab_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
+static ssize_t shim_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t src_addr,
 			      void *context)
 {
 	(void)desc;
-	return kfab_recv(ep_fid, KFAB_OP_RECV, iov, count, src_addr, 0, 0,
-			 context, kfab_rx_flags(ep_fid));
+	return shim_recv(ep_fid, KFAB_OP_RECV, iov, count, src_addr, 0, 0,
+			 context, shim_rx_flags(ep_fid));
 }
 
-static ssize_t kfab_msg_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+static ssize_t shim_msg_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 				uint64_t flags)
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)KFAB_RECV_MSG_FLAGS)
+	if (flags & ~(uint64_t)SHIM_RECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return kfab_recv(ep_fid, KFAB_OP_RECV, msg->msg_iov,
+	return shim_recv(ep_fid, KFAB_OP_RECV, msg->msg_iov,
 			 msg->iov_count, msg->addr, 0, 0, msg->context, flags);
 }
 
-static ssize_t kfab_msg_send(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_msg_send(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest_addr,
 			     void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
-	struct iovec iov = kfab_iov1(buf, len);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return kfab_send(ep, KFAB_OP_SEND, &iov, 1, dest_addr, 0, 0, context,
-			 kfab_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+	return shim_send(ep, KFAB_OP_SEND, &iov, 1, dest_addr, 0, 0, context,
+			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
-static ssize_t kfab_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
+static ssize_t shim_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
 
 	(void)desc;
-	return kfab_send(ep, KFAB_OP_SEND, iov, count, dest_addr, 0, 0, context,
-			 kfab_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+	return shim_send(ep, KFAB_OP_SEND, iov, count, dest_addr, 0, 0, context,
+			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
-static ssize_t kfab_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+static ssize_t shim_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 				uint64_t flags)
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)KFAB_SEND_MSG_FLAGS)
+	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return kfab_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
+	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, 0, msg->data, msg->context,
 			 flags, false);
 }
 
-static ssize_t kfab_msg_inject(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_msg_inject(struct fid_ep *ep_fid, const void *buf,
 			       size_t len, fi_addr_t dest_addr)
 {
-	struct iovec iov = kfab_iov1(buf, len);
+	struct iovec iov = shim_iov1(buf, len);
 
-	return kfab_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, 0, NULL, 0, true);
 }
 
-static ssize_t kfab_msg_senddata(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 				 size_t len, void *desc, uint64_t data,
 				 fi_addr_t dest_addr, void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
-	struct iovec iov = kfab_iov1(buf, len);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return kfab_send(ep, KFAB_OP_SEND, &iov, 1, dest_addr, 0, data, context,
-			 kfab_tx_flags(ep) | FI_REMOTE_CQ_DATA, false);
+	return shim_send(ep, KFAB_OP_SEND, &iov, 1, dest_addr, 0, data, context,
+			 shim_tx_flags(ep) | FI_REMOTE_CQ_DATA, false);
 }
 
-static ssize_t kfab_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 				   size_t len, uint64_t data,
 				   fi_addr_t dest_addr)
 {
-	struct iovec iov = kfab_iov1(buf, len);
+	struct iovec iov = shim_iov1(buf, len);
 
-	return kfab_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 
-const struct fi_ops_msg kfab_ep_msg_ops = {
+const struct fi_ops_msg shim_ep_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = kfab_msg_recv,
-	.recvv = kfab_msg_recvv,
-	.recvmsg = kfab_msg_recvmsg,
-	.send = kfab_msg_send,
-	.sendv = kfab_msg_sendv,
-	.sendmsg = kfab_msg_sendmsg,
-	.inject = kfab_msg_inject,
-	.senddata = kfab_msg_senddata,
-	.injectdata = kfab_msg_injectdata,
+	.recv = shim_msg_recv,
+	.recvv = shim_msg_recvv,
+	.recvmsg = shim_msg_recvmsg,
+	.send = shim_msg_send,
+	.sendv = shim_msg_sendv,
+	.sendmsg = shim_msg_sendmsg,
+	.inject = shim_msg_inject,
+	.senddata = shim_msg_senddata,
+	.injectdata = shim_msg_injectdata,
 };
 
 /* ---- fi_tagged ---- */
 
-static ssize_t kfab_tagged_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+static ssize_t shim_tagged_recv(struct fid_ep *ep_fid, void *buf, size_t len,
 				void *desc, fi_addr_t src_addr, uint64_t tag,
 				uint64_t ignore, void *context)
 {
-	struct iovec iov = kfab_iov1(buf, len);
+	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return kfab_recv(ep_fid, KFAB_OP_TRECV, &iov, 1, src_addr, tag, ignore,
-			 context, kfab_rx_flags(ep_fid));
+	return shim_recv(ep_fid, KFAB_OP_TRECV, &iov, 1, src_addr, tag, ignore,
+			 context, shim_rx_flags(ep_fid));
 }
 
-static ssize_t kfab_tagged_recvv(struct fid_ep *ep_fid,
+static ssize_t shim_tagged_recvv(struct fid_ep *ep_fid,
 				 const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t src_addr,
 				 uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)desc;
-	return kfab_recv(ep_fid, KFAB_OP_TRECV, iov, count, src_addr, tag,
-			 ignore, context, kfab_rx_flags(ep_fid));
+	return shim_recv(ep_fid, KFAB_OP_TRECV, iov, count, src_addr, tag,
+			 ignore, context, shim_rx_flags(ep_fid));
 }
 
-/* FI_PEEK, FI_CLAIM and FI_DISCARD: see kfab_sqe_set_peek(). */
-static ssize_t kfab_tagged_recvmsg(struct fid_ep *ep_fid,
+/* FI_PEEK, FI_CLAIM and FI_DISCARD: see shim_sqe_set_peek(). */
+static ssize_t shim_tagged_recvmsg(struct fid_ep *ep_fid,
 				   const struct fi_msg_tagged *msg,
 				   uint64_t flags)
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)KFAB_TRECV_MSG_FLAGS)
+	if (flags & ~(uint64_t)SHIM_TRECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return kfab_recv(ep_fid, KFAB_OP_TRECV, msg->msg_iov,
+	return shim_recv(ep_fid, KFAB_OP_TRECV, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->ignore,
 			 msg->context, flags);
 }
 
-static ssize_t kfab_tagged_send(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_tagged_send(struct fid_ep *ep_fid, const void *buf,
 				size_t len, void *desc, fi_addr_t dest_addr,
 				uint64_t tag, void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
-	struct iovec iov = kfab_iov1(buf, len);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return kfab_send(ep, KFAB_OP_TSEND, &iov, 1, dest_addr, tag, 0, context,
-			 kfab_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+	return shim_send(ep, KFAB_OP_TSEND, &iov, 1, dest_addr, tag, 0, context,
+			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
-static ssize_t kfab_tagged_sendv(struct fid_ep *ep_fid,
+static ssize_t shim_tagged_sendv(struct fid_ep *ep_fid,
 				 const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t dest_addr,
 				 uint64_t tag, void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
 
 	(void)desc;
-	return kfab_send(ep, KFAB_OP_TSEND, iov, count, dest_addr, tag, 0,
+	return shim_send(ep, KFAB_OP_TSEND, iov, count, dest_addr, tag, 0,
 			 context,
-			 kfab_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
-static ssize_t kfab_tagged_sendmsg(struct fid_ep *ep_fid,
+static ssize_t shim_tagged_sendmsg(struct fid_ep *ep_fid,
 				   const struct fi_msg_tagged *msg,
 				   uint64_t flags)
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)KFAB_SEND_MSG_FLAGS)
+	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return kfab_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
+	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->data,
 			 msg->context, flags, false);
 }
 
-static ssize_t kfab_tagged_inject(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_tagged_inject(struct fid_ep *ep_fid, const void *buf,
 				  size_t len, fi_addr_t dest_addr,
 				  uint64_t tag)
 {
-	struct iovec iov = kfab_iov1(buf, len);
+	struct iovec iov = shim_iov1(buf, len);
 
-	return kfab_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, 0, NULL, 0, true);
 }
 
-static ssize_t kfab_tagged_senddata(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_tagged_senddata(struct fid_ep *ep_fid, const void *buf,
 				    size_t len, void *desc, uint64_t data,
 				    fi_addr_t dest_addr, uint64_t tag,
 				    void *context)
 {
-	struct kfab_ep *ep = to_kfab_ep(ep_fid);
-	struct iovec iov = kfab_iov1(buf, len);
+	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return kfab_send(ep, KFAB_OP_TSEND, &iov, 1, dest_addr, tag, data,
-			 context, kfab_tx_flags(ep) | FI_REMOTE_CQ_DATA, false);
+	return shim_send(ep, KFAB_OP_TSEND, &iov, 1, dest_addr, tag, data,
+			 context, shim_tx_flags(ep) | FI_REMOTE_CQ_DATA, false);
 }
 
-static ssize_t kfab_tagged_injectdata(struct fid_ep *ep_fid, const void *buf,
+static ssize_t shim_tagged_injectdata(struct fid_ep *ep_fid, const void *buf,
 				      size_t len, uint64_t data,
 				      fi_addr_t dest_addr, uint64_t tag)
 {
-	struct iovec iov = kfab_iov1(buf, len);
+	struct iovec iov = shim_iov1(buf, len);
 
-	return kfab_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 
-const struct fi_ops_tagged kfab_ep_tagged_ops = {
+const struct fi_ops_tagged shim_ep_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = kfab_tagged_recv,
-	.recvv = kfab_tagged_recvv,
-	.recvmsg = kfab_tagged_recvmsg,
-	.send = kfab_tagged_send,
-	.sendv = kfab_tagged_sendv,
-	.sendmsg = kfab_tagged_sendmsg,
-	.inject = kfab_tagged_inject,
-	.senddata = kfab_tagged_senddata,
-	.injectdata = kfab_tagged_injectdata,
+	.recv = shim_tagged_recv,
+	.recvv = shim_tagged_recvv,
+	.recvmsg = shim_tagged_recvmsg,
+	.send = shim_tagged_send,
+	.sendv = shim_tagged_sendv,
+	.sendmsg = shim_tagged_sendmsg,
+	.inject = shim_tagged_inject,
+	.senddata = shim_tagged_senddata,
+	.injectdata = shim_tagged_injectdata,
 };
 
 /* ---- a shared receive context: receives only ---- */
@@ -550,7 +550,7 @@ const struct fi_ops_tagged kfab_ep_tagged_ops = {
  * Sends are posted to endpoints; an SRX is a receive queue (fi_endpoint(3),
  * "Shared contexts"), so every send call on one is -FI_ENOSYS.
  */
-static ssize_t kfab_srx_send(struct fid_ep *ep, const void *buf, size_t len,
+static ssize_t shim_srx_send(struct fid_ep *ep, const void *buf, size_t len,
 			     void *desc, fi_addr_t dest_addr, void *context)
 {
 	(void)ep; (void)buf; (void)len; (void)desc; (void)dest_addr;
@@ -558,7 +558,7 @@ static ssize_t kfab_srx_send(struct fid_ep *ep, const void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_sendv(struct fid_ep *ep, const struct iovec *iov,
+static ssize_t shim_srx_sendv(struct fid_ep *ep, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      void *context)
 {
@@ -567,21 +567,21 @@ static ssize_t kfab_srx_sendv(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
+static ssize_t shim_srx_sendmsg(struct fid_ep *ep, const struct fi_msg *msg,
 				uint64_t flags)
 {
 	(void)ep; (void)msg; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_inject(struct fid_ep *ep, const void *buf,
+static ssize_t shim_srx_inject(struct fid_ep *ep, const void *buf,
 			       size_t len, fi_addr_t dest_addr)
 {
 	(void)ep; (void)buf; (void)len; (void)dest_addr;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_senddata(struct fid_ep *ep, const void *buf,
+static ssize_t shim_srx_senddata(struct fid_ep *ep, const void *buf,
 				 size_t len, void *desc, uint64_t data,
 				 fi_addr_t dest_addr, void *context)
 {
@@ -590,7 +590,7 @@ static ssize_t kfab_srx_senddata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_injectdata(struct fid_ep *ep, const void *buf,
+static ssize_t shim_srx_injectdata(struct fid_ep *ep, const void *buf,
 				   size_t len, uint64_t data,
 				   fi_addr_t dest_addr)
 {
@@ -598,7 +598,7 @@ static ssize_t kfab_srx_injectdata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_tsend(struct fid_ep *ep, const void *buf, size_t len,
+static ssize_t shim_srx_tsend(struct fid_ep *ep, const void *buf, size_t len,
 			      void *desc, fi_addr_t dest_addr, uint64_t tag,
 			      void *context)
 {
@@ -607,7 +607,7 @@ static ssize_t kfab_srx_tsend(struct fid_ep *ep, const void *buf, size_t len,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_tsendv(struct fid_ep *ep, const struct iovec *iov,
+static ssize_t shim_srx_tsendv(struct fid_ep *ep, const struct iovec *iov,
 			       void **desc, size_t count,
 			       fi_addr_t dest_addr, uint64_t tag,
 			       void *context)
@@ -617,7 +617,7 @@ static ssize_t kfab_srx_tsendv(struct fid_ep *ep, const struct iovec *iov,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_tsendmsg(struct fid_ep *ep,
+static ssize_t shim_srx_tsendmsg(struct fid_ep *ep,
 				 const struct fi_msg_tagged *msg,
 				 uint64_t flags)
 {
@@ -625,14 +625,14 @@ static ssize_t kfab_srx_tsendmsg(struct fid_ep *ep,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_tinject(struct fid_ep *ep, const void *buf,
+static ssize_t shim_srx_tinject(struct fid_ep *ep, const void *buf,
 				size_t len, fi_addr_t dest_addr, uint64_t tag)
 {
 	(void)ep; (void)buf; (void)len; (void)dest_addr; (void)tag;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_tsenddata(struct fid_ep *ep, const void *buf,
+static ssize_t shim_srx_tsenddata(struct fid_ep *ep, const void *buf,
 				  size_t len, void *desc, uint64_t data,
 				  fi_addr_t dest_addr, uint64_t tag,
 				  void *context)
@@ -642,7 +642,7 @@ static ssize_t kfab_srx_tsenddata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_srx_tinjectdata(struct fid_ep *ep, const void *buf,
+static ssize_t shim_srx_tinjectdata(struct fid_ep *ep, const void *buf,
 				    size_t len, uint64_t data,
 				    fi_addr_t dest_addr, uint64_t tag)
 {
@@ -651,28 +651,28 @@ static ssize_t kfab_srx_tinjectdata(struct fid_ep *ep, const void *buf,
 	return -FI_ENOSYS;
 }
 
-const struct fi_ops_msg kfab_srx_msg_ops = {
+const struct fi_ops_msg shim_srx_msg_ops = {
 	.size = sizeof(struct fi_ops_msg),
-	.recv = kfab_msg_recv,
-	.recvv = kfab_msg_recvv,
-	.recvmsg = kfab_msg_recvmsg,
-	.send = kfab_srx_send,
-	.sendv = kfab_srx_sendv,
-	.sendmsg = kfab_srx_sendmsg,
-	.inject = kfab_srx_inject,
-	.senddata = kfab_srx_senddata,
-	.injectdata = kfab_srx_injectdata,
+	.recv = shim_msg_recv,
+	.recvv = shim_msg_recvv,
+	.recvmsg = shim_msg_recvmsg,
+	.send = shim_srx_send,
+	.sendv = shim_srx_sendv,
+	.sendmsg = shim_srx_sendmsg,
+	.inject = shim_srx_inject,
+	.senddata = shim_srx_senddata,
+	.injectdata = shim_srx_injectdata,
 };
 
-const struct fi_ops_tagged kfab_srx_tagged_ops = {
+const struct fi_ops_tagged shim_srx_tagged_ops = {
 	.size = sizeof(struct fi_ops_tagged),
-	.recv = kfab_tagged_recv,
-	.recvv = kfab_tagged_recvv,
-	.recvmsg = kfab_tagged_recvmsg,
-	.send = kfab_srx_tsend,
-	.sendv = kfab_srx_tsendv,
-	.sendmsg = kfab_srx_tsendmsg,
-	.inject = kfab_srx_tinject,
-	.senddata = kfab_srx_tsenddata,
-	.injectdata = kfab_srx_tinjectdata,
+	.recv = shim_tagged_recv,
+	.recvv = shim_tagged_recvv,
+	.recvmsg = shim_tagged_recvmsg,
+	.send = shim_srx_tsend,
+	.sendv = shim_srx_tsendv,
+	.sendmsg = shim_srx_tsendmsg,
+	.inject = shim_srx_tinject,
+	.senddata = shim_srx_tsenddata,
+	.injectdata = shim_srx_tinjectdata,
 };

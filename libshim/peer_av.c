@@ -35,7 +35,7 @@
 
 /* ---- AV ---- */
 
-int kfab_av_peer_attr(void *context, struct fi_av_attr *attr,
+int shim_av_peer_attr(void *context, struct fi_av_attr *attr,
 		      struct fid_peer_av **peer_av)
 {
 	struct fi_peer_av_context *ctx = context;
@@ -45,14 +45,14 @@ int kfab_av_peer_attr(void *context, struct fi_av_attr *attr,
 
 	if (!ctx || ctx->size < sizeof(*ctx))
 		return -FI_EINVAL;
-	pav = kfab_peer_av_ctx_av(ctx);
+	pav = shim_peer_av_ctx_av(ctx);
 	if (!pav || !pav->owner_ops || !pav->owner_ops->query) {
-		KFAB_INFO(AV, "FI_PEER without a usable fi_peer_av_context\n");
+		SHIM_INFO(AV, "FI_PEER without a usable fi_peer_av_context\n");
 		return -FI_EINVAL;
 	}
 	ret = pav->owner_ops->query(pav, &owner);
 	if (ret) {
-		KFAB_INFO(AV, "the owner's AV query: %s\n", fi_strerror(-ret));
+		SHIM_INFO(AV, "the owner's AV query: %s\n", fi_strerror(-ret));
 		return ret;
 	}
 	if (owner.type == FI_AV_TABLE || owner.type == FI_AV_MAP)
@@ -66,12 +66,12 @@ int kfab_av_peer_attr(void *context, struct fi_av_attr *attr,
 
 /* ---- domain ---- */
 
-int kfab_domain_peer_check(void *context, struct fid_domain **owner)
+int shim_domain_peer_check(void *context, struct fid_domain **owner)
 {
 	struct fi_peer_domain_context *ctx = context;
 
 	if (!ctx || ctx->size < sizeof(*ctx) || !ctx->domain) {
-		KFAB_INFO(DOMAIN, "FI_PEER without a usable fi_peer_domain_context\n");
+		SHIM_INFO(DOMAIN, "FI_PEER without a usable fi_peer_domain_context\n");
 		return -FI_EINVAL;
 	}
 	*owner = ctx->domain;
@@ -80,71 +80,71 @@ int kfab_domain_peer_check(void *context, struct fid_domain **owner)
 
 /* ---- EQ ---- */
 
-int kfab_eq_peer_check(void *context, struct fid_eq **owner)
+int shim_eq_peer_check(void *context, struct fid_eq **owner)
 {
 	struct fi_peer_eq_context *ctx = context;
 
 	if (!ctx || ctx->size < sizeof(*ctx) || !ctx->eq ||
 	    !ctx->eq->ops || !ctx->eq->ops->write) {
-		KFAB_INFO(EQ, "FI_PEER without a usable fi_peer_eq_context\n");
+		SHIM_INFO(EQ, "FI_PEER without a usable fi_peer_eq_context\n");
 		return -FI_EINVAL;
 	}
 	*owner = ctx->eq;
 	return 0;
 }
 
-int kfab_eq_peer_forward(struct fid_eq *owner, uint32_t event,
+int shim_eq_peer_forward(struct fid_eq *owner, uint32_t event,
 			 const void *buf, size_t len)
 {
-	struct kfab_eq *keq = kfab_eq_from_fid(&owner->fid);
+	struct shim_eq *keq = shim_eq_from_fid(&owner->fid);
 	ssize_t ret;
 
 	/* A kfab owner takes kfab's events whatever its FI_WRITE and size. */
 	if (keq)
-		return kfab_eq_post(keq, event, buf, len);
+		return shim_eq_post(keq, event, buf, len);
 	ret = fi_eq_write(owner, event, buf, len, 0);
 	if (ret < 0) {
-		KFAB_WARN(EQ, "the owner's EQ refused event %u: %s\n", event,
+		SHIM_WARN(EQ, "the owner's EQ refused event %u: %s\n", event,
 			  fi_strerror((int)-ret));
 		return (int)ret;
 	}
 	return 0;
 }
 
-int kfab_eq_peer_forward_err(struct fid_eq *owner,
+int shim_eq_peer_forward_err(struct fid_eq *owner,
 			     const struct fi_eq_err_entry *err)
 {
-	struct kfab_eq *keq = kfab_eq_from_fid(&owner->fid);
+	struct shim_eq *keq = shim_eq_from_fid(&owner->fid);
 
 	if (keq)
-		return kfab_eq_post_err(keq, err);
-	KFAB_WARN(EQ, "error %d for the owner's EQ dropped: no way to write it\n",
+		return shim_eq_post_err(keq, err);
+	SHIM_WARN(EQ, "error %d for the owner's EQ dropped: no way to write it\n",
 		  err->err);
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_eq_peer_read(struct fid_eq *eq, uint32_t *event,
+static ssize_t shim_eq_peer_read(struct fid_eq *eq, uint32_t *event,
 				 void *buf, size_t len, uint64_t flags)
 {
 	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_eq_peer_readerr(struct fid_eq *eq,
+static ssize_t shim_eq_peer_readerr(struct fid_eq *eq,
 				    struct fi_eq_err_entry *buf, uint64_t flags)
 {
 	(void)eq; (void)buf; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_eq_peer_write(struct fid_eq *eq, uint32_t event,
+static ssize_t shim_eq_peer_write(struct fid_eq *eq, uint32_t event,
 				  const void *buf, size_t len, uint64_t flags)
 {
 	(void)eq; (void)event; (void)buf; (void)len; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_eq_peer_sread(struct fid_eq *eq, uint32_t *event,
+static ssize_t shim_eq_peer_sread(struct fid_eq *eq, uint32_t *event,
 				  void *buf, size_t len, int timeout,
 				  uint64_t flags)
 {
@@ -152,7 +152,7 @@ static ssize_t kfab_eq_peer_sread(struct fid_eq *eq, uint32_t *event,
 	return -FI_ENOSYS;
 }
 
-static const char *kfab_eq_peer_strerror(struct fid_eq *eq, int prov_errno,
+static const char *shim_eq_peer_strerror(struct fid_eq *eq, int prov_errno,
 					 const void *err_data, char *buf,
 					 size_t len)
 {
@@ -167,45 +167,45 @@ static const char *kfab_eq_peer_strerror(struct fid_eq *eq, int prov_errno,
 	return str;
 }
 
-const struct fi_ops_eq kfab_eq_peer_ops = {
+const struct fi_ops_eq shim_eq_peer_ops = {
 	.size = sizeof(struct fi_ops_eq),
-	.read = kfab_eq_peer_read,
-	.readerr = kfab_eq_peer_readerr,
-	.write = kfab_eq_peer_write,
-	.sread = kfab_eq_peer_sread,
-	.strerror = kfab_eq_peer_strerror,
+	.read = shim_eq_peer_read,
+	.readerr = shim_eq_peer_readerr,
+	.write = shim_eq_peer_write,
+	.sread = shim_eq_peer_sread,
+	.strerror = shim_eq_peer_strerror,
 };
 
 /* ---- FI_PEER_TRANSFER ---- */
 
-static ssize_t kfab_transfer_complete(struct fid_ep *ep,
+static ssize_t shim_transfer_complete(struct fid_ep *ep,
 				      struct fi_cq_tagged_entry *buf,
-				      KFAB_TRANSFER_SRC_T src_addr)
+				      SHIM_TRANSFER_SRC_T src_addr)
 {
 	(void)ep; (void)buf; (void)src_addr;
-	KFAB_WARN(EP_DATA, "a peer transfer completed, but kfab starts none\n");
+	SHIM_WARN(EP_DATA, "a peer transfer completed, but kfab starts none\n");
 	return -FI_EINVAL;
 }
 
-static ssize_t kfab_transfer_comperr(struct fid_ep *ep,
+static ssize_t shim_transfer_comperr(struct fid_ep *ep,
 				     struct fi_cq_err_entry *buf)
 {
 	(void)ep; (void)buf;
-	KFAB_WARN(EP_DATA, "a peer transfer failed, but kfab starts none\n");
+	SHIM_WARN(EP_DATA, "a peer transfer failed, but kfab starts none\n");
 	return -FI_EINVAL;
 }
 
-int kfab_ep_peer_transfer(struct fi_info *info, void *context)
+int shim_ep_peer_transfer(struct fi_info *info, void *context)
 {
 	struct fi_peer_transfer_context *ctx = context;
 
 	(void)info;
 	if (!ctx || ctx->size < sizeof(*ctx) || !ctx->peer_ops) {
-		KFAB_INFO(EP_CTRL, "FI_PEER_TRANSFER without a usable fi_peer_transfer_context\n");
+		SHIM_INFO(EP_CTRL, "FI_PEER_TRANSFER without a usable fi_peer_transfer_context\n");
 		return -FI_EINVAL;
 	}
-	ctx->peer_ops->complete = kfab_transfer_complete;
-	ctx->peer_ops->comperr = kfab_transfer_comperr;
+	ctx->peer_ops->complete = shim_transfer_complete;
+	ctx->peer_ops->comperr = shim_transfer_comperr;
 	return 0;
 }
 
@@ -218,7 +218,7 @@ int kfab_ep_peer_transfer(struct fi_info *info, void *context)
  * import is one of these classes, and its bind answers -FI_ENOSYS for
  * them rather than the -FI_EINVAL of a bad bind.
  */
-bool kfab_is_import_only(const struct fid *fid)
+bool shim_is_import_only(const struct fid *fid)
 {
 	switch (fid->fclass) {
 	case FI_CLASS_MR_CACHE:

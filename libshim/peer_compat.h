@@ -25,43 +25,43 @@
  * are treated as 1.17 here and are untested: adjust the conditions below
  * (and only them) for such a libfabric.
  */
-#ifndef KFAB_PEER_COMPAT_H
-#define KFAB_PEER_COMPAT_H
+#ifndef SHIM_PEER_COMPAT_H
+#define SHIM_PEER_COMPAT_H
 
 #include <rdma/fabric.h>
 #include <rdma/fi_ext.h>
 
 #if FI_MAJOR_VERSION >= 2
 #include <rdma/providers/fi_peer.h>
-#define KFAB_PEER_API_2X	1
+#define SHIM_PEER_API_2X	1
 #else
-#define KFAB_PEER_API_2X	0
+#define SHIM_PEER_API_2X	0
 #endif
 
 /* The peer counter exists, and with it foreach_unspec_addr and cq_data. */
-#define KFAB_PEER_HAVE_CNTR		KFAB_PEER_API_2X
-#define KFAB_PEER_HAVE_UNSPEC_ADDR	KFAB_PEER_API_2X
+#define SHIM_PEER_HAVE_CNTR		SHIM_PEER_API_2X
+#define SHIM_PEER_HAVE_UNSPEC_ADDR	SHIM_PEER_API_2X
 
 /* fi_peer_av_context.av, whatever its declared type. */
-#define kfab_peer_av_ctx_av(ctx)	((struct fid_peer_av *)(void *)(ctx)->av)
+#define shim_peer_av_ctx_av(ctx)	((struct fid_peer_av *)(void *)(ctx)->av)
 
 /* The message size in an fi_peer_rx_entry. */
-#if KFAB_PEER_API_2X
-#define KFAB_RXE_SIZE(e)		((e)->msg_size)
-#define kfab_rxe_set_cq_data(e, d)	((e)->cq_data = (d))
-#define kfab_rxe_cq_data(e)		((e)->cq_data)
+#if SHIM_PEER_API_2X
+#define SHIM_RXE_SIZE(e)		((e)->msg_size)
+#define shim_rxe_set_cq_data(e, d)	((e)->cq_data = (d))
+#define shim_rxe_cq_data(e)		((e)->cq_data)
 #else
-#define KFAB_RXE_SIZE(e)		((e)->size)
-#define kfab_rxe_set_cq_data(e, d)	((void)(e), (void)(d))
-#define kfab_rxe_cq_data(e)		((void)(e), (uint64_t)0)
+#define SHIM_RXE_SIZE(e)		((e)->size)
+#define shim_rxe_set_cq_data(e, d)	((void)(e), (void)(d))
+#define shim_rxe_cq_data(e)		((void)(e), (uint64_t)0)
 #endif
 
 /*
  * The peer's calls into the owner: kfab as a peer always knows the source,
  * the size and (tagged) the tag, and passes what the version takes.
  */
-#if KFAB_PEER_API_2X
-static inline int kfab_peer_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
+#if SHIM_PEER_API_2X
+static inline int shim_peer_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
 				    size_t size, struct fi_peer_rx_entry **e)
 {
 	struct fi_peer_match_attr attr = { .addr = addr, .msg_size = size };
@@ -69,7 +69,7 @@ static inline int kfab_peer_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
 	return srx->owner_ops->get_msg(srx, &attr, e);
 }
 
-static inline int kfab_peer_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
+static inline int shim_peer_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
 				    size_t size, uint64_t tag,
 				    struct fi_peer_rx_entry **e)
 {
@@ -79,13 +79,13 @@ static inline int kfab_peer_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
 	return srx->owner_ops->get_tag(srx, &attr, e);
 }
 #else
-static inline int kfab_peer_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
+static inline int shim_peer_get_msg(struct fid_peer_srx *srx, fi_addr_t addr,
 				    size_t size, struct fi_peer_rx_entry **e)
 {
 	return srx->owner_ops->get_msg(srx, addr, size, e);
 }
 
-static inline int kfab_peer_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
+static inline int shim_peer_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
 				    size_t size, uint64_t tag,
 				    struct fi_peer_rx_entry **e)
 {
@@ -99,8 +99,8 @@ static inline int kfab_peer_get_tag(struct fid_peer_srx *srx, fi_addr_t addr,
  * one function, IMPL(srx, addr, size, tag, tagged, entry); a size or tag
  * the version does not pass arrives as 0.
  */
-#if KFAB_PEER_API_2X
-#define KFAB_PEER_DEFINE_OWNER_GET(get_msg_fn, get_tag_fn, impl)	\
+#if SHIM_PEER_API_2X
+#define SHIM_PEER_DEFINE_OWNER_GET(get_msg_fn, get_tag_fn, impl)	\
 static int get_msg_fn(struct fid_peer_srx *srx,				\
 		      struct fi_peer_match_attr *attr,			\
 		      struct fi_peer_rx_entry **e)			\
@@ -114,7 +114,7 @@ static int get_tag_fn(struct fid_peer_srx *srx,				\
 	return impl(srx, attr->addr, attr->msg_size, attr->tag, true, e); \
 }
 #else
-#define KFAB_PEER_DEFINE_OWNER_GET(get_msg_fn, get_tag_fn, impl)	\
+#define SHIM_PEER_DEFINE_OWNER_GET(get_msg_fn, get_tag_fn, impl)	\
 static int get_msg_fn(struct fid_peer_srx *srx, fi_addr_t addr,		\
 		      size_t size, struct fi_peer_rx_entry **e)		\
 {									\
@@ -128,10 +128,10 @@ static int get_tag_fn(struct fid_peer_srx *srx, fi_addr_t addr,		\
 #endif
 
 /* fi_ops_transfer_peer.complete: the source by pointer (1.17) or value. */
-#if KFAB_PEER_API_2X
-#define KFAB_TRANSFER_SRC_T	fi_addr_t
+#if SHIM_PEER_API_2X
+#define SHIM_TRANSFER_SRC_T	fi_addr_t
 #else
-#define KFAB_TRANSFER_SRC_T	fi_addr_t *
+#define SHIM_TRANSFER_SRC_T	fi_addr_t *
 #endif
 
-#endif /* KFAB_PEER_COMPAT_H */
+#endif /* SHIM_PEER_COMPAT_H */

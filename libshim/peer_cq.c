@@ -32,14 +32,14 @@
 /* ---- kfab as the peer ---- */
 
 /**
- * struct kfab_cq_peer - a kfab CQ that another provider owns
+ * struct shim_cq_peer - a kfab CQ that another provider owns
  * @owner: the owner's fid_peer_cq, valid until this CQ is closed
  * @lock: one forwarder at a time (the ring has one consumer)
  * @err_held: @err was read from the kernel but the owner refused it
  * @err: that error; its err_data points to @err_data
  * @err_data: the error's data
  */
-struct kfab_cq_peer {
+struct shim_cq_peer {
 	struct fid_peer_cq *owner;
 	pthread_mutex_t lock;
 	bool err_held;
@@ -47,16 +47,16 @@ struct kfab_cq_peer {
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
-int kfab_cq_peer_new(void *context, struct kfab_cq_peer **peer)
+int shim_cq_peer_new(void *context, struct shim_cq_peer **peer)
 {
 	struct fi_peer_cq_context *ctx = context;
-	struct kfab_cq_peer *p;
+	struct shim_cq_peer *p;
 
 	/* fi_peer(3): an FI_PEER open without the owner's object is invalid. */
 	if (!ctx || ctx->size < sizeof(*ctx) || !ctx->cq ||
 	    !ctx->cq->owner_ops || !ctx->cq->owner_ops->write ||
 	    !ctx->cq->owner_ops->writeerr) {
-		KFAB_INFO(CQ, "FI_PEER without a usable fi_peer_cq_context\n");
+		SHIM_INFO(CQ, "FI_PEER without a usable fi_peer_cq_context\n");
 		return -FI_EINVAL;
 	}
 	p = calloc(1, sizeof(*p));
@@ -72,13 +72,13 @@ int kfab_cq_peer_new(void *context, struct kfab_cq_peer **peer)
 	return 0;
 }
 
-void kfab_cq_peer_free(struct kfab_cq_peer *peer)
+void shim_cq_peer_free(struct shim_cq_peer *peer)
 {
 	pthread_mutex_destroy(&peer->lock);
 	free(peer);
 }
 
-static int kfab_cq_peer_sink(void *arg, const struct kfab_cq_entry *e,
+static int shim_cq_peer_sink(void *arg, const struct kfab_cq_entry *e,
 			     fi_addr_t src)
 {
 	struct fid_peer_cq *owner = arg;
@@ -92,15 +92,15 @@ static int kfab_cq_peer_sink(void *arg, const struct kfab_cq_entry *e,
 }
 
 /* Errors first, each exactly once; what the owner refuses is kept. */
-static void kfab_cq_peer_errors(struct kfab_cq *cq, struct kfab_cq_peer *p)
+static void shim_cq_peer_errors(struct shim_cq *cq, struct shim_cq_peer *p)
 {
 	ssize_t ret;
 
 	for (;;) {
 		if (!p->err_held) {
-			if (!kfab_cq_has_err(cq))
+			if (!shim_cq_has_err(cq))
 				return;
-			ret = kfab_cq_take_err(cq, &p->err);
+			ret = shim_cq_take_err(cq, &p->err);
 			if (ret != 1)
 				return;
 			if (p->err.err_data_size > sizeof(p->err_data))
@@ -113,7 +113,7 @@ static void kfab_cq_peer_errors(struct kfab_cq *cq, struct kfab_cq_peer *p)
 		}
 		ret = p->owner->owner_ops->writeerr(p->owner, &p->err);
 		if (ret < 0) {
-			KFAB_DBG(CQ, "owner refused an error completion: %zd\n",
+			SHIM_DBG(CQ, "owner refused an error completion: %zd\n",
 				 ret);
 			return;
 		}
@@ -126,57 +126,57 @@ static void kfab_cq_peer_errors(struct kfab_cq *cq, struct kfab_cq_peer *p)
  * completion, the second asks the owner and claims the message (its
  * completion is in the ring at once): both in one call.
  */
-static void kfab_cq_peer_progress(struct kfab_cq *cq)
+static void shim_cq_peer_progress(struct shim_cq *cq)
 {
-	struct kfab_cq_peer *p = kfab_cq_get_peer(cq);
+	struct shim_cq_peer *p = shim_cq_get_peer(cq);
 	int ret, round;
 
 	for (round = 0; round < 2; round++) {
-		kfab_cq_progress_eps(cq);
-		kfab_psrx_progress_all();
+		shim_cq_progress_eps(cq);
+		shim_psrx_progress_all();
 		pthread_mutex_lock(&p->lock);
-		kfab_cq_peer_errors(cq, p);
-		ret = kfab_cq_forward(cq, kfab_cq_peer_sink, p->owner);
+		shim_cq_peer_errors(cq, p);
+		ret = shim_cq_forward(cq, shim_cq_peer_sink, p->owner);
 		if (ret)
-			KFAB_DBG(CQ, "owner refused a completion: %d\n", ret);
+			SHIM_DBG(CQ, "owner refused a completion: %d\n", ret);
 		pthread_mutex_unlock(&p->lock);
-		if (!kfab_psrx_active())
+		if (!shim_psrx_active())
 			break;
 	}
 }
 
 /* fi_cq_read(cq, NULL, 0) is the owner driving kfab's progress. */
-static ssize_t kfab_cq_peer_read(struct fid_cq *cq_fid, void *buf, size_t count)
+static ssize_t shim_cq_peer_read(struct fid_cq *cq_fid, void *buf, size_t count)
 {
 	(void)buf;
 	if (count)
 		return -FI_ENOSYS;
-	kfab_cq_peer_progress(kfab_cq_from_cq_fid(cq_fid));
+	shim_cq_peer_progress(shim_cq_from_cq_fid(cq_fid));
 	return 0;
 }
 
-static ssize_t kfab_cq_peer_readfrom(struct fid_cq *cq_fid, void *buf,
+static ssize_t shim_cq_peer_readfrom(struct fid_cq *cq_fid, void *buf,
 				     size_t count, fi_addr_t *src_addr)
 {
 	(void)src_addr;
-	return kfab_cq_peer_read(cq_fid, buf, count);
+	return shim_cq_peer_read(cq_fid, buf, count);
 }
 
-static ssize_t kfab_cq_peer_readerr(struct fid_cq *cq_fid,
+static ssize_t shim_cq_peer_readerr(struct fid_cq *cq_fid,
 				    struct fi_cq_err_entry *buf, uint64_t flags)
 {
 	(void)cq_fid; (void)buf; (void)flags;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_cq_peer_sread(struct fid_cq *cq_fid, void *buf,
+static ssize_t shim_cq_peer_sread(struct fid_cq *cq_fid, void *buf,
 				  size_t count, const void *cond, int timeout)
 {
 	(void)cq_fid; (void)buf; (void)count; (void)cond; (void)timeout;
 	return -FI_ENOSYS;
 }
 
-static ssize_t kfab_cq_peer_sreadfrom(struct fid_cq *cq_fid, void *buf,
+static ssize_t shim_cq_peer_sreadfrom(struct fid_cq *cq_fid, void *buf,
 				      size_t count, fi_addr_t *src_addr,
 				      const void *cond, int timeout)
 {
@@ -185,13 +185,13 @@ static ssize_t kfab_cq_peer_sreadfrom(struct fid_cq *cq_fid, void *buf,
 	return -FI_ENOSYS;
 }
 
-static int kfab_cq_peer_signal(struct fid_cq *cq_fid)
+static int shim_cq_peer_signal(struct fid_cq *cq_fid)
 {
 	(void)cq_fid;
 	return -FI_ENOSYS;
 }
 
-static const char *kfab_cq_peer_strerror(struct fid_cq *cq_fid,
+static const char *shim_cq_peer_strerror(struct fid_cq *cq_fid,
 					 int prov_errno, const void *err_data,
 					 char *buf, size_t len)
 {
@@ -207,23 +207,23 @@ static const char *kfab_cq_peer_strerror(struct fid_cq *cq_fid,
 	return str;
 }
 
-const struct fi_ops_cq kfab_cq_peer_ops = {
+const struct fi_ops_cq shim_cq_peer_ops = {
 	.size = sizeof(struct fi_ops_cq),
-	.read = kfab_cq_peer_read,
-	.readfrom = kfab_cq_peer_readfrom,
-	.readerr = kfab_cq_peer_readerr,
-	.sread = kfab_cq_peer_sread,
-	.sreadfrom = kfab_cq_peer_sreadfrom,
-	.signal = kfab_cq_peer_signal,
-	.strerror = kfab_cq_peer_strerror,
+	.read = shim_cq_peer_read,
+	.readfrom = shim_cq_peer_readfrom,
+	.readerr = shim_cq_peer_readerr,
+	.sread = shim_cq_peer_sread,
+	.sreadfrom = shim_cq_peer_sreadfrom,
+	.signal = shim_cq_peer_signal,
+	.strerror = shim_cq_peer_strerror,
 };
 
 /* ---- kfab as the owner ---- */
 
-struct kfab_cq_owner;
+struct shim_cq_owner;
 
 /**
- * struct kfab_peer_cq_obj - one fid_peer_cq kfab handed out
+ * struct shim_peer_cq_obj - one fid_peer_cq kfab handed out
  * @peer: what the peer provider sees; the first member
  * @owner: the CQ's owner state
  * @imported: the peer's CQ (fi_import_fid), or NULL
@@ -231,23 +231,23 @@ struct kfab_cq_owner;
  *	CQ to progress
  * @next: the owner's list
  */
-struct kfab_peer_cq_obj {
+struct shim_peer_cq_obj {
 	struct fid_peer_cq peer;
-	struct kfab_cq_owner *owner;
+	struct shim_cq_owner *owner;
 	struct fid_cq *imported;
 	bool drain;
-	struct kfab_peer_cq_obj *next;
+	struct shim_peer_cq_obj *next;
 };
 
-struct kfab_cq_err_node {
-	struct kfab_cq_err_node *next;
+struct shim_cq_err_node {
+	struct shim_cq_err_node *next;
 	struct fi_cq_err_entry err;
 	void *data;
 	size_t data_len;
 };
 
 /**
- * struct kfab_cq_owner - a kfab CQ exported to peer providers
+ * struct shim_cq_owner - a kfab CQ exported to peer providers
  * @cq: the CQ
  * @lock: protects the queues (@ring..., @err_head...)
  * @ring: completions peers wrote, a circular array of @cap entries
@@ -257,19 +257,19 @@ struct kfab_cq_err_node {
  * @objs: the fid_peer_cq objects handed out
  * @nimported: how many of them have an imported peer CQ (read unlocked)
  */
-struct kfab_cq_owner {
-	struct kfab_cq *cq;
+struct shim_cq_owner {
+	struct shim_cq *cq;
 	pthread_mutex_t lock;
 	struct kfab_cq_entry *ring;
 	size_t cap, first, count;
-	struct kfab_cq_err_node *err_head, *err_tail;
+	struct shim_cq_err_node *err_head, *err_tail;
 	size_t err_count;
 	pthread_mutex_t objs_lock;
-	struct kfab_peer_cq_obj *objs;
+	struct shim_peer_cq_obj *objs;
 	unsigned int nimported;
 };
 
-static int kfab_cq_owner_push(struct kfab_cq_owner *o,
+static int shim_cq_owner_push(struct shim_cq_owner *o,
 			      const struct kfab_cq_entry *e)
 {
 	size_t i;
@@ -293,16 +293,16 @@ static int kfab_cq_owner_push(struct kfab_cq_owner *o,
 	o->ring[(o->first + o->count) % o->cap] = *e;
 	o->count++;
 	pthread_mutex_unlock(&o->lock);
-	kfab_cq_wake(o->cq);
+	shim_cq_wake(o->cq);
 	return 0;
 }
 
-static ssize_t kfab_cq_owner_write(struct fid_peer_cq *peer_cq, void *context,
+static ssize_t shim_cq_owner_write(struct fid_peer_cq *peer_cq, void *context,
 				   uint64_t flags, size_t len, void *buf,
 				   uint64_t data, uint64_t tag, fi_addr_t src)
 {
-	struct kfab_peer_cq_obj *obj =
-		container_of(peer_cq, struct kfab_peer_cq_obj, peer);
+	struct shim_peer_cq_obj *obj =
+		container_of(peer_cq, struct shim_peer_cq_obj, peer);
 	struct kfab_cq_entry e = {
 		.op_context = (uintptr_t)context,
 		.flags = flags,
@@ -315,16 +315,16 @@ static ssize_t kfab_cq_owner_write(struct fid_peer_cq *peer_cq, void *context,
 
 	/* @src is an address of the peer's AV: nothing kfab can translate. */
 	(void)src;
-	return kfab_cq_owner_push(obj->owner, &e);
+	return shim_cq_owner_push(obj->owner, &e);
 }
 
-static ssize_t kfab_cq_owner_writeerr(struct fid_peer_cq *peer_cq,
+static ssize_t shim_cq_owner_writeerr(struct fid_peer_cq *peer_cq,
 				      const struct fi_cq_err_entry *err)
 {
-	struct kfab_peer_cq_obj *obj =
-		container_of(peer_cq, struct kfab_peer_cq_obj, peer);
-	struct kfab_cq_owner *o = obj->owner;
-	struct kfab_cq_err_node *node;
+	struct shim_peer_cq_obj *obj =
+		container_of(peer_cq, struct shim_peer_cq_obj, peer);
+	struct shim_cq_owner *o = obj->owner;
+	struct shim_cq_err_node *node;
 
 	if (!err)
 		return -FI_EINVAL;
@@ -349,19 +349,19 @@ static ssize_t kfab_cq_owner_writeerr(struct fid_peer_cq *peer_cq,
 	else
 		o->err_head = node;
 	o->err_tail = node;
-	kfab_write_once(&o->err_count, o->err_count + 1);
+	shim_write_once(&o->err_count, o->err_count + 1);
 	pthread_mutex_unlock(&o->lock);
-	kfab_cq_wake(o->cq);
+	shim_cq_wake(o->cq);
 	return 0;
 }
 
-static const struct fi_ops_cq_owner kfab_cq_owner_ops = {
+static const struct fi_ops_cq_owner shim_cq_owner_ops = {
 	.size = sizeof(struct fi_ops_cq_owner),
-	.write = kfab_cq_owner_write,
-	.writeerr = kfab_cq_owner_writeerr,
+	.write = shim_cq_owner_write,
+	.writeerr = shim_cq_owner_writeerr,
 };
 
-size_t kfab_cq_owner_count(struct kfab_cq_owner *o)
+size_t shim_cq_owner_count(struct shim_cq_owner *o)
 {
 	size_t n;
 
@@ -371,7 +371,7 @@ size_t kfab_cq_owner_count(struct kfab_cq_owner *o)
 	return n;
 }
 
-size_t kfab_cq_owner_pop(struct kfab_cq_owner *o, struct kfab_cq_entry *out,
+size_t shim_cq_owner_pop(struct shim_cq_owner *o, struct kfab_cq_entry *out,
 			 size_t max)
 {
 	size_t n;
@@ -386,16 +386,16 @@ size_t kfab_cq_owner_pop(struct kfab_cq_owner *o, struct kfab_cq_entry *out,
 	return n;
 }
 
-bool kfab_cq_owner_has_err(struct kfab_cq_owner *o)
+bool shim_cq_owner_has_err(struct shim_cq_owner *o)
 {
-	return o && kfab_read_once(&o->err_count);
+	return o && shim_read_once(&o->err_count);
 }
 
-int kfab_cq_owner_pop_err(struct kfab_cq_owner *o,
+int shim_cq_owner_pop_err(struct shim_cq_owner *o,
 			  struct fi_cq_err_entry *err, void *data,
 			  size_t *data_len)
 {
-	struct kfab_cq_err_node *node;
+	struct shim_cq_err_node *node;
 	size_t len;
 
 	if (!o)
@@ -406,7 +406,7 @@ int kfab_cq_owner_pop_err(struct kfab_cq_owner *o,
 		o->err_head = node->next;
 		if (!o->err_head)
 			o->err_tail = NULL;
-		kfab_write_once(&o->err_count, o->err_count - 1);
+		shim_write_once(&o->err_count, o->err_count - 1);
 	}
 	pthread_mutex_unlock(&o->lock);
 	if (!node)
@@ -425,7 +425,7 @@ int kfab_cq_owner_pop_err(struct kfab_cq_owner *o,
  * A plain CQ of the peer (KFAB_IMPORT_DRAIN): what it holds moves into
  * ours, errors included, through the same queue a peer CQ writes into.
  */
-static void kfab_peer_cq_drain(struct kfab_peer_cq_obj *obj)
+static void shim_peer_cq_drain(struct shim_peer_cq_obj *obj)
 {
 	struct fi_cq_tagged_entry e[16];
 	struct fi_cq_err_entry err;
@@ -437,14 +437,14 @@ static void kfab_peer_cq_drain(struct kfab_peer_cq_obj *obj)
 			memset(&err, 0, sizeof(err));
 			if (fi_cq_readerr(obj->imported, &err, 0) != 1)
 				return;
-			if (kfab_cq_owner_writeerr(&obj->peer, &err))
+			if (shim_cq_owner_writeerr(&obj->peer, &err))
 				return;
 			continue;
 		}
 		if (n <= 0)
 			return;
 		for (i = 0; i < n; i++)
-			if (kfab_cq_owner_write(&obj->peer, e[i].op_context,
+			if (shim_cq_owner_write(&obj->peer, e[i].op_context,
 						e[i].flags, e[i].len, e[i].buf,
 						e[i].data, e[i].tag,
 						FI_ADDR_NOTAVAIL))
@@ -454,11 +454,11 @@ static void kfab_peer_cq_drain(struct kfab_peer_cq_obj *obj)
 	}
 }
 
-bool kfab_cq_owner_progress(struct kfab_cq_owner *o)
+bool shim_cq_owner_progress(struct shim_cq_owner *o)
 {
-	struct kfab_peer_cq_obj *obj;
+	struct shim_peer_cq_obj *obj;
 
-	if (!o || !kfab_read_once(&o->nimported))
+	if (!o || !shim_read_once(&o->nimported))
 		return false;
 	/*
 	 * Somebody else progressing the peers (or a peer calling back into
@@ -469,7 +469,7 @@ bool kfab_cq_owner_progress(struct kfab_cq_owner *o)
 		return true;
 	for (obj = o->objs; obj; obj = obj->next) {
 		if (obj->drain)
-			kfab_peer_cq_drain(obj);
+			shim_peer_cq_drain(obj);
 		else if (obj->imported)
 			(void)fi_cq_read(obj->imported, NULL, 0);
 	}
@@ -478,22 +478,22 @@ bool kfab_cq_owner_progress(struct kfab_cq_owner *o)
 }
 
 /* Unlinks @obj (under objs_lock) after closing its imported CQ. */
-static int kfab_peer_cq_obj_release(struct kfab_peer_cq_obj *obj)
+static int shim_peer_cq_obj_release(struct shim_peer_cq_obj *obj)
 {
-	struct kfab_cq_owner *o = obj->owner;
-	struct kfab_peer_cq_obj **pp;
+	struct shim_cq_owner *o = obj->owner;
+	struct shim_peer_cq_obj **pp;
 	int ret;
 
 	if (obj->imported) {
 		ret = fi_close(&obj->imported->fid);
 		if (ret) {
-			KFAB_INFO(CQ, "closing an imported peer CQ: %s\n",
+			SHIM_INFO(CQ, "closing an imported peer CQ: %s\n",
 				  fi_strerror(-ret));
 			return ret;
 		}
 		obj->imported = NULL;
 		obj->drain = false;
-		kfab_write_once(&o->nimported, o->nimported - 1);
+		shim_write_once(&o->nimported, o->nimported - 1);
 	}
 	for (pp = &o->objs; *pp; pp = &(*pp)->next) {
 		if (*pp == obj) {
@@ -505,33 +505,33 @@ static int kfab_peer_cq_obj_release(struct kfab_peer_cq_obj *obj)
 	return 0;
 }
 
-static int kfab_peer_cq_obj_close(struct fid *fid)
+static int shim_peer_cq_obj_close(struct fid *fid)
 {
-	struct kfab_peer_cq_obj *obj =
-		container_of(fid, struct kfab_peer_cq_obj, peer.fid);
-	struct kfab_cq_owner *o = obj->owner;
+	struct shim_peer_cq_obj *obj =
+		container_of(fid, struct shim_peer_cq_obj, peer.fid);
+	struct shim_cq_owner *o = obj->owner;
 	int ret;
 
 	pthread_mutex_lock(&o->objs_lock);
-	ret = kfab_peer_cq_obj_release(obj);
+	ret = shim_peer_cq_obj_release(obj);
 	pthread_mutex_unlock(&o->objs_lock);
 	return ret;
 }
 
 /* fi_import_fid(): the peer's CQ, opened with this object. */
-static int kfab_peer_cq_obj_import(struct fid *fid, struct fid *bfid,
+static int shim_peer_cq_obj_import(struct fid *fid, struct fid *bfid,
 				   uint64_t flags)
 {
-	struct kfab_peer_cq_obj *obj =
-		container_of(fid, struct kfab_peer_cq_obj, peer.fid);
-	struct kfab_cq_owner *o = obj->owner;
+	struct shim_peer_cq_obj *obj =
+		container_of(fid, struct shim_peer_cq_obj, peer.fid);
+	struct shim_cq_owner *o = obj->owner;
 	int ret = 0;
 
 	if (flags & ~KFAB_IMPORT_DRAIN)
 		return -FI_EBADFLAGS;
 	/* The CQ itself would write into itself: a loop, refused. */
 	if (!bfid || bfid->fclass != FI_CLASS_CQ ||
-	    kfab_cq_from_fid(bfid) == o->cq)
+	    shim_cq_from_fid(bfid) == o->cq)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&o->objs_lock);
 	if (obj->imported) {
@@ -539,25 +539,25 @@ static int kfab_peer_cq_obj_import(struct fid *fid, struct fid *bfid,
 	} else {
 		obj->imported = container_of(bfid, struct fid_cq, fid);
 		obj->drain = flags & KFAB_IMPORT_DRAIN;
-		kfab_write_once(&o->nimported, o->nimported + 1);
+		shim_write_once(&o->nimported, o->nimported + 1);
 	}
 	pthread_mutex_unlock(&o->objs_lock);
 	return ret;
 }
 
-static const struct fi_ops kfab_peer_cq_obj_fi_ops = {
+static const struct fi_ops shim_peer_cq_obj_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_peer_cq_obj_close,
-	.bind = kfab_peer_cq_obj_import,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_peer_cq_obj_close,
+	.bind = shim_peer_cq_obj_import,
+	.control = shim_no_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
-static struct kfab_cq_owner *kfab_cq_owner_new(struct kfab_cq *cq)
+static struct shim_cq_owner *shim_cq_owner_new(struct shim_cq *cq)
 {
-	struct kfab_cq_owner *o = calloc(1, sizeof(*o));
+	struct shim_cq_owner *o = calloc(1, sizeof(*o));
 
 	if (!o)
 		return NULL;
@@ -574,9 +574,9 @@ static struct kfab_cq_owner *kfab_cq_owner_new(struct kfab_cq *cq)
 	return o;
 }
 
-static void kfab_cq_owner_free(struct kfab_cq_owner *o)
+static void shim_cq_owner_free(struct shim_cq_owner *o)
 {
-	struct kfab_cq_err_node *node, *next;
+	struct shim_cq_err_node *node, *next;
 
 	for (node = o->err_head; node; node = next) {
 		next = node->next;
@@ -589,42 +589,42 @@ static void kfab_cq_owner_free(struct kfab_cq_owner *o)
 	free(o);
 }
 
-static struct kfab_cq_owner *kfab_cq_owner_of(struct kfab_cq *cq)
+static struct shim_cq_owner *shim_cq_owner_of(struct shim_cq *cq)
 {
-	struct kfab_cq_owner *o, *mine;
+	struct shim_cq_owner *o, *mine;
 
-	o = kfab_cq_get_owner(cq);
+	o = shim_cq_get_owner(cq);
 	if (!o) {
-		mine = kfab_cq_owner_new(cq);
+		mine = shim_cq_owner_new(cq);
 		if (!mine)
 			return NULL;
-		o = kfab_cq_set_owner(cq, mine);
+		o = shim_cq_set_owner(cq, mine);
 		if (o != mine)
-			kfab_cq_owner_free(mine);
+			shim_cq_owner_free(mine);
 	}
 	return o;
 }
 
 /* The queue a peer writes into takes kfab's own made-up completions too. */
-int kfab_cq_inject_err(struct kfab_cq *cq, const struct fi_cq_err_entry *err)
+int shim_cq_inject_err(struct shim_cq *cq, const struct fi_cq_err_entry *err)
 {
-	struct kfab_peer_cq_obj tmp = { 0 };
+	struct shim_peer_cq_obj tmp = { 0 };
 
-	tmp.owner = kfab_cq_owner_of(cq);
+	tmp.owner = shim_cq_owner_of(cq);
 	if (!tmp.owner)
 		return -FI_ENOMEM;
-	return (int)kfab_cq_owner_writeerr(&tmp.peer, err);
+	return (int)shim_cq_owner_writeerr(&tmp.peer, err);
 }
 
-int kfab_cq_owner_export(struct kfab_cq *cq, void *val)
+int shim_cq_owner_export(struct shim_cq *cq, void *val)
 {
 	struct fid_peer_cq **out = val;
-	struct kfab_cq_owner *o;
-	struct kfab_peer_cq_obj *obj;
+	struct shim_cq_owner *o;
+	struct shim_peer_cq_obj *obj;
 
 	if (!out)
 		return -FI_EINVAL;
-	o = kfab_cq_owner_of(cq);
+	o = shim_cq_owner_of(cq);
 	if (!o)
 		return -FI_ENOMEM;
 	obj = calloc(1, sizeof(*obj));
@@ -633,8 +633,8 @@ int kfab_cq_owner_export(struct kfab_cq *cq, void *val)
 	obj->owner = o;
 	obj->peer.fid.fclass = FI_CLASS_PEER_CQ;
 	obj->peer.fid.context = cq;
-	obj->peer.fid.ops = (struct fi_ops *)&kfab_peer_cq_obj_fi_ops;
-	obj->peer.owner_ops = (struct fi_ops_cq_owner *)&kfab_cq_owner_ops;
+	obj->peer.fid.ops = (struct fi_ops *)&shim_peer_cq_obj_fi_ops;
+	obj->peer.owner_ops = (struct fi_ops_cq_owner *)&shim_cq_owner_ops;
 	pthread_mutex_lock(&o->objs_lock);
 	obj->next = o->objs;
 	o->objs = obj;
@@ -643,9 +643,9 @@ int kfab_cq_owner_export(struct kfab_cq *cq, void *val)
 	return 0;
 }
 
-int kfab_cq_owner_close(struct kfab_cq_owner *o)
+int shim_cq_owner_close(struct shim_cq_owner *o)
 {
-	struct kfab_peer_cq_obj *obj;
+	struct shim_peer_cq_obj *obj;
 	int ret = 0;
 
 	pthread_mutex_lock(&o->objs_lock);
@@ -657,7 +657,7 @@ int kfab_cq_owner_close(struct kfab_cq_owner *o)
 		}
 	}
 	while (o->objs) {
-		ret = kfab_peer_cq_obj_release(o->objs);
+		ret = shim_peer_cq_obj_release(o->objs);
 		if (ret)
 			goto out;
 	}
@@ -665,6 +665,6 @@ out:
 	pthread_mutex_unlock(&o->objs_lock);
 	if (ret)
 		return ret;
-	kfab_cq_owner_free(o);
+	shim_cq_owner_free(o);
 	return 0;
 }

@@ -19,10 +19,10 @@
  *
  * The kernel completes those requests on the CQ of the endpoint the
  * message was sent to (a peek that finds nothing, on the first endpoint's):
- * kfab_psrx_intercept(), called by cq.c for every completion whose
+ * shim_psrx_intercept(), called by cq.c for every completion whose
  * context is a slot, swallows the engine's own and rewrites a claim's into
  * the completion of the owner's receive (its context).  Owner callbacks
- * are never made from there, only from kfab_psrx_progress_all(), which
+ * are never made from there, only from shim_psrx_progress_all(), which
  * every read of a kfab CQ calls first, serialised per engine, as the spec
  * wants ("the get and queue calls should be serialized").
  *
@@ -44,47 +44,47 @@
 #include "barrier.h"
 #include "peer.h"
 
-#define KFAB_PSRX_SLOTS	256
-#define KFAB_KIND_MSG	0
-#define KFAB_KIND_TAG	1
+#define SHIM_PSRX_SLOTS	256
+#define SHIM_KIND_MSG	0
+#define SHIM_KIND_TAG	1
 
-enum kfab_slot_state {
-	KFAB_SLOT_FREE,
-	KFAB_SLOT_PEEK,		/* the peek is in the kernel */
-	KFAB_SLOT_ARRIVED,	/* found a message: ask the owner */
-	KFAB_SLOT_HELD,		/* queued at the owner */
-	KFAB_SLOT_CLAIM,	/* claimed into the owner's buffer */
-	KFAB_SLOT_DISCARD,	/* dropped at the owner's word */
-	KFAB_SLOT_DONE,		/* completed: free_entry() to call */
-	KFAB_SLOT_RETRY_CLAIM,	/* the ring was full: claim again */
-	KFAB_SLOT_RETRY_DISCARD,
+enum shim_slot_state {
+	SHIM_SLOT_FREE,
+	SHIM_SLOT_PEEK,		/* the peek is in the kernel */
+	SHIM_SLOT_ARRIVED,	/* found a message: ask the owner */
+	SHIM_SLOT_HELD,		/* queued at the owner */
+	SHIM_SLOT_CLAIM,	/* claimed into the owner's buffer */
+	SHIM_SLOT_DISCARD,	/* dropped at the owner's word */
+	SHIM_SLOT_DONE,		/* completed: free_entry() to call */
+	SHIM_SLOT_RETRY_CLAIM,	/* the ring was full: claim again */
+	SHIM_SLOT_RETRY_DISCARD,
 };
 
-struct kfab_psrx;
+struct shim_psrx;
 
 /**
- * struct kfab_psrx_slot - one message the engine handles
+ * struct shim_psrx_slot - one message the engine handles
  * @ps: its engine
- * @state: a KFAB_SLOT_*
- * @kind: KFAB_KIND_MSG or KFAB_KIND_TAG
+ * @state: a SHIM_SLOT_*
+ * @kind: SHIM_KIND_MSG or SHIM_KIND_TAG
  * @len, @tag, @data, @flags: the message, as the peek reported it
  * @src: its source in the SRX's AV, or FI_ADDR_UNSPEC
  * @entry: the owner's entry, from get_* until free_entry()
  */
-struct kfab_psrx_slot {
-	struct kfab_psrx *ps;
-	enum kfab_slot_state state;
+struct shim_psrx_slot {
+	struct shim_psrx *ps;
+	enum shim_slot_state state;
 	int kind;
 	uint64_t len, tag, data, flags;
 	fi_addr_t src;
 	struct fi_peer_rx_entry *entry;
 };
 
-struct kfab_srx_owner;
-static void kfab_owner_start_deferred(struct kfab_srx_owner *own);
+struct shim_srx_owner;
+static void shim_owner_start_deferred(struct shim_srx_owner *own);
 
 /**
- * struct kfab_psrx - the engine of a kfab SRX
+ * struct shim_psrx - the engine of a kfab SRX
  * @srx: the SRX (its kernel object and ring)
  * @owner: the fid_peer_srx whose owner_ops the engine calls: another
  *	provider's (kfab as the peer), or kfab's own (kfab as the owner)
@@ -99,65 +99,65 @@ static void kfab_owner_start_deferred(struct kfab_srx_owner *own);
  * @next: the global list
  * @slots: contexts of the engine's requests
  */
-struct kfab_psrx {
-	struct kfab_srx *srx;
+struct shim_psrx {
+	struct shim_srx *srx;
 	struct fid_peer_srx *owner;
-	struct kfab_srx_owner *own;
+	struct shim_srx_owner *own;
 	bool honor_completion;
 	pthread_mutex_t progress_lock;
 	pthread_mutex_t lock;
 	bool peeking[2];
 	bool dead;
-	struct kfab_psrx *next;
-	struct kfab_psrx_slot slots[KFAB_PSRX_SLOTS];
+	struct shim_psrx *next;
+	struct shim_psrx_slot slots[SHIM_PSRX_SLOTS];
 };
 
-/* Every engine, for cq.c's lookups; kfab_psrx_count is read unlocked. */
-static pthread_rwlock_t kfab_psrx_rw = PTHREAD_RWLOCK_INITIALIZER;
-static struct kfab_psrx *kfab_psrx_list;
-static unsigned int kfab_psrx_count;
+/* Every engine, for cq.c's lookups; shim_psrx_count is read unlocked. */
+static pthread_rwlock_t shim_psrx_rw = PTHREAD_RWLOCK_INITIALIZER;
+static struct shim_psrx *shim_psrx_list;
+static unsigned int shim_psrx_count;
 
-bool kfab_psrx_active(void)
+bool shim_psrx_active(void)
 {
-	return kfab_read_once(&kfab_psrx_count) != 0;
+	return shim_read_once(&shim_psrx_count) != 0;
 }
 
-/* Under kfab_psrx_rw (read): the slot behind @ctx, or NULL. */
-static struct kfab_psrx_slot *kfab_psrx_slot_of(uint64_t ctx)
+/* Under shim_psrx_rw (read): the slot behind @ctx, or NULL. */
+static struct shim_psrx_slot *shim_psrx_slot_of(uint64_t ctx)
 {
-	struct kfab_psrx *ps;
+	struct shim_psrx *ps;
 
-	for (ps = kfab_psrx_list; ps; ps = ps->next) {
+	for (ps = shim_psrx_list; ps; ps = ps->next) {
 		uintptr_t lo = (uintptr_t)&ps->slots[0];
-		uintptr_t hi = (uintptr_t)&ps->slots[KFAB_PSRX_SLOTS];
+		uintptr_t hi = (uintptr_t)&ps->slots[SHIM_PSRX_SLOTS];
 
 		if (ctx >= lo && ctx < hi &&
-		    (ctx - lo) % sizeof(struct kfab_psrx_slot) == 0)
-			return (struct kfab_psrx_slot *)(uintptr_t)ctx;
+		    (ctx - lo) % sizeof(struct shim_psrx_slot) == 0)
+			return (struct shim_psrx_slot *)(uintptr_t)ctx;
 	}
 	return NULL;
 }
 
 /* ---- requests into the SRX's ring ---- */
 
-static int kfab_psrx_post(struct kfab_psrx *ps, struct kfab_sqe *sqe)
+static int shim_psrx_post(struct shim_psrx *ps, struct kfab_sqe *sqe)
 {
-	struct kfab_srx *srx = ps->srx;
+	struct shim_srx *srx = ps->srx;
 	ssize_t ret;
 
 	pthread_mutex_lock(&srx->lock);
 	/* Without an enabled endpoint the kernel takes no doorbell. */
-	ret = srx->live ? kfab_ring_post(&srx->ring, sqe, false, true) :
+	ret = srx->live ? shim_ring_post(&srx->ring, sqe, false, true) :
 			  -FI_EAGAIN;
 	pthread_mutex_unlock(&srx->lock);
 	return (int)ret;
 }
 
-static void kfab_psrx_sqe(struct kfab_sqe *sqe, struct kfab_psrx_slot *s,
+static void shim_psrx_sqe(struct kfab_sqe *sqe, struct shim_psrx_slot *s,
 			  uint32_t flags)
 {
 	memset(sqe, 0, sizeof(*sqe));
-	sqe->opcode = s->kind == KFAB_KIND_TAG ? KFAB_OP_TRECV : KFAB_OP_RECV;
+	sqe->opcode = s->kind == SHIM_KIND_TAG ? KFAB_OP_TRECV : KFAB_OP_RECV;
 	sqe->flags = flags | KFAB_SQE_COMPLETION;
 	sqe->context = (uintptr_t)s;
 	sqe->addr = KFAB_CQ_ADDR_NOTAVAIL;	/* any source */
@@ -165,15 +165,15 @@ static void kfab_psrx_sqe(struct kfab_sqe *sqe, struct kfab_psrx_slot *s,
 }
 
 /* Claim the message of @s into @e's buffers (or drop it). */
-static int kfab_psrx_claim(struct kfab_psrx_slot *s,
+static int shim_psrx_claim(struct shim_psrx_slot *s,
 			   struct fi_peer_rx_entry *e, bool discard)
 {
-	struct kfab_psrx *ps = s->ps;
+	struct shim_psrx *ps = s->ps;
 	struct kfab_sqe sqe;
 	size_t i, n;
 	int ret;
 
-	kfab_psrx_sqe(&sqe, s, KFAB_SQE_CLAIM |
+	shim_psrx_sqe(&sqe, s, KFAB_SQE_CLAIM |
 			       (discard ? KFAB_SQE_DISCARD : 0));
 	if (!discard) {
 		n = e->count < KFAB_IOV_MAX ? e->count : KFAB_IOV_MAX;
@@ -185,14 +185,14 @@ static int kfab_psrx_claim(struct kfab_psrx_slot *s,
 	}
 	pthread_mutex_lock(&ps->lock);
 	s->entry = e;
-	s->state = discard ? KFAB_SLOT_DISCARD : KFAB_SLOT_CLAIM;
+	s->state = discard ? SHIM_SLOT_DISCARD : SHIM_SLOT_CLAIM;
 	pthread_mutex_unlock(&ps->lock);
-	ret = kfab_psrx_post(ps, &sqe);
+	ret = shim_psrx_post(ps, &sqe);
 	if (ret) {
 		/* The entry is ours now: progress tries again. */
 		pthread_mutex_lock(&ps->lock);
-		s->state = discard ? KFAB_SLOT_RETRY_DISCARD :
-				     KFAB_SLOT_RETRY_CLAIM;
+		s->state = discard ? SHIM_SLOT_RETRY_DISCARD :
+				     SHIM_SLOT_RETRY_CLAIM;
 		pthread_mutex_unlock(&ps->lock);
 	}
 	return 0;
@@ -200,70 +200,70 @@ static int kfab_psrx_claim(struct kfab_psrx_slot *s,
 
 /* ---- fi_ops_srx_peer: the owner hands a queued message back ---- */
 
-static struct kfab_psrx_slot *kfab_psrx_held(struct fi_peer_rx_entry *e)
+static struct shim_psrx_slot *shim_psrx_held(struct fi_peer_rx_entry *e)
 {
-	struct kfab_psrx_slot *s;
+	struct shim_psrx_slot *s;
 
 	if (!e)
 		return NULL;
-	pthread_rwlock_rdlock(&kfab_psrx_rw);
-	s = kfab_psrx_slot_of((uintptr_t)e->peer_context);
-	pthread_rwlock_unlock(&kfab_psrx_rw);
-	if (!s || s->state != KFAB_SLOT_HELD || s->entry != e)
+	pthread_rwlock_rdlock(&shim_psrx_rw);
+	s = shim_psrx_slot_of((uintptr_t)e->peer_context);
+	pthread_rwlock_unlock(&shim_psrx_rw);
+	if (!s || s->state != SHIM_SLOT_HELD || s->entry != e)
 		return NULL;
 	return s;
 }
 
-static int kfab_psrx_start(struct fi_peer_rx_entry *e)
+static int shim_psrx_start(struct fi_peer_rx_entry *e)
 {
-	struct kfab_psrx_slot *s = kfab_psrx_held(e);
+	struct shim_psrx_slot *s = shim_psrx_held(e);
 
-	return s ? kfab_psrx_claim(s, e, false) : -FI_EINVAL;
+	return s ? shim_psrx_claim(s, e, false) : -FI_EINVAL;
 }
 
-static int kfab_psrx_discard(struct fi_peer_rx_entry *e)
+static int shim_psrx_discard(struct fi_peer_rx_entry *e)
 {
-	struct kfab_psrx_slot *s = kfab_psrx_held(e);
+	struct shim_psrx_slot *s = shim_psrx_held(e);
 
-	return s ? kfab_psrx_claim(s, e, true) : -FI_EINVAL;
+	return s ? shim_psrx_claim(s, e, true) : -FI_EINVAL;
 }
 
-static const struct fi_ops_srx_peer kfab_psrx_peer_ops = {
+static const struct fi_ops_srx_peer shim_psrx_peer_ops = {
 	.size = sizeof(struct fi_ops_srx_peer),
-	.start_msg = kfab_psrx_start,
-	.start_tag = kfab_psrx_start,
-	.discard_msg = kfab_psrx_discard,
-	.discard_tag = kfab_psrx_discard,
+	.start_msg = shim_psrx_start,
+	.start_tag = shim_psrx_start,
+	.discard_msg = shim_psrx_discard,
+	.discard_tag = shim_psrx_discard,
 };
 
 /* ---- intercepting the engine's completions (cq.c) ---- */
 
-int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
+int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 {
-	struct kfab_psrx_slot *s;
-	struct kfab_psrx *ps;
-	int ret = KFAB_PSRX_NOT_MINE;
+	struct shim_psrx_slot *s;
+	struct shim_psrx *ps;
+	int ret = SHIM_PSRX_NOT_MINE;
 
-	pthread_rwlock_rdlock(&kfab_psrx_rw);
-	s = kfab_psrx_slot_of(e->op_context);
+	pthread_rwlock_rdlock(&shim_psrx_rw);
+	s = shim_psrx_slot_of(e->op_context);
 	if (!s)
 		goto out;
 	ps = s->ps;
 	pthread_mutex_lock(&ps->lock);
 	if (ps->dead) {
-		ret = KFAB_PSRX_SWALLOW;
+		ret = SHIM_PSRX_SWALLOW;
 		pthread_mutex_unlock(&ps->lock);
 		goto out;
 	}
 	switch (s->state) {
-	case KFAB_SLOT_PEEK:
-		ret = KFAB_PSRX_SWALLOW;
+	case SHIM_SLOT_PEEK:
+		ret = SHIM_PSRX_SWALLOW;
 		if (!commit)
 			break;
 		ps->peeking[s->kind] = false;
 		if (err) {
 			/* ENOMSG: nothing waits. */
-			s->state = KFAB_SLOT_FREE;
+			s->state = SHIM_SLOT_FREE;
 			break;
 		}
 		s->len = e->len;
@@ -272,9 +272,9 @@ int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 		s->flags = e->flags;
 		s->src = e->src_addr == KFAB_CQ_ADDR_NOTAVAIL ?
 			 FI_ADDR_UNSPEC : e->src_addr;
-		s->state = KFAB_SLOT_ARRIVED;
+		s->state = SHIM_SLOT_ARRIVED;
 		break;
-	case KFAB_SLOT_CLAIM:
+	case SHIM_SLOT_CLAIM:
 		/*
 		 * The owner's receive completes, with the owner's context
 		 * and the start of the owner's buffer.
@@ -282,74 +282,74 @@ int kfab_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 		e->op_context = (uintptr_t)s->entry->context;
 		if (s->entry->count && s->entry->iov)
 			e->buf = (uintptr_t)s->entry->iov[0].iov_base;
-		ret = KFAB_PSRX_PASS;
+		ret = SHIM_PSRX_PASS;
 		if (!err && ps->honor_completion &&
 		    !(s->entry->flags & FI_COMPLETION))
-			ret = KFAB_PSRX_SWALLOW;
+			ret = SHIM_PSRX_SWALLOW;
 		if (commit)
-			s->state = KFAB_SLOT_DONE;
+			s->state = SHIM_SLOT_DONE;
 		break;
-	case KFAB_SLOT_DISCARD:
+	case SHIM_SLOT_DISCARD:
 		/* fi_peer(3): no completion for a discarded message. */
-		ret = KFAB_PSRX_SWALLOW;
+		ret = SHIM_PSRX_SWALLOW;
 		if (commit)
-			s->state = KFAB_SLOT_DONE;
+			s->state = SHIM_SLOT_DONE;
 		break;
 	default:
 		/* Stale: a request of a state since left. */
-		ret = KFAB_PSRX_SWALLOW;
+		ret = SHIM_PSRX_SWALLOW;
 		break;
 	}
 	pthread_mutex_unlock(&ps->lock);
 out:
-	pthread_rwlock_unlock(&kfab_psrx_rw);
+	pthread_rwlock_unlock(&shim_psrx_rw);
 	return ret;
 }
 
 /* ---- progress ---- */
 
-static void kfab_psrx_arrived(struct kfab_psrx *ps, struct kfab_psrx_slot *s)
+static void shim_psrx_arrived(struct shim_psrx *ps, struct shim_psrx_slot *s)
 {
 	struct fi_peer_rx_entry *e = NULL;
 	int ret;
 
-	if (s->kind == KFAB_KIND_TAG)
-		ret = kfab_peer_get_tag(ps->owner, s->src, s->len, s->tag, &e);
+	if (s->kind == SHIM_KIND_TAG)
+		ret = shim_peer_get_tag(ps->owner, s->src, s->len, s->tag, &e);
 	else
-		ret = kfab_peer_get_msg(ps->owner, s->src, s->len, &e);
+		ret = shim_peer_get_msg(ps->owner, s->src, s->len, &e);
 	if (ret && ret != -FI_ENOENT)
 		return;		/* the owner is out of entries: later */
 	if (!e)
 		return;
-	KFAB_RXE_SIZE(e) = s->len;
+	SHIM_RXE_SIZE(e) = s->len;
 	if (s->flags & FI_REMOTE_CQ_DATA)
-		kfab_rxe_set_cq_data(e, s->data);
+		shim_rxe_set_cq_data(e, s->data);
 	if (!ret) {
-		kfab_psrx_claim(s, e, false);
+		shim_psrx_claim(s, e, false);
 		return;
 	}
 	/* Unexpected: the owner keeps it until a receive matches. */
 	e->addr = s->src;
-	if (s->kind == KFAB_KIND_TAG)
+	if (s->kind == SHIM_KIND_TAG)
 		e->tag = s->tag;
 	e->peer_context = s;
 	pthread_mutex_lock(&ps->lock);
 	s->entry = e;
-	s->state = KFAB_SLOT_HELD;
+	s->state = SHIM_SLOT_HELD;
 	pthread_mutex_unlock(&ps->lock);
-	if (s->kind == KFAB_KIND_TAG)
+	if (s->kind == SHIM_KIND_TAG)
 		ret = ps->owner->owner_ops->queue_tag(e);
 	else
 		ret = ps->owner->owner_ops->queue_msg(e);
 	if (ret)
-		KFAB_WARN(EP_DATA, "the owner refused to queue a message: %d\n",
+		SHIM_WARN(EP_DATA, "the owner refused to queue a message: %d\n",
 			  ret);
 }
 
-static void kfab_psrx_progress(struct kfab_psrx *ps)
+static void shim_psrx_progress(struct shim_psrx *ps)
 {
 	struct fi_peer_rx_entry *done[16];
-	struct kfab_psrx_slot *arrived[2], *peek[2], *retry[4];
+	struct shim_psrx_slot *arrived[2], *peek[2], *retry[4];
 	bool retry_discard[4];
 	struct kfab_sqe sqe;
 	int i, n, k, na, nr;
@@ -357,26 +357,26 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 	if (ps->dead || pthread_mutex_trylock(&ps->progress_lock))
 		return;
 	if (ps->own)
-		kfab_owner_start_deferred(ps->own);
+		shim_owner_start_deferred(ps->own);
 	for (;;) {
 		n = 0;
 		na = 0;
 		nr = 0;
 		pthread_mutex_lock(&ps->lock);
-		for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
-			struct kfab_psrx_slot *s = &ps->slots[i];
+		for (i = 0; i < SHIM_PSRX_SLOTS; i++) {
+			struct shim_psrx_slot *s = &ps->slots[i];
 
-			if (s->state == KFAB_SLOT_DONE && n < 16) {
+			if (s->state == SHIM_SLOT_DONE && n < 16) {
 				done[n++] = s->entry;
 				s->entry = NULL;
-				s->state = KFAB_SLOT_FREE;
-			} else if (s->state == KFAB_SLOT_ARRIVED && na < 2) {
+				s->state = SHIM_SLOT_FREE;
+			} else if (s->state == SHIM_SLOT_ARRIVED && na < 2) {
 				arrived[na++] = s;
-			} else if ((s->state == KFAB_SLOT_RETRY_CLAIM ||
-				    s->state == KFAB_SLOT_RETRY_DISCARD) &&
+			} else if ((s->state == SHIM_SLOT_RETRY_CLAIM ||
+				    s->state == SHIM_SLOT_RETRY_DISCARD) &&
 				   nr < 4) {
 				retry_discard[nr] =
-					s->state == KFAB_SLOT_RETRY_DISCARD;
+					s->state == SHIM_SLOT_RETRY_DISCARD;
 				retry[nr++] = s;
 			}
 		}
@@ -384,10 +384,10 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 		for (i = 0; i < n; i++)
 			ps->owner->owner_ops->free_entry(done[i]);
 		for (i = 0; i < nr; i++)
-			kfab_psrx_claim(retry[i], retry[i]->entry,
+			shim_psrx_claim(retry[i], retry[i]->entry,
 					retry_discard[i]);
 		for (i = 0; i < na; i++)
-			kfab_psrx_arrived(ps, arrived[i]);
+			shim_psrx_arrived(ps, arrived[i]);
 		if (n < 16)
 			break;
 	}
@@ -398,10 +398,10 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 		peek[k] = NULL;
 		if (ps->peeking[k])
 			continue;
-		for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
-			if (ps->slots[i].state == KFAB_SLOT_FREE) {
+		for (i = 0; i < SHIM_PSRX_SLOTS; i++) {
+			if (ps->slots[i].state == SHIM_SLOT_FREE) {
 				peek[k] = &ps->slots[i];
-				peek[k]->state = KFAB_SLOT_PEEK;
+				peek[k]->state = SHIM_SLOT_PEEK;
 				peek[k]->kind = k;
 				ps->peeking[k] = true;
 				break;
@@ -412,10 +412,10 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 	for (k = 0; k < 2; k++) {
 		if (!peek[k])
 			continue;
-		kfab_psrx_sqe(&sqe, peek[k], KFAB_SQE_PEEK | KFAB_SQE_CLAIM);
-		if (kfab_psrx_post(ps, &sqe)) {
+		shim_psrx_sqe(&sqe, peek[k], KFAB_SQE_PEEK | KFAB_SQE_CLAIM);
+		if (shim_psrx_post(ps, &sqe)) {
 			pthread_mutex_lock(&ps->lock);
-			peek[k]->state = KFAB_SLOT_FREE;
+			peek[k]->state = SHIM_SLOT_FREE;
 			ps->peeking[k] = false;
 			pthread_mutex_unlock(&ps->lock);
 		}
@@ -423,25 +423,25 @@ static void kfab_psrx_progress(struct kfab_psrx *ps)
 	pthread_mutex_unlock(&ps->progress_lock);
 }
 
-void kfab_psrx_progress_all(void)
+void shim_psrx_progress_all(void)
 {
-	struct kfab_psrx *ps;
+	struct shim_psrx *ps;
 
-	if (!kfab_psrx_active())
+	if (!shim_psrx_active())
 		return;
-	pthread_rwlock_rdlock(&kfab_psrx_rw);
-	for (ps = kfab_psrx_list; ps; ps = ps->next)
-		kfab_psrx_progress(ps);
-	pthread_rwlock_unlock(&kfab_psrx_rw);
+	pthread_rwlock_rdlock(&shim_psrx_rw);
+	for (ps = shim_psrx_list; ps; ps = ps->next)
+		shim_psrx_progress(ps);
+	pthread_rwlock_unlock(&shim_psrx_rw);
 }
 
 /* ---- engines ---- */
 
-static struct kfab_psrx *kfab_psrx_new(struct kfab_srx *srx,
+static struct shim_psrx *shim_psrx_new(struct shim_srx *srx,
 				       struct fid_peer_srx *owner,
 				       bool honor_completion)
 {
-	struct kfab_psrx *ps = calloc(1, sizeof(*ps));
+	struct shim_psrx *ps = calloc(1, sizeof(*ps));
 	int i;
 
 	if (!ps)
@@ -455,7 +455,7 @@ static struct kfab_psrx *kfab_psrx_new(struct kfab_srx *srx,
 		free(ps);
 		return NULL;
 	}
-	for (i = 0; i < KFAB_PSRX_SLOTS; i++)
+	for (i = 0; i < SHIM_PSRX_SLOTS; i++)
 		ps->slots[i].ps = ps;
 	ps->srx = srx;
 	ps->owner = owner;
@@ -463,37 +463,37 @@ static struct kfab_psrx *kfab_psrx_new(struct kfab_srx *srx,
 	return ps;
 }
 
-static void kfab_psrx_register(struct kfab_psrx *ps)
+static void shim_psrx_register(struct shim_psrx *ps)
 {
-	pthread_rwlock_wrlock(&kfab_psrx_rw);
-	ps->next = kfab_psrx_list;
-	kfab_psrx_list = ps;
-	kfab_write_once(&kfab_psrx_count, kfab_psrx_count + 1);
-	pthread_rwlock_unlock(&kfab_psrx_rw);
+	pthread_rwlock_wrlock(&shim_psrx_rw);
+	ps->next = shim_psrx_list;
+	shim_psrx_list = ps;
+	shim_write_once(&shim_psrx_count, shim_psrx_count + 1);
+	pthread_rwlock_unlock(&shim_psrx_rw);
 }
 
 /*
  * The SRX is going (no endpoint is bound any more, so no completion of
  * the engine can come): entries still the engine's go back to the owner.
  */
-static void kfab_psrx_free(struct kfab_psrx *ps)
+static void shim_psrx_free(struct shim_psrx *ps)
 {
-	struct fi_peer_rx_entry *back[KFAB_PSRX_SLOTS];
-	struct kfab_psrx **pp;
+	struct fi_peer_rx_entry *back[SHIM_PSRX_SLOTS];
+	struct shim_psrx **pp;
 	bool in_flight = false;
 	int i, n = 0;
 
 	pthread_mutex_lock(&ps->progress_lock);
 	pthread_mutex_lock(&ps->lock);
-	for (i = 0; i < KFAB_PSRX_SLOTS; i++) {
-		struct kfab_psrx_slot *s = &ps->slots[i];
+	for (i = 0; i < SHIM_PSRX_SLOTS; i++) {
+		struct shim_psrx_slot *s = &ps->slots[i];
 
-		if (s->entry && s->state != KFAB_SLOT_HELD)
+		if (s->entry && s->state != SHIM_SLOT_HELD)
 			back[n++] = s->entry;
 		s->entry = NULL;
-		in_flight |= s->state == KFAB_SLOT_PEEK ||
-			     s->state == KFAB_SLOT_CLAIM ||
-			     s->state == KFAB_SLOT_DISCARD;
+		in_flight |= s->state == SHIM_SLOT_PEEK ||
+			     s->state == SHIM_SLOT_CLAIM ||
+			     s->state == SHIM_SLOT_DISCARD;
 	}
 	/*
 	 * A completion of one of its requests may still wait in a CQ: the
@@ -507,15 +507,15 @@ static void kfab_psrx_free(struct kfab_psrx *ps)
 		ps->owner->owner_ops->free_entry(back[i]);
 	if (in_flight)
 		return;
-	pthread_rwlock_wrlock(&kfab_psrx_rw);
-	for (pp = &kfab_psrx_list; *pp; pp = &(*pp)->next) {
+	pthread_rwlock_wrlock(&shim_psrx_rw);
+	for (pp = &shim_psrx_list; *pp; pp = &(*pp)->next) {
 		if (*pp == ps) {
 			*pp = ps->next;
-			kfab_write_once(&kfab_psrx_count, kfab_psrx_count - 1);
+			shim_write_once(&shim_psrx_count, shim_psrx_count - 1);
 			break;
 		}
 	}
-	pthread_rwlock_unlock(&kfab_psrx_rw);
+	pthread_rwlock_unlock(&shim_psrx_rw);
 	pthread_mutex_destroy(&ps->progress_lock);
 	pthread_mutex_destroy(&ps->lock);
 	free(ps);
@@ -523,15 +523,15 @@ static void kfab_psrx_free(struct kfab_psrx *ps)
 
 /* ---- kfab as the peer: fi_srx_context(FI_PEER) ---- */
 
-int kfab_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 			  struct fid_ep **rx_ep, void *context)
 {
 	struct fi_peer_srx_context *ctx = context;
 	struct fi_ops_srx_owner *o;
 	struct fi_rx_attr a = *attr;
 	struct fid_peer_srx *owner;
-	struct kfab_psrx *ps;
-	struct kfab_srx *srx;
+	struct shim_psrx *ps;
+	struct shim_srx *srx;
 	int ret;
 
 	if (!rx_ep || !ctx || ctx->size < sizeof(*ctx) || !ctx->srx)
@@ -540,15 +540,15 @@ int kfab_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	o = owner->owner_ops;
 	if (!o || !o->get_msg || !o->get_tag || !o->queue_msg ||
 	    !o->queue_tag || !o->free_entry) {
-		KFAB_INFO(EP_CTRL, "FI_PEER without a usable fi_peer_srx_context\n");
+		SHIM_INFO(EP_CTRL, "FI_PEER without a usable fi_peer_srx_context\n");
 		return -FI_EINVAL;
 	}
 	a.op_flags &= ~FI_PEER;
-	ret = kfab_srx_context(domain, &a, rx_ep, NULL);
+	ret = shim_srx_context(domain, &a, rx_ep, NULL);
 	if (ret)
 		return ret;
 	srx = to_kfab_srx(*rx_ep);
-	ps = kfab_psrx_new(srx, owner, false);
+	ps = shim_psrx_new(srx, owner, false);
 	if (!ps) {
 		(void)fi_close(&(*rx_ep)->fid);
 		return -FI_ENOMEM;
@@ -559,43 +559,43 @@ int kfab_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	 * gave no table gets ours.
 	 */
 	if (owner->peer_ops) {
-		owner->peer_ops->start_msg = kfab_psrx_start;
-		owner->peer_ops->start_tag = kfab_psrx_start;
-		owner->peer_ops->discard_msg = kfab_psrx_discard;
-		owner->peer_ops->discard_tag = kfab_psrx_discard;
+		owner->peer_ops->start_msg = shim_psrx_start;
+		owner->peer_ops->start_tag = shim_psrx_start;
+		owner->peer_ops->discard_msg = shim_psrx_discard;
+		owner->peer_ops->discard_tag = shim_psrx_discard;
 	} else {
-		owner->peer_ops = (struct fi_ops_srx_peer *)&kfab_psrx_peer_ops;
+		owner->peer_ops = (struct fi_ops_srx_peer *)&shim_psrx_peer_ops;
 	}
 	srx->psrx = ps;
-	kfab_psrx_register(ps);
+	shim_psrx_register(ps);
 	return 0;
 }
 
 /* ---- kfab as the owner ---- */
 
 /**
- * struct kfab_rxe - an fi_peer_rx_entry of kfab's
+ * struct shim_rxe - an fi_peer_rx_entry of kfab's
  * @pe: what the peer sees
  * @next: the list it is on (posted or unexpected), if any
- * @kind: KFAB_KIND_*
+ * @kind: SHIM_KIND_*
  * @ignore: a posted tagged receive's ignore bits
  * @directed: a posted receive for one source (@pe.addr, of kfab's AV)
  * @from: unexpected: the peer object it arrived through
  * @iov, @desc: storage @pe points to
  */
-struct kfab_rxe {
+struct shim_rxe {
 	struct fi_peer_rx_entry pe;
-	struct kfab_rxe *next;
+	struct shim_rxe *next;
 	int kind;
 	uint64_t ignore;
 	bool directed;
-	struct kfab_peer_srx_obj *from;
+	struct shim_peer_srx_obj *from;
 	struct iovec iov[KFAB_IOV_MAX];
 	void *desc[KFAB_IOV_MAX];
 };
 
 /**
- * struct kfab_peer_srx_obj - one fid_peer_srx kfab handed out
+ * struct shim_peer_srx_obj - one fid_peer_srx kfab handed out
  * @peer: what the peer provider sees; the first member.  Its ep_fid has
  *	class FI_CLASS_SRX_CTX: a peer binds its endpoints to it (shm does)
  * @peer_ops: the table the peer fills in (fi_peer(3)); a peer may also
@@ -605,21 +605,21 @@ struct kfab_rxe {
  * @imported: a fid the peer returned (fi_import_fid), closed with us
  * @next: the owner's list
  */
-struct kfab_peer_srx_obj {
+struct shim_peer_srx_obj {
 	struct fid_peer_srx peer;
 	struct fi_ops_srx_peer peer_ops;
-	struct kfab_srx_owner *own;
+	struct shim_srx_owner *own;
 	bool internal;
 	struct fid *imported;
-	struct kfab_peer_srx_obj *next;
+	struct shim_peer_srx_obj *next;
 };
 
-struct kfab_rxe_list {
-	struct kfab_rxe *head, *tail;
+struct shim_rxe_list {
+	struct shim_rxe *head, *tail;
 };
 
 /**
- * struct kfab_srx_owner - a kfab SRX exported to peers
+ * struct shim_srx_owner - a kfab SRX exported to peers
  * @srx: the SRX
  * @lock: protects the lists and @objs
  * @posted: receives posted, per kind, oldest first
@@ -631,16 +631,16 @@ struct kfab_rxe_list {
  * @to_start: messages a receive took while their peer was queueing them:
  *	started at the next progress, not from inside the peer's queue call
  */
-struct kfab_srx_owner {
-	struct kfab_srx *srx;
+struct shim_srx_owner {
+	struct shim_srx *srx;
 	pthread_mutex_t lock;
-	struct kfab_rxe_list posted[2], unexp[2], to_start;
-	struct kfab_peer_srx_obj *objs;
-	struct kfab_peer_srx_obj self;
-	struct kfab_ep *cancel_ep;
+	struct shim_rxe_list posted[2], unexp[2], to_start;
+	struct shim_peer_srx_obj *objs;
+	struct shim_peer_srx_obj self;
+	struct shim_ep *cancel_ep;
 };
 
-static void kfab_rxe_append(struct kfab_rxe_list *l, struct kfab_rxe *r)
+static void shim_rxe_append(struct shim_rxe_list *l, struct shim_rxe *r)
 {
 	r->next = NULL;
 	if (l->tail)
@@ -651,12 +651,12 @@ static void kfab_rxe_append(struct kfab_rxe_list *l, struct kfab_rxe *r)
 }
 
 /* Unlink and return the first entry @match accepts. */
-static struct kfab_rxe *kfab_rxe_take(struct kfab_rxe_list *l,
-				      bool (*match)(const struct kfab_rxe *,
+static struct shim_rxe *shim_rxe_take(struct shim_rxe_list *l,
+				      bool (*match)(const struct shim_rxe *,
 						    const void *),
 				      const void *arg)
 {
-	struct kfab_rxe *r, *prev = NULL;
+	struct shim_rxe *r, *prev = NULL;
 
 	for (r = l->head; r; prev = r, r = r->next) {
 		if (!match(r, arg))
@@ -673,60 +673,60 @@ static struct kfab_rxe *kfab_rxe_take(struct kfab_rxe_list *l,
 	return NULL;
 }
 
-struct kfab_arrival {
+struct shim_arrival {
 	fi_addr_t addr;
 	uint64_t tag;
 	bool internal;
 };
 
 /* A posted receive @p for a message (directed ones: kfab's sources only). */
-static bool kfab_posted_matches(const struct kfab_rxe *p,
-				const struct kfab_arrival *a, int kind)
+static bool shim_posted_matches(const struct shim_rxe *p,
+				const struct shim_arrival *a, int kind)
 {
 	if (p->directed && (!a->internal || a->addr != p->pe.addr))
 		return false;
-	if (kind == KFAB_KIND_TAG && ((p->pe.tag ^ a->tag) & ~p->ignore))
+	if (kind == SHIM_KIND_TAG && ((p->pe.tag ^ a->tag) & ~p->ignore))
 		return false;
 	return true;
 }
 
-static bool kfab_match_msg(const struct kfab_rxe *p, const void *arg)
+static bool shim_match_msg(const struct shim_rxe *p, const void *arg)
 {
-	return kfab_posted_matches(p, arg, KFAB_KIND_MSG);
+	return shim_posted_matches(p, arg, SHIM_KIND_MSG);
 }
 
-static bool kfab_match_tag(const struct kfab_rxe *p, const void *arg)
+static bool shim_match_tag(const struct shim_rxe *p, const void *arg)
 {
-	return kfab_posted_matches(p, arg, KFAB_KIND_TAG);
+	return shim_posted_matches(p, arg, SHIM_KIND_TAG);
 }
 
 /* An unexpected message @u for the posted receive @arg. */
-static bool kfab_match_unexp(const struct kfab_rxe *u, const void *arg)
+static bool shim_match_unexp(const struct shim_rxe *u, const void *arg)
 {
-	const struct kfab_rxe *p = arg;
-	struct kfab_arrival a = {
+	const struct shim_rxe *p = arg;
+	struct shim_arrival a = {
 		.addr = u->pe.addr, .tag = u->pe.tag,
 		.internal = u->from && u->from->internal,
 	};
 
-	return kfab_posted_matches(p, &a, p->kind);
+	return shim_posted_matches(p, &a, p->kind);
 }
 
 /* The same, the other way round: a posted receive @p for the message @arg. */
-static bool kfab_match_unexp_rev(const struct kfab_rxe *p, const void *arg)
+static bool shim_match_unexp_rev(const struct shim_rxe *p, const void *arg)
 {
-	const struct kfab_rxe *u = arg;
-	struct kfab_arrival a = {
+	const struct shim_rxe *u = arg;
+	struct shim_arrival a = {
 		.addr = u->pe.addr, .tag = u->pe.tag,
 		.internal = u->from && u->from->internal,
 	};
 
-	return kfab_posted_matches(p, &a, u->kind);
+	return shim_posted_matches(p, &a, u->kind);
 }
 
-static struct kfab_rxe *kfab_rxe_new(void)
+static struct shim_rxe *shim_rxe_new(void)
 {
-	struct kfab_rxe *r = calloc(1, sizeof(*r));
+	struct shim_rxe *r = calloc(1, sizeof(*r));
 
 	if (r) {
 		r->pe.iov = r->iov;
@@ -736,7 +736,7 @@ static struct kfab_rxe *kfab_rxe_new(void)
 }
 
 /* A posted receive's buffers and context into an unexpected entry. */
-static void kfab_rxe_fill(struct kfab_rxe *u, const struct kfab_rxe *p)
+static void shim_rxe_fill(struct shim_rxe *u, const struct shim_rxe *p)
 {
 	memcpy(u->iov, p->iov, sizeof(u->iov));
 	memcpy(u->desc, p->desc, sizeof(u->desc));
@@ -747,35 +747,35 @@ static void kfab_rxe_fill(struct kfab_rxe *u, const struct kfab_rxe *p)
 	u->pe.flags = p->pe.flags;
 }
 
-static int kfab_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
+static int shim_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
 			  size_t size, uint64_t tag, bool tagged,
 			  struct fi_peer_rx_entry **entry)
 {
-	struct kfab_peer_srx_obj *obj =
-		container_of(srx, struct kfab_peer_srx_obj, peer);
-	struct kfab_srx_owner *own = obj->own;
-	int kind = tagged ? KFAB_KIND_TAG : KFAB_KIND_MSG;
-	struct kfab_arrival a = { .addr = addr, .tag = tag,
+	struct shim_peer_srx_obj *obj =
+		container_of(srx, struct shim_peer_srx_obj, peer);
+	struct shim_srx_owner *own = obj->own;
+	int kind = tagged ? SHIM_KIND_TAG : SHIM_KIND_MSG;
+	struct shim_arrival a = { .addr = addr, .tag = tag,
 				  .internal = obj->internal };
-	struct kfab_rxe *r;
+	struct shim_rxe *r;
 
 	if (!entry)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&own->lock);
-	r = kfab_rxe_take(&own->posted[kind],
-			  tagged ? kfab_match_tag : kfab_match_msg, &a);
+	r = shim_rxe_take(&own->posted[kind],
+			  tagged ? shim_match_tag : shim_match_msg, &a);
 	pthread_mutex_unlock(&own->lock);
 	if (r) {
 		/* The receive's own fields, and what the message brings. */
 		r->pe.srx = srx;
 		r->pe.addr = addr;
 		r->pe.tag = tagged ? tag : 0;
-		KFAB_RXE_SIZE(&r->pe) = size;
+		SHIM_RXE_SIZE(&r->pe) = size;
 		r->from = obj;
 		*entry = &r->pe;
 		return 0;
 	}
-	r = kfab_rxe_new();
+	r = shim_rxe_new();
 	if (!r)
 		return -FI_ENOMEM;
 	r->kind = kind;
@@ -783,34 +783,34 @@ static int kfab_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
 	r->pe.srx = srx;
 	r->pe.addr = addr;
 	r->pe.tag = tagged ? tag : 0;
-	KFAB_RXE_SIZE(&r->pe) = size;
+	SHIM_RXE_SIZE(&r->pe) = size;
 	r->pe.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG);
 	*entry = &r->pe;
 	return -FI_ENOENT;
 }
 
-KFAB_PEER_DEFINE_OWNER_GET(kfab_owner_get_msg, kfab_owner_get_tag,
-			   kfab_owner_get)
+SHIM_PEER_DEFINE_OWNER_GET(shim_owner_get_msg, shim_owner_get_tag,
+			   shim_owner_get)
 
 /* Hand an unexpected message to the peer it came through. */
-static int kfab_owner_start(struct kfab_rxe *u)
+static int shim_owner_start(struct shim_rxe *u)
 {
 	struct fi_ops_srx_peer *ops = u->pe.srx->peer_ops;
 
-	return u->kind == KFAB_KIND_TAG ? ops->start_tag(&u->pe) :
+	return u->kind == SHIM_KIND_TAG ? ops->start_tag(&u->pe) :
 					  ops->start_msg(&u->pe);
 }
 
-static int kfab_owner_queue(struct fi_peer_rx_entry *e)
+static int shim_owner_queue(struct fi_peer_rx_entry *e)
 {
-	struct kfab_rxe *u = container_of(e, struct kfab_rxe, pe);
-	struct kfab_peer_srx_obj *obj;
-	struct kfab_srx_owner *own;
-	struct kfab_rxe *p;
+	struct shim_rxe *u = container_of(e, struct shim_rxe, pe);
+	struct shim_peer_srx_obj *obj;
+	struct shim_srx_owner *own;
+	struct shim_rxe *p;
 
 	if (!e || !e->srx)
 		return -FI_EINVAL;
-	obj = container_of(e->srx, struct kfab_peer_srx_obj, peer);
+	obj = container_of(e->srx, struct shim_peer_srx_obj, peer);
 	own = obj->own;
 	pthread_mutex_lock(&own->lock);
 	/*
@@ -819,22 +819,22 @@ static int kfab_owner_queue(struct fi_peer_rx_entry *e)
 	 * peer is started at the next progress: calling back into it from
 	 * inside its own queue call could find its locks held.
 	 */
-	p = kfab_rxe_take(&own->posted[u->kind], kfab_match_unexp_rev, u);
+	p = shim_rxe_take(&own->posted[u->kind], shim_match_unexp_rev, u);
 	if (p) {
-		kfab_rxe_fill(u, p);
-		kfab_rxe_append(&own->to_start, u);
+		shim_rxe_fill(u, p);
+		shim_rxe_append(&own->to_start, u);
 	} else {
-		kfab_rxe_append(&own->unexp[u->kind], u);
+		shim_rxe_append(&own->unexp[u->kind], u);
 	}
 	pthread_mutex_unlock(&own->lock);
 	free(p);
 	return 0;
 }
 
-/* Progress: start what kfab_owner_queue() matched. */
-static void kfab_owner_start_deferred(struct kfab_srx_owner *own)
+/* Progress: start what shim_owner_queue() matched. */
+static void shim_owner_start_deferred(struct shim_srx_owner *own)
 {
-	struct kfab_rxe *u;
+	struct shim_rxe *u;
 
 	for (;;) {
 		pthread_mutex_lock(&own->lock);
@@ -848,32 +848,32 @@ static void kfab_owner_start_deferred(struct kfab_srx_owner *own)
 		pthread_mutex_unlock(&own->lock);
 		if (!u)
 			return;
-		if (kfab_owner_start(u))
-			KFAB_WARN(EP_DATA, "a peer refused to start a message\n");
+		if (shim_owner_start(u))
+			SHIM_WARN(EP_DATA, "a peer refused to start a message\n");
 	}
 }
 
-static void kfab_owner_free_entry(struct fi_peer_rx_entry *e)
+static void shim_owner_free_entry(struct fi_peer_rx_entry *e)
 {
 	if (e)
-		free(container_of(e, struct kfab_rxe, pe));
+		free(container_of(e, struct shim_rxe, pe));
 }
 
-static const struct fi_ops_srx_owner kfab_srx_owner_ops = {
+static const struct fi_ops_srx_owner shim_srx_owner_ops = {
 	.size = sizeof(struct fi_ops_srx_owner),
-	.get_msg = kfab_owner_get_msg,
-	.get_tag = kfab_owner_get_tag,
-	.queue_msg = kfab_owner_queue,
-	.queue_tag = kfab_owner_queue,
-	.free_entry = kfab_owner_free_entry,
+	.get_msg = shim_owner_get_msg,
+	.get_tag = shim_owner_get_tag,
+	.queue_msg = shim_owner_queue,
+	.queue_tag = shim_owner_queue,
+	.free_entry = shim_owner_free_entry,
 };
 
 /* ---- the application's receives on an exported SRX (srx.c hooks) ---- */
 
-ssize_t kfab_srx_peer_post(struct kfab_srx *srx, const struct kfab_sqe *sqe)
+ssize_t shim_srx_peer_post(struct shim_srx *srx, const struct kfab_sqe *sqe)
 {
-	struct kfab_srx_owner *own = srx->psrx->own;
-	struct kfab_rxe *p, *u;
+	struct shim_srx_owner *own = srx->psrx->own;
+	struct shim_rxe *p, *u;
 	uint8_t i;
 
 	/* kfab as the peer: receives are the owner's (fi_peer(3)). */
@@ -882,10 +882,10 @@ ssize_t kfab_srx_peer_post(struct kfab_srx *srx, const struct kfab_sqe *sqe)
 	if (sqe->flags & (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK |
 			  KFAB_SQE_CLAIM | KFAB_SQE_DISCARD))
 		return -FI_EBADFLAGS;
-	p = kfab_rxe_new();
+	p = shim_rxe_new();
 	if (!p)
 		return -FI_ENOMEM;
-	p->kind = sqe->opcode == KFAB_OP_TRECV ? KFAB_KIND_TAG : KFAB_KIND_MSG;
+	p->kind = sqe->opcode == KFAB_OP_TRECV ? SHIM_KIND_TAG : SHIM_KIND_MSG;
 	p->pe.context = (void *)(uintptr_t)sqe->context;
 	p->pe.count = sqe->iov_count;
 	for (i = 0; i < sqe->iov_count && i < KFAB_IOV_MAX; i++) {
@@ -894,36 +894,36 @@ ssize_t kfab_srx_peer_post(struct kfab_srx *srx, const struct kfab_sqe *sqe)
 	}
 	p->pe.addr = sqe->addr;
 	p->directed = sqe->addr != FI_ADDR_UNSPEC;
-	p->pe.tag = p->kind == KFAB_KIND_TAG ? sqe->tag : 0;
+	p->pe.tag = p->kind == SHIM_KIND_TAG ? sqe->tag : 0;
 	p->ignore = sqe->ignore;
-	p->pe.flags = FI_RECV | (p->kind == KFAB_KIND_TAG ? FI_TAGGED : FI_MSG);
+	p->pe.flags = FI_RECV | (p->kind == SHIM_KIND_TAG ? FI_TAGGED : FI_MSG);
 	if (sqe->flags & KFAB_SQE_COMPLETION)
 		p->pe.flags |= FI_COMPLETION;
 
 	pthread_mutex_lock(&own->lock);
-	u = kfab_rxe_take(&own->unexp[p->kind], kfab_match_unexp, p);
+	u = shim_rxe_take(&own->unexp[p->kind], shim_match_unexp, p);
 	if (!u)
-		kfab_rxe_append(&own->posted[p->kind], p);
+		shim_rxe_append(&own->posted[p->kind], p);
 	pthread_mutex_unlock(&own->lock);
 	if (!u)
 		return 0;
 	/* A message waits: its peer moves it in (start_msg/start_tag). */
-	kfab_rxe_fill(u, p);
+	shim_rxe_fill(u, p);
 	free(p);
-	return kfab_owner_start(u);
+	return shim_owner_start(u);
 }
 
-static bool kfab_match_context(const struct kfab_rxe *p, const void *arg)
+static bool shim_match_context(const struct shim_rxe *p, const void *arg)
 {
 	return p->pe.context == arg;
 }
 
-ssize_t kfab_srx_peer_cancel(struct kfab_srx *srx, void *context)
+ssize_t shim_srx_peer_cancel(struct shim_srx *srx, void *context)
 {
-	struct kfab_srx_owner *own = srx->psrx->own;
+	struct shim_srx_owner *own = srx->psrx->own;
 	struct fi_cq_err_entry err = { 0 };
-	struct kfab_cq *cq = NULL;
-	struct kfab_rxe *p;
+	struct shim_cq *cq = NULL;
+	struct shim_rxe *p;
 	int kind;
 
 	if (!own)
@@ -935,7 +935,7 @@ ssize_t kfab_srx_peer_cancel(struct kfab_srx *srx, void *context)
 		return -FI_ENOENT;
 	}
 	for (kind = 0; kind < 2; kind++) {
-		p = kfab_rxe_take(&own->posted[kind], kfab_match_context,
+		p = shim_rxe_take(&own->posted[kind], shim_match_context,
 				  context);
 		if (p)
 			break;
@@ -952,12 +952,12 @@ ssize_t kfab_srx_peer_cancel(struct kfab_srx *srx, void *context)
 	err.err = FI_ECANCELED;
 	err.prov_errno = FI_ECANCELED;
 	free(p);
-	return cq ? kfab_cq_inject_err(cq, &err) : 0;
+	return cq ? shim_cq_inject_err(cq, &err) : 0;
 }
 
-void kfab_srx_peer_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep)
+void shim_srx_peer_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 {
-	struct kfab_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
 
 	if (!own)
 		return;
@@ -967,9 +967,9 @@ void kfab_srx_peer_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep)
 	pthread_mutex_unlock(&own->lock);
 }
 
-void kfab_srx_peer_ep_unbound(struct kfab_srx *srx, struct kfab_ep *ep)
+void shim_srx_peer_ep_unbound(struct shim_srx *srx, struct shim_ep *ep)
 {
-	struct kfab_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
 
 	if (!own)
 		return;
@@ -981,10 +981,10 @@ void kfab_srx_peer_ep_unbound(struct kfab_srx *srx, struct kfab_ep *ep)
 
 /* ---- the fid_peer_srx objects ---- */
 
-static void kfab_rxe_free_list(struct kfab_rxe_list *l,
-			       const struct kfab_peer_srx_obj *from)
+static void shim_rxe_free_list(struct shim_rxe_list *l,
+			       const struct shim_peer_srx_obj *from)
 {
-	struct kfab_rxe *r, *next, *keep = NULL, *keep_tail = NULL;
+	struct shim_rxe *r, *next, *keep = NULL, *keep_tail = NULL;
 
 	for (r = l->head; r; r = next) {
 		next = r->next;
@@ -1004,10 +1004,10 @@ static void kfab_rxe_free_list(struct kfab_rxe_list *l,
 }
 
 /* Under own->lock: close the imported fid, unlink and free @obj. */
-static int kfab_peer_srx_obj_release(struct kfab_peer_srx_obj *obj)
+static int shim_peer_srx_obj_release(struct shim_peer_srx_obj *obj)
 {
-	struct kfab_srx_owner *own = obj->own;
-	struct kfab_peer_srx_obj **pp;
+	struct shim_srx_owner *own = obj->own;
+	struct shim_peer_srx_obj **pp;
 	int ret;
 
 	if (obj->imported) {
@@ -1017,9 +1017,9 @@ static int kfab_peer_srx_obj_release(struct kfab_peer_srx_obj *obj)
 		obj->imported = NULL;
 	}
 	/* The peer is gone, and so are the messages it queued. */
-	kfab_rxe_free_list(&own->unexp[KFAB_KIND_MSG], obj);
-	kfab_rxe_free_list(&own->unexp[KFAB_KIND_TAG], obj);
-	kfab_rxe_free_list(&own->to_start, obj);
+	shim_rxe_free_list(&own->unexp[SHIM_KIND_MSG], obj);
+	shim_rxe_free_list(&own->unexp[SHIM_KIND_TAG], obj);
+	shim_rxe_free_list(&own->to_start, obj);
 	for (pp = &own->objs; *pp; pp = &(*pp)->next) {
 		if (*pp == obj) {
 			*pp = obj->next;
@@ -1030,25 +1030,25 @@ static int kfab_peer_srx_obj_release(struct kfab_peer_srx_obj *obj)
 	return 0;
 }
 
-static int kfab_peer_srx_obj_close(struct fid *fid)
+static int shim_peer_srx_obj_close(struct fid *fid)
 {
-	struct kfab_peer_srx_obj *obj =
-		container_of(fid, struct kfab_peer_srx_obj, peer.ep_fid.fid);
-	struct kfab_srx_owner *own = obj->own;
+	struct shim_peer_srx_obj *obj =
+		container_of(fid, struct shim_peer_srx_obj, peer.ep_fid.fid);
+	struct shim_srx_owner *own = obj->own;
 	int ret;
 
 	pthread_mutex_lock(&own->lock);
-	ret = kfab_peer_srx_obj_release(obj);
+	ret = shim_peer_srx_obj_release(obj);
 	pthread_mutex_unlock(&own->lock);
 	return ret;
 }
 
 /* fi_import_fid(): what the peer returned from fi_srx_context(), if any. */
-static int kfab_peer_srx_obj_import(struct fid *fid, struct fid *bfid,
+static int shim_peer_srx_obj_import(struct fid *fid, struct fid *bfid,
 				    uint64_t flags)
 {
-	struct kfab_peer_srx_obj *obj =
-		container_of(fid, struct kfab_peer_srx_obj, peer.ep_fid.fid);
+	struct shim_peer_srx_obj *obj =
+		container_of(fid, struct shim_peer_srx_obj, peer.ep_fid.fid);
 	int ret = 0;
 
 	if (flags)
@@ -1064,94 +1064,94 @@ static int kfab_peer_srx_obj_import(struct fid *fid, struct fid *bfid,
 	return ret;
 }
 
-static const struct fi_ops kfab_peer_srx_obj_fi_ops = {
+static const struct fi_ops shim_peer_srx_obj_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_peer_srx_obj_close,
-	.bind = kfab_peer_srx_obj_import,
-	.control = kfab_no_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_peer_srx_obj_close,
+	.bind = shim_peer_srx_obj_import,
+	.control = shim_no_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
 /* A fid_peer_srx is no endpoint of kfab's: its endpoint calls do nothing. */
-static ssize_t kfab_peer_srx_obj_cancel(fid_t fid, void *context)
+static ssize_t shim_peer_srx_obj_cancel(fid_t fid, void *context)
 {
 	(void)fid; (void)context;
 	return -FI_ENOSYS;
 }
 
-static int kfab_peer_srx_obj_getopt(fid_t fid, int level, int optname,
+static int shim_peer_srx_obj_getopt(fid_t fid, int level, int optname,
 				    void *optval, size_t *optlen)
 {
 	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
 	return -FI_ENOPROTOOPT;
 }
 
-static int kfab_peer_srx_obj_setopt(fid_t fid, int level, int optname,
+static int shim_peer_srx_obj_setopt(fid_t fid, int level, int optname,
 				    const void *optval, size_t optlen)
 {
 	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
 	return -FI_ENOPROTOOPT;
 }
 
-static int kfab_peer_srx_obj_ctx(struct fid_ep *sep, int index, void *attr,
+static int shim_peer_srx_obj_ctx(struct fid_ep *sep, int index, void *attr,
 				 struct fid_ep **ep, void *context)
 {
 	(void)sep; (void)index; (void)attr; (void)ep; (void)context;
 	return -FI_ENOSYS;
 }
 
-static int kfab_peer_srx_obj_tx_ctx(struct fid_ep *sep, int index,
+static int shim_peer_srx_obj_tx_ctx(struct fid_ep *sep, int index,
 				    struct fi_tx_attr *attr,
 				    struct fid_ep **ep, void *context)
 {
-	return kfab_peer_srx_obj_ctx(sep, index, attr, ep, context);
+	return shim_peer_srx_obj_ctx(sep, index, attr, ep, context);
 }
 
-static int kfab_peer_srx_obj_rx_ctx(struct fid_ep *sep, int index,
+static int shim_peer_srx_obj_rx_ctx(struct fid_ep *sep, int index,
 				    struct fi_rx_attr *attr,
 				    struct fid_ep **ep, void *context)
 {
-	return kfab_peer_srx_obj_ctx(sep, index, attr, ep, context);
+	return shim_peer_srx_obj_ctx(sep, index, attr, ep, context);
 }
 
-static ssize_t kfab_peer_srx_obj_size_left(struct fid_ep *ep)
+static ssize_t shim_peer_srx_obj_size_left(struct fid_ep *ep)
 {
 	(void)ep;
 	return -FI_ENOSYS;
 }
 
-static const struct fi_ops_ep kfab_peer_srx_obj_ep_ops = {
+static const struct fi_ops_ep shim_peer_srx_obj_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = kfab_peer_srx_obj_cancel,
-	.getopt = kfab_peer_srx_obj_getopt,
-	.setopt = kfab_peer_srx_obj_setopt,
-	.tx_ctx = kfab_peer_srx_obj_tx_ctx,
-	.rx_ctx = kfab_peer_srx_obj_rx_ctx,
-	.rx_size_left = kfab_peer_srx_obj_size_left,
-	.tx_size_left = kfab_peer_srx_obj_size_left,
+	.cancel = shim_peer_srx_obj_cancel,
+	.getopt = shim_peer_srx_obj_getopt,
+	.setopt = shim_peer_srx_obj_setopt,
+	.tx_ctx = shim_peer_srx_obj_tx_ctx,
+	.rx_ctx = shim_peer_srx_obj_rx_ctx,
+	.rx_size_left = shim_peer_srx_obj_size_left,
+	.tx_size_left = shim_peer_srx_obj_size_left,
 };
 
-static void kfab_peer_srx_obj_init(struct kfab_peer_srx_obj *obj,
-				   struct kfab_srx_owner *own, bool internal)
+static void shim_peer_srx_obj_init(struct shim_peer_srx_obj *obj,
+				   struct shim_srx_owner *own, bool internal)
 {
 	obj->own = own;
 	obj->internal = internal;
 	obj->peer.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
 	obj->peer.ep_fid.fid.context = &own->srx->ep_fid;
-	obj->peer.ep_fid.fid.ops = (struct fi_ops *)&kfab_peer_srx_obj_fi_ops;
-	obj->peer.ep_fid.ops = (struct fi_ops_ep *)&kfab_peer_srx_obj_ep_ops;
-	obj->peer.owner_ops = (struct fi_ops_srx_owner *)&kfab_srx_owner_ops;
+	obj->peer.ep_fid.fid.ops = (struct fi_ops *)&shim_peer_srx_obj_fi_ops;
+	obj->peer.ep_fid.ops = (struct fi_ops_ep *)&shim_peer_srx_obj_ep_ops;
+	obj->peer.owner_ops = (struct fi_ops_srx_owner *)&shim_srx_owner_ops;
 	obj->peer.peer_ops = &obj->peer_ops;
 	obj->peer_ops.size = sizeof(obj->peer_ops);
 }
 
 /* The first export turns the SRX into one whose matching lives here. */
-static int kfab_srx_owner_new(struct kfab_srx *srx)
+static int shim_srx_owner_new(struct shim_srx *srx)
 {
-	struct kfab_srx_owner *own = calloc(1, sizeof(*own));
-	struct kfab_psrx *ps;
+	struct shim_srx_owner *own = calloc(1, sizeof(*own));
+	struct shim_psrx *ps;
 
 	if (!own)
 		return -FI_ENOMEM;
@@ -1160,10 +1160,10 @@ static int kfab_srx_owner_new(struct kfab_srx *srx)
 		return -FI_ENOMEM;
 	}
 	own->srx = srx;
-	kfab_peer_srx_obj_init(&own->self, own, true);
+	shim_peer_srx_obj_init(&own->self, own, true);
 	/* kfab's own messages reach the lists as a peer's do. */
-	own->self.peer_ops = kfab_psrx_peer_ops;
-	ps = kfab_psrx_new(srx, &own->self.peer, true);
+	own->self.peer_ops = shim_psrx_peer_ops;
+	ps = shim_psrx_new(srx, &own->self.peer, true);
 	if (!ps) {
 		pthread_mutex_destroy(&own->lock);
 		free(own);
@@ -1171,15 +1171,15 @@ static int kfab_srx_owner_new(struct kfab_srx *srx)
 	}
 	ps->own = own;
 	srx->psrx = ps;
-	kfab_psrx_register(ps);
+	shim_psrx_register(ps);
 	return 0;
 }
 
-int kfab_srx_peer_export(struct kfab_srx *srx, void *val)
+int shim_srx_peer_export(struct shim_srx *srx, void *val)
 {
 	struct fid_peer_srx **out = val;
-	struct kfab_peer_srx_obj *obj;
-	struct kfab_srx_owner *own;
+	struct shim_peer_srx_obj *obj;
+	struct shim_srx_owner *own;
 	int ret = 0;
 
 	if (!out)
@@ -1193,10 +1193,10 @@ int kfab_srx_peer_export(struct kfab_srx *srx, void *val)
 		 * matched there, would bypass the lists.
 		 */
 		if (srx->bound ||
-		    kfab_ring_space(&srx->ring) != srx->ring.entries)
+		    shim_ring_space(&srx->ring) != srx->ring.entries)
 			ret = -FI_EOPBADSTATE;
 		else
-			ret = kfab_srx_owner_new(srx);
+			ret = shim_srx_owner_new(srx);
 	}
 	pthread_mutex_unlock(&srx->lock);
 	if (ret)
@@ -1205,7 +1205,7 @@ int kfab_srx_peer_export(struct kfab_srx *srx, void *val)
 	obj = calloc(1, sizeof(*obj));
 	if (!obj)
 		return -FI_ENOMEM;
-	kfab_peer_srx_obj_init(obj, own, false);
+	shim_peer_srx_obj_init(obj, own, false);
 	pthread_mutex_lock(&own->lock);
 	obj->next = own->objs;
 	own->objs = obj;
@@ -1214,10 +1214,10 @@ int kfab_srx_peer_export(struct kfab_srx *srx, void *val)
 	return 0;
 }
 
-int kfab_srx_peer_close(struct kfab_srx *srx)
+int shim_srx_peer_close(struct shim_srx *srx)
 {
-	struct kfab_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
-	struct kfab_peer_srx_obj *obj;
+	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_peer_srx_obj *obj;
 	int ret = 0;
 
 	if (!own)
@@ -1230,7 +1230,7 @@ int kfab_srx_peer_close(struct kfab_srx *srx)
 		}
 	}
 	while (own->objs) {
-		ret = kfab_peer_srx_obj_release(own->objs);
+		ret = shim_peer_srx_obj_release(own->objs);
 		if (ret)
 			goto out;
 	}
@@ -1239,24 +1239,24 @@ out:
 	return ret;
 }
 
-void kfab_srx_peer_free(struct kfab_srx *srx)
+void shim_srx_peer_free(struct shim_srx *srx)
 {
-	struct kfab_psrx *ps = srx->psrx;
-	struct kfab_srx_owner *own;
+	struct shim_psrx *ps = srx->psrx;
+	struct shim_srx_owner *own;
 	int k;
 
 	if (!ps)
 		return;
 	own = ps->own;
 	srx->psrx = NULL;
-	kfab_psrx_free(ps);
+	shim_psrx_free(ps);
 	if (!own)
 		return;
 	for (k = 0; k < 2; k++) {
-		kfab_rxe_free_list(&own->posted[k], NULL);
-		kfab_rxe_free_list(&own->unexp[k], NULL);
+		shim_rxe_free_list(&own->posted[k], NULL);
+		shim_rxe_free_list(&own->unexp[k], NULL);
 	}
-	kfab_rxe_free_list(&own->to_start, NULL);
+	shim_rxe_free_list(&own->to_start, NULL);
 	pthread_mutex_destroy(&own->lock);
 	free(own);
 }

@@ -13,17 +13,17 @@
 
 #include "internal.h"
 
-static char kfab_dev[PATH_MAX] = KFAB_DEFAULT_DEV;
-static unsigned int kfab_av_mode = 0600;
+static char shim_dev[PATH_MAX] = SHIM_DEFAULT_DEV;
+static unsigned int shim_av_mode = 0600;
 
-const char *kfab_dev_path(void)
+const char *shim_dev_path(void)
 {
-	return kfab_dev;
+	return shim_dev;
 }
 
-unsigned int kfab_av_create_mode(void)
+unsigned int shim_av_create_mode(void)
 {
-	return kfab_av_mode;
+	return shim_av_mode;
 }
 
 /*
@@ -33,7 +33,7 @@ unsigned int kfab_av_create_mode(void)
  * and a missing device is only worth an info line: it is the normal state of
  * a machine without the module.
  */
-static int kfab_getinfo(uint32_t version, const char *node,
+static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
 			const struct fi_info *hints, struct fi_info **info)
 {
@@ -46,31 +46,31 @@ static int kfab_getinfo(uint32_t version, const char *node,
 	 * FI_SOURCE select nothing, so they are accepted and ignored.
 	 */
 	if (node || service)
-		KFAB_INFO(CORE, "node \"%s\" / service \"%s\" ignored: kfab has no addressing yet\n",
+		SHIM_INFO(CORE, "node \"%s\" / service \"%s\" ignored: kfab has no addressing yet\n",
 			  node ? node : "", service ? service : "");
 
-	ret = kfab_info_check(hints);
+	ret = shim_info_check(hints);
 	if (ret)
 		return ret;
 
-	ret = kfab_fabric_dev_open(&fd, &abi);
+	ret = shim_fabric_dev_open(&fd, &abi);
 	if (ret) {
-		KFAB_INFO(CORE, "%s unusable (%s): kfab offers nothing\n",
-			  kfab_dev_path(), fi_strerror(-ret));
+		SHIM_INFO(CORE, "%s unusable (%s): kfab offers nothing\n",
+			  shim_dev_path(), fi_strerror(-ret));
 		return -FI_ENODATA;
 	}
-	kfab_dev_close(fd);
+	shim_dev_close(fd);
 
-	return kfab_info_get(version, hints, info);
+	return shim_info_get(version, hints, info);
 }
 
-static void kfab_cleanup(void)
+static void shim_cleanup(void)
 {
 	/* Nothing global to release: every resource belongs to an object. */
 }
 
-struct fi_provider kfab_prov = {
-	.name = KFAB_PROV_NAME,
+struct fi_provider shim_prov = {
+	.name = SHIM_PROV_NAME,
 	.version = KFAB_PROV_VERSION,
 	/*
 	 * The libfabric API kfab is written against.  The core skips a
@@ -78,45 +78,45 @@ struct fi_provider kfab_prov = {
 	 * so this is also the newest API a caller may request from kfab.
 	 */
 	.fi_version = FI_VERSION(1, 17),
-	.getinfo = kfab_getinfo,
-	.fabric = kfab_fabric_open,
-	.cleanup = kfab_cleanup,
+	.getinfo = shim_getinfo,
+	.fabric = shim_fabric_open,
+	.cleanup = shim_cleanup,
 };
 
 FI_EXT_INI
 {
 	char *dev = NULL;
 
-	fi_param_define(&kfab_prov, "dev", FI_PARAM_STRING,
+	fi_param_define(&shim_prov, "dev", FI_PARAM_STRING,
 			"Path of the kfab device (default: %s)",
-			KFAB_DEFAULT_DEV);
+			SHIM_DEFAULT_DEV);
 
 	/*
 	 * Read once, when libfabric loads kfab, like every libfabric
 	 * parameter: a process sees one device for its whole life.
 	 */
-	if (!fi_param_get_str(&kfab_prov, "dev", &dev) && dev && *dev) {
-		if (strlen(dev) < sizeof(kfab_dev))
-			strcpy(kfab_dev, dev);
+	if (!fi_param_get_str(&shim_prov, "dev", &dev) && dev && *dev) {
+		if (strlen(dev) < sizeof(shim_dev))
+			strcpy(shim_dev, dev);
 		else
-			KFAB_WARN(CORE, "FI_KFAB_DEV too long, using %s\n",
-				  kfab_dev);
+			SHIM_WARN(CORE, "FI_KFAB_DEV too long, using %s\n",
+				  shim_dev);
 	}
-	KFAB_INFO(CORE, "device %s\n", kfab_dev);
+	SHIM_INFO(CORE, "device %s\n", shim_dev);
 
-	fi_param_define(&kfab_prov, "av_mode", FI_PARAM_STRING,
+	fi_param_define(&shim_prov, "av_mode", FI_PARAM_STRING,
 			"Permission bits, in octal, of the named AVs this process creates (default: 0600; see fi_kfab(7))");
 	dev = NULL;
-	if (!fi_param_get_str(&kfab_prov, "av_mode", &dev) && dev && *dev) {
+	if (!fi_param_get_str(&shim_prov, "av_mode", &dev) && dev && *dev) {
 		char *end;
 		unsigned long mode = strtoul(dev, &end, 8);
 
 		if (*end || mode > 0777)
-			KFAB_WARN(CORE, "FI_KFAB_AV_MODE \"%s\" is not an octal mode, using %04o\n",
-				  dev, kfab_av_mode);
+			SHIM_WARN(CORE, "FI_KFAB_AV_MODE \"%s\" is not an octal mode, using %04o\n",
+				  dev, shim_av_mode);
 		else
-			kfab_av_mode = mode;
+			shim_av_mode = mode;
 	}
 
-	return &kfab_prov;
+	return &shim_prov;
 }

@@ -29,8 +29,8 @@
 #include "internal.h"
 
 /* The kernel's answer must describe a ring that fits its region. */
-int kfab_ring_map(struct kfab_ring *ring, int fd, uint32_t id,
-		  const struct kfab_ring_layout *l)
+int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
+		  const struct shim_ring_layout *l)
 {
 	uint32_t n = l->entries;
 	int ret;
@@ -46,7 +46,7 @@ int kfab_ring_map(struct kfab_ring *ring, int fd, uint32_t id,
 	ring->fd = fd;
 	ring->id = id;
 	ring->map_len = l->mmap_size;
-	ret = kfab_dev_mmap(fd, l->mmap_offset, ring->map_len, true,
+	ret = shim_dev_mmap(fd, l->mmap_offset, ring->map_len, true,
 			    &ring->map);
 	if (ret) {
 		ring->map = NULL;
@@ -59,20 +59,20 @@ int kfab_ring_map(struct kfab_ring *ring, int fd, uint32_t id,
 	ring->mask = n - 1;
 	ring->sqe_size = l->sqe_size;
 	/* A fresh ring: both indices start where the kernel put them. */
-	ring->local_tail = kfab_load_acquire(ring->head);
+	ring->local_tail = shim_load_acquire(ring->head);
 	ring->published = ring->local_tail;
-	kfab_store_release(ring->tail, ring->local_tail);
+	shim_store_release(ring->tail, ring->local_tail);
 	return 0;
 }
 
-void kfab_ring_unmap(struct kfab_ring *ring)
+void shim_ring_unmap(struct shim_ring *ring)
 {
 	if (ring->map)
 		munmap(ring->map, ring->map_len);
 	ring->map = NULL;
 }
 
-uint32_t kfab_ring_entries(uint64_t want)
+uint32_t shim_ring_entries(uint64_t want)
 {
 	uint32_t n = 1;
 
@@ -86,59 +86,59 @@ uint32_t kfab_ring_entries(uint64_t want)
 }
 
 /* Slots in use, as far as we know; never above ring->entries. */
-static uint32_t kfab_ring_used(struct kfab_ring *ring)
+static uint32_t shim_ring_used(struct shim_ring *ring)
 {
 	/* Pairs with the kernel's smp_store_release() of head. */
-	uint32_t used = ring->local_tail - kfab_load_acquire(ring->head);
+	uint32_t used = ring->local_tail - shim_load_acquire(ring->head);
 
 	/* A head past our tail, or too far behind, is not the kernel's. */
 	return used > ring->entries ? ring->entries : used;
 }
 
-uint32_t kfab_ring_space(struct kfab_ring *ring)
+uint32_t shim_ring_space(struct shim_ring *ring)
 {
-	return ring->entries - kfab_ring_used(ring);
+	return ring->entries - shim_ring_used(ring);
 }
 
-static void kfab_ring_publish(struct kfab_ring *ring)
+static void shim_ring_publish(struct shim_ring *ring)
 {
 	if (ring->published == ring->local_tail)
 		return;
 	/* Pairs with the kernel's smp_load_acquire() of tail. */
-	kfab_store_release(ring->tail, ring->local_tail);
+	shim_store_release(ring->tail, ring->local_tail);
 	ring->published = ring->local_tail;
 }
 
-static void kfab_ring_doorbell(struct kfab_ring *ring)
+static void shim_ring_doorbell(struct shim_ring *ring)
 {
-	int ret = kfab_dev_ep_doorbell(ring->fd, ring->id, NULL);
+	int ret = shim_dev_ep_doorbell(ring->fd, ring->id, NULL);
 
 	/*
 	 * The requests are in the ring whatever the answer: the next
 	 * doorbell (or progress from a CQ read) carries them out.
 	 */
 	if (ret)
-		KFAB_INFO(EP_DATA, "ring of %u: KFAB_IOC_EP_DOORBELL: %s\n",
+		SHIM_INFO(EP_DATA, "ring of %u: KFAB_IOC_EP_DOORBELL: %s\n",
 			  ring->id, fi_strerror(-ret));
 }
 
-void kfab_ring_flush(struct kfab_ring *ring)
+void shim_ring_flush(struct shim_ring *ring)
 {
-	kfab_ring_publish(ring);
-	kfab_ring_doorbell(ring);
+	shim_ring_publish(ring);
+	shim_ring_doorbell(ring);
 }
 
-ssize_t kfab_ring_post(struct kfab_ring *ring, const struct kfab_sqe *sqe,
+ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 		       bool more, bool doorbell)
 {
 	uint8_t *slot;
 
-	if (kfab_ring_used(ring) >= ring->entries) {
-		kfab_ring_publish(ring);
+	if (shim_ring_used(ring) >= ring->entries) {
+		shim_ring_publish(ring);
 		if (!doorbell)
 			return -FI_EAGAIN;
-		kfab_ring_doorbell(ring);
-		if (kfab_ring_used(ring) >= ring->entries)
+		shim_ring_doorbell(ring);
+		if (shim_ring_used(ring) >= ring->entries)
 			return -FI_EAGAIN;
 	}
 	slot = ring->sqes + (size_t)(ring->local_tail & ring->mask) *
@@ -149,23 +149,23 @@ ssize_t kfab_ring_post(struct kfab_ring *ring, const struct kfab_sqe *sqe,
 		memset(slot + sizeof(*sqe), 0, ring->sqe_size - sizeof(*sqe));
 	ring->local_tail++;
 	if (!more) {
-		kfab_ring_publish(ring);
+		shim_ring_publish(ring);
 		if (doorbell)
-			kfab_ring_doorbell(ring);
+			shim_ring_doorbell(ring);
 	}
 	return 0;
 }
 
-bool kfab_ring_progress(struct kfab_ring *ring)
+bool shim_ring_progress(struct shim_ring *ring)
 {
 	uint32_t tail, head;
 
 	/* The published tail is ours; a scribbled one only costs a call. */
-	tail = kfab_read_once(ring->tail);
+	tail = shim_read_once(ring->tail);
 	/* Pairs with the kernel's smp_store_release() of head. */
-	head = kfab_load_acquire(ring->head);
+	head = shim_load_acquire(ring->head);
 	if (head == tail)
 		return false;
-	(void)kfab_dev_ep_doorbell(ring->fd, ring->id, NULL);
-	return kfab_load_acquire(ring->head) != tail;
+	(void)shim_dev_ep_doorbell(ring->fd, ring->id, NULL);
+	return shim_load_acquire(ring->head) != tail;
 }

@@ -31,28 +31,28 @@
 #include "internal.h"
 #include "peer.h"
 
-static const struct fi_ops kfab_srx_fi_ops;
+static const struct fi_ops shim_srx_fi_ops;
 
-struct kfab_srx *kfab_srx_from_fid(struct fid *fid)
+struct shim_srx *shim_srx_from_fid(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_SRX_CTX ||
-	    fid->ops != &kfab_srx_fi_ops)
+	    fid->ops != &shim_srx_fi_ops)
 		return NULL;
-	return container_of(fid, struct kfab_srx, ep_fid.fid);
+	return container_of(fid, struct shim_srx, ep_fid.fid);
 }
 
 /* ---- the endpoints of an SRX ---- */
 
-int kfab_srx_bind_ep(struct kfab_srx *srx, struct kfab_ep *ep)
+int shim_srx_bind_ep(struct shim_srx *srx, struct shim_ep *ep)
 {
-	uint64_t ep_caps = ep->caps & KFAB_SRX_SUBSET_CAPS;
+	uint64_t ep_caps = ep->caps & SHIM_SRX_SUBSET_CAPS;
 
 	/* fi_endpoint(3) -FI_EDOMAIN: "an attempt ... to bind multiple domains" */
 	if (srx->domain != ep->domain)
 		return -FI_EDOMAIN;
 	/* "must use a subset of the receive context's attributes" */
 	if (ep_caps & ~srx->caps) {
-		KFAB_INFO(EP_CTRL, "ep %u: receive caps 0x%llx not all in srx %u's 0x%llx\n",
+		SHIM_INFO(EP_CTRL, "ep %u: receive caps 0x%llx not all in srx %u's 0x%llx\n",
 			  ep->id, (unsigned long long)ep_caps, srx->id,
 			  (unsigned long long)srx->caps);
 		return -FI_EINVAL;
@@ -63,31 +63,31 @@ int kfab_srx_bind_ep(struct kfab_srx *srx, struct kfab_ep *ep)
 	return 0;
 }
 
-void kfab_srx_ep_enabled(struct kfab_srx *srx, struct kfab_ep *ep)
+void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 {
 	pthread_mutex_lock(&srx->lock);
-	kfab_write_once(&srx->live, srx->live + 1);
+	shim_write_once(&srx->live, srx->live + 1);
 	if (ep->rx_selective)
-		kfab_write_once(&srx->live_selective, srx->live_selective + 1);
+		shim_write_once(&srx->live_selective, srx->live_selective + 1);
 	if (srx->psrx)
-		kfab_srx_peer_ep_enabled(srx, ep);
+		shim_srx_peer_ep_enabled(srx, ep);
 	/* Receives posted while no endpoint was enabled go in now. */
-	if (kfab_ring_space(&srx->ring) != srx->ring.entries)
-		kfab_ring_flush(&srx->ring);
+	if (shim_ring_space(&srx->ring) != srx->ring.entries)
+		shim_ring_flush(&srx->ring);
 	pthread_mutex_unlock(&srx->lock);
 }
 
-void kfab_srx_unbind_ep(struct kfab_srx *srx, struct kfab_ep *ep,
+void shim_srx_unbind_ep(struct shim_srx *srx, struct shim_ep *ep,
 			bool was_enabled)
 {
 	if (srx->psrx)
-		kfab_srx_peer_ep_unbound(srx, ep);
+		shim_srx_peer_ep_unbound(srx, ep);
 	pthread_mutex_lock(&srx->lock);
 	srx->bound--;
 	if (was_enabled) {
-		kfab_write_once(&srx->live, srx->live - 1);
+		shim_write_once(&srx->live, srx->live - 1);
 		if (ep->rx_selective)
-			kfab_write_once(&srx->live_selective,
+			shim_write_once(&srx->live_selective,
 					srx->live_selective - 1);
 	}
 	pthread_mutex_unlock(&srx->lock);
@@ -101,40 +101,40 @@ void kfab_srx_unbind_ep(struct kfab_srx *srx, struct kfab_ep *ep,
  * for one completion more than needed, never one fewer than wanted by an
  * endpoint that was enabled before it was posted.
  */
-bool kfab_srx_selective(struct kfab_srx *srx)
+bool shim_srx_selective(struct shim_srx *srx)
 {
-	unsigned int live = kfab_read_once(&srx->live);
+	unsigned int live = shim_read_once(&srx->live);
 
-	return live && kfab_read_once(&srx->live_selective) == live;
+	return live && shim_read_once(&srx->live_selective) == live;
 }
 
-ssize_t kfab_srx_post(struct kfab_srx *srx, const struct kfab_sqe *sqe,
+ssize_t shim_srx_post(struct shim_srx *srx, const struct kfab_sqe *sqe,
 		      bool more)
 {
 	ssize_t ret;
 
 	/* fi_peer(3): receives matched in the library (peer_srx.c). */
-	if (kfab_read_once(&srx->psrx))
-		return kfab_srx_peer_post(srx, sqe);
+	if (shim_read_once(&srx->psrx))
+		return shim_srx_peer_post(srx, sqe);
 	pthread_mutex_lock(&srx->lock);
-	ret = kfab_ring_post(&srx->ring, sqe, more, srx->live > 0);
+	ret = shim_ring_post(&srx->ring, sqe, more, srx->live > 0);
 	pthread_mutex_unlock(&srx->lock);
 	return ret;
 }
 
 /* Before an endpoint is enabled the kernel would refuse the doorbell. */
-bool kfab_srx_progress(struct kfab_srx *srx)
+bool shim_srx_progress(struct shim_srx *srx)
 {
-	if (!kfab_read_once(&srx->live))
+	if (!shim_read_once(&srx->live))
 		return false;
-	return kfab_ring_progress(&srx->ring);
+	return shim_ring_progress(&srx->ring);
 }
 
 /* ---- struct fi_ops ---- */
 
-static int kfab_srx_close(struct fid *fid)
+static int shim_srx_close(struct fid *fid)
 {
-	struct kfab_srx *srx = container_of(fid, struct kfab_srx, ep_fid.fid);
+	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
 	int ret;
 
 	pthread_mutex_lock(&srx->lock);
@@ -143,21 +143,21 @@ static int kfab_srx_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	/* Peers' objects first (fi_peer(3)); -FI_EBUSY while one is used. */
-	ret = kfab_srx_peer_close(srx);
+	ret = shim_srx_peer_close(srx);
 	if (ret) {
 		pthread_mutex_unlock(&srx->lock);
 		return ret;
 	}
 	/* Its posted receives go with it, silently (fi_endpoint(3)). */
-	ret = kfab_dev_destroy(srx->fd, srx->id);
+	ret = shim_dev_destroy(srx->fd, srx->id);
 	pthread_mutex_unlock(&srx->lock);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "srx %u: KFAB_IOC_DESTROY: %s\n", srx->id,
+		SHIM_WARN(EP_CTRL, "srx %u: KFAB_IOC_DESTROY: %s\n", srx->id,
 			  fi_strerror(-ret));
 		return ret;
 	}
-	kfab_srx_peer_free(srx);
-	kfab_ring_unmap(&srx->ring);
+	shim_srx_peer_free(srx);
+	shim_ring_unmap(&srx->ring);
 	pthread_mutex_destroy(&srx->lock);
 	free(srx);
 	return 0;
@@ -168,7 +168,7 @@ static int kfab_srx_close(struct fid *fid)
  * counters" (fi_endpoint(3)); endpoints bind to the SRX, never the
  * reverse.  Nothing binds to it: -FI_EINVAL.
  */
-static int kfab_srx_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static int shim_srx_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	(void)fid; (void)bfid; (void)flags;
 	return -FI_EINVAL;
@@ -180,31 +180,31 @@ static int kfab_srx_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
  * FI_ENABLE is 0: the SRX works from its creation (its receives wait in
  * the ring until an endpoint bound to it is enabled).
  */
-static int kfab_srx_control(struct fid *fid, int command, void *arg)
+static int shim_srx_control(struct fid *fid, int command, void *arg)
 {
-	struct kfab_srx *srx = container_of(fid, struct kfab_srx, ep_fid.fid);
+	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
 	uint64_t *flags = arg;
 
 	switch (command) {
 	case FI_GETOPSFLAG:
 		if (!flags || (*flags & (FI_TRANSMIT | FI_RECV)) != FI_RECV)
 			return -FI_EINVAL;
-		*flags = kfab_read_once(&srx->rx_op_flags);
+		*flags = shim_read_once(&srx->rx_op_flags);
 		return 0;
 	case FI_SETOPSFLAG:
 		if (!flags || (*flags & (FI_TRANSMIT | FI_RECV)) != FI_RECV)
 			return -FI_EINVAL;
 		/* msg.c reads it without the lock. */
-		kfab_write_once(&srx->rx_op_flags,
+		shim_write_once(&srx->rx_op_flags,
 				*flags & ~(uint64_t)(FI_TRANSMIT | FI_RECV));
 		return 0;
 	case FI_ENABLE:
 		return 0;
 	case FI_GET_VAL:
 		if (arg && ((struct fi_fid_var *)arg)->name == KFAB_FID_PEER_EXPORT)
-			return kfab_srx_peer_export(srx,
+			return shim_srx_peer_export(srx,
 						    ((struct fi_fid_var *)arg)->val);
-		return kfab_get_kernel_handle(arg, srx->fd, srx->id);
+		return shim_get_kernel_handle(arg, srx->fd, srx->id);
 	default:
 		return -FI_ENOSYS;
 	}
@@ -220,48 +220,48 @@ static int kfab_srx_control(struct fid *fid, int command, void *arg)
  * Before an endpoint is enabled nothing is posted in the kernel yet:
  * -FI_ENOENT.
  */
-static ssize_t kfab_srx_cancel(fid_t fid, void *context)
+static ssize_t shim_srx_cancel(fid_t fid, void *context)
 {
-	struct kfab_srx *srx = container_of(fid, struct kfab_srx, ep_fid.fid);
+	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
 
-	if (kfab_read_once(&srx->psrx))
-		return kfab_srx_peer_cancel(srx, context);
-	if (!kfab_read_once(&srx->live))
+	if (shim_read_once(&srx->psrx))
+		return shim_srx_peer_cancel(srx, context);
+	if (!shim_read_once(&srx->live))
 		return -FI_ENOENT;
-	kfab_srx_progress(srx);
-	return kfab_dev_ep_cancel(srx->fd, srx->id, (uintptr_t)context);
+	shim_srx_progress(srx);
+	return shim_dev_ep_cancel(srx->fd, srx->id, (uintptr_t)context);
 }
 
 /* FI_OPT_MIN_MULTI_RECV of the SRX's multi-receive buffers, as ep.c's. */
-static int kfab_srx_getopt(fid_t fid, int level, int optname, void *optval,
+static int shim_srx_getopt(fid_t fid, int level, int optname, void *optval,
 			   size_t *optlen)
 {
-	struct kfab_srx *srx = container_of(fid, struct kfab_srx, ep_fid.fid);
+	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen || *optlen < sizeof(size_t))
 		return -FI_EINVAL;
-	*(size_t *)optval = kfab_read_once(&srx->min_multi_recv);
+	*(size_t *)optval = shim_read_once(&srx->min_multi_recv);
 	*optlen = sizeof(size_t);
 	return 0;
 }
 
-static int kfab_srx_setopt(fid_t fid, int level, int optname,
+static int shim_srx_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen)
 {
-	struct kfab_srx *srx = container_of(fid, struct kfab_srx, ep_fid.fid);
+	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
 
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
 	if (!optval || optlen != sizeof(size_t))
 		return -FI_EINVAL;
 	/* msg.c reads it without a lock. */
-	kfab_write_once(&srx->min_multi_recv, *(const size_t *)optval);
+	shim_write_once(&srx->min_multi_recv, *(const size_t *)optval);
 	return 0;
 }
 
-static int kfab_srx_tx_ctx(struct fid_ep *sep, int index,
+static int shim_srx_tx_ctx(struct fid_ep *sep, int index,
 			   struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 			   void *context)
 {
@@ -269,7 +269,7 @@ static int kfab_srx_tx_ctx(struct fid_ep *sep, int index,
 	return -FI_ENOSYS;
 }
 
-static int kfab_srx_rx_ctx(struct fid_ep *sep, int index,
+static int shim_srx_rx_ctx(struct fid_ep *sep, int index,
 			   struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			   void *context)
 {
@@ -278,19 +278,19 @@ static int kfab_srx_rx_ctx(struct fid_ep *sep, int index,
 }
 
 /* The free slots of its ring, at any time (an SRX has no enabled state). */
-static ssize_t kfab_srx_rx_size_left(struct fid_ep *ep)
+static ssize_t shim_srx_rx_size_left(struct fid_ep *ep)
 {
-	struct kfab_srx *srx = to_kfab_srx(ep);
+	struct shim_srx *srx = to_kfab_srx(ep);
 	ssize_t ret;
 
 	pthread_mutex_lock(&srx->lock);
-	ret = (ssize_t)kfab_ring_space(&srx->ring);
+	ret = (ssize_t)shim_ring_space(&srx->ring);
 	pthread_mutex_unlock(&srx->lock);
 	return ret;
 }
 
 /* An SRX transmits nothing. */
-static ssize_t kfab_srx_tx_size_left(struct fid_ep *ep)
+static ssize_t shim_srx_tx_size_left(struct fid_ep *ep)
 {
 	(void)ep;
 	return -FI_ENOSYS;
@@ -298,45 +298,45 @@ static ssize_t kfab_srx_tx_size_left(struct fid_ep *ep)
 
 /* ---- the tables ---- */
 
-static const struct fi_ops kfab_srx_fi_ops = {
+static const struct fi_ops shim_srx_fi_ops = {
 	.size = sizeof(struct fi_ops),
-	.close = kfab_srx_close,
-	.bind = kfab_srx_bind,
-	.control = kfab_srx_control,
-	.ops_open = kfab_no_ops_open,
-	.tostr = kfab_no_tostr,
-	.ops_set = kfab_no_ops_set,
+	.close = shim_srx_close,
+	.bind = shim_srx_bind,
+	.control = shim_srx_control,
+	.ops_open = shim_no_ops_open,
+	.tostr = shim_no_tostr,
+	.ops_set = shim_no_ops_set,
 };
 
-static const struct fi_ops_ep kfab_srx_ops = {
+static const struct fi_ops_ep shim_srx_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = kfab_srx_cancel,
-	.getopt = kfab_srx_getopt,
-	.setopt = kfab_srx_setopt,
-	.tx_ctx = kfab_srx_tx_ctx,
-	.rx_ctx = kfab_srx_rx_ctx,
-	.rx_size_left = kfab_srx_rx_size_left,
-	.tx_size_left = kfab_srx_tx_size_left,
+	.cancel = shim_srx_cancel,
+	.getopt = shim_srx_getopt,
+	.setopt = shim_srx_setopt,
+	.tx_ctx = shim_srx_tx_ctx,
+	.rx_ctx = shim_srx_rx_ctx,
+	.rx_size_left = shim_srx_rx_size_left,
+	.tx_size_left = shim_srx_tx_size_left,
 };
 
 /* An SRX has no address and no connections. */
-static const struct fi_ops_cm kfab_srx_cm_ops = {
+static const struct fi_ops_cm shim_srx_cm_ops = {
 	.size = sizeof(struct fi_ops_cm),
-	.setname = kfab_no_setname,
-	.getname = kfab_no_getname,
-	.getpeer = kfab_no_getpeer,
-	.connect = kfab_no_connect,
-	.listen = kfab_no_listen,
-	.accept = kfab_no_accept,
-	.reject = kfab_no_reject,
-	.shutdown = kfab_no_shutdown,
-	.join = kfab_no_join,
+	.setname = shim_no_setname,
+	.getname = shim_no_getname,
+	.getpeer = shim_no_getpeer,
+	.connect = shim_no_connect,
+	.listen = shim_no_listen,
+	.accept = shim_no_accept,
+	.reject = shim_no_reject,
+	.shutdown = shim_no_shutdown,
+	.join = shim_no_join,
 };
 
 /* ---- opening ---- */
 
 /**
- * kfab_srx_context() - struct fi_ops_domain.srx_ctx: fi_srx_context()
+ * shim_srx_context() - struct fi_ops_domain.srx_ctx: fi_srx_context()
  * @domain: a kfab domain
  * @attr: the receive attributes, or NULL for kfab's: caps (kfab's receive
  *	caps when 0), op_flags (the default flags of its receives), size
@@ -349,18 +349,18 @@ static const struct fi_ops_cm kfab_srx_cm_ops = {
  * Return: 0; -FI_EINVAL without @rx_ep; -FI_ENODATA when @attr asks for
  * what kfab does not offer; -FI_ENOMEM; or the kernel's -errno.
  */
-int kfab_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		     struct fid_ep **rx_ep, void *context)
 {
-	struct kfab_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_srx_open cmd = { 0 };
-	struct kfab_ring_layout layout;
-	struct kfab_srx *srx;
+	struct shim_ring_layout layout;
+	struct shim_srx *srx;
 	int ret;
 
 	if (!rx_ep)
 		return -FI_EINVAL;
-	ret = kfab_info_check_rx_attr(attr);
+	ret = shim_info_check_rx_attr(attr);
 	if (ret)
 		return ret;
 
@@ -374,18 +374,18 @@ int kfab_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	}
 	srx->domain = dom;
 	srx->fd = dom->fabric->fd;
-	srx->caps = attr && attr->caps ? attr->caps : KFAB_RX_CAPS;
+	srx->caps = attr && attr->caps ? attr->caps : SHIM_RX_CAPS;
 	srx->rx_op_flags = attr ? attr->op_flags : 0;
 
 	cmd.domain_id = dom->id;
-	cmd.sq_entries = kfab_ring_entries(attr ? attr->size : 0);
-	ret = kfab_dev_srx_open(srx->fd, &cmd);
+	cmd.sq_entries = shim_ring_entries(attr ? attr->size : 0);
+	ret = shim_dev_srx_open(srx->fd, &cmd);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "KFAB_IOC_SRX_OPEN: %s\n", fi_strerror(-ret));
+		SHIM_WARN(EP_CTRL, "KFAB_IOC_SRX_OPEN: %s\n", fi_strerror(-ret));
 		goto err_free;
 	}
 	srx->id = cmd.out_srx_id;
-	layout = (struct kfab_ring_layout){
+	layout = (struct shim_ring_layout){
 		.entries = cmd.out_sq_entries,
 		.sqe_size = cmd.out_sqe_size,
 		.mmap_offset = cmd.out_sq_mmap_offset,
@@ -394,32 +394,32 @@ int kfab_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		.off_head = cmd.out_off_head,
 		.off_sqes = cmd.out_off_sqes,
 	};
-	ret = kfab_ring_map(&srx->ring, srx->fd, srx->id, &layout);
+	ret = shim_ring_map(&srx->ring, srx->fd, srx->id, &layout);
 	if (ret) {
-		KFAB_WARN(EP_CTRL, "srx %u: mapping the ring: %s\n", srx->id,
+		SHIM_WARN(EP_CTRL, "srx %u: mapping the ring: %s\n", srx->id,
 			  fi_strerror(-ret));
-		kfab_dev_destroy(srx->fd, srx->id);
+		shim_dev_destroy(srx->fd, srx->id);
 		goto err_free;
 	}
 
 	srx->ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
 	srx->ep_fid.fid.context = context;
-	srx->ep_fid.fid.ops = (struct fi_ops *)&kfab_srx_fi_ops;
-	srx->ep_fid.ops = (struct fi_ops_ep *)&kfab_srx_ops;
-	srx->ep_fid.cm = (struct fi_ops_cm *)&kfab_srx_cm_ops;
-	srx->ep_fid.msg = (struct fi_ops_msg *)&kfab_srx_msg_ops;
-	srx->ep_fid.tagged = (struct fi_ops_tagged *)&kfab_srx_tagged_ops;
-	srx->ep_fid.rma = (struct fi_ops_rma *)&kfab_ep_rma_ops;
-	srx->ep_fid.atomic = (struct fi_ops_atomic *)&kfab_ep_atomic_ops;
+	srx->ep_fid.fid.ops = (struct fi_ops *)&shim_srx_fi_ops;
+	srx->ep_fid.ops = (struct fi_ops_ep *)&shim_srx_ops;
+	srx->ep_fid.cm = (struct fi_ops_cm *)&shim_srx_cm_ops;
+	srx->ep_fid.msg = (struct fi_ops_msg *)&shim_srx_msg_ops;
+	srx->ep_fid.tagged = (struct fi_ops_tagged *)&shim_srx_tagged_ops;
+	srx->ep_fid.rma = (struct fi_ops_rma *)&shim_ep_rma_ops;
+	srx->ep_fid.atomic = (struct fi_ops_atomic *)&shim_ep_atomic_ops;
 	srx->ep_fid.collective =
-		(struct fi_ops_collective *)&kfab_ep_collective_ops;
+		(struct fi_ops_collective *)&shim_ep_collective_ops;
 	*rx_ep = &srx->ep_fid;
-	KFAB_DBG(EP_CTRL, "srx %u: %u ring entries\n", srx->id,
+	SHIM_DBG(EP_CTRL, "srx %u: %u ring entries\n", srx->id,
 		 srx->ring.entries);
 	return 0;
 
 err_free:
-	kfab_ring_unmap(&srx->ring);
+	shim_ring_unmap(&srx->ring);
 	pthread_mutex_destroy(&srx->lock);
 	free(srx);
 	return ret;

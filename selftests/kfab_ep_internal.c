@@ -4,7 +4,7 @@
  * without a device: what each fi_msg(3)/fi_tagged(3) call writes into the
  * ring, when the tail is published, and what a full ring answers.
  *
- * The endpoint here is a struct kfab_ep of our own whose "ring region" is
+ * The endpoint here is a struct shim_ep of our own whose "ring region" is
  * plain memory and whose file descriptor is -1: every doorbell fails
  * (-EBADF, logged) and nothing consumes the ring unless the test moves
  * head itself, as the kernel would.  libkfab.so exports nothing of this,
@@ -36,7 +36,7 @@ struct region {
 
 FIXTURE(ring) {
 	struct region r;
-	struct kfab_ep ep;
+	struct shim_ep ep;
 	struct fid_ep *fid;
 };
 
@@ -60,8 +60,8 @@ FIXTURE_SETUP(ring)
 	self->ep.ring.mask = ENTRIES - 1;
 	self->ep.ring.sqe_size = sizeof(struct kfab_sqe);
 	self->ep.ep_fid.fid.fclass = FI_CLASS_EP;
-	self->ep.ep_fid.msg = (struct fi_ops_msg *)&kfab_ep_msg_ops;
-	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&kfab_ep_tagged_ops;
+	self->ep.ep_fid.msg = (struct fi_ops_msg *)&shim_ep_msg_ops;
+	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&shim_ep_tagged_ops;
 	self->fid = &self->ep.ep_fid;
 }
 
@@ -81,7 +81,7 @@ TEST_F(ring, send_writes_one_entry_and_publishes)
 	const struct kfab_sqe *e;
 
 	ASSERT_EQ(0, fi_send(self->fid, buf, sizeof(buf), NULL, 7, buf));
-	EXPECT_EQ(1U, kfab_load_acquire(&self->r.tail));
+	EXPECT_EQ(1U, shim_load_acquire(&self->r.tail));
 	e = slot(self, 0);
 	EXPECT_EQ(KFAB_OP_SEND, e->opcode);
 	EXPECT_EQ(1, e->iov_count);
@@ -95,11 +95,11 @@ TEST_F(ring, send_writes_one_entry_and_publishes)
 	/* The rest of the union is zero, not stale. */
 	EXPECT_EQ(0ULL, e->iov[1].base);
 	EXPECT_EQ(0ULL, e->iov[3].len);
-	EXPECT_EQ(ENTRIES - 1, kfab_ep_ring_space(&self->ep));
+	EXPECT_EQ(ENTRIES - 1, shim_ep_ring_space(&self->ep));
 	/* Progress sees a request the kernel has not taken. */
-	EXPECT_TRUE(kfab_ep_progress(&self->ep));
+	EXPECT_TRUE(shim_ep_progress(&self->ep));
 	self->r.head = 1;
-	EXPECT_FALSE(kfab_ep_progress(&self->ep));
+	EXPECT_FALSE(shim_ep_progress(&self->ep));
 }
 
 TEST_F(ring, recv_source_only_when_directed)
@@ -226,8 +226,8 @@ TEST_F(ring, more_publishes_at_the_end_of_the_batch)
 	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, FI_MORE));
 	EXPECT_EQ(0U, self->r.tail);
 	/* Nothing published: progress has nothing to start. */
-	EXPECT_FALSE(kfab_ep_progress(&self->ep));
-	EXPECT_EQ(ENTRIES - 2, kfab_ep_ring_space(&self->ep));
+	EXPECT_FALSE(shim_ep_progress(&self->ep));
+	EXPECT_EQ(ENTRIES - 2, shim_ep_ring_space(&self->ep));
 	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, 0));
 	EXPECT_EQ(3U, self->r.tail);
 }
@@ -239,12 +239,12 @@ TEST_F(ring, full_ring_is_eagain_until_head_moves)
 
 	for (i = 0; i < ENTRIES; i++)
 		ASSERT_EQ(0, fi_send(self->fid, buf, 8, NULL, 0, NULL));
-	EXPECT_EQ(0, kfab_ep_ring_space(&self->ep));
+	EXPECT_EQ(0, shim_ep_ring_space(&self->ep));
 	EXPECT_EQ(-FI_EAGAIN, fi_send(self->fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ(-FI_EAGAIN, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
 	/* The kernel consumed two. */
-	kfab_store_release(&self->r.head, 2);
-	EXPECT_EQ(2, kfab_ep_ring_space(&self->ep));
+	shim_store_release(&self->r.head, 2);
+	EXPECT_EQ(2, shim_ep_ring_space(&self->ep));
 	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ(KFAB_OP_RECV, slot(self, 4)->opcode);
 	EXPECT_EQ(5U, self->r.tail);
@@ -253,7 +253,7 @@ TEST_F(ring, full_ring_is_eagain_until_head_moves)
 	EXPECT_EQ(-FI_EAGAIN, fi_send(self->fid, buf, 8, NULL, 0, NULL));
 	/* A head that is not the kernel's counts as a full ring. */
 	self->r.head = 100;
-	EXPECT_EQ(0, kfab_ep_ring_space(&self->ep));
+	EXPECT_EQ(0, shim_ep_ring_space(&self->ep));
 	EXPECT_EQ(-FI_EAGAIN, fi_send(self->fid, buf, 8, NULL, 0, NULL));
 }
 
@@ -281,7 +281,7 @@ TEST_F(ring, argument_checks)
 	EXPECT_EQ(-FI_EMSGSIZE, fi_recvv(self->fid, iov, NULL, 3, 0, NULL));
 	self->ep.enabled = false;
 	EXPECT_EQ(-FI_EOPBADSTATE, fi_send(self->fid, buf, 8, NULL, 0, NULL));
-	EXPECT_EQ(-FI_EOPBADSTATE, kfab_ep_ring_space(&self->ep));
+	EXPECT_EQ(-FI_EOPBADSTATE, shim_ep_ring_space(&self->ep));
 	EXPECT_EQ(1U, self->r.tail);
 }
 
@@ -345,9 +345,9 @@ TEST_F(ring, peek_claim_discard_flags)
 
 FIXTURE(srx) {
 	struct region r, er;
-	struct kfab_srx srx;
-	struct kfab_ep ep;
-	struct kfab_domain dom;
+	struct shim_srx srx;
+	struct shim_ep ep;
+	struct shim_domain dom;
 	struct fid_ep *fid;
 };
 
@@ -363,7 +363,7 @@ FIXTURE_SETUP(srx)
 	self->srx.domain = &self->dom;
 	self->srx.fd = -1;
 	self->srx.id = 2;
-	self->srx.caps = KFAB_RX_CAPS;
+	self->srx.caps = SHIM_RX_CAPS;
 	self->srx.ring.fd = -1;
 	self->srx.ring.id = 2;
 	self->srx.ring.tail = &self->r.tail;
@@ -373,8 +373,8 @@ FIXTURE_SETUP(srx)
 	self->srx.ring.mask = ENTRIES - 1;
 	self->srx.ring.sqe_size = sizeof(struct kfab_sqe);
 	self->srx.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
-	self->srx.ep_fid.msg = (struct fi_ops_msg *)&kfab_srx_msg_ops;
-	self->srx.ep_fid.tagged = (struct fi_ops_tagged *)&kfab_srx_tagged_ops;
+	self->srx.ep_fid.msg = (struct fi_ops_msg *)&shim_srx_msg_ops;
+	self->srx.ep_fid.tagged = (struct fi_ops_tagged *)&shim_srx_tagged_ops;
 	self->fid = &self->srx.ep_fid;
 
 	self->ep.domain = &self->dom;
@@ -389,8 +389,8 @@ FIXTURE_SETUP(srx)
 	self->ep.ring.mask = ENTRIES - 1;
 	self->ep.ring.sqe_size = sizeof(struct kfab_sqe);
 	self->ep.ep_fid.fid.fclass = FI_CLASS_EP;
-	self->ep.ep_fid.msg = (struct fi_ops_msg *)&kfab_ep_msg_ops;
-	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&kfab_ep_tagged_ops;
+	self->ep.ep_fid.msg = (struct fi_ops_msg *)&shim_ep_msg_ops;
+	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&shim_ep_tagged_ops;
 }
 
 FIXTURE_TEARDOWN(srx)
@@ -413,7 +413,7 @@ TEST_F(srx, receives_go_to_the_srx_ring)
 	EXPECT_EQ((uintptr_t)buf, self->r.sqes[0].context);
 	/* No endpoint enabled: published, for the first enable to ring. */
 	EXPECT_EQ(1U, self->r.tail);
-	EXPECT_FALSE(kfab_srx_progress(&self->srx));
+	EXPECT_FALSE(shim_srx_progress(&self->srx));
 	self->srx.min_multi_recv = 99;
 	ASSERT_EQ(0, fi_recvmsg(self->fid, &msg, FI_MULTI_RECV));
 	EXPECT_EQ((uint32_t)(KFAB_SQE_MULTI_RECV | KFAB_SQE_COMPLETION),
@@ -428,7 +428,7 @@ TEST_F(srx, receives_go_to_the_srx_ring)
 	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 3, buf));
 	EXPECT_EQ(~0ULL, self->r.sqes[3].addr);
 	/* Full, and no endpoint to ring for: -FI_EAGAIN at once. */
-	EXPECT_EQ(0U, kfab_ring_space(&self->srx.ring));
+	EXPECT_EQ(0U, shim_ring_space(&self->srx.ring));
 	EXPECT_EQ(-FI_EAGAIN, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
 	/* Sends have no place on an SRX. */
 	EXPECT_EQ(-FI_ENOSYS, fi_send(self->fid, buf, 8, NULL, 0, NULL));
@@ -441,10 +441,10 @@ TEST_F(srx, receives_go_to_the_srx_ring)
 TEST_F(srx, bound_endpoint_posts_no_receives)
 {
 	char buf[8];
-	struct kfab_domain other;
+	struct shim_domain other;
 
 	self->ep.enabled = true;
-	ASSERT_EQ(0, kfab_srx_bind_ep(&self->srx, &self->ep));
+	ASSERT_EQ(0, shim_srx_bind_ep(&self->srx, &self->ep));
 	EXPECT_EQ(1U, self->srx.bound);
 	self->ep.srx = &self->srx;
 	EXPECT_EQ(-FI_EOPBADSTATE, fi_recv(&self->ep.ep_fid, buf, 8, NULL, 0,
@@ -455,47 +455,47 @@ TEST_F(srx, bound_endpoint_posts_no_receives)
 	ASSERT_EQ(0, fi_send(&self->ep.ep_fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ(1U, self->er.tail);
 	EXPECT_EQ(0U, self->r.tail);
-	kfab_srx_unbind_ep(&self->srx, &self->ep, false);
+	shim_srx_unbind_ep(&self->srx, &self->ep, false);
 	EXPECT_EQ(0U, self->srx.bound);
 	/* Subset rule and domain. */
 	self->srx.caps = FI_MSG | FI_RECV;
-	EXPECT_EQ(-FI_EINVAL, kfab_srx_bind_ep(&self->srx, &self->ep));
+	EXPECT_EQ(-FI_EINVAL, shim_srx_bind_ep(&self->srx, &self->ep));
 	self->ep.caps = FI_MSG | FI_RECV | FI_SEND | FI_LOCAL_COMM;
-	EXPECT_EQ(0, kfab_srx_bind_ep(&self->srx, &self->ep));
-	kfab_srx_unbind_ep(&self->srx, &self->ep, false);
+	EXPECT_EQ(0, shim_srx_bind_ep(&self->srx, &self->ep));
+	shim_srx_unbind_ep(&self->srx, &self->ep, false);
 	self->ep.domain = &other;
-	EXPECT_EQ(-FI_EDOMAIN, kfab_srx_bind_ep(&self->srx, &self->ep));
+	EXPECT_EQ(-FI_EDOMAIN, shim_srx_bind_ep(&self->srx, &self->ep));
 	EXPECT_EQ(0U, self->srx.bound);
 }
 
 /* Success completions are left out only if every live endpoint says so. */
 TEST_F(srx, selective_only_when_all_endpoints_are)
 {
-	struct kfab_ep ep2 = { 0 };
+	struct shim_ep ep2 = { 0 };
 	char buf[8];
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
 
 	ep2.domain = &self->dom;
 	self->ep.rx_selective = true;
-	ASSERT_EQ(0, kfab_srx_bind_ep(&self->srx, &self->ep));
-	ASSERT_EQ(0, kfab_srx_bind_ep(&self->srx, &ep2));
-	EXPECT_FALSE(kfab_srx_selective(&self->srx));
+	ASSERT_EQ(0, shim_srx_bind_ep(&self->srx, &self->ep));
+	ASSERT_EQ(0, shim_srx_bind_ep(&self->srx, &ep2));
+	EXPECT_FALSE(shim_srx_selective(&self->srx));
 	/* Enabling rings the doorbell of what waited (fd -1: logged). */
-	kfab_srx_ep_enabled(&self->srx, &self->ep);
-	EXPECT_TRUE(kfab_srx_selective(&self->srx));
+	shim_srx_ep_enabled(&self->srx, &self->ep);
+	EXPECT_TRUE(shim_srx_selective(&self->srx));
 	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ(0U, self->r.sqes[0].flags);
 	ASSERT_EQ(0, fi_recvmsg(self->fid, &msg, FI_COMPLETION));
 	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, self->r.sqes[1].flags);
-	kfab_srx_ep_enabled(&self->srx, &ep2);
-	EXPECT_FALSE(kfab_srx_selective(&self->srx));
+	shim_srx_ep_enabled(&self->srx, &ep2);
+	EXPECT_FALSE(shim_srx_selective(&self->srx));
 	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, self->r.sqes[2].flags);
-	kfab_srx_unbind_ep(&self->srx, &ep2, true);
-	EXPECT_TRUE(kfab_srx_selective(&self->srx));
-	kfab_srx_unbind_ep(&self->srx, &self->ep, true);
-	EXPECT_FALSE(kfab_srx_selective(&self->srx));
+	shim_srx_unbind_ep(&self->srx, &ep2, true);
+	EXPECT_TRUE(shim_srx_selective(&self->srx));
+	shim_srx_unbind_ep(&self->srx, &self->ep, true);
+	EXPECT_FALSE(shim_srx_selective(&self->srx));
 	EXPECT_EQ(0U, self->srx.bound);
 	EXPECT_EQ(0U, self->srx.live);
 }

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The internal EQ API that other libshim objects call (libshim/internal.h:
- * kfab_eq_from_fid, kfab_eq_post, kfab_eq_post_err, kfab_eq_bind,
- * kfab_eq_unbind), on the host, without a device.
+ * shim_eq_from_fid, shim_eq_post, shim_eq_post_err, shim_eq_bind,
+ * shim_eq_unbind), on the host, without a device.
  *
  * libkfab.so exports none of these, so this program is linked with
  * libshim/eq.c and libshim/enosys.c themselves and opens its EQs on a
- * struct kfab_fabric of its own that no device backs: an EQ needs nothing
+ * struct shim_fabric of its own that no device backs: an EQ needs nothing
  * of its fabric but the counter and lock of open EQs and the API version.
  * What only the public API can show (fi_eq(3) behaviour, wait objects)
- * is in kfab_eq.c.
+ * is in shim_eq.c.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -27,8 +27,8 @@
 #pragma GCC diagnostic pop
 
 /* prov.c is not linked: the logging macros need the provider struct. */
-struct fi_provider kfab_prov = {
-	.name = KFAB_PROV_NAME,
+struct fi_provider shim_prov = {
+	.name = SHIM_PROV_NAME,
 	.version = KFAB_PROV_VERSION,
 	.fi_version = FI_VERSION(1, 17),
 };
@@ -46,9 +46,9 @@ static bool fd_readable(int fd)
 }
 
 FIXTURE(internal) {
-	struct kfab_fabric fab;
+	struct shim_fabric fab;
 	struct fid_eq *eq_fid;		/* size 2, FI_WRITE, FI_WAIT_FD */
-	struct kfab_eq *eq;
+	struct shim_eq *eq;
 };
 
 FIXTURE_SETUP(internal)
@@ -61,9 +61,9 @@ FIXTURE_SETUP(internal)
 	self->fab.fabric_fid.fid.fclass = FI_CLASS_FABRIC;
 	self->fab.fabric_fid.api_version = FI_VERSION(1, 17);
 	self->fab.fd = -1;
-	ASSERT_EQ(0, kfab_eq_open(&self->fab.fabric_fid, &attr, &self->eq_fid,
+	ASSERT_EQ(0, shim_eq_open(&self->fab.fabric_fid, &attr, &self->eq_fid,
 				  NULL));
-	self->eq = kfab_eq_from_fid(&self->eq_fid->fid);
+	self->eq = shim_eq_from_fid(&self->eq_fid->fid);
 	ASSERT_NE(NULL, self->eq);
 }
 
@@ -80,11 +80,11 @@ TEST_F(internal, from_fid_knows_kfab_eqs_only)
 	struct fid other = { .fclass = FI_CLASS_EQ };
 
 	EXPECT_EQ((void *)self->eq, (void *)self->eq_fid);	/* first member */
-	EXPECT_EQ(NULL, kfab_eq_from_fid(NULL));
-	EXPECT_EQ(NULL, kfab_eq_from_fid(&self->fab.fabric_fid.fid));
+	EXPECT_EQ(NULL, shim_eq_from_fid(NULL));
+	EXPECT_EQ(NULL, shim_eq_from_fid(&self->fab.fabric_fid.fid));
 	/* An EQ of another provider. */
 	other.ops = self->eq_fid->fid.ops + 1;
-	EXPECT_EQ(NULL, kfab_eq_from_fid(&other));
+	EXPECT_EQ(NULL, shim_eq_from_fid(&other));
 }
 
 TEST_F(internal, fabric_counts_its_eqs)
@@ -116,7 +116,7 @@ TEST_F(internal, provider_posts_are_kept_beyond_size)
 	/* ...but kfab's own events are never refused. */
 	for (i = 2; i < 12; i++) {
 		e = entry_of(i);
-		ASSERT_EQ(0, kfab_eq_post(self->eq, FI_AV_COMPLETE, &e,
+		ASSERT_EQ(0, shim_eq_post(self->eq, FI_AV_COMPLETE, &e,
 					  sizeof(e)));
 	}
 	/* Still full for the application until it drains below size. */
@@ -144,7 +144,7 @@ TEST_F(internal, post_copies_the_event)
 	struct fi_eq_entry e = entry_of(7), out;
 	uint32_t event;
 
-	ASSERT_EQ(0, kfab_eq_post(self->eq, FI_MR_COMPLETE, &e, sizeof(e)));
+	ASSERT_EQ(0, shim_eq_post(self->eq, FI_MR_COMPLETE, &e, sizeof(e)));
 	e.data = 8;
 	ASSERT_EQ((ssize_t)sizeof(out),
 		  fi_eq_read(self->eq_fid, &event, &out, sizeof(out), 0));
@@ -152,7 +152,7 @@ TEST_F(internal, post_copies_the_event)
 	EXPECT_EQ((uint32_t)FI_MR_COMPLETE, event);
 
 	/* An event without data. */
-	ASSERT_EQ(0, kfab_eq_post(self->eq, FI_NOTIFY, NULL, 0));
+	ASSERT_EQ(0, shim_eq_post(self->eq, FI_NOTIFY, NULL, 0));
 	EXPECT_EQ(0, fi_eq_read(self->eq_fid, &event, NULL, 0, 0));
 }
 
@@ -174,7 +174,7 @@ TEST_F(internal, post_err_copies_entry_and_err_data)
 	strcpy(copy, data);
 	err.err_data = data;
 	err.err_data_size = len;
-	ASSERT_EQ(0, kfab_eq_post_err(self->eq, &err));
+	ASSERT_EQ(0, shim_eq_post_err(self->eq, &err));
 	/* The caller's buffer and struct may go at once. */
 	memset(data, 0, len);
 	free(data);
@@ -196,9 +196,9 @@ TEST_F(internal, post_err_copies_entry_and_err_data)
 
 	/* Without err_data; beyond size like any provider event. */
 	err.err = FI_EIO;
-	ASSERT_EQ(0, kfab_eq_post_err(self->eq, &err));
-	ASSERT_EQ(0, kfab_eq_post_err(self->eq, &err));
-	ASSERT_EQ(0, kfab_eq_post_err(self->eq, &err));
+	ASSERT_EQ(0, shim_eq_post_err(self->eq, &err));
+	ASSERT_EQ(0, shim_eq_post_err(self->eq, &err));
+	ASSERT_EQ(0, shim_eq_post_err(self->eq, &err));
 	/*
 	 * @out is reused as the last call left it: its err_data is kfab's
 	 * buffer, not the application's, so nothing is copied into it.
@@ -212,9 +212,9 @@ TEST_F(internal, post_err_copies_entry_and_err_data)
 
 TEST_F(internal, post_rejects_bad_arguments)
 {
-	EXPECT_EQ(-FI_EINVAL, kfab_eq_post(NULL, FI_NOTIFY, NULL, 0));
-	EXPECT_EQ(-FI_EINVAL, kfab_eq_post(self->eq, FI_NOTIFY, NULL, 8));
-	EXPECT_EQ(-FI_EINVAL, kfab_eq_post_err(self->eq, NULL));
+	EXPECT_EQ(-FI_EINVAL, shim_eq_post(NULL, FI_NOTIFY, NULL, 0));
+	EXPECT_EQ(-FI_EINVAL, shim_eq_post(self->eq, FI_NOTIFY, NULL, 8));
+	EXPECT_EQ(-FI_EINVAL, shim_eq_post_err(self->eq, NULL));
 	EXPECT_EQ(-FI_EAGAIN, fi_eq_read(self->eq_fid, NULL, NULL, 0, 0));
 }
 
@@ -222,21 +222,21 @@ TEST_F(internal, close_is_busy_while_bound)
 {
 	struct fi_eq_entry e = entry_of(1);
 
-	kfab_eq_bind(self->eq);
-	kfab_eq_bind(self->eq);
+	shim_eq_bind(self->eq);
+	shim_eq_bind(self->eq);
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->eq_fid->fid));
 	/* The refused close changed nothing. */
-	ASSERT_EQ(0, kfab_eq_post(self->eq, FI_NOTIFY, &e, sizeof(e)));
+	ASSERT_EQ(0, shim_eq_post(self->eq, FI_NOTIFY, &e, sizeof(e)));
 	EXPECT_EQ(1U, self->fab.eq_cnt);
-	kfab_eq_unbind(self->eq);
+	shim_eq_unbind(self->eq);
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->eq_fid->fid));
-	kfab_eq_unbind(self->eq);
+	shim_eq_unbind(self->eq);
 	EXPECT_EQ(0, fi_close(&self->eq_fid->fid));
 	self->eq_fid = NULL;
 }
 
 struct poster {
-	struct kfab_eq *eq;
+	struct shim_eq *eq;
 	int count;
 	int failures;
 };
@@ -250,7 +250,7 @@ static void *poster_thread(void *arg)
 	usleep(100 * 1000);
 	for (i = 0; i < p->count; i++) {
 		e = entry_of(i);
-		p->failures += !!kfab_eq_post(p->eq, FI_AV_COMPLETE, &e,
+		p->failures += !!shim_eq_post(p->eq, FI_AV_COMPLETE, &e,
 					      sizeof(e));
 	}
 	return NULL;
@@ -271,9 +271,9 @@ TEST_F(internal, post_from_another_thread_wakes_sread)
 
 	for (k = 0; k < ARRAY_SIZE(objs); k++) {
 		attr.wait_obj = objs[k];
-		ASSERT_EQ(0, kfab_eq_open(&self->fab.fabric_fid, &attr, &eq_fid,
+		ASSERT_EQ(0, shim_eq_open(&self->fab.fabric_fid, &attr, &eq_fid,
 					  NULL));
-		p.eq = kfab_eq_from_fid(&eq_fid->fid);
+		p.eq = shim_eq_from_fid(&eq_fid->fid);
 		p.failures = 0;
 		ASSERT_EQ(0, pthread_create(&thread, NULL, poster_thread, &p));
 		/* 50 events through an EQ of size 4: none refused or lost. */
