@@ -93,7 +93,7 @@ static inline int shim_av_fd(const struct shim_av *av)
 
 /* ---- reading the mapped table ---- */
 
-static const struct kfab_av_entry *kfab_av_entry(const struct shim_av *av,
+static const struct kfab_av_entry *shim_av_entry(const struct shim_av *av,
 						 uint32_t index)
 {
 	return (const void *)((const char *)av->map +
@@ -109,7 +109,7 @@ static const struct kfab_av_entry *kfab_av_entry(const struct shim_av *av,
 static bool shim_av_read_entry(const struct shim_av *av, uint32_t index,
 			       struct kfab_addr *addr)
 {
-	const struct kfab_av_entry *e = kfab_av_entry(av, index);
+	const struct kfab_av_entry *e = shim_av_entry(av, index);
 	uint32_t seq, flags;
 
 	for (;;) {
@@ -460,7 +460,7 @@ out:
 	return ret;
 }
 
-static int kfab_av_insert(struct fid_av *av_fid, const void *addr,
+static int shim_av_insert(struct fid_av *av_fid, const void *addr,
 			  size_t count, fi_addr_t *fi_addr, uint64_t flags,
 			  void *context)
 {
@@ -603,7 +603,7 @@ static const char *shim_av_straddr(struct fid_av *av_fid, const void *addr,
 
 /* ---- removing, looking up ---- */
 
-static int kfab_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
+static int shim_av_remove(struct fid_av *av_fid, fi_addr_t *fi_addr,
 			  size_t count, uint64_t flags)
 {
 	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
@@ -740,10 +740,10 @@ static const struct fi_ops shim_av_fi_ops = {
 
 static const struct fi_ops_av shim_av_ops = {
 	.size = sizeof(struct fi_ops_av),
-	.insert = kfab_av_insert,
+	.insert = shim_av_insert,
 	.insertsvc = shim_av_insertsvc,
 	.insertsym = shim_av_insertsym,
-	.remove = kfab_av_remove,
+	.remove = shim_av_remove,
 	.lookup = shim_av_lookup,
 	.straddr = shim_av_straddr,
 	.av_set = shim_av_set,
@@ -807,7 +807,7 @@ static int shim_av_open_check(const struct fi_av_attr *attr)
 }
 
 /**
- * kfab_av_open() - struct fi_ops_domain.av_open: fi_av_open() for kfab
+ * shim_av_open() - struct fi_ops_domain.av_open: fi_av_open() for kfab
  * @domain: a kfab domain
  * @attr: the attributes; type FI_AV_UNSPEC comes back as the type chosen,
  *	  and a named AV's map_addr comes back when it was NULL
@@ -819,7 +819,7 @@ static int shim_av_open_check(const struct fi_av_attr *attr)
  * when the named AV's owner and mode refuse; -EDQUOT when the owner's
  * limits are reached; -FI_ENOMEM.
  */
-int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+int shim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av_fid, void *context)
 {
 	struct shim_domain *dom = to_kfab_domain(domain);

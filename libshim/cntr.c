@@ -53,7 +53,7 @@ static inline struct shim_cntr *to_kfab_cntr(struct fid_cntr *cntr)
 }
 
 /* Both values at one instant: a seqcount reader. */
-static void kfab_cntr_values(struct shim_cntr *cntr, uint64_t *value,
+static void shim_cntr_values(struct shim_cntr *cntr, uint64_t *value,
 			     uint64_t *err)
 {
 	uint32_t seq;
@@ -80,7 +80,7 @@ static uint64_t shim_cntr_read(struct fid_cntr *cntr_fid)
 	uint64_t value, err;
 
 	shim_ep_list_progress(&cntr->eps);
-	kfab_cntr_values(cntr, &value, &err);
+	shim_cntr_values(cntr, &value, &err);
 	return value;
 }
 
@@ -90,11 +90,11 @@ static uint64_t shim_cntr_readerr(struct fid_cntr *cntr_fid)
 	uint64_t value, err;
 
 	shim_ep_list_progress(&cntr->eps);
-	kfab_cntr_values(cntr, &value, &err);
+	shim_cntr_values(cntr, &value, &err);
 	return err;
 }
 
-static int kfab_cntr_op(struct fid_cntr *cntr_fid, uint32_t op, uint64_t value)
+static int shim_cntr_op(struct fid_cntr *cntr_fid, uint32_t op, uint64_t value)
 {
 	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
 
@@ -103,29 +103,29 @@ static int kfab_cntr_op(struct fid_cntr *cntr_fid, uint32_t op, uint64_t value)
 
 static int shim_cntr_add(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	return kfab_cntr_op(cntr_fid, KFAB_CNTR_ADD, value);
+	return shim_cntr_op(cntr_fid, KFAB_CNTR_ADD, value);
 }
 
 static int shim_cntr_set(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	return kfab_cntr_op(cntr_fid, KFAB_CNTR_SET, value);
+	return shim_cntr_op(cntr_fid, KFAB_CNTR_SET, value);
 }
 
 static int shim_cntr_adderr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	return kfab_cntr_op(cntr_fid, KFAB_CNTR_ADD_ERR, value);
+	return shim_cntr_op(cntr_fid, KFAB_CNTR_ADD_ERR, value);
 }
 
 static int shim_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 {
-	return kfab_cntr_op(cntr_fid, KFAB_CNTR_SET_ERR, value);
+	return shim_cntr_op(cntr_fid, KFAB_CNTR_SET_ERR, value);
 }
 
 /*
  * fi_cntr_wait(): 0 once the value reaches @threshold, -FI_EAVAIL when the
  * error value changes meanwhile, -FI_ETIMEDOUT when @timeout ms pass.
  */
-static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
+static int shim_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			  int timeout)
 {
 	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
@@ -135,11 +135,11 @@ static int kfab_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 	int left, ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	kfab_cntr_values(cntr, &value, &err0);
+	shim_cntr_values(cntr, &value, &err0);
 	for (;;) {
 		/* Manual progress; see shim_cq_sreadfrom() for the slices. */
 		pending = shim_ep_list_progress(&cntr->eps);
-		kfab_cntr_values(cntr, &value, &err);
+		shim_cntr_values(cntr, &value, &err);
 		if (value >= threshold)
 			return 0;
 		if (err != err0)
@@ -266,7 +266,7 @@ static const struct fi_ops_cntr shim_cntr_ops = {
 	.readerr = shim_cntr_readerr,
 	.add = shim_cntr_add,
 	.set = shim_cntr_set,
-	.wait = kfab_cntr_wait,
+	.wait = shim_cntr_wait,
 	.adderr = shim_cntr_adderr,
 	.seterr = shim_cntr_seterr,
 };
@@ -299,7 +299,7 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
 }
 
 /**
- * kfab_cntr_open() - struct fi_ops_domain.cntr_open: fi_cntr_open() for kfab
+ * shim_cntr_open() - struct fi_ops_domain.cntr_open: fi_cntr_open() for kfab
  * @domain: a kfab domain
  * @attr: the attributes, or NULL for the defaults: events
  *	FI_CNTR_EVENTS_COMP; wait objects NONE, UNSPEC, FD, YIELD; no flags
@@ -309,7 +309,7 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
  * Return: 0; -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOSYS (other events, wait
  * sets, mutex/cond), -FI_ENOMEM, or the kernel's -errno.
  */
-int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr_fid, void *context)
 {
 	static const struct fi_cntr_attr defaults = {

@@ -553,7 +553,7 @@ static ssize_t shim_cq_readerr_owner(struct shim_cq *cq,
 	return 1;
 }
 
-static ssize_t kfab_cq_readerr(struct fid_cq *cq_fid,
+static ssize_t shim_cq_readerr(struct fid_cq *cq_fid,
 			       struct fi_cq_err_entry *buf, uint64_t flags)
 {
 	struct shim_cq *cq = to_kfab_cq(cq_fid);
@@ -888,7 +888,7 @@ bool shim_cq_has_err(struct shim_cq *cq)
 ssize_t shim_cq_take_err(struct shim_cq *cq, struct fi_cq_err_entry *buf)
 {
 	memset(buf, 0, sizeof(*buf));
-	return kfab_cq_readerr(&cq->cq_fid, buf, 0);
+	return shim_cq_readerr(&cq->cq_fid, buf, 0);
 }
 
 void shim_cq_wake(struct shim_cq *cq)
@@ -1015,7 +1015,7 @@ static const struct fi_ops_cq shim_cq_ops = {
 	.size = sizeof(struct fi_ops_cq),
 	.read = shim_cq_read,
 	.readfrom = shim_cq_readfrom,
-	.readerr = kfab_cq_readerr,
+	.readerr = shim_cq_readerr,
 	.sread = shim_cq_sread,
 	.sreadfrom = shim_cq_sreadfrom,
 	.signal = shim_cq_signal,
@@ -1098,7 +1098,7 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_open *cmd)
 }
 
 /**
- * kfab_cq_open() - struct fi_ops_domain.cq_open: fi_cq_open() for kfab
+ * shim_cq_open() - struct fi_ops_domain.cq_open: fi_cq_open() for kfab
  * @domain: a kfab domain
  * @attr: the attributes: every format; any size up to KFAB_CQ_MAX_ENTRIES
  *	(0: the default); wait objects NONE, UNSPEC, FD, YIELD; wait_cond
@@ -1110,7 +1110,7 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_open *cmd)
  * flag, -FI_ENOSYS for FI_WAIT_SET and FI_WAIT_MUTEX_COND, -FI_ENOMEM, or
  * the kernel's -errno.
  */
-int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
 {
 	struct shim_domain *dom = to_kfab_domain(domain);

@@ -224,7 +224,7 @@ static int shim_ep_bind_eq(struct shim_ep *ep, struct fid *bfid,
 	return 0;
 }
 
-static int kfab_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
+static int shim_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 {
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	int ret;
@@ -301,7 +301,7 @@ static void shim_ep_directions(const struct shim_ep *ep, bool *tx, bool *rx)
  * The kernel refuses an SRX whose endpoints use different AVs (-EINVAL).
  * Enabling twice is harmless.
  */
-static int kfab_ep_enable(struct shim_ep *ep)
+static int shim_ep_enable(struct shim_ep *ep)
 {
 	bool tx, rx;
 	int ret = 0;
@@ -388,7 +388,7 @@ static int shim_ep_control(struct fid *fid, int command, void *arg)
 		pthread_mutex_unlock(&ep->lock);
 		return ret;
 	case FI_ENABLE:
-		return kfab_ep_enable(ep);
+		return shim_ep_enable(ep);
 	case FI_GET_VAL:
 		return shim_get_kernel_handle(arg, ep->fd, ep->id);
 	case FI_GETWAIT:	/* endpoints have no wait object */
@@ -521,7 +521,7 @@ static int shim_ep_setname(fid_t fid, void *addr, size_t addrlen)
  * ring are not posted yet, so the ring is run first.  Sends, and receives
  * that matched already, are not cancellable: -FI_ENOENT.
  */
-static ssize_t kfab_ep_cancel(fid_t fid, void *context)
+static ssize_t shim_ep_cancel(fid_t fid, void *context)
 {
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 
@@ -903,7 +903,7 @@ static ssize_t shim_coll_msg(struct fid_ep *ep,
 static const struct fi_ops shim_ep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = shim_ep_close,
-	.bind = kfab_ep_bind,
+	.bind = shim_ep_bind,
 	.control = shim_ep_control,
 	.ops_open = shim_no_ops_open,
 	.tostr = shim_no_tostr,
@@ -912,7 +912,7 @@ static const struct fi_ops shim_ep_fi_ops = {
 
 static const struct fi_ops_ep shim_ep_ops = {
 	.size = sizeof(struct fi_ops_ep),
-	.cancel = kfab_ep_cancel,
+	.cancel = shim_ep_cancel,
 	.getopt = shim_ep_getopt,
 	.setopt = shim_ep_setopt,
 	.tx_ctx = shim_ep_tx_ctx,

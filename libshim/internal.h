@@ -208,7 +208,7 @@ unsigned int shim_av_create_mode(void);
 
 struct shim_av;
 
-int kfab_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
+int shim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av, void *context);
 /* For endpoints: the AV behind a fid, NULL unless it is a kfab AV. */
 struct shim_av *shim_av_from_fid(struct fid *fid);
@@ -262,9 +262,9 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq, void *context);
 /* ---- completion queues (cq.c) and counters (cntr.c) ---- */
 
-int kfab_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
+int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq, void *context);
-int kfab_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
+int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr, void *context);
 
 struct shim_ep;
