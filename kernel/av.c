@@ -315,14 +315,14 @@ static bool kfab_av_may(const struct kfab_av_table *t, unsigned int want)
 	return capable(CAP_DAC_OVERRIDE);
 }
 
-/* 1 to KFAB_AV_NAME_MAX - 1 characters of [A-Za-z0-9._-], no leading '.' */
-static int kfab_av_copy_name(char *name, u64 uname)
+/*
+ * A name is 1 to KFAB_AV_NAME_MAX - 1 characters of [A-Za-z0-9._-], no
+ * leading '.'.  @name holds at least KFAB_AV_NAME_MAX bytes or a NUL.
+ */
+static int kfab_av_check_name(const char *name)
 {
-	long len, i;
+	size_t len = strnlen(name, KFAB_AV_NAME_MAX), i;
 
-	len = strncpy_from_user(name, u64_to_user_ptr(uname), KFAB_AV_NAME_MAX);
-	if (len < 0)
-		return len;
 	if (len == KFAB_AV_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (!len || name[0] == '.')
@@ -333,6 +333,17 @@ static int kfab_av_copy_name(char *name, u64 uname)
 					  !strchr("._-", name[i])))
 			return -EINVAL;
 	return 0;
+}
+
+/* A user's name into @name (KFAB_AV_NAME_MAX bytes), checked. */
+static int kfab_av_copy_name(char *name, u64 uname)
+{
+	long len;
+
+	len = strncpy_from_user(name, u64_to_user_ptr(uname), KFAB_AV_NAME_MAX);
+	if (len < 0)
+		return len;
+	return kfab_av_check_name(name);
 }
 
 /* Attach @av to a new unnamed table. */
@@ -467,19 +478,18 @@ void kfab_av_destroy(struct kfab_object *obj)
 		kfab_region_withdraw(obj->ctx, av->mmap_offset);
 	if (av->table)
 		kfab_av_detach(av, false);
-	if (av->domain)
-		kfab_object_put(av->domain);
 	kfree(av);
 }
 
-static int kfab_av_open_check(const struct kfab_av_open *cmd)
+/* The arguments of an open, user space's or a kernel caller's. */
+static int kfab_av_open_check(const struct kfab_av_open *cmd, bool named)
 {
 	if (cmd->flags & ~KFAB_AV_OPEN_NAMED_FLAGS)
 		return -EOPNOTSUPP;
 	if (cmd->__reserved || cmd->type > KFAB_AV_TYPE_MAP ||
 	    cmd->count > kfab_av_max_count)
 		return -EINVAL;
-	if (!cmd->name)
+	if (!named)
 		return cmd->flags ? -EINVAL : 0;
 	if (cmd->mode & ~0777)
 		return -EINVAL;
@@ -494,18 +504,68 @@ static int kfab_av_open_check(const struct kfab_av_open *cmd)
 	return 0;
 }
 
+/**
+ * kfab_av_create() - a new AV handle, not yet published in @ctx
+ * @ctx: the owner's context
+ * @domain: the parent (the handle takes a user of it)
+ * @cmd: the open's arguments, checked by kfab_av_open_check()
+ * @name: a named AV's name, checked, or NULL
+ * @created: out: the call created the named AV
+ *
+ * The one constructor of KFAB_IOC_AV_OPEN and kfab_av_kopen().  The caller
+ * publishes the handle with kfab_object_finalize(), or drops it with
+ * kfab_av_abort().  May sleep.
+ *
+ * Return: the handle or an ERR_PTR, as KFAB_IOC_AV_OPEN documents.
+ */
+static struct kfab_av *kfab_av_create(struct kfab_ctx *ctx,
+				      struct kfab_object *domain,
+				      const struct kfab_av_open *cmd,
+				      const char *name, bool *created)
+{
+	struct kfab_object *obj;
+	struct kfab_av *av;
+	int rc;
+
+	*created = false;
+	obj = kfab_object_alloc(ctx, sizeof(struct kfab_av), KFAB_OBJ_AV,
+				domain);
+	if (IS_ERR(obj))
+		return ERR_CAST(obj);
+	av = to_kfab_av(obj);
+	INIT_LIST_HEAD(&av->opener);
+	if (name)
+		rc = kfab_av_attach_named(ctx, av, cmd, name, created);
+	else
+		rc = kfab_av_attach_unnamed(ctx, av, cmd);
+	if (rc) {
+		kfab_object_abort(ctx, obj);
+		return ERR_PTR(rc);
+	}
+	return av;
+}
+
+/* Undo kfab_av_create(): a named AV it created goes with it. */
+static void kfab_av_abort(struct kfab_ctx *ctx, struct kfab_av *av,
+			  bool created)
+{
+	if (created)
+		kfab_av_detach(av, true);
+	kfab_object_abort(ctx, &av->obj);
+}
+
 int kfab_ioctl_av_open(struct kfab_ucmd *ucmd)
 {
 	struct kfab_av_open *cmd = ucmd->cmd;
 	struct kfab_ctx *ctx = ucmd->ctx;
 	char name[KFAB_AV_NAME_MAX];
-	struct kfab_object *domain, *obj;
+	struct kfab_object *domain;
 	struct kfab_av_table *t;
-	bool created = false;
+	bool created;
 	struct kfab_av *av;
 	int rc;
 
-	rc = kfab_av_open_check(cmd);
+	rc = kfab_av_open_check(cmd, cmd->name);
 	if (rc)
 		return rc;
 	if (cmd->name) {
@@ -517,46 +577,33 @@ int kfab_ioctl_av_open(struct kfab_ucmd *ucmd)
 	domain = kfab_object_get(ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
 	if (!domain)
 		return -ENOENT;
-	obj = kfab_object_alloc(ctx, sizeof(struct kfab_av), KFAB_OBJ_AV);
-	if (IS_ERR(obj)) {
-		kfab_object_put(domain);
-		return PTR_ERR(obj);
-	}
-	av = to_kfab_av(obj);
-	av->domain = domain;
-	INIT_LIST_HEAD(&av->opener);
-
-	if (cmd->name)
-		rc = kfab_av_attach_named(ctx, av, cmd, name, &created);
-	else
-		rc = kfab_av_attach_unnamed(ctx, av, cmd);
-	if (rc)
-		goto err_abort;
+	av = kfab_av_create(ctx, domain, cmd, cmd->name ? name : NULL,
+			    &created);
+	kfab_object_put(domain);
+	if (IS_ERR(av))
+		return PTR_ERR(av);
 	t = av->table;
 	rc = kfab_region_offer(ctx, t->region, &av->mmap_offset);
 	if (rc)
 		goto err_abort;
 
-	cmd->out_av_id = obj->id;
+	cmd->out_av_id = av->obj.id;
 	cmd->out_type = t->type;
 	cmd->out_count = t->capacity;
 	cmd->out_flags = (created ? KFAB_AV_OUT_CREATED : 0) |
 			 (av->read_only ? KFAB_AV_OUT_READ_ONLY : 0);
 	cmd->__reserved2 = 0;
 	cmd->out_map_addr = t->map_addr;
-	cmd->out_mmap_offset = av->mmap_offset;
-	cmd->out_mmap_size = t->region->size;
+	cmd->out_region.offset = av->mmap_offset;
+	cmd->out_region.size = t->region->size;
 	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
 	if (rc)
 		goto err_abort;
-	kfab_object_finalize(ctx, obj);
+	kfab_object_finalize(ctx, &av->obj);
 	return 0;
 
 err_abort:
-	/* A named AV this call created goes with it. */
-	if (created)
-		kfab_av_detach(av, true);
-	kfab_object_abort(ctx, obj);
+	kfab_av_abort(ctx, av, created);
 	return rc;
 }
 
@@ -583,50 +630,23 @@ int kfab_av_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		.count = count,
 		.mode = 0600,
 	};
-	struct kfab_object *obj;
-	bool created = false;
 	struct kfab_av *av;
-	size_t len, i;
+	bool created;
 	int rc;
 
 	if (flags & ~(KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_NO_CREATE |
 		      KFAB_AV_OPEN_EXCL))
 		return -EOPNOTSUPP;
-	if (count > kfab_av_max_count)
-		return -EINVAL;
-	if (name) {
-		len = strnlen(name, KFAB_AV_NAME_MAX);
-		if (len == KFAB_AV_NAME_MAX)
-			return -ENAMETOOLONG;
-		if (!len || name[0] == '.')
-			return -EINVAL;
-		for (i = 0; i < len; i++)
-			if (!isascii(name[i]) ||
-			    (!isalnum(name[i]) && !strchr("._-", name[i])))
-				return -EINVAL;
-		if ((flags & (KFAB_AV_OPEN_READ_ONLY | KFAB_AV_OPEN_NO_CREATE)) &&
-		    (flags & KFAB_AV_OPEN_EXCL))
-			return -EINVAL;
-	} else if (flags) {
-		return -EINVAL;
-	}
-
-	obj = kfab_object_alloc(ctx, sizeof(struct kfab_av), KFAB_OBJ_AV);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	av = to_kfab_av(obj);
-	refcount_inc(&domain->users);
-	av->domain = domain;
-	INIT_LIST_HEAD(&av->opener);
-	if (name)
-		rc = kfab_av_attach_named(ctx, av, &cmd, name, &created);
-	else
-		rc = kfab_av_attach_unnamed(ctx, av, &cmd);
-	if (rc) {
-		kfab_object_abort(ctx, obj);
+	rc = kfab_av_open_check(&cmd, name);
+	if (!rc && name)
+		rc = kfab_av_check_name(name);
+	if (rc)
 		return rc;
-	}
-	kfab_object_finalize(ctx, obj);
+
+	av = kfab_av_create(ctx, domain, &cmd, name, &created);
+	if (IS_ERR(av))
+		return PTR_ERR(av);
+	kfab_object_finalize(ctx, &av->obj);
 	*out = av;
 	return 0;
 }

@@ -92,8 +92,6 @@ void kfab_cntr_destroy(struct kfab_object *obj)
 	kfab_region_put(cntr->region);
 	if (cntr->eventfd)
 		eventfd_ctx_put(cntr->eventfd);
-	if (cntr->domain)
-		kfab_object_put(cntr->domain);
 	kfree(cntr);
 }
 
@@ -104,7 +102,7 @@ void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj)
 
 	spin_lock_irqsave(&cntr->lock, irqflags);
 	seq_printf(s, " domain %u value %llu err %llu eventfd %s",
-		   cntr->domain->id, cntr->value, cntr->err,
+		   cntr->obj.parent->id, cntr->value, cntr->err,
 		   cntr->eventfd ? "yes" : "no");
 	spin_unlock_irqrestore(&cntr->lock, irqflags);
 }
@@ -112,7 +110,7 @@ void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj)
 int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd)
 {
 	struct kfab_cntr_open *cmd = ucmd->cmd;
-	struct kfab_object *domain, *obj;
+	struct kfab_object *obj;
 	struct kfab_cntr *cntr;
 	int rc;
 
@@ -121,16 +119,11 @@ int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd)
 	if (!(cmd->flags & KFAB_CNTR_OPEN_EVENTFD) && cmd->eventfd)
 		return -EINVAL;
 
-	domain = kfab_object_get(ucmd->ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
-	if (!domain)
-		return -ENOENT;
-	obj = kfab_object_alloc(ucmd->ctx, sizeof(*cntr), KFAB_OBJ_CNTR);
-	if (IS_ERR(obj)) {
-		kfab_object_put(domain);
+	obj = kfab_object_alloc_in(ucmd->ctx, cmd->domain_id, sizeof(*cntr),
+				   KFAB_OBJ_CNTR);
+	if (IS_ERR(obj))
 		return PTR_ERR(obj);
-	}
 	cntr = to_kfab_cntr(obj);
-	cntr->domain = domain;	/* the reference is the counter's now */
 	spin_lock_init(&cntr->lock);
 	init_waitqueue_head(&cntr->wait);
 
@@ -162,8 +155,10 @@ int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd)
 		.out_off_seq = offsetof(struct kfab_cntr_values, seq),
 		.out_off_value = offsetof(struct kfab_cntr_values, value),
 		.out_off_err = offsetof(struct kfab_cntr_values, err),
-		.out_mmap_offset = cntr->mmap_offset,
-		.out_mmap_size = cntr->region->size,
+		.out_region = {
+			.offset = cntr->mmap_offset,
+			.size = cntr->region->size,
+		},
 	};
 	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
 	if (rc)

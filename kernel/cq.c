@@ -333,8 +333,6 @@ void kfab_cq_destroy(struct kfab_object *obj)
 		kfree(enode);
 	if (cq->eventfd)
 		eventfd_ctx_put(cq->eventfd);
-	if (cq->domain)
-		kfab_object_put(cq->domain);
 	kfree(cq);
 }
 
@@ -345,7 +343,7 @@ void kfab_cq_show(struct seq_file *s, struct kfab_object *obj)
 
 	spin_lock_irqsave(&cq->lock, irqflags);
 	seq_printf(s, " domain %u entries %u head %u tail %u overflow %u overflowed %llu errors %u posted %llu bad_head %llu eventfd %s armed %u",
-		   cq->domain->id, cq->entries, READ_ONCE(cq->cons->head),
+		   cq->obj.parent->id, cq->entries, READ_ONCE(cq->cons->head),
 		   cq->tail, cq->nr_overflow, cq->overflowed, cq->nr_errors,
 		   cq->posted, cq->bad_head, cq->eventfd ? "yes" : "no",
 		   READ_ONCE(cq->cons->armed) ? 1 : 0);
@@ -388,15 +386,13 @@ static int kfab_cq_alloc_rings(struct kfab_ucmd *ucmd, struct kfab_cq *cq)
 int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 {
 	struct kfab_cq_open *cmd = ucmd->cmd;
-	struct kfab_object *domain, *obj;
+	struct kfab_object *obj;
 	struct kfab_cq *cq;
 	u32 entries;
 	int rc;
 
 	if (cmd->flags & ~(KFAB_CQ_OPEN_EVENTFD | KFAB_CQ_OPEN_PAYLOAD))
 		return -EOPNOTSUPP;
-	if (cmd->__reserved)
-		return -EINVAL;
 	if (!(cmd->flags & KFAB_CQ_OPEN_EVENTFD) && cmd->eventfd)
 		return -EINVAL;
 	entries = cmd->entries ? cmd->entries : KFAB_CQ_DEFAULT_ENTRIES;
@@ -404,16 +400,11 @@ int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 		return -EINVAL;
 	entries = roundup_pow_of_two(entries);
 
-	domain = kfab_object_get(ucmd->ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
-	if (!domain)
-		return -ENOENT;
-	obj = kfab_object_alloc(ucmd->ctx, sizeof(*cq), KFAB_OBJ_CQ);
-	if (IS_ERR(obj)) {
-		kfab_object_put(domain);
+	obj = kfab_object_alloc_in(ucmd->ctx, cmd->domain_id, sizeof(*cq),
+				   KFAB_OBJ_CQ);
+	if (IS_ERR(obj))
 		return PTR_ERR(obj);
-	}
 	cq = to_kfab_cq(obj);
-	cq->domain = domain;	/* the reference is the CQ's now */
 	spin_lock_init(&cq->lock);
 	INIT_LIST_HEAD(&cq->overflow);
 	INIT_LIST_HEAD(&cq->errors);
@@ -444,19 +435,26 @@ int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 		.entries = cmd->entries,
 		.eventfd = cmd->eventfd,
 		.out_cq_id = obj->id,
-		.out_entries = entries,
-		.out_entry_size = cq->slot_size,
-		.out_ring_offset = cq->ring_offset,
-		.out_ring_size = cq->ring_region->size,
-		.out_cons_offset = cq->cons_offset,
-		.out_cons_size = cq->cons_region->size,
-		.out_off_tail = offsetof(struct kfab_cq_ring, tail),
-		.out_off_flags = offsetof(struct kfab_cq_ring, flags),
-		.out_off_overflow = offsetof(struct kfab_cq_ring, overflow),
-		.out_off_err_count = offsetof(struct kfab_cq_ring, err_count),
-		.out_off_entries = sizeof(struct kfab_cq_ring),
-		.out_off_head = offsetof(struct kfab_cq_consumer, head),
-		.out_off_armed = offsetof(struct kfab_cq_consumer, armed),
+		.out_ring = {
+			.ring = {
+				.offset = cq->ring_offset,
+				.size = cq->ring_region->size,
+			},
+			.cons = {
+				.offset = cq->cons_offset,
+				.size = cq->cons_region->size,
+			},
+			.entries = entries,
+			.entry_size = cq->slot_size,
+			.off_tail = offsetof(struct kfab_cq_ring, tail),
+			.off_flags = offsetof(struct kfab_cq_ring, flags),
+			.off_overflow = offsetof(struct kfab_cq_ring, overflow),
+			.off_err_count = offsetof(struct kfab_cq_ring,
+						  err_count),
+			.off_entries = sizeof(struct kfab_cq_ring),
+			.off_head = offsetof(struct kfab_cq_consumer, head),
+			.off_armed = offsetof(struct kfab_cq_consumer, armed),
+		},
 	};
 	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
 	if (rc)

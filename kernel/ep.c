@@ -156,34 +156,38 @@ static int kfab_ep_core_new(struct kfab_ep *ep)
 	return 0;
 }
 
-int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
+/**
+ * kfab_ep_create() - a new endpoint, not yet published in @ctx
+ * @ctx: the owner's context
+ * @domain: the parent (the endpoint takes a user of it)
+ * @sq_entries: entries of its submission ring, or 0 for a kernel caller's
+ *	endpoint, which has none (its requests come through kfab_msg_post())
+ * @kops: a kernel caller's hooks, or NULL
+ * @kpriv: the kernel caller's, for @kops
+ *
+ * The one constructor of KFAB_IOC_EP_OPEN and kfab_ep_kopen().  The caller
+ * publishes it with kfab_object_finalize() or drops it with
+ * kfab_object_abort().  May sleep.
+ *
+ * Return: the endpoint, or an ERR_PTR: -ENOMEM, -ENOSPC.
+ */
+static struct kfab_ep *kfab_ep_create(struct kfab_ctx *ctx,
+				      struct kfab_object *domain,
+				      u32 sq_entries,
+				      const struct kfab_ep_kops *kops,
+				      void *kpriv)
 {
-	struct kfab_ep_open *cmd = ucmd->cmd;
-	struct kfab_ctx *ctx = ucmd->ctx;
-	struct kfab_object *domain, *obj;
-	struct kfab_ep_core *core;
+	struct kfab_object *obj;
 	struct kfab_ep *ep;
-	u32 entries;
 	int rc;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	entries = cmd->sq_entries ?: KFAB_SQ_DEFAULT_ENTRIES;
-	if (cmd->type != KFAB_EP_TYPE_RDM || !is_power_of_2(entries) ||
-	    entries > KFAB_SQ_MAX_ENTRIES)
-		return -EINVAL;
-
-	domain = kfab_object_get(ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
-	if (!domain)
-		return -ENOENT;
-	obj = kfab_object_alloc(ctx, sizeof(*ep), KFAB_OBJ_EP);
-	if (IS_ERR(obj)) {
-		kfab_object_put(domain);
-		return PTR_ERR(obj);
-	}
+	obj = kfab_object_alloc(ctx, sizeof(*ep), KFAB_OBJ_EP, domain);
+	if (IS_ERR(obj))
+		return ERR_CAST(obj);
 	ep = to_kfab_ep(obj);
-	ep->domain = domain;
 	mutex_init(&ep->sq_lock);
+	ep->kops = kops;
+	ep->kpriv = kpriv;
 
 	rc = -ENOMEM;
 	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
@@ -191,34 +195,54 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 	rc = kfab_ep_core_new(ep);
 	if (rc)
 		goto err_abort;
-	core = ep->core;
-
-	rc = kfab_sq_init(ctx, &ep->sq, entries);
-	if (rc)
-		goto err_abort;
-
-	cmd->out_ep_id = obj->id;
-	cmd->out_addr = (struct kfab_addr){
-		.family = KFAB_ADDR_LOCAL,
-		.ep = core->num,
-	};
-	cmd->out_sq_entries = entries;
-	cmd->out_sqe_size = sizeof(struct kfab_sqe);
-	cmd->out_sq_mmap_offset = ep->sq.offset;
-	cmd->out_sq_mmap_size = ep->sq.region->size;
-	cmd->out_off_tail = KFAB_SQ_OFF_TAIL;
-	cmd->out_off_head = KFAB_SQ_OFF_HEAD;
-	cmd->out_off_sqes = KFAB_SQ_OFF_SQES;
-	cmd->__reserved = 0;
-	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
-	if (rc)
-		goto err_abort;
-	kfab_object_finalize(ctx, obj);
-	return 0;
+	if (sq_entries) {
+		rc = kfab_sq_init(ctx, &ep->sq, sq_entries);
+		if (rc)
+			goto err_abort;
+	}
+	return ep;
 
 err_abort:
 	kfab_object_abort(ctx, obj);
-	return rc;
+	return ERR_PTR(rc);
+}
+
+int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
+{
+	struct kfab_ep_open *cmd = ucmd->cmd;
+	struct kfab_ctx *ctx = ucmd->ctx;
+	struct kfab_object *domain;
+	struct kfab_ep *ep;
+	u32 entries;
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	rc = kfab_sq_entries(cmd->sq_entries, &entries);
+	if (rc || cmd->type != KFAB_EP_TYPE_RDM)
+		return -EINVAL;
+
+	domain = kfab_object_get(ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
+	if (!domain)
+		return -ENOENT;
+	ep = kfab_ep_create(ctx, domain, entries, NULL, NULL);
+	kfab_object_put(domain);
+	if (IS_ERR(ep))
+		return PTR_ERR(ep);
+
+	cmd->out_ep_id = ep->obj.id;
+	cmd->out_addr = (struct kfab_addr){
+		.family = KFAB_ADDR_LOCAL,
+		.ep = ep->core->num,
+	};
+	kfab_sq_layout(&ep->sq, &cmd->out_sq);
+	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
+	if (rc) {
+		kfab_object_abort(ctx, &ep->obj);
+		return rc;
+	}
+	kfab_object_finalize(ctx, &ep->obj);
+	return 0;
 }
 
 /* Drop what the endpoint holds; the core is dead or was never published. */
@@ -257,8 +281,6 @@ void kfab_ep_destroy(struct kfab_object *obj)
 	}
 	kfab_sq_fini(obj->ctx, &ep->sq);
 	kfab_ep_unbind_all(ep);
-	if (ep->domain)
-		kfab_object_put(ep->domain);
 	mutex_destroy(&ep->sq_lock);
 	kfree(ep);
 }
@@ -322,10 +344,22 @@ static int kfab_ep_bind_srx(struct kfab_ep *ep, struct kfab_object *obj,
 	return 0;
 }
 
+/* An AV: where the endpoint's destinations and sources are looked up. */
+static int kfab_ep_bind_av(struct kfab_ep *ep, struct kfab_object *obj,
+			   u32 flags)
+{
+	if (flags)
+		return -EINVAL;
+	if (ep->av)
+		return -EEXIST;
+	ep->av = container_of(obj, struct kfab_av, obj);
+	return 0;
+}
+
 int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd)
 {
 	struct kfab_ep_bind *cmd = ucmd->cmd;
-	struct kfab_object *obj = NULL;
+	struct kfab_object *obj;
 	struct kfab_ep *ep;
 	int rc;
 
@@ -335,37 +369,31 @@ int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd)
 	ep = kfab_ep_get(ucmd->ctx, cmd->ep_id);
 	if (!ep)
 		return -ENOENT;
+	obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_ANY);
 
 	mutex_lock(&ep->sq_lock);
-	rc = -EBUSY;
-	if (ep->enabled)
-		goto out;
-	rc = -ENOENT;
-	obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_AV);
-	if (obj) {
-		rc = -EINVAL;
-		if (cmd->flags)
-			goto out;
-		rc = -EEXIST;
-		if (ep->av)
-			goto out;
-		ep->av = container_of(obj, struct kfab_av, obj);
-		obj = NULL;	/* the endpoint keeps this user */
-		rc = 0;
+	if (ep->enabled) {
+		rc = -EBUSY;
 		goto out;
 	}
-	obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_SRX);
-	if (obj) {
+	switch (obj ? obj->type : KFAB_OBJ_NONE) {
+	case KFAB_OBJ_AV:
+		rc = kfab_ep_bind_av(ep, obj, cmd->flags);
+		break;
+	case KFAB_OBJ_SRX:
 		rc = kfab_ep_bind_srx(ep, obj, cmd->flags);
-		if (!rc)
-			obj = NULL;	/* the endpoint keeps this user */
-		goto out;
-	}
-	obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_CQ);
-	if (!obj)
-		obj = kfab_object_get(ucmd->ctx, cmd->obj_id, KFAB_OBJ_CNTR);
-	if (obj)
+		break;
+	case KFAB_OBJ_CQ:
+	case KFAB_OBJ_CNTR:
 		rc = kfab_ep_bind_dirs(ep, obj, cmd->flags);
+		break;
+	default:
+		rc = -ENOENT;
+		break;
+	}
+	/* A bound AV or SRX keeps this user; CQs and counters took their own. */
+	if (!rc && (obj->type == KFAB_OBJ_AV || obj->type == KFAB_OBJ_SRX))
+		obj = NULL;
 out:
 	mutex_unlock(&ep->sq_lock);
 	if (obj)
@@ -451,65 +479,31 @@ static int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 	return kfab_msg_submit(owner, sqe);
 }
 
-int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd)
+/* ->doorbell: -EINVAL before enable, when nothing may be sent yet. */
+int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done)
 {
-	struct kfab_ep_doorbell *cmd = ucmd->cmd;
-	struct kfab_object *obj;
-	struct kfab_ep *ep;
+	struct kfab_ep *ep = to_kfab_ep(obj);
 	int rc = 0;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	ep = kfab_ep_get(ucmd->ctx, cmd->ep_id);
-	if (ep) {
-		mutex_lock(&ep->sq_lock);
-		if (ep->enabled)
-			cmd->out_done = kfab_sq_run(&ep->sq, kfab_ep_submit,
-						    ep);
-		else
-			rc = -EINVAL;
-		mutex_unlock(&ep->sq_lock);
-		kfab_object_put(&ep->obj);
-	} else {
-		obj = kfab_object_get(ucmd->ctx, cmd->ep_id, KFAB_OBJ_SRX);
-		if (!obj)
-			return -ENOENT;
-		rc = kfab_srx_doorbell(container_of(obj, struct kfab_srx, obj),
-				       &cmd->out_done);
-		kfab_object_put(obj);
-	}
-	if (rc)
-		return rc;
-	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
+	mutex_lock(&ep->sq_lock);
+	if (ep->enabled)
+		*out_done = kfab_sq_run(&ep->sq, kfab_ep_submit, ep);
+	else
+		rc = -EINVAL;
+	mutex_unlock(&ep->sq_lock);
+	return rc;
 }
 
-int kfab_ioctl_ep_cancel(struct kfab_ucmd *ucmd)
+/* ->cancel: an endpoint of an SRX has no receives of its own. */
+int kfab_ep_cancel(struct kfab_object *obj, u64 context)
 {
-	struct kfab_ep_cancel *cmd = ucmd->cmd;
-	struct kfab_object *obj;
-	struct kfab_ep *ep;
+	struct kfab_ep *ep = to_kfab_ep(obj);
 	int rc;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	if (cmd->__reserved)
-		return -EINVAL;
-	obj = kfab_object_get(ucmd->ctx, cmd->ep_id, KFAB_OBJ_SRX);
-	if (obj) {
-		rc = kfab_srx_cancel(container_of(obj, struct kfab_srx, obj),
-				     cmd->context);
-		kfab_object_put(obj);
-		return rc;
-	}
-	ep = kfab_ep_get(ucmd->ctx, cmd->ep_id);
-	if (!ep)
-		return -ENOENT;
 	mutex_lock(&ep->sq_lock);
-	/* An endpoint of an SRX has no receives of its own. */
 	rc = ep->enabled && !ep->srx ?
-	     kfab_msg_cancel(ep->core->rx, cmd->context) : -ENOENT;
+	     kfab_msg_cancel(ep->core->rx, context) : -ENOENT;
 	mutex_unlock(&ep->sq_lock);
-	kfab_object_put(&ep->obj);
 	return rc;
 }
 
@@ -545,32 +539,20 @@ int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		  struct kfab_av *av, const struct kfab_ep_kops *kops,
 		  void *kpriv, struct kfab_ep **out)
 {
-	struct kfab_object *obj;
 	struct kfab_ep *ep;
 	int rc;
 
-	obj = kfab_object_alloc(ctx, sizeof(*ep), KFAB_OBJ_EP);
-	if (IS_ERR(obj))
-		return PTR_ERR(obj);
-	ep = to_kfab_ep(obj);
-	refcount_inc(&domain->users);
-	ep->domain = domain;
-	mutex_init(&ep->sq_lock);
-	ep->kops = kops;
-	ep->kpriv = kpriv;
-	rc = kfab_ep_core_new(ep);
-	if (rc)
-		goto err_abort;
+	ep = kfab_ep_create(ctx, domain, 0, kops, kpriv);
+	if (IS_ERR(ep))
+		return PTR_ERR(ep);
 	refcount_inc(&av->obj.users);
 	ep->av = av;
 	rc = kfab_ep_publish(ep);
-	if (rc)
-		goto err_abort;
-	kfab_object_finalize(ctx, obj);
+	if (rc) {
+		kfab_object_abort(ctx, &ep->obj);
+		return rc;
+	}
+	kfab_object_finalize(ctx, &ep->obj);
 	*out = ep;
 	return 0;
-
-err_abort:
-	kfab_object_abort(ctx, obj);
-	return rc;
 }

@@ -233,8 +233,7 @@ struct kfab_kdomain *kfab_kdomain_open(const char *name)
 	dom->ctx = kfab_ctx_create(0, GLOBAL_ROOT_UID, comm);
 	if (!dom->ctx)
 		goto err_free;
-	obj = kfab_object_alloc(dom->ctx, sizeof(struct kfab_domain),
-				KFAB_OBJ_DOMAIN);
+	obj = kfab_domain_create(dom->ctx);
 	if (IS_ERR(obj))
 		goto err_ctx;
 	kfab_object_finalize(dom->ctx, obj);

@@ -3,7 +3,7 @@
  * kfab internal definitions shared by the files of the module.
  *
  * Object model: every open of /dev/kfab makes a struct kfab_ctx.  Objects a
- * context creates (domains now; AVs, CQs and endpoints later) sit in the
+ * context creates (domains, AVs, CQs, counters, endpoints, SRXs) sit in the
  * context's xarray under a small integer id.  Each object carries a refcount
  * of its users: the table holds one, and every object or operation that
  * depends on it holds one more.  An object can be destroyed only when the
@@ -47,17 +47,28 @@ enum kfab_obj_type {
 	KFAB_OBJ_EP,
 	KFAB_OBJ_SRX,
 	KFAB_OBJ_TYPE_MAX,
+	/* For lookups only: an object of any type (KFAB_IOC_EP_BIND, ...) */
+	KFAB_OBJ_ANY = KFAB_OBJ_TYPE_MAX,
 };
 
 struct kfab_ctx;
 struct seq_file;
 
+/**
+ * struct kfab_object - the head of every object of a context
+ * @type: what it is
+ * @id: its id in @ctx's table
+ * @users: one for the context's table, one per dependent object or user
+ * @ctx: the context that created it
+ * @parent: the domain it was created under (a user of it), NULL for a
+ *	domain
+ */
 struct kfab_object {
 	enum kfab_obj_type type;
 	u32 id;
-	/* One for the context's table, one per dependent object or user. */
 	refcount_t users;
 	struct kfab_ctx *ctx;
+	struct kfab_object *parent;
 };
 
 /* Per-type behaviour, indexed by enum kfab_obj_type. */
@@ -70,6 +81,13 @@ struct kfab_object_ops {
 	 * under the context's xarray lock, so it must not sleep.  Optional.
 	 */
 	void (*show)(struct seq_file *s, struct kfab_object *obj);
+	/*
+	 * Objects that own a submission ring (sq.c): run it
+	 * (KFAB_IOC_DOORBELL), cancel a posted receive (KFAB_IOC_CANCEL).
+	 * NULL for the others.
+	 */
+	int (*doorbell)(struct kfab_object *obj, u32 *out_done);
+	int (*cancel)(struct kfab_object *obj, u64 context);
 };
 
 /* One per open file of /dev/kfab. */
@@ -107,7 +125,11 @@ int kfab_ucmd_copy_out(struct kfab_ucmd *ucmd, size_t cmd_len);
 
 /* object.c */
 struct kfab_object *kfab_object_alloc(struct kfab_ctx *ctx, size_t size,
-				      enum kfab_obj_type type);
+				      enum kfab_obj_type type,
+				      struct kfab_object *parent);
+struct kfab_object *kfab_object_alloc_in(struct kfab_ctx *ctx, u32 domain_id,
+					 size_t size, enum kfab_obj_type type);
+const struct kfab_object_ops *kfab_object_ops_of(const struct kfab_object *obj);
 void kfab_object_abort(struct kfab_ctx *ctx, struct kfab_object *obj);
 void kfab_object_finalize(struct kfab_ctx *ctx, struct kfab_object *obj);
 struct kfab_object *kfab_object_get(struct kfab_ctx *ctx, u32 id,
@@ -149,6 +171,7 @@ struct kfab_domain {
 	struct kfab_object obj;
 };
 
+struct kfab_object *kfab_domain_create(struct kfab_ctx *ctx);
 int kfab_ioctl_domain_alloc(struct kfab_ucmd *ucmd);
 void kfab_domain_destroy(struct kfab_object *obj);
 
@@ -158,7 +181,6 @@ struct kfab_av_table;
 /**
  * struct kfab_av - an AV handle: one open of an AV by one file
  * @obj: the object in the file's table
- * @domain: the parent; this handle holds one of its users
  * @table: the table, shared with every other handle of a named AV
  * @read_only: this handle may not insert or remove
  * @mmap_offset: where the file maps @table's region; 0 before it is offered
@@ -166,7 +188,6 @@ struct kfab_av_table;
  */
 struct kfab_av {
 	struct kfab_object obj;
-	struct kfab_object *domain;
 	struct kfab_av_table *table;
 	bool read_only;
 	u64 mmap_offset;
@@ -195,7 +216,6 @@ void kfab_av_debugfs_show(struct seq_file *s);
 /**
  * struct kfab_cq - a completion queue
  * @obj: the object head
- * @domain: the parent; the CQ holds a reference on it
  * @lock: protects everything below that changes
  * @entries: slots in the ring, a power of two
  * @mask: @entries - 1
@@ -221,7 +241,6 @@ void kfab_av_debugfs_show(struct seq_file *s);
  */
 struct kfab_cq {
 	struct kfab_object obj;
-	struct kfab_object *domain;
 	spinlock_t lock;	/* the producer side: tail, lists, counts */
 	u32 entries;
 	u32 mask;
@@ -278,7 +297,6 @@ bool kfab_cq_nearly_full(struct kfab_cq *cq);
 /**
  * struct kfab_cntr - a counter
  * @obj: the object head
- * @domain: the parent; the counter holds a reference on it
  * @lock: serialises writers of @shared
  * @value: the success value, the kernel's own copy
  * @err: the error value, the kernel's own copy
@@ -290,7 +308,6 @@ bool kfab_cq_nearly_full(struct kfab_cq *cq);
  */
 struct kfab_cntr {
 	struct kfab_object obj;
-	struct kfab_object *domain;
 	spinlock_t lock;	/* writers of value, err and shared */
 	u64 value;
 	u64 err;
@@ -336,13 +353,13 @@ struct kfab_sq {
 /* What a ring's owner does with one entry: 0 or -EAGAIN (stays first). */
 typedef int (*kfab_sq_fn)(void *owner, const struct kfab_sqe *sqe);
 
+int kfab_sq_entries(u32 want, u32 *entries);
 int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries);
 void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq);
+void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out);
 u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner);
-/* The layout KFAB_IOC_EP_OPEN and KFAB_IOC_SRX_OPEN report. */
-#define KFAB_SQ_OFF_TAIL	0
-#define KFAB_SQ_OFF_HEAD	64
-#define KFAB_SQ_OFF_SQES	128
+int kfab_ioctl_doorbell(struct kfab_ucmd *ucmd);
+int kfab_ioctl_cancel(struct kfab_ucmd *ucmd);
 
 /* buf.c: buffers other processes reach (Documentation/ep.rst) */
 
@@ -460,7 +477,6 @@ struct kfab_srx;
 /**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
  * @obj: the object head
- * @domain: the parent (a user of it)
  * @core: the part senders reach, found by number
  * @av: the bound AV (a user of its object), or NULL
  * @srx: the bound shared receive context (a user of it), or NULL
@@ -475,7 +491,6 @@ struct kfab_srx;
  */
 struct kfab_ep {
 	struct kfab_object obj;
-	struct kfab_object *domain;
 	struct kfab_ep_core *core;
 	struct kfab_av *av;
 	struct kfab_srx *srx;
@@ -492,7 +507,6 @@ struct kfab_ep {
 /**
  * struct kfab_srx - a shared receive context (KFAB_OBJ_SRX)
  * @obj: the object head
- * @domain: the parent (a user of it)
  * @rx: its receive lists
  * @av: the AV of its endpoints (a user of it), from the first enabled
  * @sq_lock: serialises doorbells
@@ -500,7 +514,6 @@ struct kfab_ep {
  */
 struct kfab_srx {
 	struct kfab_object obj;
-	struct kfab_object *domain;
 	struct kfab_rx_ctx *rx;
 	struct kfab_av *av;
 	struct mutex sq_lock;	/* doorbells, one at a time */
@@ -537,8 +550,8 @@ struct kfab_req {
 int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_enable(struct kfab_ucmd *ucmd);
-int kfab_ioctl_ep_doorbell(struct kfab_ucmd *ucmd);
-int kfab_ioctl_ep_cancel(struct kfab_ucmd *ucmd);
+int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done);
+int kfab_ep_cancel(struct kfab_object *obj, u64 context);
 void kfab_ep_destroy(struct kfab_object *obj);
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
@@ -556,8 +569,8 @@ int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd);
 void kfab_srx_destroy(struct kfab_object *obj);
 void kfab_srx_show(struct seq_file *s, struct kfab_object *obj);
-int kfab_srx_doorbell(struct kfab_srx *srx, u32 *out_done);
-int kfab_srx_cancel(struct kfab_srx *srx, u64 context);
+int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done);
+int kfab_srx_cancel(struct kfab_object *obj, u64 context);
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);

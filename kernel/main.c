@@ -139,6 +139,8 @@ union kfab_ucmd_buffer {
 	struct kfab_query query;
 	struct kfab_destroy destroy;
 	struct kfab_domain_alloc domain_alloc;
+	struct kfab_doorbell doorbell;
+	struct kfab_cancel cancel;
 	struct kfab_av_open av_open;
 	struct kfab_av_insert av_insert;
 	struct kfab_av_remove av_remove;
@@ -152,8 +154,6 @@ union kfab_ucmd_buffer {
 	struct kfab_ep_open ep_open;
 	struct kfab_ep_bind ep_bind;
 	struct kfab_ep_enable ep_enable;
-	struct kfab_ep_doorbell ep_doorbell;
-	struct kfab_ep_cancel ep_cancel;
 	struct kfab_srx_open srx_open;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
@@ -187,8 +187,12 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_destroy, id),
 	KFAB_IOCTL_OP(KFAB_CMD_DOMAIN_ALLOC, kfab_ioctl_domain_alloc,
 		      struct kfab_domain_alloc, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_DOORBELL, kfab_ioctl_doorbell,
+		      struct kfab_doorbell, out_done),
+	KFAB_IOCTL_OP(KFAB_CMD_CANCEL, kfab_ioctl_cancel, struct kfab_cancel,
+		      context),
 	KFAB_IOCTL_OP(KFAB_CMD_AV_OPEN, kfab_ioctl_av_open,
-		      struct kfab_av_open, out_mmap_size),
+		      struct kfab_av_open, out_region),
 	KFAB_IOCTL_OP(KFAB_CMD_AV_INSERT, kfab_ioctl_av_insert,
 		      struct kfab_av_insert, __reserved),
 	KFAB_IOCTL_OP(KFAB_CMD_AV_REMOVE, kfab_ioctl_av_remove,
@@ -196,29 +200,25 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 	KFAB_IOCTL_OP(KFAB_CMD_AV_UNLINK, kfab_ioctl_av_unlink,
 		      struct kfab_av_unlink, name),
 	KFAB_IOCTL_OP(KFAB_CMD_CQ_OPEN, kfab_ioctl_cq_open, struct kfab_cq_open,
-		      __reserved),
+		      out_ring),
 	KFAB_IOCTL_OP(KFAB_CMD_CQ_DRAIN, kfab_ioctl_cq_drain,
 		      struct kfab_cq_drain, out_overflow),
 	KFAB_IOCTL_OP(KFAB_CMD_CQ_READERR, kfab_ioctl_cq_readerr,
 		      struct kfab_cq_readerr, __reserved),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_OPEN, kfab_ioctl_cntr_open,
-		      struct kfab_cntr_open, out_mmap_size),
+		      struct kfab_cntr_open, out_region),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_UPDATE, kfab_ioctl_cntr_update,
 		      struct kfab_cntr_update, out_err),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_WAIT, kfab_ioctl_cntr_wait,
 		      struct kfab_cntr_wait, out_err),
 	KFAB_IOCTL_OP(KFAB_CMD_EP_OPEN, kfab_ioctl_ep_open, struct kfab_ep_open,
-		      __reserved),
+		      out_sq),
 	KFAB_IOCTL_OP(KFAB_CMD_EP_BIND, kfab_ioctl_ep_bind, struct kfab_ep_bind,
 		      obj_id),
 	KFAB_IOCTL_OP(KFAB_CMD_EP_ENABLE, kfab_ioctl_ep_enable,
 		      struct kfab_ep_enable, __reserved),
-	KFAB_IOCTL_OP(KFAB_CMD_EP_DOORBELL, kfab_ioctl_ep_doorbell,
-		      struct kfab_ep_doorbell, out_done),
-	KFAB_IOCTL_OP(KFAB_CMD_EP_CANCEL, kfab_ioctl_ep_cancel,
-		      struct kfab_ep_cancel, context),
 	KFAB_IOCTL_OP(KFAB_CMD_SRX_OPEN, kfab_ioctl_srx_open,
-		      struct kfab_srx_open, out_off_sqes),
+		      struct kfab_srx_open, out_sq),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_remaining),

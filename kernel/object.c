@@ -7,6 +7,12 @@
  * an id (the slot holds XA_ZERO_ENTRY, which lookups see as empty), the
  * handler fills the object and answers user space, then
  * kfab_object_finalize() publishes it or kfab_object_abort() frees it.
+ *
+ * Every object but a domain has a parent, the domain it was created under;
+ * the object holds a user of it from kfab_object_alloc() until its own
+ * destroy has run, so a domain is never destroyed under its children.
+ * Each type's ->destroy frees what the type owns; the parent is this
+ * file's business.
  */
 #include <linux/slab.h>
 
@@ -35,13 +41,23 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.name = "ep",
 		.destroy = kfab_ep_destroy,
 		.show = kfab_ep_show,
+		.doorbell = kfab_ep_doorbell,
+		.cancel = kfab_ep_cancel,
 	},
 	[KFAB_OBJ_SRX] = {
 		.name = "srx",
 		.destroy = kfab_srx_destroy,
 		.show = kfab_srx_show,
+		.doorbell = kfab_srx_doorbell,
+		.cancel = kfab_srx_cancel,
 	},
 };
+
+/* What objects of @obj's type do: never NULL for a published object. */
+const struct kfab_object_ops *kfab_object_ops_of(const struct kfab_object *obj)
+{
+	return &kfab_object_ops[obj->type];
+}
 
 const char *kfab_object_type_name(enum kfab_obj_type type)
 {
@@ -63,12 +79,15 @@ void kfab_object_show(struct seq_file *s, struct kfab_object *obj)
  * @ctx: the owning context
  * @size: size of the containing struct, whose first member is the object
  * @type: its type
+ * @parent: the domain it belongs to (the object takes a user of it), or
+ *	NULL for a domain
  *
  * Return: the zeroed object holding the table's reference, or an ERR_PTR:
  * -ENOSPC when the context holds kfab_max_objects already, -ENOMEM.
  */
 struct kfab_object *kfab_object_alloc(struct kfab_ctx *ctx, size_t size,
-				      enum kfab_obj_type type)
+				      enum kfab_obj_type type,
+				      struct kfab_object *parent)
 {
 	struct kfab_object *obj;
 	int rc;
@@ -88,14 +107,52 @@ struct kfab_object *kfab_object_alloc(struct kfab_ctx *ctx, size_t size,
 		kfree(obj);
 		return ERR_PTR(rc == -EBUSY ? -ENOSPC : rc);
 	}
+	if (parent) {
+		refcount_inc(&parent->users);
+		obj->parent = parent;
+	}
 	return obj;
+}
+
+/**
+ * kfab_object_alloc_in() - kfab_object_alloc() under a domain user space names
+ * @ctx: the owning context
+ * @domain_id: the id of a domain of @ctx
+ * @size: as kfab_object_alloc()
+ * @type: as kfab_object_alloc()
+ *
+ * The start of every command that creates an object under a domain.
+ * Return: as kfab_object_alloc(), or ERR_PTR(-ENOENT) when @domain_id
+ * names no domain of @ctx.
+ */
+struct kfab_object *kfab_object_alloc_in(struct kfab_ctx *ctx, u32 domain_id,
+					 size_t size, enum kfab_obj_type type)
+{
+	struct kfab_object *domain, *obj;
+
+	domain = kfab_object_get(ctx, domain_id, KFAB_OBJ_DOMAIN);
+	if (!domain)
+		return ERR_PTR(-ENOENT);
+	obj = kfab_object_alloc(ctx, size, type, domain);
+	kfab_object_put(domain);
+	return obj;
+}
+
+/* Run the type's destroy, then let go of the parent. */
+static void kfab_object_free(struct kfab_object *obj)
+{
+	struct kfab_object *parent = obj->parent;
+
+	kfab_object_ops[obj->type].destroy(obj);
+	if (parent)
+		kfab_object_put(parent);
 }
 
 /* Undo kfab_object_alloc() for an object that was never published. */
 void kfab_object_abort(struct kfab_ctx *ctx, struct kfab_object *obj)
 {
 	xa_erase(&ctx->objects, obj->id);
-	kfab_object_ops[obj->type].destroy(obj);
+	kfab_object_free(obj);
 }
 
 /* Make a fully built object visible to lookups. */
@@ -112,7 +169,7 @@ void kfab_object_finalize(struct kfab_ctx *ctx, struct kfab_object *obj)
  * kfab_object_get() - look up an object of a context and take a reference
  * @ctx: the context
  * @id: the id user space gave
- * @type: the type the caller needs
+ * @type: the type the caller needs, or KFAB_OBJ_ANY
  *
  * Return: the object, to be released with kfab_object_put(), or NULL when
  * @id names nothing of that type in @ctx.
@@ -124,7 +181,8 @@ struct kfab_object *kfab_object_get(struct kfab_ctx *ctx, u32 id,
 
 	xa_lock(&ctx->objects);
 	obj = xa_load(&ctx->objects, id);
-	if (obj && (obj->type != type || !refcount_inc_not_zero(&obj->users)))
+	if (obj && ((type != KFAB_OBJ_ANY && obj->type != type) ||
+		    !refcount_inc_not_zero(&obj->users)))
 		obj = NULL;
 	xa_unlock(&ctx->objects);
 	return obj;
@@ -161,7 +219,7 @@ int kfab_object_destroy(struct kfab_ctx *ctx, u32 id)
 	__xa_erase(&ctx->objects, id);
 	xa_unlock(&ctx->objects);
 
-	kfab_object_ops[obj->type].destroy(obj);
+	kfab_object_free(obj);
 	return 0;
 }
 

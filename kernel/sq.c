@@ -7,16 +7,41 @@
  * kernel writes, the slots.  The kernel's head is its own copy; it reads
  * the tail once per doorbell and copies each slot before looking at it,
  * so nothing user space writes meanwhile changes what it acts on.
+ *
+ * KFAB_IOC_DOORBELL and KFAB_IOC_CANCEL take any object that owns a ring
+ * and call its type's ->doorbell and ->cancel (endpoints, SRXs).
  */
+#include <linux/log2.h>
 #include <linux/string.h>
 
 #include "kfab.h"
+
+/* Where the region's parts are; user space learns it from the layout. */
+#define KFAB_SQ_OFF_TAIL	0
+#define KFAB_SQ_OFF_HEAD	64
+#define KFAB_SQ_OFF_ENTRIES	128
+
+/**
+ * kfab_sq_entries() - the size of a ring user space asks for
+ * @want: 0 for KFAB_SQ_DEFAULT_ENTRIES, else a power of two up to
+ *	KFAB_SQ_MAX_ENTRIES
+ * @entries: out: the ring's entries
+ *
+ * Return: 0 or -EINVAL.
+ */
+int kfab_sq_entries(u32 want, u32 *entries)
+{
+	*entries = want ?: KFAB_SQ_DEFAULT_ENTRIES;
+	if (!is_power_of_2(*entries) || *entries > KFAB_SQ_MAX_ENTRIES)
+		return -EINVAL;
+	return 0;
+}
 
 int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries)
 {
 	int rc;
 
-	sq->region = kfab_region_alloc(KFAB_SQ_OFF_SQES +
+	sq->region = kfab_region_alloc(KFAB_SQ_OFF_ENTRIES +
 				       (size_t)entries * sizeof(struct kfab_sqe),
 				       false);
 	if (IS_ERR(sq->region)) {
@@ -27,7 +52,7 @@ int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries)
 	sq->entries = entries;
 	sq->tail_user = sq->region->vaddr + KFAB_SQ_OFF_TAIL;
 	sq->head_user = sq->region->vaddr + KFAB_SQ_OFF_HEAD;
-	sq->sqes = sq->region->vaddr + KFAB_SQ_OFF_SQES;
+	sq->sqes = sq->region->vaddr + KFAB_SQ_OFF_ENTRIES;
 	return kfab_region_offer(ctx, sq->region, &sq->offset);
 }
 
@@ -36,6 +61,22 @@ void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq)
 	if (sq->offset)
 		kfab_region_withdraw(ctx, sq->offset);
 	kfab_region_put(sq->region);
+}
+
+/* What the command that created the ring's owner tells user space. */
+void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out)
+{
+	*out = (struct kfab_sq_layout){
+		.region = {
+			.offset = sq->offset,
+			.size = sq->region->size,
+		},
+		.entries = sq->entries,
+		.entry_size = sizeof(struct kfab_sqe),
+		.off_tail = KFAB_SQ_OFF_TAIL,
+		.off_head = KFAB_SQ_OFF_HEAD,
+		.off_entries = KFAB_SQ_OFF_ENTRIES,
+	};
 }
 
 /*
@@ -67,4 +108,52 @@ u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner)
 		smp_store_release(sq->head_user, sq->head);
 	}
 	return done;
+}
+
+/* An object of the caller's that owns a ring, with a user; or NULL. */
+static struct kfab_object *kfab_sq_owner_get(struct kfab_ctx *ctx, u32 id)
+{
+	struct kfab_object *obj = kfab_object_get(ctx, id, KFAB_OBJ_ANY);
+
+	if (obj && !kfab_object_ops_of(obj)->doorbell) {
+		kfab_object_put(obj);
+		obj = NULL;
+	}
+	return obj;
+}
+
+int kfab_ioctl_doorbell(struct kfab_ucmd *ucmd)
+{
+	struct kfab_doorbell *cmd = ucmd->cmd;
+	struct kfab_object *obj;
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	obj = kfab_sq_owner_get(ucmd->ctx, cmd->obj_id);
+	if (!obj)
+		return -ENOENT;
+	rc = kfab_object_ops_of(obj)->doorbell(obj, &cmd->out_done);
+	kfab_object_put(obj);
+	if (rc)
+		return rc;
+	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+int kfab_ioctl_cancel(struct kfab_ucmd *ucmd)
+{
+	struct kfab_cancel *cmd = ucmd->cmd;
+	struct kfab_object *obj;
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	if (cmd->__reserved)
+		return -EINVAL;
+	obj = kfab_sq_owner_get(ucmd->ctx, cmd->obj_id);
+	if (!obj)
+		return -ENOENT;
+	rc = kfab_object_ops_of(obj)->cancel(obj, cmd->context);
+	kfab_object_put(obj);
+	return rc;
 }

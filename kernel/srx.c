@@ -24,27 +24,22 @@ int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd)
 {
 	struct kfab_srx_open *cmd = ucmd->cmd;
 	struct kfab_ctx *ctx = ucmd->ctx;
-	struct kfab_object *domain, *obj;
+	struct kfab_object *obj;
 	struct kfab_srx *srx;
 	u32 entries;
 	int rc;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	entries = cmd->sq_entries ?: KFAB_SQ_DEFAULT_ENTRIES;
-	if (!is_power_of_2(entries) || entries > KFAB_SQ_MAX_ENTRIES)
-		return -EINVAL;
+	rc = kfab_sq_entries(cmd->sq_entries, &entries);
+	if (rc)
+		return rc;
 
-	domain = kfab_object_get(ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
-	if (!domain)
-		return -ENOENT;
-	obj = kfab_object_alloc(ctx, sizeof(*srx), KFAB_OBJ_SRX);
-	if (IS_ERR(obj)) {
-		kfab_object_put(domain);
+	obj = kfab_object_alloc_in(ctx, cmd->domain_id, sizeof(*srx),
+				   KFAB_OBJ_SRX);
+	if (IS_ERR(obj))
 		return PTR_ERR(obj);
-	}
 	srx = to_kfab_srx(obj);
-	srx->domain = domain;
 	mutex_init(&srx->sq_lock);
 
 	rc = -ENOMEM;
@@ -58,13 +53,8 @@ int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd)
 		goto err_abort;
 
 	cmd->out_srx_id = obj->id;
-	cmd->out_sq_entries = entries;
-	cmd->out_sqe_size = sizeof(struct kfab_sqe);
-	cmd->out_off_tail = KFAB_SQ_OFF_TAIL;
-	cmd->out_sq_mmap_offset = srx->sq.offset;
-	cmd->out_sq_mmap_size = srx->sq.region->size;
-	cmd->out_off_head = KFAB_SQ_OFF_HEAD;
-	cmd->out_off_sqes = KFAB_SQ_OFF_SQES;
+	cmd->__reserved = 0;
+	kfab_sq_layout(&srx->sq, &cmd->out_sq);
 	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
 	if (rc)
 		goto err_abort;
@@ -88,8 +78,6 @@ void kfab_srx_destroy(struct kfab_object *obj)
 	if (srx->av)
 		kfab_object_put(&srx->av->obj);
 	kfab_sq_fini(obj->ctx, &srx->sq);
-	if (srx->domain)
-		kfab_object_put(srx->domain);
 	mutex_destroy(&srx->sq_lock);
 	kfree(srx);
 }
@@ -103,8 +91,9 @@ static int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
  * Run the ring.  -EINVAL while no enabled endpoint is bound: there would
  * be no CQ to report a failed receive on.
  */
-int kfab_srx_doorbell(struct kfab_srx *srx, u32 *out_done)
+int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done)
 {
+	struct kfab_srx *srx = to_kfab_srx(obj);
 	bool joined;
 
 	mutex_lock(&srx->rx->lock);
@@ -118,8 +107,9 @@ int kfab_srx_doorbell(struct kfab_srx *srx, u32 *out_done)
 	return 0;
 }
 
-int kfab_srx_cancel(struct kfab_srx *srx, u64 context)
+int kfab_srx_cancel(struct kfab_object *obj, u64 context)
 {
+	struct kfab_srx *srx = to_kfab_srx(obj);
 	int rc;
 
 	mutex_lock(&srx->sq_lock);

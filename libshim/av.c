@@ -872,9 +872,9 @@ int shim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 	}
 	av->id = cmd.out_av_id;
 
-	av->map_size = cmd.out_mmap_size;
+	av->map_size = cmd.out_region.size;
 	av->map = mmap(NULL, av->map_size, PROT_READ, MAP_SHARED,
-		       dom->fabric->fd, cmd.out_mmap_offset);
+		       dom->fabric->fd, cmd.out_region.offset);
 	if (av->map == MAP_FAILED) {
 		ret = -errno;
 		SHIM_WARN(AV, "AV %u: mmap: %s\n", av->id, fi_strerror(-ret));

@@ -357,13 +357,13 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		goto err_free;
 	}
 	cntr->id = cmd.out_cntr_id;
-	if (cmd.out_off_seq + sizeof(uint32_t) > cmd.out_mmap_size ||
-	    cmd.out_off_value + sizeof(uint64_t) > cmd.out_mmap_size ||
-	    cmd.out_off_err + sizeof(uint64_t) > cmd.out_mmap_size)
+	if (cmd.out_off_seq + sizeof(uint32_t) > cmd.out_region.size ||
+	    cmd.out_off_value + sizeof(uint64_t) > cmd.out_region.size ||
+	    cmd.out_off_err + sizeof(uint64_t) > cmd.out_region.size)
 		ret = -FI_EOTHER;
 	else
-		ret = shim_dev_mmap(cntr->fd, cmd.out_mmap_offset,
-				    cmd.out_mmap_size, false, &cntr->map);
+		ret = shim_dev_mmap(cntr->fd, cmd.out_region.offset,
+				    cmd.out_region.size, false, &cntr->map);
 	if (ret) {
 		cntr->map = NULL;
 		SHIM_WARN(CNTR, "cntr %u: mapping the values: %s\n", cntr->id,
@@ -371,7 +371,7 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		shim_dev_destroy(cntr->fd, cntr->id);
 		goto err_free;
 	}
-	cntr->map_len = cmd.out_mmap_size;
+	cntr->map_len = cmd.out_region.size;
 	cntr->seq = (const uint32_t *)((char *)cntr->map + cmd.out_off_seq);
 	cntr->value = (const uint64_t *)((char *)cntr->map + cmd.out_off_value);
 	cntr->err = (const uint64_t *)((char *)cntr->map + cmd.out_off_err);

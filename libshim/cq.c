@@ -1057,42 +1057,45 @@ static int shim_cq_check_attr(const struct fi_cq_attr *attr)
 }
 
 /* Map both regions and find the fields where the kernel says they are. */
-static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_open *cmd)
+static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
 {
 	int ret;
 
-	if (cmd->out_off_entries + (uint64_t)cmd->out_entries *
-	    cmd->out_entry_size > cmd->out_ring_size ||
-	    cmd->out_off_head + sizeof(uint32_t) > cmd->out_cons_size ||
-	    cmd->out_off_armed + sizeof(uint32_t) > cmd->out_cons_size ||
-	    !cmd->out_entries || (cmd->out_entries & (cmd->out_entries - 1)))
+	if (l->off_entries + (uint64_t)l->entries * l->entry_size >
+	    l->ring.size ||
+	    l->off_tail + sizeof(uint32_t) > l->ring.size ||
+	    l->off_overflow + sizeof(uint32_t) > l->ring.size ||
+	    l->off_err_count + sizeof(uint32_t) > l->ring.size ||
+	    l->off_head + sizeof(uint32_t) > l->cons.size ||
+	    l->off_armed + sizeof(uint32_t) > l->cons.size ||
+	    !l->entries || (l->entries & (l->entries - 1)))
 		return -FI_EOTHER;
 
-	cq->ring_len = cmd->out_ring_size;
-	ret = shim_dev_mmap(cq->fd, cmd->out_ring_offset, cq->ring_len, false,
+	cq->ring_len = l->ring.size;
+	ret = shim_dev_mmap(cq->fd, l->ring.offset, cq->ring_len, false,
 			    &cq->ring_map);
 	if (ret) {
 		cq->ring_map = NULL;
 		return ret;
 	}
-	cq->cons_len = cmd->out_cons_size;
-	ret = shim_dev_mmap(cq->fd, cmd->out_cons_offset, cq->cons_len, true,
+	cq->cons_len = l->cons.size;
+	ret = shim_dev_mmap(cq->fd, l->cons.offset, cq->cons_len, true,
 			    &cq->cons_map);
 	if (ret) {
 		cq->cons_map = NULL;
 		return ret;
 	}
-	cq->tail = (const uint32_t *)((char *)cq->ring_map + cmd->out_off_tail);
+	cq->tail = (const uint32_t *)((char *)cq->ring_map + l->off_tail);
 	cq->overflow = (const uint32_t *)((char *)cq->ring_map +
-					  cmd->out_off_overflow);
+					  l->off_overflow);
 	cq->err_count = (const uint32_t *)((char *)cq->ring_map +
-					   cmd->out_off_err_count);
-	cq->slots = (const uint8_t *)cq->ring_map + cmd->out_off_entries;
-	cq->head = (uint32_t *)((char *)cq->cons_map + cmd->out_off_head);
-	cq->armed = (uint32_t *)((char *)cq->cons_map + cmd->out_off_armed);
-	cq->entries = cmd->out_entries;
-	cq->mask = cmd->out_entries - 1;
-	cq->entry_size = cmd->out_entry_size;
+					   l->off_err_count);
+	cq->slots = (const uint8_t *)cq->ring_map + l->off_entries;
+	cq->head = (uint32_t *)((char *)cq->cons_map + l->off_head);
+	cq->armed = (uint32_t *)((char *)cq->cons_map + l->off_armed);
+	cq->entries = l->entries;
+	cq->mask = l->entries - 1;
+	cq->entry_size = l->entry_size;
 	cq->local_head = shim_read_once(cq->head);
 	return 0;
 }
@@ -1176,7 +1179,7 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		goto err_free;
 	}
 	cq->id = cmd.out_cq_id;
-	ret = shim_cq_map(cq, &cmd);
+	ret = shim_cq_map(cq, &cmd.out_ring);
 	if (ret) {
 		SHIM_WARN(CQ, "cq %u: mapping the ring: %s\n", cq->id,
 			  fi_strerror(-ret));

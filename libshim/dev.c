@@ -214,23 +214,23 @@ int shim_dev_ep_enable(int fd, uint32_t ep_id)
 	return shim_dev_ioctl(fd, KFAB_IOC_EP_ENABLE, &cmd);
 }
 
-int shim_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done)
+int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done)
 {
-	struct kfab_ep_doorbell cmd = { .size = sizeof(cmd), .ep_id = ep_id };
-	int ret = shim_dev_ioctl(fd, KFAB_IOC_EP_DOORBELL, &cmd);
+	struct kfab_doorbell cmd = { .size = sizeof(cmd), .obj_id = obj_id };
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_DOORBELL, &cmd);
 
 	if (!ret && done)
 		*done = cmd.out_done;
 	return ret;
 }
 
-int shim_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context)
+int shim_dev_cancel(int fd, uint32_t obj_id, uint64_t context)
 {
-	struct kfab_ep_cancel cmd = {
-		.size = sizeof(cmd), .ep_id = ep_id, .context = context,
+	struct kfab_cancel cmd = {
+		.size = sizeof(cmd), .obj_id = obj_id, .context = context,
 	};
 
-	return shim_dev_ioctl(fd, KFAB_IOC_EP_CANCEL, &cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_CANCEL, &cmd);
 }
 
 int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd)

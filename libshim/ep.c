@@ -3,7 +3,7 @@
  * libshim: fid_ep.  An endpoint is a kernel endpoint (KFAB_IOC_EP_OPEN,
  * FI_EP_RDM) with a submission ring that the process maps read-write:
  * msg.c writes one struct kfab_sqe per request into it, publishes the tail
- * and rings the doorbell (KFAB_IOC_EP_DOORBELL).  This file holds the
+ * and rings the doorbell (KFAB_IOC_DOORBELL).  This file holds the
  * endpoint's life: open, bind, enable, close, names, options and the op
  * tables of everything kfab does not carry (RMA, atomics, collectives,
  * connection management), which answer -FI_ENOSYS.
@@ -528,7 +528,7 @@ static ssize_t shim_ep_cancel(fid_t fid, void *context)
 	if (!ep->enabled)
 		return -FI_ENOENT;
 	shim_ep_progress(ep);
-	return shim_dev_ep_cancel(ep->fd, ep->id, (uintptr_t)context);
+	return shim_dev_cancel(ep->fd, ep->id, (uintptr_t)context);
 }
 
 static int shim_ep_getopt(fid_t fid, int level, int optname, void *optval,
@@ -1014,7 +1014,6 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 {
 	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
-	struct shim_ring_layout layout;
 	struct shim_ep *ep;
 	int ret;
 
@@ -1055,16 +1054,7 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->id = cmd.out_ep_id;
 	ep->addr = cmd.out_addr;
-	layout = (struct shim_ring_layout){
-		.entries = cmd.out_sq_entries,
-		.sqe_size = cmd.out_sqe_size,
-		.mmap_offset = cmd.out_sq_mmap_offset,
-		.mmap_size = cmd.out_sq_mmap_size,
-		.off_tail = cmd.out_off_tail,
-		.off_head = cmd.out_off_head,
-		.off_sqes = cmd.out_off_sqes,
-	};
-	ret = shim_ring_map(&ep->ring, ep->fd, ep->id, &layout);
+	ret = shim_ring_map(&ep->ring, ep->fd, ep->id, &cmd.out_sq);
 	if (ret) {
 		SHIM_WARN(EP_CTRL, "ep %u: mapping the ring: %s\n", ep->id,
 			  fi_strerror(-ret));

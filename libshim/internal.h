@@ -123,8 +123,8 @@ int shim_dev_mmap(int fd, uint64_t offset, size_t len, bool writable,
 int shim_dev_ep_open(int fd, struct kfab_ep_open *cmd);
 int shim_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
 int shim_dev_ep_enable(int fd, uint32_t ep_id);
-int shim_dev_ep_doorbell(int fd, uint32_t ep_id, uint32_t *done);
-int shim_dev_ep_cancel(int fd, uint32_t ep_id, uint64_t context);
+int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done);
+int shim_dev_cancel(int fd, uint32_t obj_id, uint64_t context);
 int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd);
 
 /* ---- fabric (fabric.c) ---- */
@@ -327,20 +327,6 @@ void shim_eventfd_reset(int efd);
 
 /* ---- submission rings (ring.c) ---- */
 
-/*
- * Where the kernel put a ring in its region: the out_sq_* and out_off_*
- * answers of KFAB_IOC_EP_OPEN and KFAB_IOC_SRX_OPEN.
- */
-struct shim_ring_layout {
-	uint32_t entries;
-	uint32_t sqe_size;
-	uint64_t mmap_offset;
-	uint64_t mmap_size;
-	uint32_t off_tail;
-	uint32_t off_head;
-	uint32_t off_sqes;
-};
-
 /**
  * struct shim_ring - the producer side of a submission ring
  * @fd: the fabric's device file
@@ -350,7 +336,7 @@ struct shim_ring_layout {
  * @head: the consumer index in @map (the kernel writes it)
  * @sqes: the first slot
  * @entries: slots of the ring; @mask: @entries - 1
- * @sqe_size: bytes from one slot to the next (>= sizeof(struct kfab_sqe))
+ * @entry_size: bytes from one slot to the next (>= sizeof(struct kfab_sqe))
  * @local_tail: our copy of the producer index, never read back from @tail;
  *	it runs ahead of the published one during an FI_MORE batch
  * @published: the tail last published (stored in @tail)
@@ -368,18 +354,19 @@ struct shim_ring {
 	uint32_t *tail;
 	const uint32_t *head;
 	uint8_t *sqes;
-	uint32_t entries, mask, sqe_size;
+	uint32_t entries, mask, entry_size;
 	uint32_t local_tail;
 	uint32_t published;
 };
 
 /*
- * Check @layout against what fits its region, map it and start both
- * indices at the kernel's head: 0, -FI_EOTHER for a layout that does not
- * fit, or mmap()'s -errno.
+ * Check @layout (the out_sq of KFAB_IOC_EP_OPEN or KFAB_IOC_SRX_OPEN)
+ * against what fits its region, map it and start both indices at the
+ * kernel's head: 0, -FI_EOTHER for a layout that does not fit, or mmap()'s
+ * -errno.
  */
 int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
-		  const struct shim_ring_layout *layout);
+		  const struct kfab_sq_layout *layout);
 void shim_ring_unmap(struct shim_ring *ring);
 /* The ring's size for queue sizes summing to @want (0: the kernel's). */
 uint32_t shim_ring_entries(uint64_t want);

@@ -12,7 +12,7 @@
  *   3. write sqes[tail & mask]
  *   4. release-store(tail, tail + 1)    pairs with the kernel's acquire of
  *                                       tail: it sees the slot written
- *   5. KFAB_IOC_EP_DOORBELL             unless FI_MORE
+ *   5. KFAB_IOC_DOORBELL                unless FI_MORE
  *
  * With FI_MORE the entry is written but the tail is not published: the
  * kernel cannot see (nor progress start) any part of a batch until the
@@ -30,23 +30,23 @@
 
 /* The kernel's answer must describe a ring that fits its region. */
 int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
-		  const struct shim_ring_layout *l)
+		  const struct kfab_sq_layout *l)
 {
 	uint32_t n = l->entries;
 	int ret;
 
-	if (!n || (n & (n - 1)) || l->sqe_size < sizeof(struct kfab_sqe) ||
+	if (!n || (n & (n - 1)) || l->entry_size < sizeof(struct kfab_sqe) ||
 	    l->off_tail % sizeof(uint32_t) || l->off_head % sizeof(uint32_t) ||
-	    l->off_sqes % sizeof(uint64_t) ||
-	    l->off_tail + sizeof(uint32_t) > l->mmap_size ||
-	    l->off_head + sizeof(uint32_t) > l->mmap_size ||
-	    l->off_sqes + (uint64_t)n * l->sqe_size > l->mmap_size)
+	    l->off_entries % sizeof(uint64_t) ||
+	    l->off_tail + sizeof(uint32_t) > l->region.size ||
+	    l->off_head + sizeof(uint32_t) > l->region.size ||
+	    l->off_entries + (uint64_t)n * l->entry_size > l->region.size)
 		return -FI_EOTHER;
 
 	ring->fd = fd;
 	ring->id = id;
-	ring->map_len = l->mmap_size;
-	ret = shim_dev_mmap(fd, l->mmap_offset, ring->map_len, true,
+	ring->map_len = l->region.size;
+	ret = shim_dev_mmap(fd, l->region.offset, ring->map_len, true,
 			    &ring->map);
 	if (ret) {
 		ring->map = NULL;
@@ -54,10 +54,10 @@ int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
 	}
 	ring->tail = (uint32_t *)((char *)ring->map + l->off_tail);
 	ring->head = (const uint32_t *)((char *)ring->map + l->off_head);
-	ring->sqes = (uint8_t *)ring->map + l->off_sqes;
+	ring->sqes = (uint8_t *)ring->map + l->off_entries;
 	ring->entries = n;
 	ring->mask = n - 1;
-	ring->sqe_size = l->sqe_size;
+	ring->entry_size = l->entry_size;
 	/* A fresh ring: both indices start where the kernel put them. */
 	ring->local_tail = shim_load_acquire(ring->head);
 	ring->published = ring->local_tail;
@@ -111,14 +111,14 @@ static void shim_ring_publish(struct shim_ring *ring)
 
 static void shim_ring_doorbell(struct shim_ring *ring)
 {
-	int ret = shim_dev_ep_doorbell(ring->fd, ring->id, NULL);
+	int ret = shim_dev_doorbell(ring->fd, ring->id, NULL);
 
 	/*
 	 * The requests are in the ring whatever the answer: the next
 	 * doorbell (or progress from a CQ read) carries them out.
 	 */
 	if (ret)
-		SHIM_INFO(EP_DATA, "ring of %u: KFAB_IOC_EP_DOORBELL: %s\n",
+		SHIM_INFO(EP_DATA, "ring of %u: KFAB_IOC_DOORBELL: %s\n",
 			  ring->id, fi_strerror(-ret));
 }
 
@@ -142,11 +142,11 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 			return -FI_EAGAIN;
 	}
 	slot = ring->sqes + (size_t)(ring->local_tail & ring->mask) *
-	       ring->sqe_size;
+	       ring->entry_size;
 	memcpy(slot, sqe, sizeof(*sqe));
 	/* A kernel entry larger than ours: what we do not know is zero. */
-	if (ring->sqe_size > sizeof(*sqe))
-		memset(slot + sizeof(*sqe), 0, ring->sqe_size - sizeof(*sqe));
+	if (ring->entry_size > sizeof(*sqe))
+		memset(slot + sizeof(*sqe), 0, ring->entry_size - sizeof(*sqe));
 	ring->local_tail++;
 	if (!more) {
 		shim_ring_publish(ring);
@@ -166,6 +166,6 @@ bool shim_ring_progress(struct shim_ring *ring)
 	head = shim_load_acquire(ring->head);
 	if (head == tail)
 		return false;
-	(void)shim_dev_ep_doorbell(ring->fd, ring->id, NULL);
+	(void)shim_dev_doorbell(ring->fd, ring->id, NULL);
 	return shim_load_acquire(ring->head) != tail;
 }

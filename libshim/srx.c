@@ -229,7 +229,7 @@ static ssize_t shim_srx_cancel(fid_t fid, void *context)
 	if (!shim_read_once(&srx->live))
 		return -FI_ENOENT;
 	shim_srx_progress(srx);
-	return shim_dev_ep_cancel(srx->fd, srx->id, (uintptr_t)context);
+	return shim_dev_cancel(srx->fd, srx->id, (uintptr_t)context);
 }
 
 /* FI_OPT_MIN_MULTI_RECV of the SRX's multi-receive buffers, as ep.c's. */
@@ -354,7 +354,6 @@ int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 {
 	struct shim_domain *dom = to_kfab_domain(domain);
 	struct kfab_srx_open cmd = { 0 };
-	struct shim_ring_layout layout;
 	struct shim_srx *srx;
 	int ret;
 
@@ -385,16 +384,7 @@ int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		goto err_free;
 	}
 	srx->id = cmd.out_srx_id;
-	layout = (struct shim_ring_layout){
-		.entries = cmd.out_sq_entries,
-		.sqe_size = cmd.out_sqe_size,
-		.mmap_offset = cmd.out_sq_mmap_offset,
-		.mmap_size = cmd.out_sq_mmap_size,
-		.off_tail = cmd.out_off_tail,
-		.off_head = cmd.out_off_head,
-		.off_sqes = cmd.out_off_sqes,
-	};
-	ret = shim_ring_map(&srx->ring, srx->fd, srx->id, &layout);
+	ret = shim_ring_map(&srx->ring, srx->fd, srx->id, &cmd.out_sq);
 	if (ret) {
 		SHIM_WARN(EP_CTRL, "srx %u: mapping the ring: %s\n", srx->id,
 			  fi_strerror(-ret));

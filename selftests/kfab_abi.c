@@ -70,8 +70,8 @@ static bool known_command(unsigned int nr, bool test_module)
 	case KFAB_CMD_EP_OPEN:
 	case KFAB_CMD_EP_BIND:
 	case KFAB_CMD_EP_ENABLE:
-	case KFAB_CMD_EP_DOORBELL:
-	case KFAB_CMD_EP_CANCEL:
+	case KFAB_CMD_DOORBELL:
+	case KFAB_CMD_CANCEL:
 	case KFAB_CMD_SRX_OPEN:
 		return true;
 	case KFAB_CMD_TEST_FAULT:
@@ -168,12 +168,22 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_query, KFAB_IOC_QUERY, __reserved);
 	TEST_LENGTH(kfab_destroy, KFAB_IOC_DESTROY, id);
 	TEST_LENGTH(kfab_domain_alloc, KFAB_IOC_DOMAIN_ALLOC, __reserved);
-	TEST_LENGTH(kfab_cq_open, KFAB_IOC_CQ_OPEN, __reserved);
+	TEST_LENGTH(kfab_cq_open, KFAB_IOC_CQ_OPEN, out_ring);
 	TEST_LENGTH(kfab_cq_drain, KFAB_IOC_CQ_DRAIN, out_overflow);
 	TEST_LENGTH(kfab_cq_readerr, KFAB_IOC_CQ_READERR, __reserved);
-	TEST_LENGTH(kfab_cntr_open, KFAB_IOC_CNTR_OPEN, out_mmap_size);
+	TEST_LENGTH(kfab_cntr_open, KFAB_IOC_CNTR_OPEN, out_region);
 	TEST_LENGTH(kfab_cntr_update, KFAB_IOC_CNTR_UPDATE, out_err);
 	TEST_LENGTH(kfab_cntr_wait, KFAB_IOC_CNTR_WAIT, out_err);
+	TEST_LENGTH(kfab_doorbell, KFAB_IOC_DOORBELL, out_done);
+	TEST_LENGTH(kfab_cancel, KFAB_IOC_CANCEL, context);
+	TEST_LENGTH(kfab_av_open, KFAB_IOC_AV_OPEN, out_region);
+	TEST_LENGTH(kfab_av_insert, KFAB_IOC_AV_INSERT, __reserved);
+	TEST_LENGTH(kfab_av_remove, KFAB_IOC_AV_REMOVE, indices);
+	TEST_LENGTH(kfab_av_unlink, KFAB_IOC_AV_UNLINK, name);
+	TEST_LENGTH(kfab_ep_open, KFAB_IOC_EP_OPEN, out_sq);
+	TEST_LENGTH(kfab_ep_bind, KFAB_IOC_EP_BIND, obj_id);
+	TEST_LENGTH(kfab_ep_enable, KFAB_IOC_EP_ENABLE, __reserved);
+	TEST_LENGTH(kfab_srx_open, KFAB_IOC_SRX_OPEN, out_sq);
 	if (is_test_module(self->fd))
 		TEST_LENGTH(kfab_test_cq_post, KFAB_IOC_TEST_CQ_POST,
 			    out_overflowed);
@@ -397,9 +407,6 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 	cmd.flags = 1u << 31;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
 	cmd.flags = 0;
-	cmd.__reserved = 1;
-	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
-	cmd.__reserved = 0;
 	cmd.eventfd = 3;	/* without KFAB_CQ_OPEN_EVENTFD */
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
 	cmd.eventfd = 0;
@@ -431,16 +438,15 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 	cmd.domain_id = dom;
 	cmd.entries = 100;
 	cmd.eventfd = efd;
-	cmd.__reserved = 0;
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
-	EXPECT_EQ(128, cmd.out_entries);
-	EXPECT_EQ(sizeof(struct kfab_cq_entry), cmd.out_entry_size);
-	EXPECT_EQ(0, cmd.out_ring_offset % getpagesize());
-	EXPECT_EQ(0, cmd.out_ring_size % getpagesize());
-	EXPECT_LE(cmd.out_off_entries + 128 * sizeof(struct kfab_cq_entry),
-		  cmd.out_ring_size);
-	EXPECT_NE(cmd.out_ring_offset, cmd.out_cons_offset);
-	EXPECT_EQ(0, cmd.__reserved);
+	EXPECT_EQ(128, cmd.out_ring.entries);
+	EXPECT_EQ(sizeof(struct kfab_cq_entry), cmd.out_ring.entry_size);
+	EXPECT_EQ(0, cmd.out_ring.ring.offset % getpagesize());
+	EXPECT_EQ(0, cmd.out_ring.ring.size % getpagesize());
+	EXPECT_LE(cmd.out_ring.off_entries + 128 * sizeof(struct kfab_cq_entry),
+		  cmd.out_ring.ring.size);
+	EXPECT_NE(cmd.out_ring.ring.offset, cmd.out_ring.cons.offset);
+	EXPECT_EQ(0, cmd.out_ring.__reserved);
 	close(efd);	/* the CQ holds its own reference */
 
 	/* A CQ is not a domain; a domain with a CQ cannot go. */
@@ -614,25 +620,25 @@ TEST_F(kfab, cq_regions_map_only_as_documented)
 	cmd.entries = 64;
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
 	/* Longer than the region, writable ring, private: refused. */
-	p = mmap(NULL, cmd.out_ring_size + page, PROT_READ, MAP_SHARED,
-		 self->fd, cmd.out_ring_offset);
+	p = mmap(NULL, cmd.out_ring.ring.size + page, PROT_READ, MAP_SHARED,
+		 self->fd, cmd.out_ring.ring.offset);
 	EXPECT_EQ(MAP_FAILED, p);
-	p = mmap(NULL, cmd.out_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 self->fd, cmd.out_ring_offset);
+	p = mmap(NULL, cmd.out_ring.ring.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, cmd.out_ring.ring.offset);
 	EXPECT_EQ(MAP_FAILED, p);
 	EXPECT_EQ(EPERM, errno);
-	p = mmap(NULL, cmd.out_cons_size, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE, self->fd, cmd.out_cons_offset);
+	p = mmap(NULL, cmd.out_ring.cons.size, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE, self->fd, cmd.out_ring.cons.offset);
 	EXPECT_EQ(MAP_FAILED, p);
 	/* Mappings outlive the CQ; the offsets do not. */
-	p = mmap(NULL, cmd.out_cons_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 self->fd, cmd.out_cons_offset);
+	p = mmap(NULL, cmd.out_ring.cons.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 self->fd, cmd.out_ring.cons.offset);
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
-	memset(p, 0xff, cmd.out_cons_size);
-	EXPECT_EQ(0, munmap(p, cmd.out_cons_size));
-	p = mmap(NULL, cmd.out_ring_size, PROT_READ, MAP_SHARED, self->fd,
-		 cmd.out_ring_offset);
+	memset(p, 0xff, cmd.out_ring.cons.size);
+	EXPECT_EQ(0, munmap(p, cmd.out_ring.cons.size));
+	p = mmap(NULL, cmd.out_ring.ring.size, PROT_READ, MAP_SHARED, self->fd,
+		 cmd.out_ring.ring.offset);
 	EXPECT_EQ(MAP_FAILED, p);
 }
 

@@ -97,9 +97,9 @@ struct av_map {
 
 static int av_map(int fd, const struct kfab_av_open *o, struct av_map *m)
 {
-	m->size = o->out_mmap_size;
+	m->size = o->out_region.size;
 	m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd,
-		       o->out_mmap_offset);
+		       o->out_region.offset);
 	if (m->base == MAP_FAILED)
 		return -errno;
 	m->hdr = m->base;
@@ -239,13 +239,13 @@ TEST_F(ioctl, unnamed_open_maps_a_read_only_table)
 
 	/* Never writable: not by mmap(), not by mprotect() later. */
 	w = mmap(NULL, m.size, PROT_READ | PROT_WRITE, MAP_SHARED, self->fd,
-		 o.out_mmap_offset);
+		 o.out_region.offset);
 	EXPECT_EQ(MAP_FAILED, w);
 	EXPECT_EQ(EPERM, errno);
 	EXPECT_EQ(-1, mprotect(m.base, m.size, PROT_READ | PROT_WRITE));
 	/* Private mappings would stop seeing the kernel's writes. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, m.size, PROT_READ, MAP_PRIVATE,
-				   self->fd, o.out_mmap_offset));
+				   self->fd, o.out_region.offset));
 
 	/* The parent domain cannot go while the AV holds it. */
 	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, self->dom));
@@ -354,7 +354,7 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	c.__reserved = 1;
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 	c.__reserved = 0;
-	c.size = offsetof(struct kfab_av_open, out_mmap_size);
+	c.size = offsetof(struct kfab_av_open, out_region.size);
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 	c.size = sizeof(c);
 	c.name = 1;

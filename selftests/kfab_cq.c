@@ -928,10 +928,10 @@ static int raw_cq_open(struct raw_cq *r, uint32_t entries)
 	if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &r->open))
 		return -1;
 	r->id = r->open.out_cq_id;
-	r->ring = mmap(NULL, r->open.out_ring_size, PROT_READ, MAP_SHARED,
-		       r->fd, r->open.out_ring_offset);
-	r->cons = mmap(NULL, r->open.out_cons_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, r->open.out_cons_offset);
+	r->ring = mmap(NULL, r->open.out_ring.ring.size, PROT_READ, MAP_SHARED,
+		       r->fd, r->open.out_ring.ring.offset);
+	r->cons = mmap(NULL, r->open.out_ring.cons.size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, r->fd, r->open.out_ring.cons.offset);
 	return r->ring == MAP_FAILED || r->cons == MAP_FAILED ? -1 : 0;
 }
 
@@ -941,23 +941,23 @@ static int raw_cq_open(struct raw_cq *r, uint32_t entries)
 /* Read every entry there is with the raw protocol; returns how many. */
 static uint32_t raw_consume(struct raw_cq *r, uint64_t *first_ctx)
 {
-	uint32_t head = CONS_U32(r, r->open.out_off_head), n = 0;
-	uint32_t tail = __atomic_load_n((uint32_t *)(r->ring + r->open.out_off_tail),
+	uint32_t head = CONS_U32(r, r->open.out_ring.off_head), n = 0;
+	uint32_t tail = __atomic_load_n((uint32_t *)(r->ring + r->open.out_ring.off_tail),
 					__ATOMIC_ACQUIRE);
 
 	/* A head scribbled far away: skip to the tail (user space's loss). */
-	if (tail - head > r->open.out_entries)
+	if (tail - head > r->open.out_ring.entries)
 		head = tail;
 	for (; head != tail; head++, n++) {
 		const struct kfab_cq_entry *e = (const void *)(r->ring +
-			r->open.out_off_entries +
-			(size_t)(head & (r->open.out_entries - 1)) *
-			r->open.out_entry_size);
+			r->open.out_ring.off_entries +
+			(size_t)(head & (r->open.out_ring.entries - 1)) *
+			r->open.out_ring.entry_size);
 
 		if (!n && first_ctx)
 			*first_ctx = e->op_context;
 	}
-	__atomic_store_n((uint32_t *)(r->cons + r->open.out_off_head), head,
+	__atomic_store_n((uint32_t *)(r->cons + r->open.out_ring.off_head), head,
 			 __ATOMIC_RELEASE);
 	return n;
 }
@@ -972,25 +972,25 @@ TEST(raw_ring_layout_mappings_and_protection)
 	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 5));
-	EXPECT_EQ(8, r.open.out_entries);
-	EXPECT_EQ(sizeof(struct kfab_cq_entry), r.open.out_entry_size);
+	EXPECT_EQ(8, r.open.out_ring.entries);
+	EXPECT_EQ(sizeof(struct kfab_cq_entry), r.open.out_ring.entry_size);
 	EXPECT_EQ(8, RING_U32(&r, offsetof(struct kfab_cq_ring, entries)));
 	EXPECT_EQ(7, RING_U32(&r, offsetof(struct kfab_cq_ring, mask)));
 	/* The ring can never be made writable, nor mapped privately. */
-	EXPECT_EQ(-1, mprotect(r.ring, r.open.out_ring_size, PROT_WRITE));
+	EXPECT_EQ(-1, mprotect(r.ring, r.open.out_ring.ring.size, PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
-	p = mmap(NULL, r.open.out_ring_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 r.fd, r.open.out_ring_offset);
+	p = mmap(NULL, r.open.out_ring.ring.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 r.fd, r.open.out_ring.ring.offset);
 	EXPECT_EQ(MAP_FAILED, p);
-	p = mmap(NULL, r.open.out_cons_size, PROT_READ, MAP_PRIVATE, r.fd,
-		 r.open.out_cons_offset);
+	p = mmap(NULL, r.open.out_ring.cons.size, PROT_READ, MAP_PRIVATE, r.fd,
+		 r.open.out_ring.cons.offset);
 	EXPECT_EQ(MAP_FAILED, p);
 
 	/* 20 into 8 slots: 12 overflow, said so in the ring. */
 	ASSERT_EQ(0, post(r.fd, r.id, 0, 20, 1, NULL));
-	EXPECT_EQ(8, RING_U32(&r, r.open.out_off_tail));
-	EXPECT_EQ(12, RING_U32(&r, r.open.out_off_overflow));
-	EXPECT_EQ(KFAB_CQ_RING_OVERFLOW, RING_U32(&r, r.open.out_off_flags));
+	EXPECT_EQ(8, RING_U32(&r, r.open.out_ring.off_tail));
+	EXPECT_EQ(12, RING_U32(&r, r.open.out_ring.off_overflow));
+	EXPECT_EQ(KFAB_CQ_RING_OVERFLOW, RING_U32(&r, r.open.out_ring.off_flags));
 	EXPECT_EQ(8, raw_consume(&r, &ctx));
 	EXPECT_EQ(1, ctx);
 	d.cq_id = r.id;
@@ -1000,13 +1000,13 @@ TEST(raw_ring_layout_mappings_and_protection)
 	EXPECT_EQ(9, ctx);
 	/* A post drains first, and keeps the order. */
 	ASSERT_EQ(0, post(r.fd, r.id, 0, 1, 21, NULL));
-	EXPECT_EQ(0, RING_U32(&r, r.open.out_off_overflow));
-	EXPECT_EQ(0, RING_U32(&r, r.open.out_off_flags));
+	EXPECT_EQ(0, RING_U32(&r, r.open.out_ring.off_overflow));
+	EXPECT_EQ(0, RING_U32(&r, r.open.out_ring.off_flags));
 	EXPECT_EQ(5, raw_consume(&r, &ctx));
 	EXPECT_EQ(17, ctx);
 	/* Errors: counted in the ring. */
 	ASSERT_EQ(0, post_err(r.fd, r.id, 0, 1, FI_EIO, NULL, 0));
-	EXPECT_EQ(1, RING_U32(&r, r.open.out_off_err_count));
+	EXPECT_EQ(1, RING_U32(&r, r.open.out_ring.off_err_count));
 	close(r.fd);
 }
 
@@ -1063,10 +1063,10 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 						     .cq_id = r.id };
 
 			/* Every byte it can write: head, armed, the rest. */
-			scribble(r.cons, r.open.out_cons_size, &seed);
+			scribble(r.cons, r.open.out_ring.cons.size, &seed);
 			if (i % 3 == 0)	/* and now and then wild values */
-				CONS_U32(&r, r.open.out_off_head) =
-					RING_U32(&r, r.open.out_off_tail) +
+				CONS_U32(&r, r.open.out_ring.off_head) =
+					RING_U32(&r, r.open.out_ring.off_tail) +
 					(uint32_t)rand_r(&seed) % 64 - 32;
 			post(r.fd, r.id, 0, 1 + i % 40, i, NULL);
 			post_err(r.fd, r.id, 0, i, FI_EIO, NULL, 0);
@@ -1075,8 +1075,8 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 			raw_consume(&r, NULL);
 		}
 		/* A sane head again: the CQ works on, as far as it can. */
-		CONS_U32(&r, r.open.out_off_head) =
-			RING_U32(&r, r.open.out_off_tail);
+		CONS_U32(&r, r.open.out_ring.off_head) =
+			RING_U32(&r, r.open.out_ring.off_tail);
 		raw_consume(&r, NULL);
 		i = post(r.fd, r.id, 0, 1, 0, NULL);
 		if (i && i != -ENOSPC)
@@ -1140,11 +1140,11 @@ TEST(raw_counter_mapping_wait_and_update)
 	ASSERT_EQ(0, kfab_domain_alloc(fd, &dom));
 	co.domain_id = dom;
 	ASSERT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &co));
-	map = mmap(NULL, co.out_mmap_size, PROT_READ, MAP_SHARED, fd,
-		   co.out_mmap_offset);
+	map = mmap(NULL, co.out_region.size, PROT_READ, MAP_SHARED, fd,
+		   co.out_region.offset);
 	ASSERT_NE(MAP_FAILED, map);
-	EXPECT_EQ(MAP_FAILED, mmap(NULL, co.out_mmap_size, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, fd, co.out_mmap_offset));
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, co.out_region.size, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, co.out_region.offset));
 	u.cntr_id = co.out_cntr_id;
 	u.op = KFAB_CNTR_ADD;
 	u.value = 9;

@@ -58,7 +58,7 @@ FIXTURE_SETUP(ring)
 	self->ep.ring.sqes = (uint8_t *)self->r.sqes;
 	self->ep.ring.entries = ENTRIES;
 	self->ep.ring.mask = ENTRIES - 1;
-	self->ep.ring.sqe_size = sizeof(struct kfab_sqe);
+	self->ep.ring.entry_size = sizeof(struct kfab_sqe);
 	self->ep.ep_fid.fid.fclass = FI_CLASS_EP;
 	self->ep.ep_fid.msg = (struct fi_ops_msg *)&shim_ep_msg_ops;
 	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&shim_ep_tagged_ops;
@@ -371,7 +371,7 @@ FIXTURE_SETUP(srx)
 	self->srx.ring.sqes = (uint8_t *)self->r.sqes;
 	self->srx.ring.entries = ENTRIES;
 	self->srx.ring.mask = ENTRIES - 1;
-	self->srx.ring.sqe_size = sizeof(struct kfab_sqe);
+	self->srx.ring.entry_size = sizeof(struct kfab_sqe);
 	self->srx.ep_fid.fid.fclass = FI_CLASS_SRX_CTX;
 	self->srx.ep_fid.msg = (struct fi_ops_msg *)&shim_srx_msg_ops;
 	self->srx.ep_fid.tagged = (struct fi_ops_tagged *)&shim_srx_tagged_ops;
@@ -387,7 +387,7 @@ FIXTURE_SETUP(srx)
 	self->ep.ring.sqes = (uint8_t *)self->er.sqes;
 	self->ep.ring.entries = ENTRIES;
 	self->ep.ring.mask = ENTRIES - 1;
-	self->ep.ring.sqe_size = sizeof(struct kfab_sqe);
+	self->ep.ring.entry_size = sizeof(struct kfab_sqe);
 	self->ep.ep_fid.fid.fclass = FI_CLASS_EP;
 	self->ep.ep_fid.msg = (struct fi_ops_msg *)&shim_ep_msg_ops;
 	self->ep.ep_fid.tagged = (struct fi_ops_tagged *)&shim_ep_tagged_ops;

@@ -280,8 +280,8 @@ static int av_setup_table(int fd, unsigned int seed)
 		return rc;
 	if (av.open.out_av_id != 2)
 		return -EPROTO;
-	map = mmap(NULL, av.open.out_mmap_size, PROT_READ, MAP_SHARED, fd,
-		   av.open.out_mmap_offset);
+	map = mmap(NULL, av.open.out_region.size, PROT_READ, MAP_SHARED, fd,
+		   av.open.out_region.offset);
 	if (map == MAP_FAILED)
 		return -errno;
 	av.map = map;
@@ -297,7 +297,7 @@ static int av_setup_table(int fd, unsigned int seed)
 static void av_teardown_table(int fd)
 {
 	if (av.map)
-		munmap((void *)av.map, av.open.out_mmap_size);
+		munmap((void *)av.map, av.open.out_region.size);
 	av.map = NULL;
 	kfab_destroy(fd, 2);
 }
@@ -665,8 +665,8 @@ static int op_cq_cycle(int fd)
 	rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &o);
 	if (rc)
 		return rc;
-	if (o.out_cq_id != 2 || o.out_ring_offset != 1ull << 32 ||
-	    o.out_cons_offset != 2ull << 32)
+	if (o.out_cq_id != 2 || o.out_ring.ring.offset != 1ull << 32 ||
+	    o.out_ring.cons.offset != 2ull << 32)
 		return cq_destroy_2(fd, -EPROTO);
 	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
 	if (rc)
@@ -713,7 +713,7 @@ static int op_cntr_cycle(int fd)
 	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &o);
 	if (rc)
 		return rc;
-	if (o.out_cntr_id != 2 || o.out_mmap_offset != 1ull << 32)
+	if (o.out_cntr_id != 2 || o.out_region.offset != 1ull << 32)
 		return cq_destroy_2(fd, -EPROTO);
 	/* SET is idempotent: a lost answer is no lost update. */
 	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u);
@@ -745,7 +745,7 @@ static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
 		    uint32_t off_tail, uint32_t off_sqes,
 		    const struct kfab_sqe *sqe)
 {
-	struct kfab_ep_doorbell d = { .size = sizeof(d), .ep_id = id };
+	struct kfab_doorbell d = { .size = sizeof(d), .obj_id = id };
 	uint8_t *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
 			     fd, off);
 	int rc;
@@ -754,7 +754,7 @@ static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
 		return -errno;
 	memcpy(ring + off_sqes, sqe, sizeof(*sqe));
 	__atomic_store_n((uint32_t *)(ring + off_tail), 1, __ATOMIC_RELEASE);
-	rc = kfab_ioctl(fd, KFAB_IOC_EP_DOORBELL, &d);
+	rc = kfab_ioctl(fd, KFAB_IOC_DOORBELL, &d);
 	munmap(ring, size);
 	return rc;
 }
@@ -818,16 +818,16 @@ static int op_ep_cycle(int fd)
 		sqe.addr = KFAB_CQ_ADDR_NOTAVAIL;
 		sqe.iov[0].base = (uintptr_t)buf;
 		sqe.iov[0].len = sizeof(buf);
-		rc = ring_one(fd, 5, so.out_sq_mmap_offset,
-			      so.out_sq_mmap_size, so.out_off_tail,
-			      so.out_off_sqes, &sqe);
+		rc = ring_one(fd, 5, so.out_sq.region.offset,
+			      so.out_sq.region.size, so.out_sq.off_tail,
+			      so.out_sq.off_entries, &sqe);
 	}
 	if (!rc) {
 		sqe.opcode = KFAB_OP_SEND;
 		sqe.addr = idx;
-		rc = ring_one(fd, 4, epo.out_sq_mmap_offset,
-			      epo.out_sq_mmap_size, epo.out_off_tail,
-			      epo.out_off_sqes, &sqe);
+		rc = ring_one(fd, 4, epo.out_sq.region.offset,
+			      epo.out_sq.region.size, epo.out_sq.off_tail,
+			      epo.out_sq.off_entries, &sqe);
 	}
 	return destroy_ids(fd, rc, ids, sizeof(ids) / sizeof(ids[0]));
 }

@@ -689,11 +689,11 @@ static void gen_cq_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 	c->domain_id = pick_id(t);
 	c->entries = rnd_entries(t);
 	rnd_eventfd(t, &c->flags, &c->eventfd, KFAB_CQ_OPEN_EVENTFD);
-	c->__reserved = rnd_reserved(t);
 	if (chance(t, 1, 4)) {
 		c->out_cq_id = (uint32_t)rnd(t);
-		c->out_ring_offset = rnd(t);
-		c->out_off_head = (uint32_t)rnd(t);
+		c->out_ring.ring.offset = rnd(t);
+		c->out_ring.off_head = (uint32_t)rnd(t);
+		c->out_ring.__reserved = (uint32_t)rnd(t);
 	}
 	op->arg = c->domain_id;
 }
@@ -706,7 +706,7 @@ static uint32_t expect_cq_open(const void *p)
 	/* abi.rst does not order the checks: any of those that apply. */
 	if (c->flags & ~(KFAB_CQ_OPEN_EVENTFD | KFAB_CQ_OPEN_PAYLOAD))
 		bad |= O(EOPNOTSUPP);
-	if (c->__reserved || c->entries > KFAB_CQ_MAX_ENTRIES ||
+	if (c->entries > KFAB_CQ_MAX_ENTRIES ||
 	    (!(c->flags & KFAB_CQ_OPEN_EVENTFD) && c->eventfd))
 		bad |= O(EINVAL);
 	if (bad)
@@ -726,28 +726,29 @@ static void done_cq_open(struct fuzz_thread *t, const void *p,
 	uint64_t page = cfg.page;
 
 	if (!c->out_cq_id || c->out_cq_id > cfg.max_objects ||
-	    !is_pow2(c->out_entries) || c->out_entries > KFAB_CQ_MAX_ENTRIES ||
-	    c->out_entries < c->entries ||
-	    c->out_entry_size != sizeof(struct kfab_cq_entry) +
+	    !is_pow2(c->out_ring.entries) || c->out_ring.entries > KFAB_CQ_MAX_ENTRIES ||
+	    c->out_ring.entries < c->entries ||
+	    c->out_ring.entry_size != sizeof(struct kfab_cq_entry) +
 	    (c->flags & KFAB_CQ_OPEN_PAYLOAD ? KFAB_CQ_PAYLOAD_MAX : 0) ||
-	    !c->out_ring_offset || c->out_ring_offset % page ||
-	    !c->out_cons_offset || c->out_cons_offset % page ||
-	    c->out_ring_size % page || c->out_cons_size % page ||
-	    c->out_off_entries + (uint64_t)c->out_entries * c->out_entry_size >
-	    c->out_ring_size || c->out_off_head + 4 > c->out_cons_size ||
-	    c->out_off_armed + 4 > c->out_cons_size || c->__reserved) {
+	    !c->out_ring.ring.offset || c->out_ring.ring.offset % page ||
+	    !c->out_ring.cons.offset || c->out_ring.cons.offset % page ||
+	    c->out_ring.ring.size % page || c->out_ring.cons.size % page ||
+	    c->out_ring.off_entries + (uint64_t)c->out_ring.entries * c->out_ring.entry_size >
+	    c->out_ring.ring.size || c->out_ring.off_head + 4 > c->out_ring.cons.size ||
+	    c->out_ring.off_armed + 4 > c->out_ring.cons.size ||
+	    c->out_ring.__reserved) {
 		fail_op(t, op, "bad answer: cq %u entries %u/%u entry_size %u ring %#llx+%#llx cons %#llx+%#llx",
-			c->out_cq_id, c->out_entries, c->entries,
-			c->out_entry_size,
-			(unsigned long long)c->out_ring_offset,
-			(unsigned long long)c->out_ring_size,
-			(unsigned long long)c->out_cons_offset,
-			(unsigned long long)c->out_cons_size);
+			c->out_cq_id, c->out_ring.entries, c->entries,
+			c->out_ring.entry_size,
+			(unsigned long long)c->out_ring.ring.offset,
+			(unsigned long long)c->out_ring.ring.size,
+			(unsigned long long)c->out_ring.cons.offset,
+			(unsigned long long)c->out_ring.cons.size);
 		return;
 	}
 	pool_add(t, c->out_cq_id);
-	region_add(t, op->fd, c->out_ring_offset, c->out_ring_size, false);
-	region_add(t, op->fd, c->out_cons_offset, c->out_cons_size, true);
+	region_add(t, op->fd, c->out_ring.ring.offset, c->out_ring.ring.size, false);
+	region_add(t, op->fd, c->out_ring.cons.offset, c->out_ring.cons.size, true);
 }
 
 /* KFAB_IOC_CQ_DRAIN */
@@ -835,7 +836,7 @@ static void gen_cntr_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 	c->domain_id = pick_id(t);
 	rnd_eventfd(t, &c->flags, &c->eventfd, KFAB_CNTR_OPEN_EVENTFD);
 	if (chance(t, 1, 4))
-		c->out_mmap_offset = rnd(t);
+		c->out_region.offset = rnd(t);
 	op->arg = c->domain_id;
 }
 
@@ -864,18 +865,18 @@ static void done_cntr_open(struct fuzz_thread *t, const void *p,
 	const struct kfab_cntr_open *c = p;
 
 	if (!c->out_cntr_id || c->out_cntr_id > cfg.max_objects ||
-	    !c->out_mmap_offset || c->out_mmap_offset % cfg.page ||
-	    !c->out_mmap_size || c->out_mmap_size % cfg.page ||
-	    c->out_off_value + 8 > c->out_mmap_size ||
-	    c->out_off_err + 8 > c->out_mmap_size ||
-	    c->out_off_seq + 4 > c->out_mmap_size) {
+	    !c->out_region.offset || c->out_region.offset % cfg.page ||
+	    !c->out_region.size || c->out_region.size % cfg.page ||
+	    c->out_off_value + 8 > c->out_region.size ||
+	    c->out_off_err + 8 > c->out_region.size ||
+	    c->out_off_seq + 4 > c->out_region.size) {
 		fail_op(t, op, "bad answer: cntr %u mmap %#llx+%#llx",
-			c->out_cntr_id, (unsigned long long)c->out_mmap_offset,
-			(unsigned long long)c->out_mmap_size);
+			c->out_cntr_id, (unsigned long long)c->out_region.offset,
+			(unsigned long long)c->out_region.size);
 		return;
 	}
 	pool_add(t, c->out_cntr_id);
-	region_add(t, op->fd, c->out_mmap_offset, c->out_mmap_size, false);
+	region_add(t, op->fd, c->out_region.offset, c->out_region.size, false);
 }
 
 /* KFAB_IOC_CNTR_UPDATE */
@@ -970,7 +971,7 @@ static uint32_t expect_test_cq_post(const void *p)
 }
 #endif
 
-/* KFAB_IOC_EP_OPEN, _BIND, _ENABLE, _DOORBELL */
+/* KFAB_IOC_EP_OPEN, _BIND, _ENABLE; KFAB_IOC_DOORBELL, _CANCEL */
 
 static void gen_ep_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
@@ -1003,18 +1004,21 @@ static void done_ep_open(struct fuzz_thread *t, const void *p,
 
 	if (!c->out_ep_id || c->out_ep_id > cfg.max_objects ||
 	    c->out_addr.family != KFAB_ADDR_LOCAL || !c->out_addr.ep ||
-	    !is_pow2(c->out_sq_entries) ||
-	    c->out_sqe_size != sizeof(struct kfab_sqe) ||
-	    c->out_sq_mmap_offset % cfg.page || c->out_sq_mmap_size % cfg.page ||
-	    c->out_off_sqes + (uint64_t)c->out_sq_entries * c->out_sqe_size >
-	    c->out_sq_mmap_size) {
+	    !is_pow2(c->out_sq.entries) ||
+	    c->out_sq.entry_size != sizeof(struct kfab_sqe) ||
+	    c->out_sq.region.offset % cfg.page ||
+	    c->out_sq.region.size % cfg.page ||
+	    c->out_sq.off_entries + (uint64_t)c->out_sq.entries *
+	    c->out_sq.entry_size > c->out_sq.region.size ||
+	    c->out_sq.__reserved) {
 		fail_op(t, op, "bad answer: ep %u entries %u sqe %u",
-			c->out_ep_id, c->out_sq_entries, c->out_sqe_size);
+			c->out_ep_id, c->out_sq.entries, c->out_sq.entry_size);
 		return;
 	}
 	pool_add(t, c->out_ep_id);
 	/* Writable: the fuzzer scribbles requests and indices into it. */
-	region_add(t, op->fd, c->out_sq_mmap_offset, c->out_sq_mmap_size, true);
+	region_add(t, op->fd, c->out_sq.region.offset, c->out_sq.region.size,
+		   true);
 }
 
 static void gen_ep_bind(struct fuzz_thread *t, void *p, struct fuzz_op *op)
@@ -1058,39 +1062,38 @@ static uint32_t expect_ep_enable(const void *p)
 	return O(OK) | O(ENOENT) | O(EDESTADDRREQ) | O(ENOMEM) | O(EINVAL);
 }
 
-static void gen_ep_doorbell(struct fuzz_thread *t, void *p,
-			    struct fuzz_op *op)
+static void gen_doorbell(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
-	struct kfab_ep_doorbell *d = p;
+	struct kfab_doorbell *d = p;
 
 	d->flags = rnd_flags(t);
-	d->ep_id = pick_id(t);
-	op->arg = d->ep_id;
+	d->obj_id = pick_id(t);
+	op->arg = d->obj_id;
 }
 
-static uint32_t expect_ep_doorbell(const void *p)
+static uint32_t expect_doorbell(const void *p)
 {
-	const struct kfab_ep_doorbell *d = p;
+	const struct kfab_doorbell *d = p;
 
 	if (d->flags)
 		return O(EOPNOTSUPP);
 	return O(OK) | O(ENOENT) | O(EINVAL);
 }
 
-static void gen_ep_cancel(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+static void gen_cancel(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
-	struct kfab_ep_cancel *c = p;
+	struct kfab_cancel *c = p;
 
 	c->flags = rnd_flags(t);
-	c->ep_id = pick_id(t);
+	c->obj_id = pick_id(t);
 	c->__reserved = rnd_reserved(t);
 	c->context = chance(t, 1, 2) ? rnd_below(t, 4) : rnd(t);
-	op->arg = c->ep_id;
+	op->arg = c->obj_id;
 }
 
-static uint32_t expect_ep_cancel(const void *p)
+static uint32_t expect_cancel(const void *p)
 {
-	const struct kfab_ep_cancel *c = p;
+	const struct kfab_cancel *c = p;
 
 	if (c->flags)
 		return O(EOPNOTSUPP);
@@ -1129,17 +1132,20 @@ static void done_srx_open(struct fuzz_thread *t, const void *p,
 	const struct kfab_srx_open *c = p;
 
 	if (!c->out_srx_id || c->out_srx_id > cfg.max_objects ||
-	    !is_pow2(c->out_sq_entries) ||
-	    c->out_sqe_size != sizeof(struct kfab_sqe) ||
-	    c->out_sq_mmap_offset % cfg.page || c->out_sq_mmap_size % cfg.page ||
-	    c->out_off_sqes + (uint64_t)c->out_sq_entries * c->out_sqe_size >
-	    c->out_sq_mmap_size) {
+	    !is_pow2(c->out_sq.entries) ||
+	    c->out_sq.entry_size != sizeof(struct kfab_sqe) ||
+	    c->out_sq.region.offset % cfg.page ||
+	    c->out_sq.region.size % cfg.page ||
+	    c->out_sq.off_entries + (uint64_t)c->out_sq.entries *
+	    c->out_sq.entry_size > c->out_sq.region.size ||
+	    c->__reserved || c->out_sq.__reserved) {
 		fail_op(t, op, "bad answer: srx %u entries %u sqe %u",
-			c->out_srx_id, c->out_sq_entries, c->out_sqe_size);
+			c->out_srx_id, c->out_sq.entries, c->out_sq.entry_size);
 		return;
 	}
 	pool_add(t, c->out_srx_id);
-	region_add(t, op->fd, c->out_sq_mmap_offset, c->out_sq_mmap_size, true);
+	region_add(t, op->fd, c->out_sq.region.offset, c->out_sq.region.size,
+		   true);
 }
 
 /* KFAB_IOC_AV_OPEN, _INSERT, _REMOVE, _UNLINK */
@@ -1205,8 +1211,8 @@ static void done_av_open(struct fuzz_thread *t, const void *p,
 	if (!c->out_av_id || c->out_av_id > cfg.max_objects ||
 	    (c->out_type != KFAB_AV_TYPE_TABLE &&
 	     c->out_type != KFAB_AV_TYPE_MAP) || !c->out_count ||
-	    c->out_mmap_offset % cfg.page || c->out_mmap_size % cfg.page ||
-	    c->out_mmap_size < sizeof(struct kfab_av_header) +
+	    c->out_region.offset % cfg.page || c->out_region.size % cfg.page ||
+	    c->out_region.size < sizeof(struct kfab_av_header) +
 			       (uint64_t)c->out_count *
 			       sizeof(struct kfab_av_entry)) {
 		fail_op(t, op, "bad answer: av %u type %u count %u",
@@ -1214,7 +1220,7 @@ static void done_av_open(struct fuzz_thread *t, const void *p,
 		return;
 	}
 	pool_add(t, c->out_av_id);
-	region_add(t, op->fd, c->out_mmap_offset, c->out_mmap_size, false);
+	region_add(t, op->fd, c->out_region.offset, c->out_region.size, false);
 }
 
 /* @n random, mostly valid, addresses in the thread's buffer */
@@ -1349,7 +1355,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "cq_open",
 		.ioc = KFAB_IOC_CQ_OPEN,
-		.min_size = offsetofend(struct kfab_cq_open, __reserved),
+		.min_size = offsetofend(struct kfab_cq_open, out_ring),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT) | O(ENOSPC) |
 			  O(ENOMEM) | O(EBADF),
@@ -1382,7 +1388,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "cntr_open",
 		.ioc = KFAB_IOC_CNTR_OPEN,
-		.min_size = offsetofend(struct kfab_cntr_open, out_mmap_size),
+		.min_size = offsetofend(struct kfab_cntr_open, out_region.size),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT) | O(ENOSPC) |
 			  O(ENOMEM) | O(EBADF),
@@ -1414,7 +1420,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "av_open",
 		.ioc = KFAB_IOC_AV_OPEN,
-		.min_size = offsetofend(struct kfab_av_open, out_mmap_size),
+		.min_size = offsetofend(struct kfab_av_open, out_region.size),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EEXIST) | O(ENOSPC) |
 			  O(ENOMEM) | O(EDQUOT) | O(ENAMETOOLONG),
@@ -1455,7 +1461,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "ep_open",
 		.ioc = KFAB_IOC_EP_OPEN,
-		.min_size = offsetofend(struct kfab_ep_open, __reserved),
+		.min_size = offsetofend(struct kfab_ep_open, out_sq),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ENOSPC) | O(ENOMEM),
 		.weight = 2,
@@ -1483,28 +1489,28 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.expect = expect_ep_enable,
 	},
 	{
-		.name = "ep_doorbell",
-		.ioc = KFAB_IOC_EP_DOORBELL,
-		.min_size = offsetofend(struct kfab_ep_doorbell, out_done),
+		.name = "doorbell",
+		.ioc = KFAB_IOC_DOORBELL,
+		.min_size = offsetofend(struct kfab_doorbell, out_done),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(ENOENT),
 		.weight = 3,
-		.gen = gen_ep_doorbell,
-		.expect = expect_ep_doorbell,
+		.gen = gen_doorbell,
+		.expect = expect_doorbell,
 	},
 	{
-		.name = "ep_cancel",
-		.ioc = KFAB_IOC_EP_CANCEL,
-		.min_size = offsetofend(struct kfab_ep_cancel, context),
+		.name = "cancel",
+		.ioc = KFAB_IOC_CANCEL,
+		.min_size = offsetofend(struct kfab_cancel, context),
 		.errnos = O(EOPNOTSUPP) | O(ENOENT),
 		.weight = 1,
-		.gen = gen_ep_cancel,
-		.expect = expect_ep_cancel,
+		.gen = gen_cancel,
+		.expect = expect_cancel,
 	},
 	{
 		.name = "srx_open",
 		.ioc = KFAB_IOC_SRX_OPEN,
-		.min_size = offsetofend(struct kfab_srx_open, out_off_sqes),
+		.min_size = offsetofend(struct kfab_srx_open, out_sq),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ENOSPC) | O(ENOMEM),
 		.weight = 1,

@@ -47,9 +47,9 @@ static bool have_device(void)
 
 static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
 {
-	return (struct kfab_sqe *)(r->sq + r->epo.out_off_sqes +
-				   (size_t)(i & (r->epo.out_sq_entries - 1)) *
-				   r->epo.out_sqe_size);
+	return (struct kfab_sqe *)(r->sq + r->epo.out_sq.off_entries +
+				   (size_t)(i & (r->epo.out_sq.entries - 1)) *
+				   r->epo.out_sq.entry_size);
 }
 
 static int ep_bind(struct raw_ep *r, uint32_t obj, uint32_t flags)
@@ -85,10 +85,10 @@ static int ep_setup(struct raw_ep *r, bool do_enable)
 	if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &r->cqo))
 		return -3;
 	r->cq = r->cqo.out_cq_id;
-	r->ring = mmap(NULL, r->cqo.out_ring_size, PROT_READ, MAP_SHARED,
-		       r->fd, r->cqo.out_ring_offset);
-	r->cons = mmap(NULL, r->cqo.out_cons_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, r->cqo.out_cons_offset);
+	r->ring = mmap(NULL, r->cqo.out_ring.ring.size, PROT_READ, MAP_SHARED,
+		       r->fd, r->cqo.out_ring.ring.offset);
+	r->cons = mmap(NULL, r->cqo.out_ring.cons.size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, r->fd, r->cqo.out_ring.cons.offset);
 	if (r->ring == MAP_FAILED || r->cons == MAP_FAILED)
 		return -4;
 	r->epo = (struct kfab_ep_open){ .size = sizeof(r->epo),
@@ -99,8 +99,8 @@ static int ep_setup(struct raw_ep *r, bool do_enable)
 		return -5;
 	r->ep = r->epo.out_ep_id;
 	r->addr = r->epo.out_addr;
-	r->sq = mmap(NULL, r->epo.out_sq_mmap_size, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, r->fd, r->epo.out_sq_mmap_offset);
+	r->sq = mmap(NULL, r->epo.out_sq.region.size, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, r->fd, r->epo.out_sq.region.offset);
 	if (r->sq == MAP_FAILED)
 		return -6;
 	if (!do_enable)
@@ -115,11 +115,11 @@ static int ep_setup(struct raw_ep *r, bool do_enable)
 static void ep_close(struct raw_ep *r)
 {
 	if (r->ring && r->ring != MAP_FAILED)
-		munmap(r->ring, r->cqo.out_ring_size);
+		munmap(r->ring, r->cqo.out_ring.ring.size);
 	if (r->cons && r->cons != MAP_FAILED)
-		munmap(r->cons, r->cqo.out_cons_size);
+		munmap(r->cons, r->cqo.out_ring.cons.size);
 	if (r->sq && r->sq != MAP_FAILED)
-		munmap(r->sq, r->epo.out_sq_mmap_size);
+		munmap(r->sq, r->epo.out_sq.region.size);
 	r->ring = r->cons = r->sq = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
@@ -138,8 +138,8 @@ static uint64_t peer(struct raw_ep *r, const struct raw_ep *p)
 
 static int doorbell(struct raw_ep *r, uint32_t *done)
 {
-	struct kfab_ep_doorbell d = { .size = sizeof(d), .ep_id = r->ep };
-	int rc = kfab_ioctl(r->fd, KFAB_IOC_EP_DOORBELL, &d);
+	struct kfab_doorbell d = { .size = sizeof(d), .obj_id = r->ep };
+	int rc = kfab_ioctl(r->fd, KFAB_IOC_DOORBELL, &d);
 
 	if (done)
 		*done = d.out_done;
@@ -151,7 +151,7 @@ static void queue(struct raw_ep *r, const struct kfab_sqe *sqe)
 {
 	*sq_slot(r, r->tail) = *sqe;
 	r->tail++;
-	__atomic_store_n(SQ_U32(r, r->epo.out_off_tail), r->tail,
+	__atomic_store_n(SQ_U32(r, r->epo.out_sq.off_tail), r->tail,
 			 __ATOMIC_RELEASE);
 }
 
@@ -175,17 +175,17 @@ static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
 /* The next completion: 0, -EAGAIN when the ring is empty. */
 static int cq_next(struct raw_ep *r, struct kfab_cq_entry *e)
 {
-	uint32_t *headp = (uint32_t *)(r->cons + r->cqo.out_off_head);
+	uint32_t *headp = (uint32_t *)(r->cons + r->cqo.out_ring.off_head);
 	uint32_t head = *headp;
 	uint32_t tail = __atomic_load_n((uint32_t *)(r->ring +
-						     r->cqo.out_off_tail),
+						     r->cqo.out_ring.off_tail),
 					__ATOMIC_ACQUIRE);
 
 	if (head == tail)
 		return -EAGAIN;
-	*e = *(const struct kfab_cq_entry *)(r->ring + r->cqo.out_off_entries +
-		(size_t)(head & (r->cqo.out_entries - 1)) *
-		r->cqo.out_entry_size);
+	*e = *(const struct kfab_cq_entry *)(r->ring + r->cqo.out_ring.off_entries +
+		(size_t)(head & (r->cqo.out_ring.entries - 1)) *
+		r->cqo.out_ring.entry_size);
 	__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -465,14 +465,14 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
 
 	/* A tail far beyond head: one ring's worth is taken, no more. */
-	__atomic_store_n(SQ_U32(&self->b, self->b.epo.out_off_tail),
+	__atomic_store_n(SQ_U32(&self->b, self->b.epo.out_sq.off_tail),
 			 self->b.tail + 1000000, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, doorbell(&self->b, &done));
-	EXPECT_EQ(self->b.epo.out_sq_entries, done);
+	EXPECT_EQ(self->b.epo.out_sq.entries, done);
 	/* Garbage all over the ring and its indices: the kernel goes on. */
-	memset(self->b.sq, 0xa5, self->b.epo.out_sq_mmap_size);
+	memset(self->b.sq, 0xa5, self->b.epo.out_sq.region.size);
 	EXPECT_EQ(0, doorbell(&self->b, NULL));
-	memset(self->b.sq, 0xff, self->b.epo.out_sq_mmap_size);
+	memset(self->b.sq, 0xff, self->b.epo.out_sq.region.size);
 	EXPECT_EQ(0, doorbell(&self->b, NULL));
 }
 
@@ -586,7 +586,7 @@ TEST_F(msg, delivery_complete_and_fence)
 
 TEST_F(msg, cancel_takes_back_a_posted_receive)
 {
-	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct kfab_cancel c = { .size = sizeof(c) };
 	struct kfab_cq_readerr err;
 	struct kfab_cq_entry e;
 	struct kfab_sqe s;
@@ -595,25 +595,25 @@ TEST_F(msg, cancel_takes_back_a_posted_receive)
 	RETURN_IF_SETUP_SKIPPED();
 	s = sqe_buf(KFAB_OP_RECV, 41, ANY, &v, sizeof(v));
 	ASSERT_EQ(0, submit(&self->a, &s));
-	c.ep_id = self->a.ep;
+	c.obj_id = self->a.ep;
 	c.context = 40;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
 	c.context = 41;
-	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
 	ASSERT_EQ(0, cq_err(&self->a, &err));
 	EXPECT_EQ(41, err.out_entry.op_context);
 	EXPECT_EQ(ECANCELED, err.out_err);
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
 	/* The message that follows waits for another receive. */
 	s = sqe_buf(KFAB_OP_SEND, 1, self->b_to_a, &w, sizeof(w));
 	ASSERT_EQ(0, submit(&self->b, &s));
 	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
 	EXPECT_EQ(0, v);
 	c.flags = 1;
-	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
 	c.flags = 0;
-	c.ep_id = self->a.cq;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	c.obj_id = self->a.cq;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
 }
 
 TEST_F(msg, unexpected_budget_makes_senders_wait)
@@ -802,11 +802,11 @@ static int ep_sibling_flags(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &sib->cqo))
 			return -1;
 		sib->cq = sib->cqo.out_cq_id;
-		sib->ring = mmap(NULL, sib->cqo.out_ring_size, PROT_READ,
-				 MAP_SHARED, r->fd, sib->cqo.out_ring_offset);
-		sib->cons = mmap(NULL, sib->cqo.out_cons_size,
+		sib->ring = mmap(NULL, sib->cqo.out_ring.ring.size, PROT_READ,
+				 MAP_SHARED, r->fd, sib->cqo.out_ring.ring.offset);
+		sib->cons = mmap(NULL, sib->cqo.out_ring.cons.size,
 				 PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-				 sib->cqo.out_cons_offset);
+				 sib->cqo.out_ring.cons.offset);
 		if (sib->ring == MAP_FAILED || sib->cons == MAP_FAILED)
 			return -2;
 	}
@@ -818,8 +818,8 @@ static int ep_sibling_flags(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 		return -3;
 	sib->ep = sib->epo.out_ep_id;
 	sib->addr = sib->epo.out_addr;
-	sib->sq = mmap(NULL, sib->epo.out_sq_mmap_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, sib->epo.out_sq_mmap_offset);
+	sib->sq = mmap(NULL, sib->epo.out_sq.region.size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, r->fd, sib->epo.out_sq.region.offset);
 	if (sib->sq == MAP_FAILED)
 		return -4;
 	if (ep_bind(sib, sib->av, 0) ||
@@ -839,10 +839,10 @@ static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 static void ep_sibling_unmap(struct raw_ep *sib, bool own_cq)
 {
 	if (own_cq) {
-		munmap(sib->ring, sib->cqo.out_ring_size);
-		munmap(sib->cons, sib->cqo.out_cons_size);
+		munmap(sib->ring, sib->cqo.out_ring.ring.size);
+		munmap(sib->cons, sib->cqo.out_ring.cons.size);
 	}
-	munmap(sib->sq, sib->epo.out_sq_mmap_size);
+	munmap(sib->sq, sib->epo.out_sq.region.size);
 }
 
 /* An SRX in @r's file, its ring mapped as a raw_ep @x (x->ep: its id). */
@@ -856,13 +856,13 @@ static int srx_setup(struct raw_ep *r, struct raw_ep *x)
 	*x = *r;
 	x->tail = 0;
 	x->ep = o.out_srx_id;
-	x->epo.out_off_tail = o.out_off_tail;
-	x->epo.out_off_sqes = o.out_off_sqes;
-	x->epo.out_sq_entries = o.out_sq_entries;
-	x->epo.out_sqe_size = o.out_sqe_size;
-	x->epo.out_sq_mmap_size = o.out_sq_mmap_size;
-	x->sq = mmap(NULL, o.out_sq_mmap_size, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, r->fd, o.out_sq_mmap_offset);
+	x->epo.out_sq.off_tail = o.out_sq.off_tail;
+	x->epo.out_sq.off_entries = o.out_sq.off_entries;
+	x->epo.out_sq.entries = o.out_sq.entries;
+	x->epo.out_sq.entry_size = o.out_sq.entry_size;
+	x->epo.out_sq.region.size = o.out_sq.region.size;
+	x->sq = mmap(NULL, o.out_sq.region.size, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, r->fd, o.out_sq.region.offset);
 	return x->sq == MAP_FAILED ? -2 : 0;
 }
 
@@ -873,7 +873,7 @@ static int srx_setup(struct raw_ep *r, struct raw_ep *x)
  */
 TEST_F(msg, shared_receive_context)
 {
-	struct kfab_ep_cancel c = { .size = sizeof(c), .context = 8 };
+	struct kfab_cancel c = { .size = sizeof(c), .context = 8 };
 	struct kfab_av_open avo = { .size = sizeof(avo) };
 	struct raw_ep x, e1, e2, e3;
 	struct kfab_cq_readerr err;
@@ -964,9 +964,9 @@ TEST_F(msg, shared_receive_context)
 	/* Cancel on the SRX. */
 	s = sqe_buf(KFAB_OP_RECV, 8, ANY, rx[0], sizeof(rx[0]));
 	ASSERT_EQ(0, submit(&x, &s));
-	c.ep_id = x.ep;
-	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_EP_CANCEL, &c));
+	c.obj_id = x.ep;
+	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
 	ASSERT_EQ(0, cq_err(&e1, &err));
 	EXPECT_EQ(8, err.out_entry.op_context);
 	EXPECT_EQ(ECANCELED, err.out_err);
@@ -991,7 +991,7 @@ TEST_F(msg, shared_receive_context)
 	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx[0], sizeof(rx[0]));
 	queue(&x, &s);
 	EXPECT_EQ(-EINVAL, doorbell(&x, &done));
-	munmap(x.sq, x.epo.out_sq_mmap_size);
+	munmap(x.sq, x.epo.out_sq.region.size);
 	EXPECT_EQ(0, kfab_destroy(self->a.fd, x.ep));
 }
 
@@ -1136,21 +1136,21 @@ static int srx_view(struct raw_ep *view, const struct raw_ep *owner,
 {
 	*view = *owner;
 	view->ep = o->out_srx_id;
-	view->epo.out_sq_entries = o->out_sq_entries;
-	view->epo.out_sqe_size = o->out_sqe_size;
-	view->epo.out_sq_mmap_size = o->out_sq_mmap_size;
-	view->epo.out_off_tail = o->out_off_tail;
-	view->epo.out_off_head = o->out_off_head;
-	view->epo.out_off_sqes = o->out_off_sqes;
+	view->epo.out_sq.entries = o->out_sq.entries;
+	view->epo.out_sq.entry_size = o->out_sq.entry_size;
+	view->epo.out_sq.region.size = o->out_sq.region.size;
+	view->epo.out_sq.off_tail = o->out_sq.off_tail;
+	view->epo.out_sq.off_head = o->out_sq.off_head;
+	view->epo.out_sq.off_entries = o->out_sq.off_entries;
 	view->tail = 0;
-	view->sq = mmap(NULL, o->out_sq_mmap_size, PROT_READ | PROT_WRITE,
-			MAP_SHARED, owner->fd, o->out_sq_mmap_offset);
+	view->sq = mmap(NULL, o->out_sq.region.size, PROT_READ | PROT_WRITE,
+			MAP_SHARED, owner->fd, o->out_sq.region.offset);
 	return view->sq == MAP_FAILED ? -1 : 0;
 }
 
 static void srx_unview(struct raw_ep *view)
 {
-	munmap(view->sq, view->epo.out_sq_mmap_size);
+	munmap(view->sq, view->epo.out_sq.region.size);
 }
 
 static bool have_srx(void)
@@ -1164,7 +1164,7 @@ TEST(srx_control_path_errors)
 {
 	struct kfab_srx_open o, o2;
 	struct kfab_av_open avo = { .size = sizeof(avo) };
-	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct kfab_cancel c = { .size = sizeof(c) };
 	struct raw_ep r, view;
 	uint32_t ep2_av;
 
@@ -1174,12 +1174,12 @@ TEST(srx_control_path_errors)
 	/* Opening: flags, ring size, parent. */
 	ASSERT_EQ(0, srx_open(r.fd, r.dom, &o));
 	EXPECT_NE(0U, o.out_srx_id);
-	EXPECT_EQ(32U, o.out_sq_entries);
-	EXPECT_EQ(sizeof(struct kfab_sqe), o.out_sqe_size);
-	EXPECT_EQ(0U, o.out_sq_mmap_offset % getpagesize());
-	EXPECT_LE(o.out_off_sqes + 32ULL * o.out_sqe_size, o.out_sq_mmap_size);
-	EXPECT_LE(o.out_off_tail + 4ULL, o.out_sq_mmap_size);
-	EXPECT_LE(o.out_off_head + 4ULL, o.out_sq_mmap_size);
+	EXPECT_EQ(32U, o.out_sq.entries);
+	EXPECT_EQ(sizeof(struct kfab_sqe), o.out_sq.entry_size);
+	EXPECT_EQ(0U, o.out_sq.region.offset % getpagesize());
+	EXPECT_LE(o.out_sq.off_entries + 32ULL * o.out_sq.entry_size, o.out_sq.region.size);
+	EXPECT_LE(o.out_sq.off_tail + 4ULL, o.out_sq.region.size);
+	EXPECT_LE(o.out_sq.off_head + 4ULL, o.out_sq.region.size);
 	srx_open(r.fd, r.dom, &o2);
 	o2.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
@@ -1193,14 +1193,14 @@ TEST(srx_control_path_errors)
 	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
 	o2.domain_id = r.dom;
 	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
-	EXPECT_EQ((uint32_t)KFAB_SQ_DEFAULT_ENTRIES, o2.out_sq_entries);
+	EXPECT_EQ((uint32_t)KFAB_SQ_DEFAULT_ENTRIES, o2.out_sq.entries);
 
 	/* No enabled endpoint: its doorbell is refused, cancel finds none. */
 	ASSERT_EQ(0, srx_view(&view, &r, &o));
 	EXPECT_EQ(-EINVAL, doorbell(&view, NULL));
-	c.ep_id = o.out_srx_id;
+	c.obj_id = o.out_srx_id;
 	c.context = 1;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_CANCEL, &c));
 
 	/* Binding: flags 0, one SRX, before enable; it stays while bound. */
 	EXPECT_EQ(-EINVAL, ep_bind(&r, o.out_srx_id, KFAB_EP_BIND_RECV));
@@ -1215,7 +1215,7 @@ TEST(srx_control_path_errors)
 	EXPECT_EQ(-EBUSY, ep_bind(&r, o2.out_srx_id, 0));
 	/* Now the SRX's doorbell works. */
 	EXPECT_EQ(0, doorbell(&view, NULL));
-	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_CANCEL, &c));
 
 	/* A second endpoint of the SRX on another AV: enable refuses. */
 	avo.domain_id = r.dom;
@@ -1283,10 +1283,10 @@ FIXTURE_SETUP(srx_pair)
 	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_CQ_OPEN, &cqo));
 	self->b2.cqo = cqo;
 	self->b2.cq = cqo.out_cq_id;
-	self->b2.ring = mmap(NULL, cqo.out_ring_size, PROT_READ, MAP_SHARED,
-			     self->b.fd, cqo.out_ring_offset);
-	self->b2.cons = mmap(NULL, cqo.out_cons_size, PROT_READ | PROT_WRITE,
-			     MAP_SHARED, self->b.fd, cqo.out_cons_offset);
+	self->b2.ring = mmap(NULL, cqo.out_ring.ring.size, PROT_READ, MAP_SHARED,
+			     self->b.fd, cqo.out_ring.ring.offset);
+	self->b2.cons = mmap(NULL, cqo.out_ring.cons.size, PROT_READ | PROT_WRITE,
+			     MAP_SHARED, self->b.fd, cqo.out_ring.cons.offset);
 	ASSERT_NE(MAP_FAILED, self->b2.ring);
 	ASSERT_NE(MAP_FAILED, self->b2.cons);
 	self->b2.epo = (struct kfab_ep_open){ .size = sizeof(self->b2.epo),
@@ -1313,9 +1313,9 @@ FIXTURE_TEARDOWN(srx_pair)
 	if (self->x.sq && self->x.sq != MAP_FAILED)
 		srx_unview(&self->x);
 	if (self->b2.ring && self->b2.ring != MAP_FAILED)
-		munmap(self->b2.ring, self->b2.cqo.out_ring_size);
+		munmap(self->b2.ring, self->b2.cqo.out_ring.ring.size);
 	if (self->b2.cons && self->b2.cons != MAP_FAILED)
-		munmap(self->b2.cons, self->b2.cqo.out_cons_size);
+		munmap(self->b2.cons, self->b2.cqo.out_ring.cons.size);
 	ep_close(&self->a);
 	ep_close(&self->b);
 }
@@ -1367,20 +1367,20 @@ TEST_F(srx_pair, hostile_srx_ring)
 	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
 
 	/* A tail far beyond head: one ring's worth is taken, no more. */
-	__atomic_store_n(SQ_U32(&self->x, self->x.epo.out_off_tail),
+	__atomic_store_n(SQ_U32(&self->x, self->x.epo.out_sq.off_tail),
 			 self->x.tail + 1000000, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, doorbell(&self->x, &done));
-	EXPECT_EQ(self->x.epo.out_sq_entries, done);
-	memset(self->x.sq, 0xa5, self->x.epo.out_sq_mmap_size);
+	EXPECT_EQ(self->x.epo.out_sq.entries, done);
+	memset(self->x.sq, 0xa5, self->x.epo.out_sq.region.size);
 	EXPECT_EQ(0, doorbell(&self->x, NULL));
-	memset(self->x.sq, 0xff, self->x.epo.out_sq_mmap_size);
+	memset(self->x.sq, 0xff, self->x.epo.out_sq.region.size);
 	EXPECT_EQ(0, doorbell(&self->x, NULL));
 }
 
 /* FI_PEEK with nothing to find; FI_CLAIM of nothing; cancel on the SRX. */
 TEST_F(srx_pair, peek_claim_and_cancel)
 {
-	struct kfab_ep_cancel c = { .size = sizeof(c) };
+	struct kfab_cancel c = { .size = sizeof(c) };
 	struct kfab_cq_readerr err;
 	struct kfab_cq_entry e;
 	struct kfab_sqe s;
@@ -1426,25 +1426,25 @@ TEST_F(srx_pair, peek_claim_and_cancel)
 	EXPECT_EQ(4, e.op_context);
 	EXPECT_EQ(0x77, r);
 	/* Cancel the plain receive on the SRX: reported at b. */
-	c.ep_id = self->o.out_srx_id;
+	c.obj_id = self->o.out_srx_id;
 	c.context = 5;
-	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_CANCEL, &c));
 	ASSERT_EQ(0, cq_err(&self->b, &err));
 	EXPECT_EQ(5, err.out_entry.op_context);
 	EXPECT_EQ(ECANCELED, err.out_err);
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_CANCEL, &c));
 	/* An endpoint bound to the SRX has no receives of its own. */
-	c.ep_id = self->b.ep;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_EP_CANCEL, &c));
+	c.obj_id = self->b.ep;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_CANCEL, &c));
 }
 
 /* The slot of the next completion of a CQ opened with KFAB_CQ_OPEN_PAYLOAD. */
 static const uint8_t *cq_next_slot(struct raw_ep *r, struct kfab_cq_entry *e)
 {
-	uint32_t head = *(uint32_t *)(r->cons + r->cqo.out_off_head);
-	const uint8_t *slot = r->ring + r->cqo.out_off_entries +
-			      (size_t)(head & (r->cqo.out_entries - 1)) *
-			      r->cqo.out_entry_size;
+	uint32_t head = *(uint32_t *)(r->cons + r->cqo.out_ring.off_head);
+	const uint8_t *slot = r->ring + r->cqo.out_ring.off_entries +
+			      (size_t)(head & (r->cqo.out_ring.entries - 1)) *
+			      r->cqo.out_ring.entry_size;
 
 	return cq_next(r, e) ? NULL : slot;
 }
@@ -1469,7 +1469,7 @@ TEST_F(msg, small_receives_travel_in_the_completion)
 	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p, 0, true, true,
 				      KFAB_CQ_OPEN_PAYLOAD));
 	EXPECT_EQ(sizeof(struct kfab_cq_entry) + KFAB_CQ_PAYLOAD_MAX,
-		  p.cqo.out_entry_size);
+		  p.cqo.out_ring.entry_size);
 	to_p = peer(&self->b, &p);
 
 	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx8, sizeof(rx8));
@@ -1559,7 +1559,7 @@ TEST_F(msg, full_cq_holds_back_senders)
 
 	RETURN_IF_SETUP_SKIPPED();
 	for (i = 0; i < 200; i++) {
-		while (queued - total < self->b.epo.out_sq_entries) {
+		while (queued - total < self->b.epo.out_sq.entries) {
 			s = sqe_buf(KFAB_OP_SEND, queued, self->b_to_a, &byte, 1);
 			queue(&self->b, &s);
 			queued++;

@@ -17,9 +17,16 @@
  *  - User pointers travel as __u64; every struct is naturally aligned with
  *    explicit padding ("__reserved" members, which must be zero on input).
  *  - Unknown commands get -ENOTTY; unknown flags get -EOPNOTSUPP.
- *  - Objects (domains, AVs, CQs, counters, endpoints) live in the file
- *    context that created them and are named by a __u32 id, never 0.
- *    KFAB_IOC_DESTROY destroys any of them; closing the file destroys all.
+ *  - Objects (domains, AVs, CQs, counters, endpoints, shared receive
+ *    contexts) live in the file context that created them and are named by
+ *    a __u32 id, never 0.  Commands on one kind of object are named after
+ *    it (KFAB_IOC_CQ_DRAIN); commands that apply to every object with a
+ *    given part take any object id (KFAB_IOC_DESTROY: any object;
+ *    KFAB_IOC_DOORBELL and KFAB_IOC_CANCEL: any object that owns a
+ *    submission ring).  Closing the file destroys every object.
+ *  - Memory the kernel shares is described by one struct per idea: a
+ *    region to mmap() is a struct kfab_mmap, a submission ring's layout a
+ *    struct kfab_sq_layout, a completion ring's a struct kfab_cq_layout.
  */
 #ifndef _UAPI_LINUX_KFAB_H
 #define _UAPI_LINUX_KFAB_H
@@ -37,6 +44,9 @@ enum kfab_cmd_nr {
 	KFAB_CMD_QUERY = 0x00,
 	KFAB_CMD_DESTROY = 0x01,
 	KFAB_CMD_DOMAIN_ALLOC = 0x02,
+	/* Any object that owns a submission ring (endpoints, SRXs) */
+	KFAB_CMD_DOORBELL = 0x03,
+	KFAB_CMD_CANCEL = 0x04,
 	/* Address vectors: 0x10-0x1f */
 	KFAB_CMD_AV_OPEN = 0x10,
 	KFAB_CMD_AV_INSERT = 0x11,
@@ -49,13 +59,11 @@ enum kfab_cmd_nr {
 	KFAB_CMD_CNTR_OPEN = 0x28,
 	KFAB_CMD_CNTR_UPDATE = 0x29,
 	KFAB_CMD_CNTR_WAIT = 0x2a,
-	/* Endpoints: 0x30-0x37 */
+	/* Endpoints: 0x30-0x3f */
 	KFAB_CMD_EP_OPEN = 0x30,
 	KFAB_CMD_EP_BIND = 0x31,
 	KFAB_CMD_EP_ENABLE = 0x32,
-	KFAB_CMD_EP_DOORBELL = 0x33,
-	KFAB_CMD_EP_CANCEL = 0x34,
-	/* Shared receive contexts: 0x40-0x47 */
+	/* Shared receive contexts: 0x40-0x4f */
 	KFAB_CMD_SRX_OPEN = 0x40,
 	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
 	KFAB_CMD_TEST_BASE = 0x38,
@@ -127,6 +135,19 @@ struct kfab_domain_alloc {
 
 #define KFAB_IOC_DOMAIN_ALLOC \
 	_IOWR(KFAB_TYPE, KFAB_CMD_DOMAIN_ALLOC, struct kfab_domain_alloc)
+
+/**
+ * struct kfab_mmap - a region of memory the kernel shares with the file
+ * @offset: the offset to pass to mmap() on the /dev/kfab file (MAP_SHARED)
+ * @size: bytes to map
+ *
+ * Commands that create an object with shared memory return one per region.
+ * Whether a region may be mapped writable is said where it is returned.
+ */
+struct kfab_mmap {
+	__u64 offset;
+	__u64 size;
+};
 
 /*
  * Addresses.  A struct kfab_addr names one endpoint.  Today every address is
@@ -230,8 +251,7 @@ enum kfab_av_open_out_flags {
  * @out_flags: out: KFAB_AV_OUT_* bits
  * @__reserved2: out: zero
  * @out_map_addr: out: the AV's map_addr (0 for an unnamed AV)
- * @out_mmap_offset: out: mmap() offset of the table (read-only, shared)
- * @out_mmap_size: out: bytes to map
+ * @out_region: out: the table (struct kfab_av_header), read-only
  *
  * Opening an existing named AV without KFAB_AV_OPEN_READ_ONLY asks for
  * read and write access.  -EACCES when the AV's owner, group and mode
@@ -259,8 +279,7 @@ struct kfab_av_open {
 	__u32 out_flags;
 	__u32 __reserved2;
 	__u64 out_map_addr;
-	__u64 out_mmap_offset;
-	__u64 out_mmap_size;
+	struct kfab_mmap out_region;
 };
 
 #define KFAB_IOC_AV_OPEN _IOWR(KFAB_TYPE, KFAB_CMD_AV_OPEN, struct kfab_av_open)
@@ -372,7 +391,7 @@ struct kfab_av_entry {
 };
 
 /**
- * struct kfab_av_header - the start of what mmap() of out_mmap_offset shows
+ * struct kfab_av_header - the start of the AV's out_region
  * @capacity: entries in the table
  * @used: entries in use now
  * @entry_size: sizeof(struct kfab_av_entry) of the kernel
@@ -396,15 +415,16 @@ struct kfab_av_header {
  * space consumes without a system call, in two regions user space maps
  * with mmap() on its /dev/kfab file:
  *
- *  - the ring region (out_ring_offset), read-only for user space: the
- *    header fields below and the entries, written by the kernel alone;
- *  - the consumer region (out_cons_offset), read-write: the consumer index
- *    and the "armed" word, written by user space alone.
+ *  - the ring region (struct kfab_cq_layout's @ring), read-only for user
+ *    space: the header fields below and the entries, written by the kernel
+ *    alone;
+ *  - the consumer region (@cons), read-write: the consumer index and the
+ *    "armed" word, written by user space alone.
  *
- * Where each field lives is told by the out_off_* members of struct
- * kfab_cq_open (byte offsets into the region named), never by the structs
- * below, which only show the kernel's current choice.  So the layout can
- * change without breaking the ABI.
+ * Where each field lives is told by the off_* members of struct
+ * kfab_cq_layout (byte offsets into the region named), never by the
+ * structs below, which only show the kernel's current choice.  So the
+ * layout can change without breaking the ABI.
  *
  * Indices are free-running __u32 counters; slot i is entries[i & mask].
  * The ring holds tail - head entries (unsigned arithmetic), never more
@@ -500,7 +520,7 @@ enum kfab_cq_ring_flags {
  * @entry_size: bytes from one slot to the next
  * @__reserved: zero
  *
- * The entries follow at out_off_entries.
+ * The entries follow at kfab_cq_layout.off_entries.
  */
 struct kfab_cq_ring {
 	__u32 tail;
@@ -544,6 +564,38 @@ enum kfab_cq_open_flags {
 #define KFAB_CQ_PAYLOAD_MAX	64
 
 /**
+ * struct kfab_cq_layout - where a completion ring lives (KFAB_IOC_CQ_OPEN)
+ * @ring: the ring region: map it without PROT_WRITE (-EPERM otherwise)
+ * @cons: the consumer region: map it read-write
+ * @entries: slots in the ring, a power of two
+ * @entry_size: bytes from one slot to the next
+ * @off_tail: offset of the __u32 tail in @ring
+ * @off_flags: offset of the __u32 flags word (KFAB_CQ_RING_*) in @ring
+ * @off_overflow: offset of the __u32 overflow count in @ring
+ * @off_err_count: offset of the __u32 error count in @ring
+ * @off_entries: offset of the first slot in @ring
+ * @off_head: offset of the __u32 head in @cons
+ * @off_armed: offset of the __u32 armed word in @cons
+ * @__reserved: zero
+ *
+ * The same names mean the same things in struct kfab_sq_layout.
+ */
+struct kfab_cq_layout {
+	struct kfab_mmap ring;
+	struct kfab_mmap cons;
+	__u32 entries;
+	__u32 entry_size;
+	__u32 off_tail;
+	__u32 off_flags;
+	__u32 off_overflow;
+	__u32 off_err_count;
+	__u32 off_entries;
+	__u32 off_head;
+	__u32 off_armed;
+	__u32 __reserved;
+};
+
+/**
  * struct kfab_cq_open - KFAB_IOC_CQ_OPEN: create a completion queue
  * @size: sizeof(struct kfab_cq_open)
  * @flags: KFAB_CQ_OPEN_* bits
@@ -553,23 +605,10 @@ enum kfab_cq_open_flags {
  * @eventfd: with KFAB_CQ_OPEN_EVENTFD, an eventfd of the caller (-EBADF
  *	or -EINVAL if it is none); must be 0 otherwise
  * @out_cq_id: out: id of the CQ
- * @out_entries: out: slots in the ring
- * @out_entry_size: out: bytes from one slot to the next
- * @out_ring_offset: out: mmap() offset of the ring region (read-only)
- * @out_ring_size: out: its size in bytes
- * @out_cons_offset: out: mmap() offset of the consumer region (read-write)
- * @out_cons_size: out: its size in bytes
- * @out_off_tail: out: offset of the tail word in the ring region
- * @out_off_flags: out: offset of the flags word in the ring region
- * @out_off_overflow: out: offset of the overflow count in the ring region
- * @out_off_err_count: out: offset of the error count in the ring region
- * @out_off_entries: out: offset of the first slot in the ring region
- * @out_off_head: out: offset of the head word in the consumer region
- * @out_off_armed: out: offset of the armed word in the consumer region
- * @__reserved: must be 0
+ * @out_ring: out: where the ring lives
  *
- * Both regions must be mapped MAP_SHARED; the ring region only without
- * PROT_WRITE (-EPERM).  The CQ holds a reference on its domain.
+ * Both regions must be mapped MAP_SHARED.  The CQ holds a reference on
+ * its domain.
  */
 struct kfab_cq_open {
 	__u32 size;
@@ -578,20 +617,7 @@ struct kfab_cq_open {
 	__u32 entries;
 	__s32 eventfd;
 	__u32 out_cq_id;
-	__u32 out_entries;
-	__u32 out_entry_size;
-	__u64 out_ring_offset;
-	__u64 out_ring_size;
-	__u64 out_cons_offset;
-	__u64 out_cons_size;
-	__u32 out_off_tail;
-	__u32 out_off_flags;
-	__u32 out_off_overflow;
-	__u32 out_off_err_count;
-	__u32 out_off_entries;
-	__u32 out_off_head;
-	__u32 out_off_armed;
-	__u32 __reserved;
+	struct kfab_cq_layout out_ring;
 };
 
 #define KFAB_IOC_CQ_OPEN _IOWR(KFAB_TYPE, KFAB_CMD_CQ_OPEN, struct kfab_cq_open)
@@ -694,8 +720,7 @@ struct kfab_cntr_values {
  * @out_off_seq: out: offset of the seqcount in the mapping
  * @out_off_value: out: offset of the success value (__u64)
  * @out_off_err: out: offset of the error value (__u64)
- * @out_mmap_offset: out: mmap() offset of the values (read-only)
- * @out_mmap_size: out: bytes to map
+ * @out_region: out: the page of the values, read-only
  */
 struct kfab_cntr_open {
 	__u32 size;
@@ -706,8 +731,7 @@ struct kfab_cntr_open {
 	__u32 out_off_seq;
 	__u32 out_off_value;
 	__u32 out_off_err;
-	__u64 out_mmap_offset;
-	__u64 out_mmap_size;
+	struct kfab_mmap out_region;
 };
 
 #define KFAB_IOC_CNTR_OPEN \
@@ -776,17 +800,13 @@ struct kfab_cntr_wait {
 	_IOWR(KFAB_TYPE, KFAB_CMD_CNTR_WAIT, struct kfab_cntr_wait)
 
 /*
- * Endpoints (Documentation/ep.rst).  An endpoint is a reliable-datagram
- * (FI_EP_RDM) endpoint of this node.  Creating one gives it an address,
- * KFAB_ADDR_LOCAL with a number never reused while the module is loaded.
- * It is bound to one AV and to the CQs and counters that receive its
- * completions, then enabled; from then on requests go through its
- * submission ring: user space writes struct kfab_sqe entries and rings the
- * doorbell (KFAB_IOC_EP_DOORBELL), and the kernel carries them out.
- *
- * The submission ring lives in one region user space maps read-write
- * (out_sq_mmap_offset): the offsets of its fields are returned at
- * creation.  Indices are free-running __u32; slot i is sqes[i & mask].
+ * Submission rings.  Endpoints and shared receive contexts take requests
+ * through a ring: user space writes struct kfab_sqe entries and rings the
+ * doorbell (KFAB_IOC_DOORBELL with the object's id), and the kernel carries
+ * them out.  The ring lives in one region user space maps read-write; the
+ * command that creates the object returns its struct kfab_sq_layout.
+ * Indices are free-running __u32; slot i is the entry at
+ * off_entries + (i & (entries - 1)) * entry_size.
  *
  *   tail   written by user space only, read by the kernel
  *   head   written by the kernel only, read by user space
@@ -804,12 +824,91 @@ struct kfab_cntr_wait {
  * so user space changing it meanwhile changes nothing.  A malformed entry
  * gets an error completion (FI_EINVAL) and is consumed.
  */
+
+#define KFAB_SQ_DEFAULT_ENTRIES	256
+#define KFAB_SQ_MAX_ENTRIES	4096
+
+/**
+ * struct kfab_sq_layout - where a submission ring lives
+ * @region: the ring's region: map it read-write
+ * @entries: slots in the ring, a power of two
+ * @entry_size: bytes of one slot (sizeof(struct kfab_sqe) of the kernel)
+ * @off_tail: offset of the __u32 tail in @region
+ * @off_head: offset of the __u32 head in @region
+ * @off_entries: offset of the first slot in @region
+ * @__reserved: zero
+ */
+struct kfab_sq_layout {
+	struct kfab_mmap region;
+	__u32 entries;
+	__u32 entry_size;
+	__u32 off_tail;
+	__u32 off_head;
+	__u32 off_entries;
+	__u32 __reserved;
+};
+
+/**
+ * struct kfab_doorbell - KFAB_IOC_DOORBELL: carry out queued requests
+ * @size: sizeof(struct kfab_doorbell)
+ * @flags: must be 0
+ * @obj_id: an object of this file that owns a submission ring: an
+ *	endpoint, enabled (-EINVAL otherwise), or a shared receive context
+ *	with at least one enabled endpoint bound (-EINVAL otherwise);
+ *	-ENOENT for any other id
+ * @out_done: out: entries consumed by this call
+ *
+ * Takes entries from the kernel's head up to the tail user space
+ * published.  A send that cannot go on yet (its receiver's buffers for
+ * unexpected messages are full) stays first in the ring and is retried on
+ * the next doorbell; out_done then stops short of the tail.
+ */
+struct kfab_doorbell {
+	__u32 size;
+	__u32 flags;
+	__u32 obj_id;
+	__u32 out_done;
+};
+
+#define KFAB_IOC_DOORBELL _IOWR(KFAB_TYPE, KFAB_CMD_DOORBELL, struct kfab_doorbell)
+
+/**
+ * struct kfab_cancel - KFAB_IOC_CANCEL: cancel a posted receive
+ * @size: sizeof(struct kfab_cancel)
+ * @flags: must be 0
+ * @obj_id: an object of this file that owns a submission ring: an
+ *	endpoint or a shared receive context (-ENOENT for any other id)
+ * @__reserved: must be 0
+ * @context: the context of the receive to cancel
+ *
+ * The oldest posted receive of the object with that context is removed
+ * and completes with an error completion (ECANCELED).  -ENOENT when there
+ * is none (sends, receives that matched already, and receives of an
+ * endpoint bound to a shared receive context, which has none of its own).
+ * Run the doorbell first: requests still in the ring are not posted yet.
+ */
+struct kfab_cancel {
+	__u32 size;
+	__u32 flags;
+	__u32 obj_id;
+	__u32 __reserved;
+	__u64 context;
+};
+
+#define KFAB_IOC_CANCEL _IOWR(KFAB_TYPE, KFAB_CMD_CANCEL, struct kfab_cancel)
+
+/*
+ * Endpoints (Documentation/ep.rst).  An endpoint is a reliable-datagram
+ * (FI_EP_RDM) endpoint of this node.  Creating one gives it an address,
+ * KFAB_ADDR_LOCAL with a number never reused while the module is loaded,
+ * and a submission ring.  It is bound to one AV and to the CQs and
+ * counters that receive its completions, then enabled; from then on its
+ * ring carries its requests.
+ */
 enum kfab_ep_type {
 	KFAB_EP_TYPE_RDM = 1,
 };
 
-#define KFAB_SQ_DEFAULT_ENTRIES	256
-#define KFAB_SQ_MAX_ENTRIES	4096
 /* Most iovecs in one request, and inline payload bytes (FI_INJECT) */
 #define KFAB_IOV_MAX		4
 #define KFAB_INLINE_MAX		64
@@ -824,14 +923,7 @@ enum kfab_ep_type {
  *	else a power of two up to KFAB_SQ_MAX_ENTRIES (-EINVAL otherwise)
  * @out_ep_id: out: the endpoint's id in this file
  * @out_addr: out: the endpoint's address
- * @out_sq_entries: out: entries of the submission ring
- * @out_sqe_size: out: bytes of one struct kfab_sqe
- * @out_sq_mmap_offset: out: mmap() offset of the ring's region (read-write)
- * @out_sq_mmap_size: out: its size
- * @out_off_tail: out: byte offset of the __u32 tail in the region
- * @out_off_head: out: byte offset of the __u32 head
- * @out_off_sqes: out: byte offset of the entries
- * @__reserved: out: zero
+ * @out_sq: out: where its submission ring lives
  */
 struct kfab_ep_open {
 	__u32 size;
@@ -841,14 +933,7 @@ struct kfab_ep_open {
 	__u32 sq_entries;
 	__u32 out_ep_id;
 	struct kfab_addr out_addr;
-	__u32 out_sq_entries;
-	__u32 out_sqe_size;
-	__u64 out_sq_mmap_offset;
-	__u64 out_sq_mmap_size;
-	__u32 out_off_tail;
-	__u32 out_off_head;
-	__u32 out_off_sqes;
-	__u32 __reserved;
+	struct kfab_sq_layout out_sq;
 };
 
 #define KFAB_IOC_EP_OPEN _IOWR(KFAB_TYPE, KFAB_CMD_EP_OPEN, struct kfab_ep_open)
@@ -908,29 +993,6 @@ struct kfab_ep_enable {
 #define KFAB_IOC_EP_ENABLE \
 	_IOWR(KFAB_TYPE, KFAB_CMD_EP_ENABLE, struct kfab_ep_enable)
 
-/**
- * struct kfab_ep_doorbell - KFAB_IOC_EP_DOORBELL: carry out queued requests
- * @size: sizeof(struct kfab_ep_doorbell)
- * @flags: must be 0
- * @ep_id: the endpoint, enabled (-EINVAL otherwise); or a shared receive
- *	context with at least one enabled endpoint bound (-EINVAL otherwise)
- * @out_done: out: entries consumed by this call
- *
- * Takes entries from the kernel's head up to the tail user space
- * published.  A send that cannot go on yet (its receiver's buffers for
- * unexpected messages are full) stays first in the ring and is retried on
- * the next doorbell; out_done then stops short of the tail.
- */
-struct kfab_ep_doorbell {
-	__u32 size;
-	__u32 flags;
-	__u32 ep_id;
-	__u32 out_done;
-};
-
-#define KFAB_IOC_EP_DOORBELL \
-	_IOWR(KFAB_TYPE, KFAB_CMD_EP_DOORBELL, struct kfab_ep_doorbell)
-
 /*
  * Completion flags the kernel writes into kfab_cq_entry.flags.  Their
  * values are libfabric's (FI_MSG, FI_TAGGED, FI_RECV, FI_SEND,
@@ -953,29 +1015,6 @@ struct kfab_ep_doorbell {
  * (libfabric's FI_ETRUNC); the completion's olen says how much did not fit.
  */
 #define KFAB_ERR_TRUNC		265
-
-/**
- * struct kfab_ep_cancel - KFAB_IOC_EP_CANCEL: cancel a posted receive
- * @size: sizeof(struct kfab_ep_cancel)
- * @flags: must be 0
- * @ep_id: the endpoint, or a shared receive context
- * @context: the context of the receive to cancel
- *
- * The oldest posted receive of the endpoint with that context is removed
- * and completes with an error completion (ECANCELED).  -ENOENT when there
- * is none (sends and receives that matched already cannot be cancelled).
- * Run the doorbell first: requests still in the ring are not posted yet.
- */
-struct kfab_ep_cancel {
-	__u32 size;
-	__u32 flags;
-	__u32 ep_id;
-	__u32 __reserved;
-	__u64 context;
-};
-
-#define KFAB_IOC_EP_CANCEL \
-	_IOWR(KFAB_TYPE, KFAB_CMD_EP_CANCEL, struct kfab_ep_cancel)
 
 /*
  * Shared receive contexts (fi_srx_context).  An SRX has matching lists of
@@ -1000,17 +1039,11 @@ struct kfab_ep_cancel {
  * @domain_id: the parent domain
  * @sq_entries: ring entries, as kfab_ep_open.sq_entries
  * @out_srx_id: out: its id in this file
- * @out_sq_entries: out: entries of its submission ring
- * @out_sqe_size: out: bytes of one struct kfab_sqe
- * @out_sq_mmap_offset: out: mmap() offset of the ring's region (read-write)
- * @out_sq_mmap_size: out: its size
- * @out_off_tail: out: byte offset of the __u32 tail in the region
- * @out_off_head: out: byte offset of the __u32 head
- * @out_off_sqes: out: byte offset of the entries
  * @__reserved: out: zero
+ * @out_sq: out: where its submission ring lives
  *
- * The ring works as an endpoint's (KFAB_IOC_EP_DOORBELL with @out_srx_id);
- * a send in it is malformed (EINVAL completion).
+ * Its ring works as an endpoint's (KFAB_IOC_DOORBELL, KFAB_IOC_CANCEL with
+ * @out_srx_id); a send in it is malformed (EINVAL completion).
  */
 struct kfab_srx_open {
 	__u32 size;
@@ -1018,13 +1051,8 @@ struct kfab_srx_open {
 	__u32 domain_id;
 	__u32 sq_entries;
 	__u32 out_srx_id;
-	__u32 out_sq_entries;
-	__u32 out_sqe_size;
-	__u32 out_off_tail;
-	__u64 out_sq_mmap_offset;
-	__u64 out_sq_mmap_size;
-	__u32 out_off_head;
-	__u32 out_off_sqes;
+	__u32 __reserved;
+	struct kfab_sq_layout out_sq;
 };
 
 #define KFAB_IOC_SRX_OPEN \
