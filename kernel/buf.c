@@ -35,8 +35,8 @@ static void kfab_iter_seg(const struct iov_iter *iter, unsigned long i,
 		*base = (unsigned long)iter->kvec[i].iov_base + skip;
 		*len = iter->kvec[i].iov_len - skip;
 	} else {
-		*base = (__force unsigned long)iter->iov[i].iov_base + skip;
-		*len = iter->iov[i].iov_len - skip;
+		*base = (__force unsigned long)kfab_iter_iov(iter)[i].iov_base + skip;
+		*len = kfab_iter_iov(iter)[i].iov_len - skip;
 	}
 }
 

@@ -45,10 +45,9 @@ void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
 		      u64 *out_value, u64 *out_err)
 {
 	struct kfab_cntr_values *shared = cntr->shared;
-	unsigned long irqflags;
 	u32 seq;
 
-	spin_lock_irqsave(&cntr->lock, irqflags);
+	spin_lock(&cntr->lock);
 	switch (op) {
 	case KFAB_CNTR_ADD:
 		cntr->value += value;
@@ -76,7 +75,7 @@ void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
 		*out_value = cntr->value;
 	if (out_err)
 		*out_err = cntr->err;
-	spin_unlock_irqrestore(&cntr->lock, irqflags);
+	spin_unlock(&cntr->lock);
 
 	if (cntr->eventfd)
 		kfab_eventfd_signal(cntr->eventfd);
@@ -98,13 +97,12 @@ void kfab_cntr_destroy(struct kfab_object *obj)
 void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj)
 {
 	struct kfab_cntr *cntr = to_kfab_cntr(obj);
-	unsigned long irqflags;
 
-	spin_lock_irqsave(&cntr->lock, irqflags);
+	spin_lock(&cntr->lock);
 	seq_printf(s, " domain %u value %llu err %llu eventfd %s",
 		   cntr->obj.parent->id, cntr->value, cntr->err,
 		   cntr->eventfd ? "yes" : "no");
-	spin_unlock_irqrestore(&cntr->lock, irqflags);
+	spin_unlock(&cntr->lock);
 }
 
 int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd)
@@ -197,14 +195,13 @@ int kfab_ioctl_cntr_update(struct kfab_ucmd *ucmd)
 static bool kfab_cntr_reached(struct kfab_cntr *cntr,
 			      struct kfab_cntr_wait *cmd)
 {
-	unsigned long irqflags;
 	bool done;
 
-	spin_lock_irqsave(&cntr->lock, irqflags);
+	spin_lock(&cntr->lock);
 	cmd->out_value = cntr->value;
 	cmd->out_err = cntr->err;
 	done = cntr->value >= cmd->threshold || cntr->err != cmd->err;
-	spin_unlock_irqrestore(&cntr->lock, irqflags);
+	spin_unlock(&cntr->lock);
 	return done;
 }
 

@@ -9,6 +9,7 @@
 
 #include <linux/eventfd.h>
 #include <linux/mm.h>
+#include <linux/uio.h>
 #include <linux/version.h>
 
 /* vm_flags became read-only outside helpers in 6.3. */
@@ -38,6 +39,16 @@ static inline void kfab_eventfd_signal(struct eventfd_ctx *ctx)
 	eventfd_signal(ctx);
 #else
 	eventfd_signal(ctx, 1);
+#endif
+}
+
+/* An ITER_IOVEC iterator's array became iter_iov() (was ->iov) in 6.4. */
+static inline const struct iovec *kfab_iter_iov(const struct iov_iter *it)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return iter_iov(it);
+#else
+	return it->iov;
 #endif
 }
 

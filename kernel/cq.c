@@ -77,6 +77,7 @@ static u32 kfab_cq_space(struct kfab_cq *cq)
 	u32 head = smp_load_acquire(&cq->cons->head);
 	u32 used = cq->tail - head;
 
+	lockdep_assert_held(&cq->lock);
 	if (used > cq->entries) {
 		/* Corrupt: only this CQ's owner can have written it. */
 		cq->bad_head++;
@@ -92,6 +93,7 @@ static void kfab_cq_ring_put(struct kfab_cq *cq,
 {
 	u8 *slot = cq->slots + (size_t)(cq->tail & cq->mask) * cq->slot_size;
 
+	lockdep_assert_held(&cq->lock);
 	memcpy(slot, entry, sizeof(*entry));
 	if (entry->flags & KFAB_COMP_PAYLOAD)
 		memcpy(slot + sizeof(*entry), payload, entry->len);
@@ -103,6 +105,7 @@ static void kfab_cq_ring_put(struct kfab_cq *cq,
 /* The overflow words of the ring follow the list. */
 static void kfab_cq_sync_overflow(struct kfab_cq *cq)
 {
+	lockdep_assert_held(&cq->lock);
 	WRITE_ONCE(cq->ring->overflow, cq->nr_overflow);
 	WRITE_ONCE(cq->ring->flags,
 		   cq->nr_overflow ? KFAB_CQ_RING_OVERFLOW : 0);
@@ -121,6 +124,7 @@ static u32 kfab_cq_drain_locked(struct kfab_cq *cq, struct list_head *done)
 	struct kfab_cq_node *node, *next;
 	u32 space, moved = 0;
 
+	lockdep_assert_held(&cq->lock);
 	if (!cq->nr_overflow)
 		return 0;
 	space = min(kfab_cq_space(cq), KFAB_CQ_DRAIN_BATCH);
@@ -205,7 +209,6 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *in,
 	const struct kfab_cq_entry *entry = in;
 	struct kfab_cq_node *node = NULL;
 	struct kfab_cq_entry stripped;
-	unsigned long irqflags;
 	LIST_HEAD(done);
 	int rc = 0;
 
@@ -219,7 +222,7 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *in,
 
 	*overflowed = false;
 	for (;;) {
-		spin_lock_irqsave(&cq->lock, irqflags);
+		spin_lock(&cq->lock);
 		/* One batch at most; KFAB_IOC_CQ_DRAIN does the rest. */
 		kfab_cq_drain_locked(cq, &done);
 		if (!cq->nr_overflow && kfab_cq_space(cq)) {
@@ -244,7 +247,7 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *in,
 			*overflowed = true;
 			break;
 		}
-		spin_unlock_irqrestore(&cq->lock, irqflags);
+		spin_unlock(&cq->lock);
 
 		/* The ring is full: allocate unlocked, then look again. */
 		node = kmalloc(sizeof(*node), GFP_KERNEL_ACCOUNT);
@@ -253,7 +256,7 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *in,
 			goto out;
 		}
 	}
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 	if (!rc)
 		kfab_cq_wake(cq);
 out:
@@ -272,7 +275,6 @@ out:
 int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err)
 {
 	struct kfab_cq_err_node *node;
-	unsigned long irqflags;
 	int rc = 0;
 
 	node = kmalloc(sizeof(*node), GFP_KERNEL_ACCOUNT);
@@ -280,7 +282,7 @@ int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err)
 		return -ENOMEM;
 	node->err = *err;
 
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	if (cq->nr_errors >= cq->backlog_max) {
 		rc = -ENOSPC;
 	} else {
@@ -289,7 +291,7 @@ int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err)
 		WRITE_ONCE(cq->ring->err_count, cq->nr_errors);
 		node = NULL;
 	}
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 	kfree(node);
 	if (!rc)
 		kfab_cq_wake(cq);
@@ -299,17 +301,16 @@ int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err)
 /* How many overflowed completions are left after a drain. */
 static u32 kfab_cq_drain(struct kfab_cq *cq)
 {
-	unsigned long irqflags;
 	u32 moved, left;
 
 	/* Batch by batch: the lock is never held for a whole ring's worth. */
 	do {
 		LIST_HEAD(done);
 
-		spin_lock_irqsave(&cq->lock, irqflags);
+		spin_lock(&cq->lock);
 		moved = kfab_cq_drain_locked(cq, &done);
 		left = cq->nr_overflow;
-		spin_unlock_irqrestore(&cq->lock, irqflags);
+		spin_unlock(&cq->lock);
 		kfab_cq_free_nodes(&done);
 		cond_resched();
 	} while (moved && left);
@@ -339,15 +340,14 @@ void kfab_cq_destroy(struct kfab_object *obj)
 void kfab_cq_show(struct seq_file *s, struct kfab_object *obj)
 {
 	struct kfab_cq *cq = to_kfab_cq(obj);
-	unsigned long irqflags;
 
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	seq_printf(s, " domain %u entries %u head %u tail %u overflow %u overflowed %llu errors %u posted %llu bad_head %llu eventfd %s armed %u",
 		   cq->obj.parent->id, cq->entries, READ_ONCE(cq->cons->head),
 		   cq->tail, cq->nr_overflow, cq->overflowed, cq->nr_errors,
 		   cq->posted, cq->bad_head, cq->eventfd ? "yes" : "no",
 		   READ_ONCE(cq->cons->armed) ? 1 : 0);
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 }
 
 /* Allocate and offer both regions; on failure the destroy path frees. */
@@ -486,20 +486,17 @@ int kfab_ioctl_cq_drain(struct kfab_ucmd *ucmd)
 static void kfab_cq_requeue_err(struct kfab_cq *cq,
 				struct kfab_cq_err_node *node)
 {
-	unsigned long irqflags;
-
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	list_add(&node->link, &cq->errors);
 	cq->nr_errors++;
 	WRITE_ONCE(cq->ring->err_count, cq->nr_errors);
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 }
 
 int kfab_ioctl_cq_readerr(struct kfab_ucmd *ucmd)
 {
 	struct kfab_cq_readerr *cmd = ucmd->cmd;
 	struct kfab_cq_err_node *node;
-	unsigned long irqflags;
 	struct kfab_cq *cq;
 	u32 copy;
 	int rc;
@@ -512,7 +509,7 @@ int kfab_ioctl_cq_readerr(struct kfab_ucmd *ucmd)
 	if (!cq)
 		return -ENOENT;
 
-	spin_lock_irqsave(&cq->lock, irqflags);
+	spin_lock(&cq->lock);
 	node = list_first_entry_or_null(&cq->errors, struct kfab_cq_err_node,
 					link);
 	if (node) {
@@ -520,7 +517,7 @@ int kfab_ioctl_cq_readerr(struct kfab_ucmd *ucmd)
 		cq->nr_errors--;
 		WRITE_ONCE(cq->ring->err_count, cq->nr_errors);
 	}
-	spin_unlock_irqrestore(&cq->lock, irqflags);
+	spin_unlock(&cq->lock);
 	if (!node) {
 		rc = -EAGAIN;
 		goto out_put;

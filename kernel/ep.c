@@ -17,6 +17,7 @@
  *
  * Requests come through a submission ring (sq.c) and its doorbell.
  */
+#include <linux/lockdep.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -37,8 +38,8 @@ static void kfab_ep_core_release(struct kref *ref)
 	struct kfab_ep_core *core = container_of(ref, struct kfab_ep_core,
 						 ref);
 
-	if (core->rx)
-		kfab_rx_ctx_put(core->rx);
+	if (core->rxc)
+		kfab_rx_ctx_put(core->rxc);
 	kfree_rcu(core, rcu);
 }
 
@@ -68,72 +69,51 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
 
 /**
  * kfab_ep_complete() - report the end of a request of an endpoint
- * @ep: the endpoint (its core's lock held, or its own doorbell running)
- * @dir: which of its CQs and counters
- * @flags: the request's KFAB_SQE_* flags
- * @entry: the completion (flags, context, lengths...)
- * @err: 0, or the positive errno the request failed with
- * @olen: with @err: bytes that did not fit
+ * @ep: the endpoint (its receive context's lock held, or its own
+ *	doorbell running)
+ * @comp: the completion
  *
  * A success goes to the CQ when the request asked for it (the library
  * decides, from FI_COMPLETION, the CQ's selectivity and inject); an error
- * always goes.  The counter counts both.  A kernel caller's endpoint has
- * its hook called instead of the CQ.
+ * always goes, as a positive errno in the CQ's error entry.  The counter
+ * counts both.  A kernel caller's endpoint has its hook called instead.
  */
-void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
-		      const struct kfab_cq_entry *entry, int err, u64 olen)
+void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp)
 {
-	kfab_ep_complete_payload(ep, dir, flags, entry, err, olen, NULL);
-}
-
-/**
- * kfab_ep_complete_payload() - kfab_ep_complete() with a small message
- * @ep: as kfab_ep_complete()
- * @dir: as kfab_ep_complete()
- * @flags: as kfab_ep_complete()
- * @entry: with KFAB_COMP_PAYLOAD: @entry->len bytes of @payload are the
- *	message, for a receive that pinned nothing (its CQ carries them)
- * @err: as kfab_ep_complete()
- * @olen: as kfab_ep_complete()
- * @payload: the message, or NULL
- */
-void kfab_ep_complete_payload(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
-			      const struct kfab_cq_entry *entry, int err,
-			      u64 olen, const void *payload)
-{
-	struct kfab_cntr *cntr = ep->cntr[dir];
-	struct kfab_cq *cq = ep->cq[dir];
+	struct kfab_cntr *cntr = ep->cntr[comp->dir];
+	struct kfab_cq *cq = ep->cq[comp->dir];
 	bool overflowed;
 
 	if (ep->kops) {
-		if (err || (flags & KFAB_SQE_COMPLETION))
-			ep->kops->complete(ep, dir, entry, err, olen);
+		if (comp->status || (comp->req_flags & KFAB_SQE_COMPLETION))
+			ep->kops->complete(ep, comp);
 		return;
 	}
 	if (cntr)
-		kfab_cntr_update(cntr, err ? KFAB_CNTR_ADD_ERR : KFAB_CNTR_ADD,
+		kfab_cntr_update(cntr, comp->status ? KFAB_CNTR_ADD_ERR :
+						      KFAB_CNTR_ADD,
 				 1, NULL, NULL);
 	if (!cq)
 		return;
-	if (err) {
+	if (comp->status) {
 		struct kfab_cq_err e = {
-			.entry = *entry,
-			.olen = olen,
-			.err = err,
+			.entry = comp->entry,
+			.olen = comp->olen,
+			.err = -comp->status,
 		};
 
-		if (payload && (entry->flags & KFAB_COMP_PAYLOAD)) {
-			e.payload_len = min_t(u64, entry->len,
+		if (comp->payload && (comp->entry.flags & KFAB_COMP_PAYLOAD)) {
+			e.payload_len = min_t(u64, comp->entry.len,
 					      KFAB_CQ_PAYLOAD_MAX);
-			memcpy(e.payload, payload, e.payload_len);
+			memcpy(e.payload, comp->payload, e.payload_len);
 		}
 		/* A full error list is the consumer's: it is bounded, counted. */
 		kfab_cq_post_err(cq, &e);
 		return;
 	}
-	if (!(flags & KFAB_SQE_COMPLETION))
+	if (!(comp->req_flags & KFAB_SQE_COMPLETION))
 		return;
-	kfab_cq_post_payload(cq, entry, payload, &overflowed);
+	kfab_cq_post_payload(cq, &comp->entry, comp->payload, &overflowed);
 }
 
 /* The core of a new endpoint, with its own receive context. */
@@ -150,8 +130,8 @@ static int kfab_ep_core_new(struct kfab_ep *ep)
 	core->ep = ep;
 	/* Not in kfab_eps until enabled: nobody can send to it before. */
 	ep->core = core;
-	core->rx = kfab_rx_ctx_alloc();
-	if (!core->rx)
+	core->rxc = kfab_rx_ctx_alloc();
+	if (!core->rxc)
 		return -ENOMEM;
 	return 0;
 }
@@ -271,11 +251,11 @@ void kfab_ep_destroy(struct kfab_object *obj)
 		if (ep->enabled)
 			xa_erase(&kfab_eps, core->num);
 		/* Its unexpected messages go, their senders are told. */
-		if (core->rx) {
+		if (core->rxc) {
 			kfab_msg_detach(core);
 			/* Its own receives too; a shared context's stay. */
 			if (!ep->srx)
-				kfab_msg_flush_rx(core->rx);
+				kfab_msg_flush_rx(core->rxc);
 		}
 		kfab_ep_core_put(core);
 	}
@@ -299,6 +279,7 @@ static int kfab_ep_bind_dirs(struct kfab_ep *ep, struct kfab_object *obj,
 	bool is_cq = obj->type == KFAB_OBJ_CQ;
 	int dir;
 
+	lockdep_assert_held(&ep->sq_lock);
 	if (!(flags & (KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV)) ||
 	    (!is_cq && (flags & KFAB_EP_BIND_SELECTIVE)))
 		return -EINVAL;
@@ -332,14 +313,15 @@ static int kfab_ep_bind_srx(struct kfab_ep *ep, struct kfab_object *obj,
 {
 	struct kfab_srx *srx = container_of(obj, struct kfab_srx, obj);
 
+	lockdep_assert_held(&ep->sq_lock);
 	if (flags)
 		return -EINVAL;
 	if (ep->srx)
 		return -EEXIST;
 	/* Not enabled: nothing was posted to or sent to the own lists. */
-	kref_get(&srx->rx->ref);
-	kfab_rx_ctx_put(ep->core->rx);
-	ep->core->rx = srx->rx;
+	kref_get(&srx->rxc->ref);
+	kfab_rx_ctx_put(ep->core->rxc);
+	ep->core->rxc = srx->rxc;
 	ep->srx = srx;
 	return 0;
 }
@@ -348,6 +330,7 @@ static int kfab_ep_bind_srx(struct kfab_ep *ep, struct kfab_object *obj,
 static int kfab_ep_bind_av(struct kfab_ep *ep, struct kfab_object *obj,
 			   u32 flags)
 {
+	lockdep_assert_held(&ep->sq_lock);
 	if (flags)
 		return -EINVAL;
 	if (ep->av)
@@ -409,7 +392,7 @@ out:
  */
 static int kfab_ep_join_rx(struct kfab_ep *ep)
 {
-	struct kfab_rx_ctx *rxc = ep->core->rx;
+	struct kfab_rx_ctx *rxc = ep->core->rxc;
 	struct kfab_srx *srx = ep->srx;
 	int rc = 0;
 
@@ -433,15 +416,16 @@ static int kfab_ep_publish(struct kfab_ep *ep)
 {
 	int rc;
 
+	lockdep_assert_held(&ep->sq_lock);
 	rc = kfab_ep_join_rx(ep);
 	if (rc)
 		return rc;
 	rc = xa_err(xa_store(&kfab_eps, ep->core->num, ep->core,
 			     GFP_KERNEL_ACCOUNT));
 	if (rc) {
-		mutex_lock(&ep->core->rx->lock);
+		mutex_lock(&ep->core->rxc->lock);
 		list_del_init(&ep->core->rx_link);
-		mutex_unlock(&ep->core->rx->lock);
+		mutex_unlock(&ep->core->rxc->lock);
 		return rc;
 	}
 	ep->enabled = true;
@@ -502,7 +486,7 @@ int kfab_ep_cancel(struct kfab_object *obj, u64 context)
 
 	mutex_lock(&ep->sq_lock);
 	rc = ep->enabled && !ep->srx ?
-	     kfab_msg_cancel(ep->core->rx, context) : -ENOENT;
+	     kfab_msg_cancel(ep->core->rxc, context) : -ENOENT;
 	mutex_unlock(&ep->sq_lock);
 	return rc;
 }
@@ -547,7 +531,9 @@ int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		return PTR_ERR(ep);
 	refcount_inc(&av->obj.users);
 	ep->av = av;
+	mutex_lock(&ep->sq_lock);
 	rc = kfab_ep_publish(ep);
+	mutex_unlock(&ep->sq_lock);
 	if (rc) {
 		kfab_object_abort(ctx, &ep->obj);
 		return rc;

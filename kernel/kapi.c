@@ -11,11 +11,15 @@
  * callbacks on a workqueue or entries of a kernel CQ, statistics, and the
  * teardown of an endpoint that waits for its callbacks.
  *
- * Locking: kep->lock (a mutex) serialises posts, cancels and close of one
- * endpoint.  kep->done_lock (a spinlock, irq-safe because kfab_kcq_poll()
- * may run anywhere) covers its outstanding and done lists and statistics;
- * a kernel CQ's lock nests inside it.  The engine's completion hook runs
- * with engine locks held, so it takes only done_lock and queues work.
+ * Locking (the module's order is in kfab.h): kep->lock (a mutex) serialises
+ * posts, cancels and close of one endpoint, and is taken before the
+ * engine's locks.  kep->done_lock (a spinlock, process context only)
+ * covers its outstanding and done lists and statistics; a kernel CQ's
+ * lock nests inside it.  A kernel CQ's lock is the only lock of kfab taken
+ * with interrupts disabled (spin_lock_irqsave()): kfab_kcq_poll() may be
+ * called from any context, hard interrupts included.  The engine's
+ * completion hook runs with engine locks held, so it takes only done_lock
+ * and queues work.
  */
 #include <linux/debugfs.h>
 #include <linux/ktime.h>
@@ -77,7 +81,7 @@ struct kfab_kav {
 struct kfab_kcq {
 	struct kref ref;
 	struct kfab_kdomain *dom;
-	spinlock_t lock;	/* @done */
+	spinlock_t lock;	/* @done; irq-safe: see "Locking" above */
 	struct list_head done;
 	wait_queue_head_t wait;
 };
@@ -627,19 +631,19 @@ static unsigned int kfab_kapi_bucket(u64 ns)
 
 /*
  * A request is over, @req->status set: off the outstanding list, onto its
- * CQ or the list of callbacks to run.  Any context; takes spinlocks only.
+ * CQ or the list of callbacks to run.  Process context; takes spinlocks only.
  */
 static void kfab_kapi_finish(struct kfab_kep *kep, struct kfab_kreq *req)
 {
 	bool send = kfab_kop_is_send(req->op);
 	struct kfab_kep_stats *st = &kep->stats;
 	struct kfab_kcq *cq = kep->cq;
-	unsigned long flags;
+	unsigned long irqflags;
 
 	kfree(req->sg_bvec);
 	req->sg_bvec = NULL;
 
-	spin_lock_irqsave(&kep->done_lock, flags);
+	spin_lock(&kep->done_lock);
 	kep->nr_outstanding--;
 	if (send && !--kep->nr_sends)
 		wake_up(&kep->sends_done);
@@ -653,13 +657,13 @@ static void kfab_kapi_finish(struct kfab_kep *kep, struct kfab_kreq *req)
 		st->bytes[send ? KFAB_TX : KFAB_RX] += send ? req->len :
 							      req->out_len;
 	if (cq) {
-		spin_lock(&cq->lock);
+		spin_lock_irqsave(&cq->lock, irqflags);
 		list_move_tail(&req->link, &cq->done);
-		spin_unlock(&cq->lock);
+		spin_unlock_irqrestore(&cq->lock, irqflags);
 	} else {
 		list_move_tail(&req->link, &kep->done);
 	}
-	spin_unlock_irqrestore(&kep->done_lock, flags);
+	spin_unlock(&kep->done_lock);
 
 	if (cq)
 		wake_up(&cq->wait);
@@ -668,14 +672,14 @@ static void kfab_kapi_finish(struct kfab_kep *kep, struct kfab_kreq *req)
 }
 
 /* The engine's completion hook: under its locks, so no sleeping here. */
-static void kfab_kapi_complete(struct kfab_ep *ep, enum kfab_dir dir,
-			       const struct kfab_cq_entry *entry, int err,
-			       u64 olen)
+static void kfab_kapi_complete(struct kfab_ep *ep, const struct kfab_comp *comp)
 {
+	const struct kfab_cq_entry *entry = &comp->entry;
 	struct kfab_kreq *req = (struct kfab_kreq *)(uintptr_t)entry->op_context;
 
-	req->status = err == KFAB_ERR_TRUNC ? -EMSGSIZE : -err;
-	if (dir == KFAB_RX) {
+	req->status = comp->status == -KFAB_ERR_TRUNC ? -EMSGSIZE :
+							comp->status;
+	if (comp->dir == KFAB_RX) {
 		req->out_len = entry->len;
 		req->out_tag = entry->tag;
 		req->out_src = entry->src_addr;
@@ -698,9 +702,9 @@ static void kfab_kapi_work(struct work_struct *work)
 	struct kfab_kreq *req, *next;
 	LIST_HEAD(done);
 
-	spin_lock_irq(&kep->done_lock);
+	spin_lock(&kep->done_lock);
 	list_splice_init(&kep->done, &done);
-	spin_unlock_irq(&kep->done_lock);
+	spin_unlock(&kep->done_lock);
 	list_for_each_entry_safe(req, next, &done, link) {
 		list_del_init(&req->link);
 		/* The callback may free @req. */
@@ -714,10 +718,10 @@ static int kfab_kep_stats_show(struct seq_file *s, void *unused)
 	struct kfab_kep_stats st;
 	unsigned int in_flight, i;
 
-	spin_lock_irq(&kep->done_lock);
+	spin_lock(&kep->done_lock);
 	st = kep->stats;
 	in_flight = kep->nr_outstanding;
-	spin_unlock_irq(&kep->done_lock);
+	spin_unlock(&kep->done_lock);
 
 	seq_printf(s, "tx_requests %llu\ntx_bytes %llu\nrx_requests %llu\nrx_bytes %llu\n",
 		   st.reqs[KFAB_TX], st.bytes[KFAB_TX], st.reqs[KFAB_RX],
@@ -912,12 +916,12 @@ int kfab_kep_post(struct kfab_kep *ep, struct kfab_kreq *req)
 		goto out_free;
 	}
 	/* On the list before the engine sees it: it may complete at once. */
-	spin_lock_irq(&ep->done_lock);
+	spin_lock(&ep->done_lock);
 	list_add_tail(&req->link, &ep->outstanding);
 	ep->nr_outstanding++;
 	if (send)
 		ep->nr_sends++;
-	spin_unlock_irq(&ep->done_lock);
+	spin_unlock(&ep->done_lock);
 
 	if (send && kfab_kapi_should_fail(ep->dom, KFAB_KAPI_FAULT_LOSE)) {
 		req->status = -EIO;
@@ -937,12 +941,12 @@ int kfab_kep_post(struct kfab_kep *ep, struct kfab_kreq *req)
 	rc = kfab_msg_post(ep->ep, &r);
 	memalloc_noio_restore(noio);
 	if (rc) {
-		spin_lock_irq(&ep->done_lock);
+		spin_lock(&ep->done_lock);
 		list_del_init(&req->link);
 		ep->nr_outstanding--;
 		if (send)
 			ep->nr_sends--;
-		spin_unlock_irq(&ep->done_lock);
+		spin_unlock(&ep->done_lock);
 		goto out_free;
 	}
 	goto out_unlock;
@@ -979,7 +983,7 @@ int kfab_kep_cancel(struct kfab_kep *ep, struct kfab_kreq *req)
 	if (ep->closing)
 		rc = -ENOENT;
 	else
-		rc = kfab_msg_cancel(ep->ep->core->rx, (uintptr_t)req);
+		rc = kfab_msg_cancel(ep->ep->core->rxc, (uintptr_t)req);
 	mutex_unlock(&ep->lock);
 	return rc;
 }
@@ -989,9 +993,9 @@ static bool kfab_kep_sends_done(struct kfab_kep *ep)
 {
 	bool done;
 
-	spin_lock_irq(&ep->done_lock);
+	spin_lock(&ep->done_lock);
 	done = !ep->nr_sends;
-	spin_unlock_irq(&ep->done_lock);
+	spin_unlock(&ep->done_lock);
 	return done;
 }
 
@@ -1031,9 +1035,9 @@ void kfab_kep_close(struct kfab_kep *ep)
 	ep->ep = NULL;
 
 	/* What the engine dropped without a word ends here. */
-	spin_lock_irq(&ep->done_lock);
+	spin_lock(&ep->done_lock);
 	list_splice_init(&ep->outstanding, &left);
-	spin_unlock_irq(&ep->done_lock);
+	spin_unlock(&ep->done_lock);
 	list_for_each_entry_safe(req, next, &left, link) {
 		req->status = -ECANCELED;
 		kfab_kapi_finish(ep, req);

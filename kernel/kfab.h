@@ -8,6 +8,45 @@
  * of its users: the table holds one, and every object or operation that
  * depends on it holds one more.  An object can be destroyed only when the
  * table's reference is the last one, so a parent outlives its children.
+ *
+ * Locking
+ * =======
+ * The module's locks, outermost first.  A lock is only ever taken while
+ * holding locks that stand above it here; helpers that need a lock held
+ * say so with lockdep_assert_held().  Every lock is taken in process
+ * context, with interrupts enabled, except the last.
+ *
+ *  1. kfab_ctx_lock (main.c, mutex): the list of contexts.
+ *  2. kfab_av_lock (av.c, mutex): named AVs by name, per-owner quotas,
+ *     the list of AV tables and each table's openers.
+ *  3. kfab_ep.sq_lock and kfab_srx.sq_lock (mutexes): one doorbell,
+ *     cancel, bind or enable of that object at a time.  A kernel
+ *     consumer's endpoint has kfab_kep.lock (kapi.c, mutex) in this
+ *     place instead: its posts, cancels and close.
+ *  4. kfab_rx_ctx.lock (msg.c, mutex): a receive context's posted
+ *     receives and unexpected messages, its budget and AV, and the cores
+ *     that receive through it (their @dead, @ep, @rx_link).  Completions
+ *     to those endpoints are posted under it.  At most one is held at a
+ *     time: a send takes its receiver's, and completes itself after
+ *     dropping it (msg.c).
+ *  5. kfab_av_table.lock (av.c, mutex): one table's entries; senders and
+ *     receivers look addresses up under a receive context's lock.
+ *  6. xa_lock of a context's objects (object.c, spinlock): the id table;
+ *     debugfs's ->show callbacks run under it.
+ *  7. kfab_kep.done_lock (kapi.c, spinlock): a kernel endpoint's
+ *     outstanding and done requests; the engine's completion hook takes
+ *     it under a receive context's lock.
+ *  8. kfab_cq.lock (cq.c) and kfab_cntr.lock (cntr.c) (spinlocks): the
+ *     producer side of one completion ring, the values of one counter.
+ *     Nothing is taken under them.
+ *  9. kfab_kcq.lock (kapi.c, spinlock, taken with spin_lock_irqsave()):
+ *     a kernel CQ's completed requests.  kfab_kcq_poll() may be called
+ *     from any context, hard interrupts included, so this is the one
+ *     lock that must be irq-safe; it nests inside kfab_kep.done_lock.
+ *
+ * Pinning and unpinning user pages (buf.c) take the mmap lock and are done
+ * outside 4-9.  A lookup by endpoint number (kfab_ep_core_find()) takes
+ * RCU and a reference, no lock.
  */
 #ifndef KFAB_H
 #define KFAB_H
@@ -241,7 +280,7 @@ void kfab_av_debugfs_show(struct seq_file *s);
  */
 struct kfab_cq {
 	struct kfab_object obj;
-	spinlock_t lock;	/* the producer side: tail, lists, counts */
+	spinlock_t lock;	/* producer side: tail, lists, counts ("Locking" 8) */
 	u32 entries;
 	u32 mask;
 	u32 tail;
@@ -308,7 +347,7 @@ bool kfab_cq_nearly_full(struct kfab_cq *cq);
  */
 struct kfab_cntr {
 	struct kfab_object obj;
-	spinlock_t lock;	/* writers of value, err and shared */
+	spinlock_t lock;	/* writers of value, err, shared ("Locking" 8) */
 	u64 value;
 	u64 err;
 	struct kfab_cntr_values *shared;
@@ -415,9 +454,10 @@ struct kfab_av;
  *	receive lists, or a shared receive context's
  * @ref: one for its owner (the endpoint's core or the SRX), one per core
  *	that receives through it
- * @lock: the lists, the cores' @dead and @ep, and completions to them
- * @posted: posted receives (struct kfab_msg_rx), by kind, in order
- * @unexpected: messages no receive matched yet (struct kfab_msg_unexp),
+ * @lock: the lists, @unexp_bytes, @av, the cores' @dead, @ep and
+ *	@rx_link, and completions to those endpoints
+ * @posted: posted receives (msg.c's struct kfab_recv), by kind, in order
+ * @unexpected: messages no receive matched yet (struct kfab_unexp),
  *	by kind, in arrival order
  * @claimed: messages set aside by FI_PEEK|FI_CLAIM, by context
  * @unexp_bytes: bytes of @unexpected and @claimed buffered in the kernel
@@ -426,7 +466,7 @@ struct kfab_av;
  */
 struct kfab_rx_ctx {
 	struct kref ref;
-	struct mutex lock;	/* see above */
+	struct mutex lock;	/* see above; kfab.h "Locking" 4 */
 	struct list_head posted[2];
 	struct list_head unexpected[2];
 	struct list_head claimed;
@@ -441,9 +481,9 @@ struct kfab_rx_ctx {
  *	unexpected message it sent that waits at a receiver
  * @rcu: frees it after kfab_ep_core_find()'s lookups are done
  * @num: the endpoint's number, its address on this node
- * @rx: where messages to it are matched (a reference); its lock covers
+ * @rxc: where messages to it are matched (a reference); its lock covers
  *	@dead, @ep and @rx_link
- * @rx_link: on @rx's cores while enabled and not dead
+ * @rx_link: on @rxc's cores while enabled and not dead
  * @dead: the endpoint is gone; nothing may reach @ep any more
  * @ep: the endpoint, while !@dead
  * @tx_waiting: sends of this endpoint waiting at receivers (rendezvous)
@@ -452,11 +492,32 @@ struct kfab_ep_core {
 	struct kref ref;
 	struct rcu_head rcu;
 	u64 num;
-	struct kfab_rx_ctx *rx;
+	struct kfab_rx_ctx *rxc;
 	struct list_head rx_link;
 	bool dead;
 	struct kfab_ep *ep;
 	atomic_t tx_waiting;
+};
+
+/**
+ * struct kfab_comp - the end of a request, as the engine reports it
+ * @dir: KFAB_TX or KFAB_RX: which CQ and counter of the endpoint
+ * @req_flags: the request's KFAB_SQE_*: a success is reported only with
+ *	KFAB_SQE_COMPLETION
+ * @entry: the completion as a CQ takes it
+ * @status: 0, or a negative errno; -KFAB_ERR_TRUNC: the message did not
+ *	fit the receive
+ * @olen: with -KFAB_ERR_TRUNC: the bytes that did not fit
+ * @payload: with KFAB_COMP_PAYLOAD in @entry.flags: the @entry.len bytes
+ *	of a small message, for a receive that pinned nothing
+ */
+struct kfab_comp {
+	enum kfab_dir dir;
+	u32 req_flags;
+	struct kfab_cq_entry entry;
+	int status;
+	u64 olen;
+	const void *payload;
 };
 
 /**
@@ -468,8 +529,7 @@ struct kfab_ep_core {
  *	long nor call into kfab.
  */
 struct kfab_ep_kops {
-	void (*complete)(struct kfab_ep *ep, enum kfab_dir dir,
-			 const struct kfab_cq_entry *entry, int err, u64 olen);
+	void (*complete)(struct kfab_ep *ep, const struct kfab_comp *comp);
 };
 
 struct kfab_srx;
@@ -500,23 +560,23 @@ struct kfab_ep {
 	const struct kfab_ep_kops *kops;
 	void *kpriv;
 	bool enabled;
-	struct mutex sq_lock;	/* doorbells, one at a time */
+	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
 };
 
 /**
  * struct kfab_srx - a shared receive context (KFAB_OBJ_SRX)
  * @obj: the object head
- * @rx: its receive lists
+ * @rxc: its receive context
  * @av: the AV of its endpoints (a user of it), from the first enabled
  * @sq_lock: serialises doorbells
  * @sq: the submission ring (receives only)
  */
 struct kfab_srx {
 	struct kfab_object obj;
-	struct kfab_rx_ctx *rx;
+	struct kfab_rx_ctx *rxc;
 	struct kfab_av *av;
-	struct mutex sq_lock;	/* doorbells, one at a time */
+	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
 };
 
@@ -556,11 +616,7 @@ void kfab_ep_destroy(struct kfab_object *obj);
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
-void kfab_ep_complete(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
-		      const struct kfab_cq_entry *entry, int err, u64 olen);
-void kfab_ep_complete_payload(struct kfab_ep *ep, enum kfab_dir dir, u64 flags,
-			      const struct kfab_cq_entry *entry, int err,
-			      u64 olen, const void *payload);
+void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		  struct kfab_av *av, const struct kfab_ep_kops *kops,
 		  void *kpriv, struct kfab_ep **out);
@@ -574,7 +630,7 @@ int kfab_srx_cancel(struct kfab_object *obj, u64 context);
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);
-void kfab_rx_ctx_put(struct kfab_rx_ctx *rx);
+void kfab_rx_ctx_put(struct kfab_rx_ctx *rxc);
 int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req);
 int kfab_msg_post_srx(struct kfab_rx_ctx *rx, struct kfab_req *req);
 int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);

@@ -1,35 +1,48 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Messages between endpoints: matching and data movement
- * (Documentation/ep.rst).
+ * (Documentation/ep.rst, Documentation/design.rst "A message's path").
  *
  * Every request runs in the context of the process that submitted it (its
  * doorbell), so the kernel reaches that process's memory with the ordinary
  * uaccess functions, and the other process's memory only through pages it
- * pinned itself:
+ * pinned itself.  A send reaches its receiver's receive context and then
+ * takes one of three ways:
  *
- *  - A posted receive pins its buffers (charged to RLIMIT_MEMLOCK) and
- *    waits on its endpoint's list.  A send that matches it copies from the
- *    sender's memory straight into those pages: one copy.
- *  - A send that finds no receive is unexpected.  Up to
- *    KFAB_MSG_EAGER_MAX bytes are copied into kernel memory at once (at
- *    most KFAB_MSG_UNEXP_MAX per receiving endpoint, or the send waits in
- *    the sender's ring: -EAGAIN); a larger one pins the sender's buffers
- *    and waits, and the receive that matches it copies from them: one
- *    copy, and the send completes then.
+ *  - matched: a posted receive waits (its buffers pinned, charged to
+ *    RLIMIT_MEMLOCK); the send copies from the sender's memory straight
+ *    into those pages: one copy (kfab_recv_deliver()).
+ *  - eager: no receive waits and the message is small (at most
+ *    KFAB_MSG_EAGER_MAX); it is copied into kernel memory within the
+ *    receive context's budget (KFAB_MSG_UNEXP_MAX, or the send waits in
+ *    the sender's ring: -EAGAIN) and the send completes
+ *    (kfab_unexp_eager()).
+ *  - rendezvous: no receive waits and the message is large or asked for
+ *    FI_DELIVERY_COMPLETE; the sender's buffers are pinned and wait at the
+ *    receiver, and the receive that matches copies from them: one copy,
+ *    and the send completes then (kfab_unexp_rendezvous()).
+ *
+ * A transport that brings messages from other nodes enters at the same
+ * three pieces with a struct kfab_msg that describes what arrived.
  *
  * Receives are matched in the order posted, unexpected messages in the
  * order they arrived, per kind (messages, tagged messages): FI_ORDER_SAS.
  *
- * Locking: a core's lock covers its lists and completions to its endpoint.
- * A request takes one core lock at a time; a send completed by a receive
- * is reported after the receiver's lock is dropped.  Pinning and unpinning
- * (which take mmap locks) happen outside core locks.
+ * Errors: functions return 0 or a negative errno, and a completion carries
+ * the same negative value in struct kfab_comp's @status; only the CQ's
+ * error entry (ep.c) turns it positive, as fi_cq_err_entry wants.
+ *
+ * Locking (kernel/kfab.h "Locking"): a request holds at most one receive
+ * context's lock at a time; a send completed by a receive is reported
+ * after the receiver's lock is dropped.  Pinning and unpinning (which take
+ * mmap locks) happen outside receive context locks.
  */
+#include <linux/lockdep.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 
 #include "kfab.h"
+#include "msg.h"
 
 /* Unexpected messages up to this size are buffered in the kernel. */
 #define KFAB_MSG_EAGER_MAX	(64 * 1024)
@@ -47,91 +60,153 @@
 #define KFAB_SQE_RECV_ONLY (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK | \
 			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
 
-/* A posted receive. */
-struct kfab_msg_rx {
-	struct list_head link;
-	u64 context;
-	u64 tag;
-	u64 ignore;
-	u64 src;		/* an index of the receive context's AV, or ~0 */
-	u32 flags;
-	u64 base;		/* the buffer's address, for completions */
-	size_t len;
-	/* FI_MULTI_RECV: bytes taken, and the least free space it serves */
-	size_t used;
-	size_t min_free;
-	/* Small: nothing pinned, the message travels in the completion. */
-	bool unpinned;
-	struct kfab_buf buf;
-};
-
-/* A message no receive matched yet. */
-struct kfab_msg_unexp {
-	struct list_head link;
-	/*
-	 * The endpoint it was sent to, whose CQ its receive completes on.
-	 * No reference: the endpoint's death takes its messages off the
-	 * lists first (kfab_msg_detach()).
-	 */
-	struct kfab_ep_core *target;
+/**
+ * struct kfab_recv_end - how a receive ends, filled in by name
+ * @kind: KFAB_KIND_*
+ * @context: the receive's context
+ * @flags: the receive's KFAB_SQE_* (without KFAB_SQE_MULTI_RECV while a
+ *	multi-receive buffer stays posted)
+ * @buf: where the message went
+ * @len: bytes delivered
+ * @msg_len: bytes the message had: more than @len is a truncation
+ * @msg: the message, or NULL when the receive ends without one
+ * @src: with @msg: the sender's index in the receiver's AV
+ * @tag: without @msg: the receive's own tag
+ * @status: 0 or a negative errno
+ * @payload: the message itself, for a receive that pinned nothing
+ */
+struct kfab_recv_end {
 	int kind;
-	struct kfab_addr src;
-	u64 tag;
-	u64 data;
-	u32 flags;		/* the send's KFAB_SQE_* */
-	u64 claim_context;	/* on the claimed list: the claimer's context */
+	u64 context;
+	u32 flags;
+	u64 buf;
 	size_t len;
-	void *kbuf;		/* eager: the payload */
-	/* Rendezvous: the sender's buffers and its request. */
-	struct kfab_buf buf;
-	struct kfab_ep_core *sender;
-	u64 sender_context;
+	size_t msg_len;
+	const struct kfab_msg *msg;
+	u64 src;
+	u64 tag;
+	int status;
+	const void *payload;
 };
 
 /* ---- receive contexts ---- */
 
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void)
 {
-	struct kfab_rx_ctx *rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
+	struct kfab_rx_ctx *rxc = kzalloc(sizeof(*rxc), GFP_KERNEL_ACCOUNT);
 	int kind;
 
-	if (!rx)
+	if (!rxc)
 		return NULL;
-	kref_init(&rx->ref);
-	mutex_init(&rx->lock);
+	kref_init(&rxc->ref);
+	mutex_init(&rxc->lock);
 	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
-		INIT_LIST_HEAD(&rx->posted[kind]);
-		INIT_LIST_HEAD(&rx->unexpected[kind]);
+		INIT_LIST_HEAD(&rxc->posted[kind]);
+		INIT_LIST_HEAD(&rxc->unexpected[kind]);
 	}
-	INIT_LIST_HEAD(&rx->claimed);
-	INIT_LIST_HEAD(&rx->cores);
-	return rx;
+	INIT_LIST_HEAD(&rxc->claimed);
+	INIT_LIST_HEAD(&rxc->cores);
+	return rxc;
 }
 
 static void kfab_rx_ctx_release(struct kref *ref)
 {
-	struct kfab_rx_ctx *rx = container_of(ref, struct kfab_rx_ctx, ref);
+	struct kfab_rx_ctx *rxc = container_of(ref, struct kfab_rx_ctx, ref);
 
-	mutex_destroy(&rx->lock);
-	kfree(rx);
+	mutex_destroy(&rxc->lock);
+	kfree(rxc);
 }
 
-void kfab_rx_ctx_put(struct kfab_rx_ctx *rx)
+void kfab_rx_ctx_put(struct kfab_rx_ctx *rxc)
 {
-	kref_put(&rx->ref, kfab_rx_ctx_release);
+	kref_put(&rxc->ref, kfab_rx_ctx_release);
 }
 
 /*
  * Where a receive context reports what no message decides: the endpoint
- * that joined it first and is still there.  Under @rx's lock.
+ * that joined it first and is still there.
  */
-static struct kfab_ep *kfab_rx_first_ep(struct kfab_rx_ctx *rx)
+static struct kfab_ep *kfab_rx_first_ep(struct kfab_rx_ctx *rxc)
 {
 	struct kfab_ep_core *core;
 
-	core = list_first_entry_or_null(&rx->cores, struct kfab_ep_core,
+	lockdep_assert_held(&rxc->lock);
+	core = list_first_entry_or_null(&rxc->cores, struct kfab_ep_core,
 					rx_link);
 	return core ? core->ep : NULL;
+}
+
+/* ---- completions ---- */
+
+static u64 kfab_comp_kind(int kind)
+{
+	return kind == KFAB_KIND_TAGGED ? KFAB_COMP_TAGGED : KFAB_COMP_MSG;
+}
+
+/* Report a receive on @ep (NULL: nobody is left to tell). */
+static void kfab_complete_recv(struct kfab_ep *ep,
+			       const struct kfab_recv_end *end)
+{
+	const struct kfab_msg *msg = end->msg;
+	struct kfab_comp c = {
+		.dir = KFAB_RX,
+		.req_flags = end->flags,
+		.entry = {
+			.op_context = end->context,
+			.flags = KFAB_COMP_RECV | kfab_comp_kind(end->kind),
+			.len = end->status ? 0 : end->len,
+			.buf = end->buf,
+			.tag = msg ? msg->tag : end->tag,
+			.src_addr = msg ? end->src : KFAB_CQ_ADDR_NOTAVAIL,
+		},
+		.status = end->status,
+		.payload = end->payload,
+	};
+
+	if (!ep)
+		return;
+	if (end->flags & KFAB_SQE_MULTI_RECV)
+		c.entry.flags |= KFAB_COMP_MULTI_RECV;
+	if (msg && (msg->flags & KFAB_SQE_REMOTE_CQ_DATA)) {
+		c.entry.flags |= KFAB_COMP_REMOTE_CQ_DATA;
+		c.entry.data = msg->data;
+	}
+	if (end->payload)
+		c.entry.flags |= KFAB_COMP_PAYLOAD;
+	if (!c.status && end->msg_len > end->len) {
+		c.status = -KFAB_ERR_TRUNC;
+		c.olen = end->msg_len - end->len;
+	}
+	kfab_ep_complete(ep, &c);
+}
+
+/* A receive that failed before any message: no source, no data. */
+static void kfab_complete_recv_err(struct kfab_ep *ep, int kind,
+				   const struct kfab_req *req, int status)
+{
+	kfab_complete_recv(ep, &(struct kfab_recv_end){
+		.kind = kind,
+		.context = req->context,
+		.flags = req->flags,
+		.tag = req->tag,
+		.status = status,
+	});
+}
+
+static void kfab_complete_send(struct kfab_ep *ep, int kind, u64 context,
+			       u32 flags, int status)
+{
+	struct kfab_comp c = {
+		.dir = KFAB_TX,
+		.req_flags = flags,
+		.entry = {
+			.op_context = context,
+			.flags = KFAB_COMP_SEND | kfab_comp_kind(kind),
+		},
+		.status = status,
+	};
+
+	kfab_ep_complete(ep, &c);
 }
 
 /* ---- matching ---- */
@@ -141,43 +216,51 @@ static bool kfab_tag_match(u64 want, u64 ignore, u64 tag)
 	return !((want ^ tag) & ~ignore);
 }
 
-static struct kfab_msg_rx *kfab_match_posted(struct kfab_rx_ctx *rxc,
-					     int kind, u64 src, u64 tag)
+/*
+ * The oldest posted receive of @rxc that takes @msg from @from (the
+ * sender's index in @rxc's AV).  It leaves its list, but for a
+ * multi-receive buffer, which stays first until it is full.
+ */
+struct kfab_recv *kfab_match_recv(struct kfab_rx_ctx *rxc,
+				  const struct kfab_msg *msg, u64 from)
 {
-	struct kfab_msg_rx *rx;
+	struct kfab_recv *recv;
 
-	list_for_each_entry(rx, &rxc->posted[kind], link) {
-		if (rx->src != KFAB_CQ_ADDR_NOTAVAIL && rx->src != src)
+	lockdep_assert_held(&rxc->lock);
+	list_for_each_entry(recv, &rxc->posted[msg->kind], link) {
+		if (recv->src != KFAB_CQ_ADDR_NOTAVAIL && recv->src != from)
 			continue;
-		if (kind == KFAB_KIND_TAGGED &&
-		    !kfab_tag_match(rx->tag, rx->ignore, tag))
+		if (msg->kind == KFAB_KIND_TAGGED &&
+		    !kfab_tag_match(recv->tag, recv->ignore, msg->tag))
 			continue;
-		/* A multi-receive buffer stays first until it is full. */
-		if (!(rx->flags & KFAB_SQE_MULTI_RECV))
-			list_del(&rx->link);
-		return rx;
+		if (!(recv->flags & KFAB_SQE_MULTI_RECV))
+			list_del(&recv->link);
+		return recv;
 	}
 	return NULL;
 }
 
 /* The oldest unexpected message a receive matches (left on its list). */
-static struct kfab_msg_unexp *kfab_match_unexp(struct kfab_rx_ctx *rxc,
-					       int kind, u64 src, u64 tag,
-					       u64 ignore)
+static struct kfab_unexp *kfab_match_unexp(struct kfab_rx_ctx *rxc,
+					   int kind, u64 src, u64 tag,
+					   u64 ignore)
 {
-	struct kfab_msg_unexp *u;
+	struct kfab_unexp *u;
 
+	lockdep_assert_held(&rxc->lock);
 	list_for_each_entry(u, &rxc->unexpected[kind], link) {
 		if (src != KFAB_CQ_ADDR_NOTAVAIL &&
-		    kfab_av_index_of(rxc->av, &u->src) != src)
+		    kfab_av_index_of(rxc->av, &u->msg.src) != src)
 			continue;
 		if (kind == KFAB_KIND_TAGGED &&
-		    !kfab_tag_match(tag, ignore, u->tag))
+		    !kfab_tag_match(tag, ignore, u->msg.tag))
 			continue;
 		return u;
 	}
 	return NULL;
 }
+
+/* ---- unexpected messages ---- */
 
 /*
  * What a buffered message costs the receiver's budget: its bytes and its
@@ -185,91 +268,34 @@ static struct kfab_msg_unexp *kfab_match_unexp(struct kfab_rx_ctx *rxc,
  */
 static size_t kfab_unexp_cost(size_t len)
 {
-	return len + sizeof(struct kfab_msg_unexp);
+	return len + sizeof(struct kfab_unexp);
 }
 
 /* Take a message off its list; its buffered bytes leave the budget. */
-static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_msg_unexp *u)
+static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 {
+	lockdep_assert_held(&rxc->lock);
 	list_del(&u->link);
 	if (u->kbuf)
-		rxc->unexp_bytes -= kfab_unexp_cost(u->len);
-}
-
-static u64 kfab_comp_kind(int kind)
-{
-	return kind == KFAB_KIND_TAGGED ? KFAB_COMP_TAGGED : KFAB_COMP_MSG;
-}
-
-/*
- * Report a receive on @ep (NULL: nobody is left to tell): @len delivered
- * of a message of @msg_len bytes.
- */
-static void kfab_complete_rx(struct kfab_ep *ep, int kind, u64 context,
-			     u32 rx_flags, u64 buf, size_t len, size_t msg_len,
-			     u64 src, u64 tag, u64 data, u32 send_flags,
-			     int err, const void *payload)
-{
-	struct kfab_cq_entry e = {
-		.op_context = context,
-		.flags = KFAB_COMP_RECV | kfab_comp_kind(kind) |
-			 (rx_flags & KFAB_SQE_MULTI_RECV ?
-			  KFAB_COMP_MULTI_RECV : 0),
-		.len = len,
-		.buf = buf,
-		.tag = tag,
-		.src_addr = src,
-	};
-
-	if (!ep)
-		return;
-	if (send_flags & KFAB_SQE_REMOTE_CQ_DATA) {
-		e.flags |= KFAB_COMP_REMOTE_CQ_DATA;
-		e.data = data;
-	}
-	if (payload)
-		e.flags |= KFAB_COMP_PAYLOAD;
-	if (!err && msg_len > len)
-		err = KFAB_ERR_TRUNC;
-	kfab_ep_complete_payload(ep, KFAB_RX, rx_flags, &e, err,
-				 err == KFAB_ERR_TRUNC ? msg_len - len : 0,
-				 payload);
-}
-
-/* A receive that failed before any message: no source, no data. */
-static void kfab_complete_rx_err(struct kfab_ep *ep, int kind,
-				 const struct kfab_req *req, int err)
-{
-	kfab_complete_rx(ep, kind, req->context, req->flags, 0, 0, 0,
-			 KFAB_CQ_ADDR_NOTAVAIL, req->tag, 0, 0, err, NULL);
-}
-
-static void kfab_complete_tx(struct kfab_ep *ep, int kind, u64 context,
-			     u32 flags, int err)
-{
-	struct kfab_cq_entry e = {
-		.op_context = context,
-		.flags = KFAB_COMP_SEND | kfab_comp_kind(kind),
-	};
-
-	kfab_ep_complete(ep, KFAB_TX, flags, &e, err, 0);
+		rxc->unexp_bytes -= kfab_unexp_cost(u->msg.len);
 }
 
 /*
  * A message is out of every list: tell its rendezvous sender, if it is
- * still there, and free it.  No receive context lock held: the sender's
- * may be the same.
+ * still there, and free it.  @status: 0 (taken) or a negative errno (not
+ * delivered).  No receive context lock held: the sender's may be the same.
  */
-static void kfab_unexp_finish(struct kfab_msg_unexp *u, int err)
+void kfab_unexp_finish(struct kfab_unexp *u, int status)
 {
 	struct kfab_ep_core *sender = u->sender;
 
 	if (sender) {
-		mutex_lock(&sender->rx->lock);
+		mutex_lock(&sender->rxc->lock);
 		if (!sender->dead)
-			kfab_complete_tx(sender->ep, u->kind, u->sender_context,
-					 u->flags, err);
-		mutex_unlock(&sender->rx->lock);
+			kfab_complete_send(sender->ep, u->msg.kind,
+					   u->sender_context, u->msg.flags,
+					   status);
+		mutex_unlock(&sender->rxc->lock);
 		/* After the completion: a fenced send may go once it is seen. */
 		atomic_dec(&sender->tx_waiting);
 		kfab_ep_core_put(sender);
@@ -279,16 +305,16 @@ static void kfab_unexp_finish(struct kfab_msg_unexp *u, int err)
 	kfree(u);
 }
 
-static void kfab_unexp_finish_list(struct list_head *list, int err)
+static void kfab_unexp_finish_list(struct list_head *list, int status)
 {
-	struct kfab_msg_unexp *u, *n;
+	struct kfab_unexp *u, *n;
 
 	list_for_each_entry_safe(u, n, list, link)
-		kfab_unexp_finish(u, err);
+		kfab_unexp_finish(u, status);
 }
 
 /* Copy up to @n bytes of an unexpected message out to a receive's iter. */
-static int kfab_unexp_copy_out(struct kfab_msg_unexp *u, struct iov_iter *to,
+static int kfab_unexp_copy_out(struct kfab_unexp *u, struct iov_iter *to,
 			       size_t n)
 {
 	if (u->kbuf)
@@ -297,20 +323,118 @@ static int kfab_unexp_copy_out(struct kfab_msg_unexp *u, struct iov_iter *to,
 }
 
 /* Report a message to a receive of @rxc that took @n bytes of it. */
-static void kfab_complete_unexp(struct kfab_rx_ctx *rxc,
-				struct kfab_msg_unexp *u,
-				const struct kfab_req *req, u32 rx_flags,
-				u64 buf, size_t n, size_t msg_len, int err)
+static void kfab_complete_unexp(struct kfab_rx_ctx *rxc, struct kfab_unexp *u,
+				const struct kfab_req *req, u32 flags, u64 buf,
+				size_t n, size_t msg_len, int status)
 {
-	kfab_complete_rx(u->target->ep, u->kind, req->context, rx_flags, buf,
-			 err ? 0 : n, msg_len, kfab_av_index_of(rxc->av, &u->src),
-			 u->tag, u->data, u->flags, err, NULL);
+	kfab_complete_recv(u->target->ep, &(struct kfab_recv_end){
+		.kind = u->msg.kind,
+		.context = req->context,
+		.flags = flags,
+		.buf = buf,
+		.len = n,
+		.msg_len = msg_len,
+		.msg = &u->msg,
+		.src = kfab_av_index_of(rxc->av, &u->msg.src),
+		.status = status,
+	});
 }
 
-static void kfab_rx_free(struct kfab_msg_rx *rx)
+/* A new unexpected message for @target, its envelope filled in. */
+static struct kfab_unexp *kfab_unexp_new(struct kfab_ep_core *target,
+					 const struct kfab_msg *msg)
 {
-	kfab_buf_put(&rx->buf);
-	kfree(rx);
+	struct kfab_unexp *u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+
+	if (!u)
+		return NULL;
+	u->target = target;
+	u->msg = *msg;
+	return u;
+}
+
+/**
+ * kfab_unexp_eager() - buffer a small message no receive waits for
+ * @rxc: the receiver's receive context, locked
+ * @target: the endpoint it was sent to
+ * @msg: the message
+ * @from: its payload (@msg->len bytes)
+ *
+ * Return: 0 (the send is done), -EAGAIN when the context's budget is full
+ * (the send waits), -ENOMEM, -EFAULT.
+ */
+int kfab_unexp_eager(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
+		     const struct kfab_msg *msg, struct iov_iter *from)
+{
+	size_t cost = kfab_unexp_cost(msg->len);
+	struct kfab_unexp *u;
+	int rc = -ENOMEM;
+
+	lockdep_assert_held(&rxc->lock);
+	if (rxc->unexp_bytes + cost > KFAB_MSG_UNEXP_MAX)
+		return -EAGAIN;
+	u = kfab_unexp_new(target, msg);
+	if (!u)
+		return -ENOMEM;
+	u->kbuf = kvmalloc(msg->len ?: 1, GFP_KERNEL_ACCOUNT);
+	if (!u->kbuf)
+		goto err_free;
+	rc = -EFAULT;
+	if (copy_from_iter(u->kbuf, msg->len, from) != msg->len)
+		goto err_free;
+	rxc->unexp_bytes += cost;
+	list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+	return 0;
+
+err_free:
+	kvfree(u->kbuf);
+	kfree(u);
+	return rc;
+}
+
+/**
+ * kfab_unexp_rendezvous() - queue a message that stays with its sender
+ * @rxc: the receiver's receive context, locked
+ * @target: the endpoint it was sent to
+ * @msg: the message
+ * @from: its payload, pinned here (the sender's memory) or kernel memory
+ * @sender: the sending endpoint, told when a receive takes the message
+ * @context: the send's context
+ *
+ * Return: 0 (the send completes when a receive takes the message, or with
+ * -ECONNRESET when the receiver goes first), -ENOMEM, -EFAULT, -ENOBUFS.
+ */
+int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
+			  struct kfab_ep_core *target,
+			  const struct kfab_msg *msg, struct iov_iter *from,
+			  struct kfab_ep_core *sender, u64 context)
+{
+	struct kfab_unexp *u;
+	int rc;
+
+	lockdep_assert_held(&rxc->lock);
+	u = kfab_unexp_new(target, msg);
+	if (!u)
+		return -ENOMEM;
+	rc = kfab_buf_get(&u->buf, from, false);
+	if (rc) {
+		kfree(u);
+		return rc;
+	}
+	kref_get(&sender->ref);
+	atomic_inc(&sender->tx_waiting);
+	u->sender = sender;
+	u->sender_context = context;
+	list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+	return 0;
+}
+
+/* ---- posted receives ---- */
+
+void kfab_recv_free(struct kfab_recv *recv)
+{
+	kfab_buf_put(&recv->buf);
+	kfree(recv);
 }
 
 /*
@@ -318,15 +442,62 @@ static void kfab_rx_free(struct kfab_msg_rx *rx)
  * for a plain receive; for a multi-receive buffer, once fewer than its
  * least free space is left (it is then released).
  */
-static bool kfab_rx_take(struct kfab_msg_rx *rx, size_t n)
+static bool kfab_recv_take(struct kfab_recv *recv, size_t n)
 {
-	rx->used += n;
-	if (!(rx->flags & KFAB_SQE_MULTI_RECV))
+	recv->used += n;
+	if (!(recv->flags & KFAB_SQE_MULTI_RECV))
 		return true;
-	return rx->len - rx->used < max_t(size_t, rx->min_free, 1);
+	return recv->len - recv->used < max_t(size_t, recv->min_free, 1);
 }
 
-/* ---- requests ---- */
+/**
+ * kfab_recv_deliver() - copy a message into a receive that matched it
+ * @rxc: the receive context, locked
+ * @target: the endpoint the message was sent to (its CQ reports it)
+ * @recv: the receive, from kfab_match_recv()
+ * @msg: the message
+ * @from: the sender's index in @rxc's AV
+ * @data: the payload, @msg->len bytes
+ *
+ * The receive completes here.  A receive that is done leaves @rxc's list;
+ * the caller frees it (kfab_recv_free()) once @rxc is unlocked.
+ *
+ * Return: the copy's status (0 or -EFAULT), for the send's completion;
+ * *@done: whether @recv is done.
+ */
+int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
+		      struct kfab_recv *recv, const struct kfab_msg *msg,
+		      u64 from, struct iov_iter *data, bool *done)
+{
+	size_t at = recv->used, n = min(msg->len, recv->len - at);
+	u8 small[KFAB_CQ_PAYLOAD_MAX];
+	int rc;
+
+	lockdep_assert_held(&rxc->lock);
+	*done = kfab_recv_take(recv, n);
+	if (recv->unpinned)
+		rc = copy_from_iter(small, n, data) == n ? 0 : -EFAULT;
+	else
+		rc = kfab_buf_copy_in(&recv->buf, at, data, n);
+	kfab_complete_recv(target->ep, &(struct kfab_recv_end){
+		.kind = msg->kind,
+		.context = recv->context,
+		.flags = *done ? recv->flags :
+				 recv->flags & ~KFAB_SQE_MULTI_RECV,
+		.buf = recv->base + at,
+		.len = n,
+		.msg_len = msg->len,
+		.msg = msg,
+		.src = from,
+		.status = rc,
+		.payload = recv->unpinned && !rc ? small : NULL,
+	});
+	if (*done && (recv->flags & KFAB_SQE_MULTI_RECV))
+		list_del(&recv->link);
+	return rc;
+}
+
+/* ---- sends ---- */
 
 /* The CQ of @ep's direction @dir is too full to take more for now. */
 static bool kfab_ep_cq_busy(struct kfab_ep *ep, enum kfab_dir dir)
@@ -334,18 +505,69 @@ static bool kfab_ep_cq_busy(struct kfab_ep *ep, enum kfab_dir dir)
 	return ep->cq[dir] && kfab_cq_nearly_full(ep->cq[dir]);
 }
 
+/*
+ * Hand a message to the endpoint it is for: matched, eager or
+ * rendezvous.  Return: 0 or a negative errno for the send's completion,
+ * -EAGAIN when it must wait in the sender's ring; *@later: it completes
+ * later (rendezvous).
+ */
+static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
+			const struct kfab_msg *msg, struct kfab_req *req,
+			bool *later)
+{
+	struct kfab_rx_ctx *rxc = target->rxc;
+	struct kfab_recv *recv;
+	bool done = false;
+	u64 from;
+	int rc;
+
+	*later = false;
+	mutex_lock(&rxc->lock);
+	rc = -EHOSTUNREACH;
+	if (target->dead)
+		goto out_unlock;
+	/* No completion is dropped: the message waits while the CQ is full. */
+	rc = -EAGAIN;
+	if (kfab_ep_cq_busy(target->ep, KFAB_RX))
+		goto out_unlock;
+	/* Where the receiver's AV has us: for directed receives and src. */
+	from = kfab_av_index_of(rxc->av, &msg->src);
+	recv = kfab_match_recv(rxc, msg, from);
+	if (recv) {
+		rc = kfab_recv_deliver(rxc, target, recv, msg, from,
+				       &req->iter, &done);
+		mutex_unlock(&rxc->lock);
+		if (done)
+			kfab_recv_free(recv);
+		return rc;
+	}
+	/* A large message, or one to be delivered first, stays with us. */
+	if (msg->len > KFAB_MSG_EAGER_MAX ||
+	    (msg->flags & KFAB_SQE_DELIVERY_COMPLETE)) {
+		rc = kfab_unexp_rendezvous(rxc, target, msg, &req->iter,
+					   ep->core, req->context);
+		*later = !rc;
+	} else {
+		rc = kfab_unexp_eager(rxc, target, msg, &req->iter);
+	}
+out_unlock:
+	mutex_unlock(&rxc->lock);
+	return rc;
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
-	struct kfab_addr self = { .family = KFAB_ADDR_LOCAL,
-				  .ep = ep->core->num };
-	size_t len = iov_iter_count(&req->iter);
-	struct kfab_msg_unexp *u = NULL;
+	struct kfab_msg msg = {
+		.kind = kind,
+		.src = { .family = KFAB_ADDR_LOCAL, .ep = ep->core->num },
+		.tag = req->tag,
+		.data = req->data,
+		.flags = req->flags,
+		.len = iov_iter_count(&req->iter),
+	};
 	struct kfab_ep_core *target;
-	struct kfab_rx_ctx *rxc;
-	struct kfab_msg_rx *rx;
 	struct kfab_addr dst;
-	bool rendezvous;
-	u64 from;
+	bool later;
 	int rc;
 
 	/* FI_FENCE: every earlier send completes first. */
@@ -355,115 +577,24 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	/* No completion is dropped: wait while our CQ cannot take it. */
 	if (kfab_ep_cq_busy(ep, KFAB_TX))
 		return -EAGAIN;
-	if (kfab_av_addr_of(ep->av, req->addr, &dst)) {
-		kfab_complete_tx(ep, kind, req->context, req->flags, EINVAL);
-		return 0;
-	}
-	target = kfab_ep_core_find(dst.ep);
-	if (!target) {
-		kfab_complete_tx(ep, kind, req->context, req->flags,
-				 EHOSTUNREACH);
-		return 0;
-	}
-	rxc = target->rx;
 
-	mutex_lock(&rxc->lock);
-	rc = EHOSTUNREACH;
-	if (target->dead)
-		goto err_unlock;
-	/* Nor the receiver's: the message waits in our ring meanwhile. */
-	if (kfab_ep_cq_busy(target->ep, KFAB_RX)) {
-		mutex_unlock(&rxc->lock);
-		kfab_ep_core_put(target);
-		return -EAGAIN;
+	rc = kfab_av_addr_of(ep->av, req->addr, &dst);
+	if (!rc) {
+		target = kfab_ep_core_find(dst.ep);
+		rc = -EHOSTUNREACH;
+		if (target) {
+			rc = kfab_send_to(ep, target, &msg, req, &later);
+			kfab_ep_core_put(target);
+		}
 	}
-	/* Where the receiver's AV has us: for directed receives and src. */
-	from = kfab_av_index_of(rxc->av, &self);
-	rx = kfab_match_posted(rxc, kind, from, req->tag);
-	if (rx) {
-		size_t at = rx->used, n = min(len, rx->len - at);
-		bool done = kfab_rx_take(rx, n);
-		u8 small[KFAB_CQ_PAYLOAD_MAX];
-
-		if (rx->unpinned)
-			rc = copy_from_iter(small, n, &req->iter) == n ? 0 :
-			     EFAULT;
-		else
-			rc = -kfab_buf_copy_in(&rx->buf, at, &req->iter, n);
-		kfab_complete_rx(target->ep, kind, rx->context,
-				 done ? rx->flags :
-					rx->flags & ~KFAB_SQE_MULTI_RECV,
-				 rx->base + at, rc ? 0 : n, len, from,
-				 req->tag, req->data, req->flags, rc,
-				 rx->unpinned && !rc ? small : NULL);
-		if (done && (rx->flags & KFAB_SQE_MULTI_RECV))
-			list_del(&rx->link);
-		mutex_unlock(&rxc->lock);
-		kfab_ep_core_put(target);
-		if (done)
-			kfab_rx_free(rx);
-		kfab_complete_tx(ep, kind, req->context, req->flags, rc);
-		return 0;
-	}
-
-	/*
-	 * Unexpected.  A large message, or one that must be delivered before
-	 * it completes, waits in the sender's memory (pinned, or a kernel
-	 * caller's); a small one is copied here within the budget.
-	 */
-	rendezvous = len > KFAB_MSG_EAGER_MAX ||
-		     (req->flags & KFAB_SQE_DELIVERY_COMPLETE);
-	if (!rendezvous &&
-	    rxc->unexp_bytes + kfab_unexp_cost(len) > KFAB_MSG_UNEXP_MAX) {
-		mutex_unlock(&rxc->lock);
-		kfab_ep_core_put(target);
-		return -EAGAIN;
-	}
-	rc = ENOMEM;
-	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
-	if (!u)
-		goto err_unlock;
-	if (rendezvous) {
-		rc = -kfab_buf_get(&u->buf, &req->iter, false);
-		if (rc)
-			goto err_unlock;
-		kref_get(&ep->core->ref);
-		atomic_inc(&ep->core->tx_waiting);
-		u->sender = ep->core;
-		u->sender_context = req->context;
-	} else {
-		rc = ENOMEM;
-		u->kbuf = kvmalloc(len ?: 1, GFP_KERNEL_ACCOUNT);
-		if (!u->kbuf)
-			goto err_unlock;
-		rc = EFAULT;
-		if (copy_from_iter(u->kbuf, len, &req->iter) != len)
-			goto err_unlock;
-		rxc->unexp_bytes += kfab_unexp_cost(len);
-	}
-	u->target = target;
-	u->kind = kind;
-	u->src = self;
-	u->tag = req->tag;
-	u->data = req->data;
-	u->flags = req->flags;
-	u->len = len;
-	list_add_tail(&u->link, &rxc->unexpected[kind]);
-	mutex_unlock(&rxc->lock);
-	kfab_ep_core_put(target);
-	/* Eager: the data is safe, the send is done.  Rendezvous: later. */
-	if (!rendezvous)
-		kfab_complete_tx(ep, kind, req->context, req->flags, 0);
-	return 0;
-
-err_unlock:
-	mutex_unlock(&rxc->lock);
-	kfab_ep_core_put(target);
-	if (u)
-		kfab_unexp_finish(u, 0);
-	kfab_complete_tx(ep, kind, req->context, req->flags, abs(rc));
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc || !later)
+		kfab_complete_send(ep, kind, req->context, req->flags, rc);
 	return 0;
 }
+
+/* ---- receives ---- */
 
 /* The address of a request's first buffer, reported in completions. */
 static u64 kfab_req_base(const struct kfab_req *req)
@@ -475,7 +606,7 @@ static u64 kfab_req_base(const struct kfab_req *req)
 	if (iter_is_ubuf(it))
 		return (u64)(__force uintptr_t)it->ubuf + it->iov_offset;
 	if (iter_is_iovec(it))
-		return (u64)(__force uintptr_t)it->iov[0].iov_base +
+		return (u64)(__force uintptr_t)kfab_iter_iov(it)[0].iov_base +
 		       it->iov_offset;
 	if (iov_iter_is_kvec(it))
 		return (u64)(uintptr_t)it->kvec[0].iov_base + it->iov_offset;
@@ -483,7 +614,7 @@ static u64 kfab_req_base(const struct kfab_req *req)
 }
 
 /* A receive's source: -EINVAL for an index its AV does not hold. */
-static int kfab_rx_check_src(struct kfab_rx_ctx *rxc, u64 addr)
+static int kfab_recv_check_src(struct kfab_rx_ctx *rxc, u64 addr)
 {
 	struct kfab_addr a;
 
@@ -494,65 +625,87 @@ static int kfab_rx_check_src(struct kfab_rx_ctx *rxc, u64 addr)
 	return kfab_av_addr_of(rxc->av, addr, &a);
 }
 
-/* FI_PEEK, with FI_CLAIM or FI_DISCARD; FI_CLAIM alone, or with FI_DISCARD */
-static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
-			       int kind)
+/*
+ * FI_PEEK: report the oldest matching message; with FI_CLAIM set it
+ * aside for the claimer, with FI_DISCARD drop it.  Return: the message to
+ * finish once @rxc is unlocked, or NULL.
+ */
+static struct kfab_unexp *kfab_msg_peek(struct kfab_rx_ctx *rxc,
+					struct kfab_req *req, int kind)
 {
 	bool discard = req->flags & KFAB_SQE_DISCARD;
-	struct kfab_msg_unexp *u = NULL, *c;
+	struct kfab_unexp *u;
+	size_t n;
+
+	u = kfab_match_unexp(rxc, kind, req->addr, req->tag, req->ignore);
+	if (!u) {
+		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
+				       -ENOMSG);
+		return NULL;
+	}
+	n = discard ? 0 : u->msg.len;
+	kfab_complete_unexp(rxc, u, req, req->flags, 0, n, n, 0);
+	if (req->flags & KFAB_SQE_CLAIM) {
+		/* Set aside: no other receive sees it now. */
+		list_move_tail(&u->link, &rxc->claimed);
+		u->claim_context = req->context;
+		return NULL;
+	}
+	if (!discard)
+		return NULL;
+	kfab_unexp_take(rxc, u);
+	return u;
+}
+
+/*
+ * FI_CLAIM: take the message set aside for this context, into the
+ * receive's buffers or (FI_DISCARD) nowhere.  Return: as kfab_msg_peek().
+ */
+static struct kfab_unexp *kfab_msg_claim(struct kfab_rx_ctx *rxc,
+					 struct kfab_req *req, int kind)
+{
+	struct kfab_unexp *u = NULL, *c;
+	u64 base;
 	size_t n;
 	int rc;
 
-	mutex_lock(&rxc->lock);
-	if (kfab_rx_check_src(rxc, req->addr)) {
-		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, EINVAL);
-		goto out_unlock;
-	}
-	if (req->flags & KFAB_SQE_PEEK) {
-		u = kfab_match_unexp(rxc, kind, req->addr, req->tag,
-				     req->ignore);
-		if (!u) {
-			kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req,
-					     ENOMSG);
-			goto out_unlock;
-		}
-		n = discard ? 0 : u->len;
-		kfab_complete_unexp(rxc, u, req, req->flags, 0, n, n, 0);
-		if (req->flags & KFAB_SQE_CLAIM) {
-			/* Set aside: no other receive sees it now. */
-			list_move_tail(&u->link, &rxc->claimed);
-			u->claim_context = req->context;
-			u = NULL;
-		} else if (discard) {
-			kfab_unexp_take(rxc, u);
-		} else {
-			u = NULL;
-		}
-		goto out_unlock;
-	}
-
 	list_for_each_entry(c, &rxc->claimed, link)
-		if (c->claim_context == req->context && c->kind == kind) {
+		if (c->claim_context == req->context && c->msg.kind == kind) {
 			u = c;
 			break;
 		}
 	if (!u) {
-		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, ENOMSG);
-		goto out_unlock;
+		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
+				       -ENOMSG);
+		return NULL;
 	}
 	kfab_unexp_take(rxc, u);
-	if (discard) {
+	if (req->flags & KFAB_SQE_DISCARD) {
 		kfab_complete_unexp(rxc, u, req, req->flags, 0, 0, 0, 0);
-	} else {
-		/* The buffer's address before the copy advances the iter. */
-		u64 base = kfab_req_base(req);
-
-		n = min(iov_iter_count(&req->iter), u->len);
-		rc = kfab_unexp_copy_out(u, &req->iter, n);
-		kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->len,
-				    -rc);
+		return u;
 	}
-out_unlock:
+	/* The buffer's address before the copy advances the iter. */
+	base = kfab_req_base(req);
+	n = min(iov_iter_count(&req->iter), u->msg.len);
+	rc = kfab_unexp_copy_out(u, &req->iter, n);
+	kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->msg.len, rc);
+	return u;
+}
+
+/* FI_PEEK, with FI_CLAIM or FI_DISCARD; FI_CLAIM alone, or with FI_DISCARD */
+static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
+			       int kind)
+{
+	struct kfab_unexp *u = NULL;
+
+	mutex_lock(&rxc->lock);
+	if (kfab_recv_check_src(rxc, req->addr))
+		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
+				       -EINVAL);
+	else if (req->flags & KFAB_SQE_PEEK)
+		u = kfab_msg_peek(rxc, req, kind);
+	else
+		u = kfab_msg_claim(rxc, req, kind);
 	mutex_unlock(&rxc->lock);
 	/* Taken (discarded or delivered): the sender's send is done. */
 	if (u)
@@ -567,8 +720,8 @@ out_unlock:
  * payloads and will report it.  A send copies the message into the
  * completion and the library copies it out when it reads the CQ.
  */
-static bool kfab_rx_skips_pin(struct kfab_ep *owner,
-			      const struct kfab_req *req, size_t len)
+static bool kfab_recv_skips_pin(struct kfab_ep *owner,
+				const struct kfab_req *req, size_t len)
 {
 	const struct iov_iter *it = &req->iter;
 	struct kfab_cq *cq = owner ? owner->cq[KFAB_RX] : NULL;
@@ -580,6 +733,42 @@ static bool kfab_rx_skips_pin(struct kfab_ep *owner,
 	       (iter_is_ubuf(it) || (iter_is_iovec(it) && it->nr_segs == 1));
 }
 
+/*
+ * Post a receive on @rxc for the @len bytes of its buffers at @base that
+ * waiting messages left, pinned so that a sender can copy into them from
+ * its own context.
+ */
+static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
+			  struct kfab_req *req, int kind, u64 base, size_t len)
+{
+	bool unpinned = kfab_recv_skips_pin(owner, req, len);
+	struct kfab_recv *recv;
+	int rc;
+
+	lockdep_assert_held(&rxc->lock);
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	if (!recv)
+		return -ENOMEM;
+	if (!unpinned) {
+		rc = kfab_buf_get(&recv->buf, &req->iter, true);
+		if (rc) {
+			kfab_recv_free(recv);
+			return rc;
+		}
+	}
+	recv->context = req->context;
+	recv->tag = req->tag;
+	recv->ignore = req->ignore;
+	recv->src = req->addr;
+	recv->flags = req->flags;
+	recv->base = base;
+	recv->len = len;
+	recv->min_free = req->flags & KFAB_SQE_MULTI_RECV ? req->data : 0;
+	recv->unpinned = unpinned;
+	list_add_tail(&recv->link, &rxc->posted[kind]);
+	return 0;
+}
+
 /* @owner: the endpoint posting on its own receive context, or NULL (SRX) */
 static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 			 struct kfab_req *req, int kind)
@@ -587,10 +776,9 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	size_t len = iov_iter_count(&req->iter), used = 0, n;
 	bool multi = req->flags & KFAB_SQE_MULTI_RECV;
 	u64 base = kfab_req_base(req);
-	struct kfab_msg_unexp *u;
-	struct kfab_msg_rx *rx;
+	struct kfab_unexp *u;
 	LIST_HEAD(taken);
-	bool done, unpinned;
+	bool done;
 	int rc;
 
 	if (owner && kfab_ep_cq_busy(owner, KFAB_RX))
@@ -599,8 +787,9 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		return kfab_msg_peek_claim(rxc, req, kind);
 
 	mutex_lock(&rxc->lock);
-	if (kfab_rx_check_src(rxc, req->addr)) {
-		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, EINVAL);
+	if (kfab_recv_check_src(rxc, req->addr)) {
+		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
+				       -EINVAL);
 		goto out_unlock;
 	}
 
@@ -617,54 +806,31 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		if (!u)
 			break;
 		kfab_unexp_take(rxc, u);
-		n = min(len - used, u->len);
+		n = min(len - used, u->msg.len);
 		rc = kfab_unexp_copy_out(u, &req->iter, n);
 		done = !multi ||
 		       len - (used + n) < max_t(size_t, req->data, 1);
 		kfab_complete_unexp(rxc, u, req,
 				    done ? req->flags :
 					   req->flags & ~KFAB_SQE_MULTI_RECV,
-				    base + used, n, u->len, -rc);
+				    base + used, n, u->msg.len, rc);
 		used += n;
 		list_add_tail(&u->link, &taken);
 		if (done)
 			goto out_unlock;
 	}
 
-	/*
-	 * Nothing (more) waits: post it, its buffers pinned so that a sender
-	 * can copy into them from its own context.  Under the lock, so no
-	 * message slips past between looking and posting.
-	 */
-	unpinned = kfab_rx_skips_pin(owner, req, len - used);
-	rx = kzalloc(sizeof(*rx), GFP_KERNEL_ACCOUNT);
-	if (!rx)
-		rc = ENOMEM;
-	else if (unpinned)
-		rc = 0;
-	else
-		rc = -kfab_buf_get(&rx->buf, &req->iter, true);
-	if (rc) {
-		if (rx)
-			kfab_rx_free(rx);
-		kfab_complete_rx_err(kfab_rx_first_ep(rxc), kind, req, rc);
-		goto out_unlock;
-	}
-	rx->context = req->context;
-	rx->tag = req->tag;
-	rx->ignore = req->ignore;
-	rx->src = req->addr;
-	rx->flags = req->flags;
-	rx->base = base + used;
-	rx->len = len - used;
-	rx->min_free = multi ? req->data : 0;
-	rx->unpinned = unpinned;
-	list_add_tail(&rx->link, &rxc->posted[kind]);
+	/* Under the lock, so no message slips past between look and post. */
+	rc = kfab_recv_post(rxc, owner, req, kind, base + used, len - used);
+	if (rc)
+		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req, rc);
 out_unlock:
 	mutex_unlock(&rxc->lock);
 	kfab_unexp_finish_list(&taken, 0);
 	return 0;
 }
+
+/* ---- requests ---- */
 
 static int kfab_req_kind(const struct kfab_req *req)
 {
@@ -703,15 +869,16 @@ static bool kfab_req_valid(const struct kfab_req *req)
 	       pcd == (KFAB_SQE_CLAIM | KFAB_SQE_DISCARD);
 }
 
-/* A malformed request: an EINVAL completion of its direction. */
+/* A malformed request: an -EINVAL completion of its direction. */
 static int kfab_msg_reject(struct kfab_ep *ep, const struct kfab_req *req)
 {
 	int kind = kfab_req_kind(req);
 
 	if (kfab_req_is_send(req))
-		kfab_complete_tx(ep, kind, req->context, req->flags, EINVAL);
+		kfab_complete_send(ep, kind, req->context, req->flags,
+				   -EINVAL);
 	else
-		kfab_complete_rx_err(ep, kind, req, EINVAL);
+		kfab_complete_recv_err(ep, kind, req, -EINVAL);
 	return 0;
 }
 
@@ -738,15 +905,15 @@ int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req)
 	/* An endpoint with a shared receive context has no receives. */
 	if (ep->srx)
 		return kfab_msg_reject(ep, req);
-	return kfab_msg_recv(ep->core->rx, ep, req, kind);
+	return kfab_msg_recv(ep->core->rxc, ep, req, kind);
 }
 
 static int kfab_msg_reject_srx(struct kfab_rx_ctx *rxc,
 			       const struct kfab_req *req)
 {
 	mutex_lock(&rxc->lock);
-	kfab_complete_rx_err(kfab_rx_first_ep(rxc), kfab_req_kind(req), req,
-			     EINVAL);
+	kfab_complete_recv_err(kfab_rx_first_ep(rxc), kfab_req_kind(req), req,
+			       -EINVAL);
 	mutex_unlock(&rxc->lock);
 	return 0;
 }
@@ -754,7 +921,7 @@ static int kfab_msg_reject_srx(struct kfab_rx_ctx *rxc,
 /**
  * kfab_msg_post_srx() - carry out a receive of a shared receive context
  * @rxc: the context's lists
- * @req: the request: a receive (a send gets an EINVAL completion)
+ * @req: the request: a receive (a send gets an -EINVAL completion)
  *
  * As kfab_msg_post(); failures complete on the endpoint that joined the
  * context first.
@@ -847,36 +1014,51 @@ int kfab_msg_submit_srx(struct kfab_rx_ctx *rxc, const struct kfab_sqe *sqe)
 	return kfab_msg_post_srx(rxc, &req);
 }
 
+/* The oldest receive on @posted with @context, or NULL. */
+static struct kfab_recv *kfab_find_recv(struct list_head *posted, u64 context)
+{
+	struct kfab_recv *recv;
+
+	list_for_each_entry(recv, posted, link)
+		if (recv->context == context)
+			return recv;
+	return NULL;
+}
+
 /**
  * kfab_msg_cancel() - cancel the oldest posted receive with a context
  * @rxc: the receive context it was posted to
  * @context: the receive's context
  *
- * Return: 0 (it completes with ECANCELED on the endpoint that posted it,
+ * Return: 0 (it completes with -ECANCELED on the endpoint that posted it,
  * or for a shared context the endpoint that joined it first), or -ENOENT.
  */
 int kfab_msg_cancel(struct kfab_rx_ctx *rxc, u64 context)
 {
-	struct kfab_msg_rx *rx, *found = NULL;
+	struct kfab_recv *recv = NULL;
 	int kind;
 
 	mutex_lock(&rxc->lock);
-	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED && !found; kind++)
-		list_for_each_entry(rx, &rxc->posted[kind], link)
-			if (rx->context == context) {
-				list_del(&rx->link);
-				found = rx;
-				kfab_complete_rx(kfab_rx_first_ep(rxc), kind,
-						 rx->context, rx->flags,
-						 rx->base, 0, 0,
-						 KFAB_CQ_ADDR_NOTAVAIL, rx->tag,
-						 0, 0, ECANCELED, NULL);
-				break;
-			}
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
+		recv = kfab_find_recv(&rxc->posted[kind], context);
+		if (recv)
+			break;
+	}
+	if (recv) {
+		list_del(&recv->link);
+		kfab_complete_recv(kfab_rx_first_ep(rxc), &(struct kfab_recv_end){
+			.kind = kind,
+			.context = recv->context,
+			.flags = recv->flags,
+			.buf = recv->base,
+			.tag = recv->tag,
+			.status = -ECANCELED,
+		});
+	}
 	mutex_unlock(&rxc->lock);
-	if (!found)
+	if (!recv)
 		return -ENOENT;
-	kfab_rx_free(found);
+	kfab_recv_free(recv);
 	return 0;
 }
 
@@ -887,7 +1069,7 @@ static void kfab_rx_take_msgs(struct kfab_rx_ctx *rxc,
 	struct list_head *lists[] = { &rxc->unexpected[KFAB_KIND_MSG],
 				      &rxc->unexpected[KFAB_KIND_TAGGED],
 				      &rxc->claimed };
-	struct kfab_msg_unexp *u, *n;
+	struct kfab_unexp *u, *n;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(lists); i++)
@@ -909,7 +1091,7 @@ static void kfab_rx_take_msgs(struct kfab_rx_ctx *rxc,
  */
 void kfab_msg_detach(struct kfab_ep_core *core)
 {
-	struct kfab_rx_ctx *rxc = core->rx;
+	struct kfab_rx_ctx *rxc = core->rxc;
 	LIST_HEAD(gone);
 
 	mutex_lock(&rxc->lock);
@@ -918,7 +1100,7 @@ void kfab_msg_detach(struct kfab_ep_core *core)
 	list_del_init(&core->rx_link);
 	kfab_rx_take_msgs(rxc, core, &gone);
 	mutex_unlock(&rxc->lock);
-	kfab_unexp_finish_list(&gone, ECONNRESET);
+	kfab_unexp_finish_list(&gone, -ECONNRESET);
 }
 
 /**
@@ -927,7 +1109,7 @@ void kfab_msg_detach(struct kfab_ep_core *core)
  */
 void kfab_msg_flush_rx(struct kfab_rx_ctx *rxc)
 {
-	struct kfab_msg_rx *rx, *rn;
+	struct kfab_recv *recv, *next;
 	LIST_HEAD(posted);
 	LIST_HEAD(gone);
 	int kind;
@@ -939,7 +1121,7 @@ void kfab_msg_flush_rx(struct kfab_rx_ctx *rxc)
 	rxc->av = NULL;
 	mutex_unlock(&rxc->lock);
 
-	list_for_each_entry_safe(rx, rn, &posted, link)
-		kfab_rx_free(rx);
-	kfab_unexp_finish_list(&gone, ECONNRESET);
+	list_for_each_entry_safe(recv, next, &posted, link)
+		kfab_recv_free(recv);
+	kfab_unexp_finish_list(&gone, -ECONNRESET);
 }

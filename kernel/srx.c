@@ -45,8 +45,8 @@ int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd)
 	rc = -ENOMEM;
 	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
-	srx->rx = kfab_rx_ctx_alloc();
-	if (!srx->rx)
+	srx->rxc = kfab_rx_ctx_alloc();
+	if (!srx->rxc)
 		goto err_abort;
 	rc = kfab_sq_init(ctx, &srx->sq, entries);
 	if (rc)
@@ -71,9 +71,9 @@ void kfab_srx_destroy(struct kfab_object *obj)
 {
 	struct kfab_srx *srx = to_kfab_srx(obj);
 
-	if (srx->rx) {
-		kfab_msg_flush_rx(srx->rx);
-		kfab_rx_ctx_put(srx->rx);
+	if (srx->rxc) {
+		kfab_msg_flush_rx(srx->rxc);
+		kfab_rx_ctx_put(srx->rxc);
 	}
 	if (srx->av)
 		kfab_object_put(&srx->av->obj);
@@ -96,13 +96,13 @@ int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done)
 	struct kfab_srx *srx = to_kfab_srx(obj);
 	bool joined;
 
-	mutex_lock(&srx->rx->lock);
-	joined = !list_empty(&srx->rx->cores);
-	mutex_unlock(&srx->rx->lock);
+	mutex_lock(&srx->rxc->lock);
+	joined = !list_empty(&srx->rxc->cores);
+	mutex_unlock(&srx->rxc->lock);
 	if (!joined)
 		return -EINVAL;
 	mutex_lock(&srx->sq_lock);
-	*out_done = kfab_sq_run(&srx->sq, kfab_srx_submit, srx->rx);
+	*out_done = kfab_sq_run(&srx->sq, kfab_srx_submit, srx->rxc);
 	mutex_unlock(&srx->sq_lock);
 	return 0;
 }
@@ -113,7 +113,7 @@ int kfab_srx_cancel(struct kfab_object *obj, u64 context)
 	int rc;
 
 	mutex_lock(&srx->sq_lock);
-	rc = kfab_msg_cancel(srx->rx, context);
+	rc = kfab_msg_cancel(srx->rxc, context);
 	mutex_unlock(&srx->sq_lock);
 	return rc;
 }

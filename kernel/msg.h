@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The message engine's pieces (msg.c), for msg.c itself and for the
+ * transports that bring messages from other nodes: what a message, a
+ * posted receive and an unexpected message are, and the three ways a
+ * message that reached its receive context goes on (matched, eager,
+ * rendezvous).  msg.c's comments above each function say what it does.
+ */
+#ifndef KFAB_MSG_H
+#define KFAB_MSG_H
+
+#include "kfab.h"
+
+/**
+ * struct kfab_msg - a message as its receiver sees it: the envelope
+ * @kind: KFAB_KIND_MSG or KFAB_KIND_TAGGED
+ * @src: the sender's address
+ * @tag: tagged: the tag
+ * @data: with KFAB_SQE_REMOTE_CQ_DATA in @flags: the remote CQ data
+ * @flags: the send's KFAB_SQE_*
+ * @len: bytes of payload
+ */
+struct kfab_msg {
+	int kind;
+	struct kfab_addr src;
+	u64 tag;
+	u64 data;
+	u32 flags;
+	size_t len;
+};
+
+/**
+ * struct kfab_recv - a posted receive: a receive that waits for a message
+ * @link: on its receive context's @posted list of its kind
+ * @context: reported in its completions
+ * @tag: tagged: the tag wanted
+ * @ignore: tagged: the bits of @tag to ignore
+ * @src: the only source taken (an index of the receive context's AV), or
+ *	KFAB_CQ_ADDR_NOTAVAIL for any
+ * @flags: the receive's KFAB_SQE_*
+ * @base: the buffer's address, for completions
+ * @len: bytes of buffer
+ * @used: FI_MULTI_RECV: bytes taken so far
+ * @min_free: FI_MULTI_RECV: the least free space the buffer keeps serving
+ * @unpinned: small: nothing pinned, the message travels in the completion
+ * @buf: the pinned buffers (unless @unpinned)
+ */
+struct kfab_recv {
+	struct list_head link;
+	u64 context;
+	u64 tag;
+	u64 ignore;
+	u64 src;
+	u32 flags;
+	u64 base;
+	size_t len;
+	size_t used;
+	size_t min_free;
+	bool unpinned;
+	struct kfab_buf buf;
+};
+
+/**
+ * struct kfab_unexp - a message no receive matched yet
+ * @link: on its receive context's @unexpected list of its kind, or on
+ *	@claimed
+ * @msg: its envelope
+ * @target: the endpoint it was sent to, whose CQ its receive completes
+ *	on.  No reference: the endpoint's death takes its messages off the
+ *	lists first (kfab_msg_detach()).
+ * @claim_context: on the claimed list: the claimer's context
+ * @kbuf: eager: the payload, in kernel memory
+ * @buf: rendezvous: the sender's pinned buffers (or a kernel caller's)
+ * @sender: rendezvous: the sending endpoint's core (a reference)
+ * @sender_context: rendezvous: the send's context, for its completion
+ */
+struct kfab_unexp {
+	struct list_head link;
+	struct kfab_msg msg;
+	struct kfab_ep_core *target;
+	u64 claim_context;
+	void *kbuf;
+	struct kfab_buf buf;
+	struct kfab_ep_core *sender;
+	u64 sender_context;
+};
+
+/* Under the receive context's lock (kfab.h "Locking" 4) */
+struct kfab_recv *kfab_match_recv(struct kfab_rx_ctx *rxc,
+				  const struct kfab_msg *msg, u64 from);
+int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
+		      struct kfab_recv *recv, const struct kfab_msg *msg,
+		      u64 from, struct iov_iter *data, bool *done);
+int kfab_unexp_eager(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
+		     const struct kfab_msg *msg, struct iov_iter *from);
+int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
+			  struct kfab_ep_core *target,
+			  const struct kfab_msg *msg, struct iov_iter *from,
+			  struct kfab_ep_core *sender, u64 context);
+
+/* With no receive context's lock held (they may take one, or sleep) */
+void kfab_recv_free(struct kfab_recv *recv);
+void kfab_unexp_finish(struct kfab_unexp *u, int status);
+
+#endif /* KFAB_MSG_H */
