@@ -34,13 +34,13 @@ KDEBUG_DIR := $(CURDIR)/build/kdebug
 
 export KFAB_CACHE
 
-.PHONY: all module module-test module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
+.PHONY: all module module-test module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
 	checkpatch sparse test demo bench install clean
 
 all: module libshim tools selftests
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_BLK=m modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m modules
 
 # copy-tree DIR: the module's sources, for a build outside kernel/
 define copy-tree
@@ -52,7 +52,19 @@ endef
 
 module-test:
 	$(call copy-tree,$(KTEST_DIR))
-	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
+	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
+
+# Without CONFIG_KFAB_KAPI: a module for user space only, which must build
+# (test-only code included) and export nothing.
+NOKAPI_DIR := $(CURDIR)/build/nokapi
+
+module-nokapi:
+	$(call copy-tree,$(NOKAPI_DIR))
+	$(MAKE) -C $(KDIR) M=$(NOKAPI_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_TEST=y modules
+	@if grep -q . $(NOKAPI_DIR)/kernel/Module.symvers; then \
+		echo "module-nokapi: exports symbols without CONFIG_KFAB_KAPI" >&2; \
+		exit 1; \
+	fi
 
 # Builds the debug kernel first if it is not cached (minutes, once).
 debug-kernel:
@@ -62,7 +74,7 @@ debug-kernel:
 module-debug: debug-kernel
 	$(call copy-tree,$(KDEBUG_DIR))
 	$(MAKE) -C $$(cat build/debug-kernel-dir)/build M=$(KDEBUG_DIR)/kernel \
-		CONFIG_KFAB=m CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
+		CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
 
 libshim:
 	$(MAKE) -C libshim
@@ -95,7 +107,7 @@ SPARSE_DIR := $(CURDIR)/build/sparse
 
 sparse:
 	$(call copy-tree,$(SPARSE_DIR))
-	$(MAKE) -C $(KDIR) M=$(SPARSE_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
+	$(MAKE) -C $(KDIR) M=$(SPARSE_DIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
 		C=2 CF="-Wsparse-error -Wsparse-all" modules
 
 check: checkpatch sparse
@@ -119,7 +131,7 @@ demo: deps
 
 
 install: module libshim
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_BLK=m INSTALL_MOD_DIR=extra modules_install
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m INSTALL_MOD_DIR=extra modules_install
 	depmod -a $(KVER)
 	$(MAKE) -C libshim install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)

@@ -653,10 +653,21 @@ static inline bool kfab_test_should_fail(struct kfab_ctx *ctx,
 }
 #endif
 
-/* kapi.c: the in-kernel API (kfab_kapi.h) */
+/* kapi.c: the in-kernel API (kfab_kapi.h), with CONFIG_KFAB_KAPI */
+#ifdef CONFIG_KFAB_KAPI
 int kfab_kapi_init(void);
 void kfab_kapi_exit(void);
-#ifdef CONFIG_KFAB_TEST
+#else
+static inline int kfab_kapi_init(void)
+{
+	return 0;
+}
+
+static inline void kfab_kapi_exit(void)
+{
+}
+#endif
+#if defined(CONFIG_KFAB_KAPI) && defined(CONFIG_KFAB_TEST)
 struct kfab_kdomain;
 void kfab_kapi_test_arm(struct kfab_kdomain *dom, int point, int nth);
 extern const struct file_operations kfab_kapi_test_fops;
