@@ -6,10 +6,11 @@
  * An endpoint is an object of the file that created it, like any other,
  * plus a struct kfab_ep_core that other endpoints reach by the endpoint's
  * number (its address): kfab_eps maps numbers to cores.  A sender takes a
- * reference on the core, then its lock; while the core is not dead, the
- * endpoint, its bindings and its CQs are there.  Destroying the endpoint
- * marks the core dead under the lock first, so nothing reaches the
- * endpoint after that, then releases what it held.
+ * reference on the core, then the lock of the core's receive context;
+ * while the core is not dead, the endpoint, its bindings and its CQs are
+ * there.  Destroying the endpoint marks the core dead under that lock
+ * first, so nothing reaches the endpoint after that, then releases what
+ * it held.
  *
  * Messages to an endpoint are matched in a receive context (msg.c): its
  * own, made with the core, or a shared one (srx.c) bound before enable.
@@ -53,7 +54,8 @@ void kfab_ep_core_put(struct kfab_ep_core *core)
  * @num: the number (kfab_addr.ep)
  *
  * Return: its core with a reference (kfab_ep_core_put()), or NULL.  The
- * endpoint may die meanwhile: check @dead under the core's lock.
+ * endpoint may die meanwhile: check @dead under its receive context's
+ * lock (@core->rxc->lock).
  */
 struct kfab_ep_core *kfab_ep_core_find(u64 num)
 {
