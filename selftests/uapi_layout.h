@@ -141,6 +141,10 @@ KFAB_CHECK_OFF(kfab_test_fault, point, 4);
 KFAB_CHECK_OFF(kfab_test_fault, nth, 8);
 KFAB_CHECK_OFF(kfab_test_fault, out_remaining, 12);
 KFAB_CHECK_CMD(KFAB_IOC_TEST_FAULT, kfab_test_fault);
+/* Test-only commands: their own range, 0xf0-0xff, after every other. */
+KFAB_STATIC_ASSERT(KFAB_CMD_TEST_BASE == 0xf0);
+KFAB_STATIC_ASSERT(_IOC_NR(KFAB_IOC_TEST_FAULT) == 0xf0);
+KFAB_STATIC_ASSERT(_IOC_NR(KFAB_IOC_TEST_CQ_POST) == 0xf1);
 
 /* Completion queues and counters: the ring layouts too, though user space
  * finds them through the offsets CQ_OPEN and CNTR_OPEN return. */

@@ -65,8 +65,8 @@ enum kfab_cmd_nr {
 	KFAB_CMD_EP_ENABLE = 0x32,
 	/* Shared receive contexts: 0x40-0x4f */
 	KFAB_CMD_SRX_OPEN = 0x40,
-	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
-	KFAB_CMD_TEST_BASE = 0x38,
+	/* Test-only commands (CONFIG_KFAB_TEST): 0xf0-0xff, a range of their own */
+	KFAB_CMD_TEST_BASE = 0xf0,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
 	KFAB_CMD_TEST_CQ_POST = KFAB_CMD_TEST_BASE + 1,
 };
