@@ -158,7 +158,7 @@ static struct kfab_av_table *kfab_av_table_alloc(struct kfab_ctx *ctx,
 	struct kfab_av_table *t;
 	int rc = -ENOMEM;
 
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
+	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		return ERR_PTR(-ENOMEM);
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
@@ -749,7 +749,7 @@ static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
 	i = find_first_zero_bit(t->used_map, t->capacity);
 	if (i >= t->capacity)
 		return -ENOSPC;
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
+	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		return -ENOMEM;
 	slot = &t->slots[i];
 	slot->addr = *addr;
