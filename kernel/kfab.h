@@ -616,6 +616,15 @@ static inline void kfab_fault_show(struct seq_file *s, struct kfab_ctx *ctx)
 }
 #endif
 
+/*
+ * kfab_alloc() - one of kfab's own allocations, a pass through @ctx's
+ * KFAB_FAULT_ALLOC: NULL without calling @alloc when the point fires, else
+ * what @alloc (an expression yielding a pointer or NULL) gives.  Only
+ * @alloc without CONFIG_KFAB_TEST.
+ */
+#define kfab_alloc(ctx, alloc) \
+	(kfab_fault(ctx, KFAB_FAULT_ALLOC) ? NULL : (alloc))
+
 /* kapi.c: the in-kernel API (kfab_kapi.h) */
 int kfab_kapi_init(void);
 void kfab_kapi_exit(void);
