@@ -11,7 +11,9 @@
  * kfab_fault_names[] below; that pair is the whole table.  The code at the
  * point asks kfab_fault(ctx, point) and fails as it would for real when it
  * answers true; without CONFIG_KFAB_TEST kfab_fault() is "false" and the
- * compiler drops the branch.
+ * compiler drops the branch.  An allocation of kfab's own is an "alloc"
+ * pass through kfab_alloc(ctx, kzalloc(...)) (kfab.h), which yields NULL
+ * instead of allocating when the point fires.
  *
  * Every point is armed per context (struct kfab_ctx: an open file of
  * /dev/kfab, or the context a kernel consumer's domain owns) with "fail
