@@ -158,9 +158,7 @@ static struct kfab_av_table *kfab_av_table_alloc(struct kfab_ctx *ctx,
 	struct kfab_av_table *t;
 	int rc = -ENOMEM;
 
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
-		return ERR_PTR(-ENOMEM);
-	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
+	t = kfab_alloc(ctx, kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT));
 	if (!t)
 		return ERR_PTR(-ENOMEM);
 	t->region = kfab_region_alloc(sizeof(struct kfab_av_header) +
@@ -171,10 +169,12 @@ static struct kfab_av_table *kfab_av_table_alloc(struct kfab_ctx *ctx,
 		t->region = NULL;
 		goto err;
 	}
-	t->slots = kvcalloc(capacity, sizeof(*t->slots), GFP_KERNEL_ACCOUNT);
+	t->slots = kfab_alloc(ctx, kvcalloc(capacity, sizeof(*t->slots),
+					    GFP_KERNEL_ACCOUNT));
 	if (!t->slots)
 		goto err;
-	t->used_map = bitmap_zalloc(capacity, GFP_KERNEL_ACCOUNT);
+	t->used_map = kfab_alloc(ctx, bitmap_zalloc(capacity,
+						    GFP_KERNEL_ACCOUNT));
 	if (!t->used_map)
 		goto err;
 	rc = rhashtable_init(&t->by_addr, &kfab_av_hash_params);
@@ -749,7 +749,7 @@ static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
 	i = find_first_zero_bit(t->used_map, t->capacity);
 	if (i >= t->capacity)
 		return -ENOSPC;
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
+	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		return -ENOMEM;
 	slot = &t->slots[i];
 	slot->addr = *addr;
@@ -821,8 +821,12 @@ int kfab_ioctl_av_insert(struct kfab_ucmd *ucmd)
 	if (!cmd->count)
 		goto respond;
 	rc = -ENOMEM;
-	indices = kvmalloc_array(cmd->count, sizeof(*indices), GFP_KERNEL);
-	errors = kvmalloc_array(cmd->count, sizeof(*errors), GFP_KERNEL);
+	indices = kfab_alloc(ucmd->ctx, kvmalloc_array(cmd->count,
+						       sizeof(*indices),
+						       GFP_KERNEL));
+	errors = kfab_alloc(ucmd->ctx, kvmalloc_array(cmd->count,
+						      sizeof(*errors),
+						      GFP_KERNEL));
 	if (!indices || !errors)
 		goto out;
 

@@ -3,7 +3,8 @@
  * debugfs: /sys/kernel/debug/kfab/ (layout in Documentation/sysfs-debugfs.rst).
  *
  * "contexts" lists every open file of /dev/kfab with its opener and its
- * objects, with the state of each CQ and counter; "avs" every address
+ * objects, with the state of each CQ and counter (and, in a test build,
+ * its fault points that are armed or fired); "avs" every address
  * vector of the node with its entries.  debugfs is for root and for
  * debugging: nothing here is ABI.
  */
@@ -31,6 +32,7 @@ static void kfab_debugfs_show_ctx(struct seq_file *s, struct kfab_ctx *ctx)
 		seq_putc(s, '\n');
 	}
 	xa_unlock(&ctx->objects);
+	kfab_fault_show(s, ctx);
 }
 
 static int kfab_debugfs_contexts_show(struct seq_file *s, void *unused)

@@ -172,7 +172,7 @@ static struct kfab_ep *kfab_ep_create(struct kfab_ctx *ctx,
 	ep->kpriv = kpriv;
 
 	rc = -ENOMEM;
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
+	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
 	rc = kfab_ep_core_new(ep);
 	if (rc)

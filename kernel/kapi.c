@@ -37,19 +37,6 @@
 #define KFAB_KAPI_HIST		24
 #define KFAB_KAPI_NAME_MAX	32
 
-enum kfab_kapi_fault {
-	KFAB_KAPI_FAULT_ALLOC,		/* a post fails with -ENOMEM */
-	KFAB_KAPI_FAULT_LOSE,		/* a send's payload is lost: -EIO */
-	KFAB_KAPI_FAULT_NOREPLY,	/* a send vanishes: the peer never answers */
-	KFAB_KAPI_FAULT_MAX,
-};
-
-static const char * const kfab_kapi_fault_names[KFAB_KAPI_FAULT_MAX] = {
-	[KFAB_KAPI_FAULT_ALLOC] = "alloc",
-	[KFAB_KAPI_FAULT_LOSE] = "lose",
-	[KFAB_KAPI_FAULT_NOREPLY] = "noreply",
-};
-
 /**
  * struct kfab_kdomain - a kernel consumer's domain
  * @ref: the caller's, one per AV, CQ and endpoint of it
@@ -57,8 +44,9 @@ static const char * const kfab_kapi_fault_names[KFAB_KAPI_FAULT_MAX] = {
  * @domain: the domain object in @ctx
  * @dir: its debugfs directory
  * @name: for debugfs
- * @fault: passes to go before each fault point fires (CONFIG_KFAB_TEST)
- * @fired: times each fault point fired (CONFIG_KFAB_TEST)
+ *
+ * Its fault points (CONFIG_KFAB_TEST) are @ctx's: KFAB_IOC_TEST_FAULT arms
+ * them by the context's id, kapi_test.c through kfab_kdomain_ctx().
  */
 struct kfab_kdomain {
 	struct kref ref;
@@ -66,8 +54,6 @@ struct kfab_kdomain {
 	struct kfab_object *domain;
 	struct dentry *dir;
 	char name[KFAB_KAPI_NAME_MAX];
-	atomic_t fault[KFAB_KAPI_FAULT_MAX];
-	atomic_t fired[KFAB_KAPI_FAULT_MAX];
 };
 
 /* An AV handle; @ref: the caller's, one per endpoint bound to it. */
@@ -137,77 +123,13 @@ struct kfab_kep {
 static struct workqueue_struct *kfab_kapi_wq;
 static struct dentry *kfab_kapi_dir;
 
-/* ---- fault injection (CONFIG_KFAB_TEST) ---- */
-
-static bool kfab_kapi_should_fail(struct kfab_kdomain *dom,
-				  enum kfab_kapi_fault point)
-{
-	if (!IS_ENABLED(CONFIG_KFAB_TEST))
-		return false;
-	/* The pass that takes the count from 1 to 0 fails. */
-	if (atomic_dec_if_positive(&dom->fault[point]) != 0)
-		return false;
-	atomic_inc(&dom->fired[point]);
-	return true;
-}
-
 #ifdef CONFIG_KFAB_TEST
-/* For kapi_test.c: arm fault point @point of @dom to fire on pass @nth. */
-void kfab_kapi_test_arm(struct kfab_kdomain *dom, int point, int nth)
+/* For kapi_test.c: the context whose fault points a domain's posts pass. */
+struct kfab_ctx *kfab_kdomain_ctx(struct kfab_kdomain *dom)
 {
-	atomic_set(&dom->fault[point], nth);
+	return dom->ctx;
 }
 #endif
-
-static int kfab_kapi_fault_show(struct seq_file *s, void *unused)
-{
-	struct kfab_kdomain *dom = s->private;
-	int i;
-
-	for (i = 0; i < KFAB_KAPI_FAULT_MAX; i++)
-		seq_printf(s, "%s armed %d fired %d\n", kfab_kapi_fault_names[i],
-			   atomic_read(&dom->fault[i]),
-			   atomic_read(&dom->fired[i]));
-	return 0;
-}
-
-static int kfab_kapi_fault_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, kfab_kapi_fault_show, inode->i_private);
-}
-
-/* "POINT N": the Nth pass through POINT from now fails (0 disarms). */
-static ssize_t kfab_kapi_fault_write(struct file *file, const char __user *ubuf,
-				     size_t count, loff_t *ppos)
-{
-	struct kfab_kdomain *dom = file_inode(file)->i_private;
-	char buf[32], name[16];
-	unsigned int nth;
-	int i;
-
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	if (sscanf(buf, "%15s %u", name, &nth) != 2 || nth > INT_MAX)
-		return -EINVAL;
-	for (i = 0; i < KFAB_KAPI_FAULT_MAX; i++)
-		if (!strcmp(name, kfab_kapi_fault_names[i])) {
-			atomic_set(&dom->fault[i], nth);
-			return count;
-		}
-	return -EINVAL;
-}
-
-static const struct file_operations kfab_kapi_fault_fops = {
-	.owner = THIS_MODULE,
-	.open = kfab_kapi_fault_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = kfab_kapi_fault_write,
-};
 
 /* ---- domains ---- */
 
@@ -245,9 +167,6 @@ struct kfab_kdomain *kfab_kdomain_open(const char *name)
 
 	/* debugfs failures are not fatal; a second domain of a name has none. */
 	dom->dir = debugfs_create_dir(dom->name, kfab_kapi_dir);
-	if (IS_ENABLED(CONFIG_KFAB_TEST))
-		debugfs_create_file("fault", 0600, dom->dir, dom,
-				    &kfab_kapi_fault_fops);
 	return dom;
 
 err_ctx:
@@ -867,7 +786,7 @@ int kfab_kep_post(struct kfab_kep *ep, struct kfab_kreq *req)
 	    (!ep->cq && !req->done) || (req->nr_segs && !req->kvec) ||
 	    req->len > kfab_kreq_size(req))
 		return -EINVAL;
-	if (kfab_kapi_should_fail(ep->dom, KFAB_KAPI_FAULT_ALLOC))
+	if (kfab_fault(ep->dom->ctx, KFAB_FAULT_ALLOC))
 		return -ENOMEM;
 
 	req->sg_bvec = NULL;
@@ -923,13 +842,13 @@ int kfab_kep_post(struct kfab_kep *ep, struct kfab_kreq *req)
 		ep->nr_sends++;
 	spin_unlock(&ep->done_lock);
 
-	if (send && kfab_kapi_should_fail(ep->dom, KFAB_KAPI_FAULT_LOSE)) {
+	if (send && kfab_fault(ep->dom->ctx, KFAB_FAULT_LOSE)) {
 		req->status = -EIO;
 		kfab_kapi_finish(ep, req);
 		rc = 0;
 		goto out_unlock;
 	}
-	if (send && kfab_kapi_should_fail(ep->dom, KFAB_KAPI_FAULT_NOREPLY)) {
+	if (send && kfab_fault(ep->dom->ctx, KFAB_FAULT_NOREPLY)) {
 		/* Reported sent, never delivered: the peer never answers. */
 		kfab_kapi_finish(ep, req);
 		rc = 0;

@@ -343,19 +343,40 @@ static void kt_run(struct kt *t)
 			 "a send to an index that names nothing: -EINVAL completion");
 	}
 
-	/* fault points of the domain */
+	/* fault points of the domain: its context's, armed as by the ioctl */
 	{
+		struct kfab_ctx *fctx = kfab_kdomain_ctx(e.dom);
 		struct kvec sv = { .iov_base = src, .iov_len = 10 };
+		struct kvec rv = { .iov_base = dst, .iov_len = 10 };
 
-		kfab_kapi_test_arm(e.dom, 0, 1);
+		kfab_fault_arm(fctx, KFAB_FAULT_ALLOC, 1);
 		kt_init(s, KFAB_KOP_SEND, e.ib, KFAB_KBUF_KVEC, &sv, 1, 10);
 		rc = kfab_kep_post(e.a, &s->req);
 		KT_CHECK(t, rc == -ENOMEM && !s->calls,
 			 "fault alloc: the post fails with -ENOMEM, no completion");
-		kfab_kapi_test_arm(e.dom, 1, 1);
+		KT_CHECK(t, kfab_fault_fired(fctx, KFAB_FAULT_ALLOC) == 1 &&
+			 kfab_fault_arm(fctx, KFAB_FAULT_ALLOC, 0) == 0,
+			 "fault alloc: fired once, nothing left armed");
+		kfab_fault_arm(fctx, KFAB_FAULT_LOSE, 1);
 		rc = kfab_kep_post(e.a, &s->req);
 		KT_CHECK(t, !rc && kt_wait(s) && s->req.status == -EIO,
 			 "fault lose: the send completes with -EIO");
+		KT_CHECK(t, kfab_fault_fired(fctx, KFAB_FAULT_LOSE) == 1,
+			 "fault lose: fired once");
+
+		kt_init(r, KFAB_KOP_RECV, KFAB_KADDR_ANY, KFAB_KBUF_KVEC,
+			&rv, 1, 10);
+		rc = kfab_kep_post(e.c, &r->req);
+		kfab_fault_arm(fctx, KFAB_FAULT_NOREPLY, 1);
+		kt_init(s, KFAB_KOP_SEND, e.ic, KFAB_KBUF_KVEC, &sv, 1, 10);
+		rc = rc ?: kfab_kep_post(e.a, &s->req);
+		ok = !rc && kt_wait(s) && !s->req.status &&
+		     !wait_for_completion_timeout(&r->done, HZ / 10) &&
+		     kfab_fault_fired(fctx, KFAB_FAULT_NOREPLY) == 1;
+		rc = kfab_kep_cancel(e.c, &r->req);
+		ok = ok && !rc && kt_wait(r) && r->req.status == -ECANCELED;
+		KT_CHECK(t, ok,
+			 "fault noreply: the send completes, the posted receive never sees it");
 	}
 
 	/* close with receives outstanding: each is cancelled, callbacks done */

@@ -129,7 +129,17 @@ struct kfab_object_ops {
 	int (*cancel)(struct kfab_object *obj, u64 context);
 };
 
-/* One per open file of /dev/kfab. */
+/**
+ * struct kfab_fault_state - one fault point of one context (test.c)
+ * @remaining: passes to go before the point fires; 0 = disarmed
+ * @fired: times the point fired
+ */
+struct kfab_fault_state {
+	atomic_t remaining;
+	atomic_t fired;
+};
+
+/* One per open file of /dev/kfab, and one per kernel consumer's domain. */
 struct kfab_ctx {
 	struct xarray objects;
 	struct xarray regions;		/* mmap cookie -> struct kfab_region */
@@ -139,8 +149,7 @@ struct kfab_ctx {
 	char comm[TASK_COMM_LEN];
 	struct list_head node;		/* on kfab_ctx_list */
 #ifdef CONFIG_KFAB_TEST
-	/* Passes to go before each fault point fires; 0 = disarmed. */
-	atomic_t test_fault[KFAB_FAULT_POINT_MAX];
+	struct kfab_fault_state fault[KFAB_FAULT_POINT_MAX];	/* test.c */
 #endif
 };
 
@@ -639,19 +648,38 @@ void kfab_msg_detach(struct kfab_ep_core *core);
 void kfab_msg_flush_rx(struct kfab_rx_ctx *rx);
 int kfab_msg_cancel(struct kfab_rx_ctx *rx, u64 context);
 
-/* test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST) */
+/*
+ * test.c: fault injection and test-only ioctls (CONFIG_KFAB_TEST).  A fault
+ * point is one line: "if (kfab_fault(ctx, KFAB_FAULT_...)) fail;".
+ */
 #ifdef CONFIG_KFAB_TEST
-bool kfab_test_should_fail(struct kfab_ctx *ctx,
-			   enum kfab_test_fault_point point);
+bool kfab_fault(struct kfab_ctx *ctx, enum kfab_test_fault_point point);
+u32 kfab_fault_arm(struct kfab_ctx *ctx, enum kfab_test_fault_point point,
+		   u32 nth);
+u32 kfab_fault_fired(struct kfab_ctx *ctx, enum kfab_test_fault_point point);
+void kfab_fault_show(struct seq_file *s, struct kfab_ctx *ctx);
 int kfab_ioctl_test_fault(struct kfab_ucmd *ucmd);
 int kfab_ioctl_test_cq_post(struct kfab_ucmd *ucmd);
 #else
-static inline bool kfab_test_should_fail(struct kfab_ctx *ctx,
-					 enum kfab_test_fault_point point)
+static inline bool kfab_fault(struct kfab_ctx *ctx,
+			      enum kfab_test_fault_point point)
 {
 	return false;
 }
+
+static inline void kfab_fault_show(struct seq_file *s, struct kfab_ctx *ctx)
+{
+}
 #endif
+
+/*
+ * kfab_alloc() - one of kfab's own allocations, a pass through @ctx's
+ * KFAB_FAULT_ALLOC: NULL without calling @alloc when the point fires, else
+ * what @alloc (an expression yielding a pointer or NULL) gives.  Only
+ * @alloc without CONFIG_KFAB_TEST.
+ */
+#define kfab_alloc(ctx, alloc) \
+	(kfab_fault(ctx, KFAB_FAULT_ALLOC) ? NULL : (alloc))
 
 /* kapi.c: the in-kernel API (kfab_kapi.h), with CONFIG_KFAB_KAPI */
 #ifdef CONFIG_KFAB_KAPI
@@ -669,7 +697,7 @@ static inline void kfab_kapi_exit(void)
 #endif
 #if defined(CONFIG_KFAB_KAPI) && defined(CONFIG_KFAB_TEST)
 struct kfab_kdomain;
-void kfab_kapi_test_arm(struct kfab_kdomain *dom, int point, int nth);
+struct kfab_ctx *kfab_kdomain_ctx(struct kfab_kdomain *dom);
 extern const struct file_operations kfab_kapi_test_fops;
 #endif
 

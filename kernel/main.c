@@ -108,7 +108,7 @@ int kfab_ucmd_copy_out(struct kfab_ucmd *ucmd, size_t cmd_len)
 /* kfab_ucmd_copy_out() for commands, with a fault-injection point. */
 int kfab_ucmd_respond(struct kfab_ucmd *ucmd, size_t cmd_len)
 {
-	if (kfab_test_should_fail(ucmd->ctx, KFAB_FAULT_COPY_OUT))
+	if (kfab_fault(ucmd->ctx, KFAB_FAULT_COPY_OUT))
 		return -EFAULT;
 	return kfab_ucmd_copy_out(ucmd, cmd_len);
 }
@@ -221,7 +221,7 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_srx_open, out_sq),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
-		      struct kfab_test_fault, out_remaining),
+		      struct kfab_test_fault, out_fired),
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_CQ_POST, kfab_ioctl_test_cq_post,
 		      struct kfab_test_cq_post, out_overflowed),
 #endif

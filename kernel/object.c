@@ -92,9 +92,7 @@ struct kfab_object *kfab_object_alloc(struct kfab_ctx *ctx, size_t size,
 	struct kfab_object *obj;
 	int rc;
 
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
-		return ERR_PTR(-ENOMEM);
-	obj = kzalloc(size, GFP_KERNEL_ACCOUNT);
+	obj = kfab_alloc(ctx, kzalloc(size, GFP_KERNEL_ACCOUNT));
 	if (!obj)
 		return ERR_PTR(-ENOMEM);
 	obj->type = type;

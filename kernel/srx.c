@@ -43,7 +43,7 @@ int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd)
 	mutex_init(&srx->sq_lock);
 
 	rc = -ENOMEM;
-	if (kfab_test_should_fail(ctx, KFAB_FAULT_ALLOC))
+	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
 	srx->rxc = kfab_rx_ctx_alloc();
 	if (!srx->rxc)

@@ -184,9 +184,11 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_ep_bind, KFAB_IOC_EP_BIND, obj_id);
 	TEST_LENGTH(kfab_ep_enable, KFAB_IOC_EP_ENABLE, __reserved);
 	TEST_LENGTH(kfab_srx_open, KFAB_IOC_SRX_OPEN, out_sq);
-	if (is_test_module(self->fd))
+	if (is_test_module(self->fd)) {
+		TEST_LENGTH(kfab_test_fault, KFAB_IOC_TEST_FAULT, out_fired);
 		TEST_LENGTH(kfab_test_cq_post, KFAB_IOC_TEST_CQ_POST,
 			    out_overflowed);
+	}
 }
 
 TEST_F(kfab, longer_struct_with_zero_tail_is_accepted)

@@ -6,11 +6,14 @@
  * each failure that the command failed cleanly and left nothing behind.
  *
  * Two sources of faults:
- *  - kfab's own points (KFAB_IOC_TEST_FAULT, CONFIG_KFAB_TEST): object
- *    allocation and the copy of the answer to user space, on any kernel;
+ *  - kfab's own fault points (KFAB_IOC_TEST_FAULT, a module built with
+ *    CONFIG_KFAB_TEST): its allocations and the copy of the answer to
+ *    user space, on any kernel, the stock one included.  This is the walk
+ *    that always runs; the ioctl itself is tested here too (FIXTURE(fault));
  *  - the kernel's failslab/fail_page_alloc with /proc/thread-self/fail-nth,
  *    which fails every slab and page allocation the syscall makes, kfab's
- *    and the core kernel's alike (debug kernel only).
+ *    and the core kernel's alike: an extra on the debug kernel only
+ *    (CONFIG_FAULT_INJECTION), for the allocator's own failures.
  *
  * "Left nothing behind" is checked through id reuse: object ids are the
  * lowest free ones, so a leaked or half-published object would shift the
@@ -30,6 +33,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/kfab.h>
@@ -1016,6 +1020,232 @@ TEST_F(walk, bad_point_is_einval)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_TEST_FAULT, &f));
 	f.point = UINT32_MAX;
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_TEST_FAULT, &f));
+}
+
+/* KFAB_IOC_TEST_FAULT itself: contexts, reports, and its errors */
+
+FIXTURE(fault) {
+	int fd;
+};
+
+FIXTURE_SETUP(fault)
+{
+	self->fd = kfab_open();
+	ASSERT_LE(0, self->fd);
+	if (!has_test_feature(self->fd))
+		SKIP(return, "module built without CONFIG_KFAB_TEST");
+}
+
+FIXTURE_TEARDOWN(fault)
+{
+	close(self->fd);
+}
+
+/* KFAB_IOC_TEST_FAULT on @fd for context @ctx_id; 0 or -errno. */
+static int fault_cmd(int fd, uint32_t flags, uint32_t point, uint32_t nth,
+		     uint32_t ctx_id, struct kfab_test_fault *out)
+{
+	*out = (struct kfab_test_fault){
+		.size = sizeof(*out), .flags = flags, .point = point,
+		.nth = nth, .ctx_id = ctx_id,
+	};
+	return kfab_ioctl(fd, KFAB_IOC_TEST_FAULT, out);
+}
+
+/* The id of @fd's own context. */
+static uint32_t ctx_id_of(int fd)
+{
+	struct kfab_test_fault f;
+
+	if (fault_cmd(fd, KFAB_TEST_FAULT_PEEK, KFAB_FAULT_ALLOC, 0, 0, &f))
+		return 0;
+	return f.out_ctx_id;
+}
+
+TEST_F(fault, reports_remaining_and_fired_count)
+{
+	struct kfab_test_fault f;
+	uint32_t id;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 2, 0, &f));
+	EXPECT_NE(0, f.out_ctx_id);
+	EXPECT_EQ(0, f.out_remaining);
+	EXPECT_EQ(0, f.out_fired);
+	/* The first pass goes through, the second fails. */
+	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+			       KFAB_FAULT_ALLOC, 0, 0, &f));
+	EXPECT_EQ(1, f.out_remaining);
+	EXPECT_EQ(0, f.out_fired);
+	EXPECT_EQ(-ENOMEM, kfab_domain_alloc(self->fd, &id));
+	/* One shot: the next pass goes through again. */
+	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 0, 0, &f));
+	EXPECT_EQ(0, f.out_remaining);
+	EXPECT_EQ(1, f.out_fired);
+	/* Counted per point. */
+	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+			       KFAB_FAULT_COPY_OUT, 0, 0, &f));
+	EXPECT_EQ(0, f.out_fired);
+}
+
+TEST_F(fault, peek_leaves_the_point_armed)
+{
+	struct kfab_test_fault f;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_COPY_OUT, 7, 0, &f));
+	/* PEEK ignores nth: 0 here would disarm without it. */
+	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+			       KFAB_FAULT_COPY_OUT, 0, 0, &f));
+	EXPECT_EQ(7, f.out_remaining);
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_COPY_OUT, 0, 0, &f));
+	EXPECT_EQ(7, f.out_remaining);
+}
+
+TEST_F(fault, every_point_can_be_armed_and_disarmed)
+{
+	struct kfab_test_fault f;
+	uint32_t p;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (p = 0; p < KFAB_FAULT_POINT_MAX; p++) {
+		ASSERT_EQ(0, fault_cmd(self->fd, 0, p, 3, 0, &f));
+		ASSERT_EQ(0, fault_cmd(self->fd, 0, p, 0, 0, &f));
+		EXPECT_EQ(3, f.out_remaining) TH_LOG("point %u", p);
+	}
+}
+
+TEST_F(fault, own_context_by_id_is_this_file)
+{
+	struct kfab_test_fault f;
+	uint32_t id;
+	int other;
+
+	RETURN_IF_SETUP_SKIPPED();
+	id = ctx_id_of(self->fd);
+	other = kfab_open();
+	ASSERT_NE(0, id);
+	ASSERT_LE(0, other);
+	EXPECT_NE(id, ctx_id_of(other));
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 1, id, &f));
+	EXPECT_EQ(id, f.out_ctx_id);
+	EXPECT_EQ(0, op_query(other));
+	EXPECT_EQ(-ENOMEM, kfab_domain_alloc(self->fd, &id));
+	close(other);
+}
+
+TEST_F(fault, bad_flags_are_eopnotsupp)
+{
+	struct kfab_test_fault f;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-EOPNOTSUPP, fault_cmd(self->fd, 2, KFAB_FAULT_ALLOC, 1, 0,
+					 &f));
+	EXPECT_EQ(-EOPNOTSUPP, fault_cmd(self->fd, 1u << 31,
+					 KFAB_FAULT_ALLOC, 1, 0, &f));
+	/* Nothing was armed. */
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 0, 0, &f));
+	EXPECT_EQ(0, f.out_remaining);
+}
+
+TEST_F(fault, root_arms_another_files_context_by_id)
+{
+	struct kfab_test_fault f;
+	uint32_t id;
+	int other;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (geteuid())
+		SKIP(return, "not root");
+	other = kfab_open();
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 1,
+			       ctx_id_of(other), &f));
+	EXPECT_EQ(ctx_id_of(other), f.out_ctx_id);
+	/* It fires in the other file, not in this one. */
+	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(-ENOMEM, kfab_domain_alloc(other, &id));
+	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+			       KFAB_FAULT_ALLOC, 0, ctx_id_of(other), &f));
+	EXPECT_EQ(1, f.out_fired);
+	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+			       KFAB_FAULT_ALLOC, 0, 0, &f));
+	EXPECT_EQ(0, f.out_fired);
+	close(other);
+}
+
+TEST_F(fault, unknown_context_is_enoent)
+{
+	struct kfab_test_fault f;
+	uint32_t gone;
+	int other;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (geteuid())
+		SKIP(return, "not root");
+	other = kfab_open();
+	ASSERT_LE(0, other);
+	gone = ctx_id_of(other);
+	close(other);
+	EXPECT_EQ(-ENOENT, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 1, gone,
+				     &f));
+	EXPECT_EQ(-ENOENT, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+				     KFAB_FAULT_ALLOC, 0, UINT32_MAX, &f));
+}
+
+/*
+ * Without CAP_SYS_ADMIN only the caller's own context: another one is
+ * -EPERM, whether it exists or not, and nothing is armed.
+ */
+TEST_F(fault, unprivileged_caller_cannot_target_another_context)
+{
+	struct kfab_test_fault f;
+	uint32_t mine, theirs;
+	int other, status;
+	pid_t pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (geteuid())
+		SKIP(return, "not root: cannot drop to another user");
+	other = kfab_open();
+	ASSERT_LE(0, other);
+	mine = ctx_id_of(self->fd);
+	theirs = ctx_id_of(other);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Leaving uid 0 drops every capability. */
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 1, theirs, &f) !=
+		    -EPERM)
+			_exit(11);
+		if (fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK, KFAB_FAULT_ALLOC,
+			      0, theirs, &f) != -EPERM)
+			_exit(12);
+		if (fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 1, UINT32_MAX,
+			      &f) != -EPERM)
+			_exit(13);
+		/* Its own context, by 0 or by id, stays the caller's. */
+		if (fault_cmd(self->fd, 0, KFAB_FAULT_COPY_OUT, 5, mine, &f) ||
+		    f.out_ctx_id != mine ||
+		    fault_cmd(self->fd, 0, KFAB_FAULT_COPY_OUT, 0, 0, &f) ||
+		    f.out_remaining != 5)
+			_exit(14);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Nothing was armed in the other file. */
+	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
+			       KFAB_FAULT_ALLOC, 0, theirs, &f));
+	EXPECT_EQ(0, f.out_remaining);
+	EXPECT_EQ(0, kfab_domain_alloc(other, &mine));
+	close(other);
 }
 
 /* failslab + fail_page_alloc through /proc/thread-self/fail-nth */

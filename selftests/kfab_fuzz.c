@@ -614,11 +614,23 @@ static void gen_test_fault(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 	static const uint32_t nths[] = { 0, 1, 2, 3, INT32_MAX, UINT32_MAX };
 	struct kfab_test_fault *f = p;
 
+	f->flags = rnd_flags(t);
+	if (!f->flags && chance(t, 1, 3))
+		f->flags = KFAB_TEST_FAULT_PEEK;
 	f->point = chance(t, 1, 5) ? (uint32_t)rnd(t) :
 				     rnd_below(t, KFAB_FAULT_POINT_MAX + 1);
 	f->nth = nths[rnd_below(t, ARRAY_SIZE(nths))];
+	/*
+	 * Another context only by an id no context has (ids count up from 1):
+	 * a fault armed in a shared file or a kernel consumer's would break
+	 * the oracle.
+	 */
+	if (chance(t, 1, 8))
+		f->ctx_id = 0x80000000u | (uint32_t)rnd(t);
 	if (chance(t, 1, 4))
 		f->out_remaining = (uint32_t)rnd(t);
+	if (chance(t, 1, 4))
+		f->out_fired = (uint32_t)rnd(t);
 	op->arg = f->point;
 }
 
@@ -626,7 +638,14 @@ static uint32_t expect_test_fault(const void *p)
 {
 	const struct kfab_test_fault *f = p;
 
-	return f->point >= KFAB_FAULT_POINT_MAX ? O(EINVAL) : O(OK);
+	if (f->flags & ~KFAB_TEST_FAULT_PEEK)
+		return O(EOPNOTSUPP);
+	if (f->point >= KFAB_FAULT_POINT_MAX)
+		return O(EINVAL);
+	/* Root: no such context; others: not theirs to arm. */
+	if (f->ctx_id)
+		return O(ENOENT) | O(EPERM);
+	return O(OK);
 }
 
 static void done_test_fault(struct fuzz_thread *t, const void *p,
@@ -634,10 +653,10 @@ static void done_test_fault(struct fuzz_thread *t, const void *p,
 {
 	const struct kfab_test_fault *f = p;
 
-	/* The file is new: nothing was armed in it. */
-	if (f->out_remaining)
-		fail_op(t, op, "bad answer: out_remaining %u in a new file",
-			f->out_remaining);
+	/* The file is new: nothing was armed nor fired in it. */
+	if (f->out_remaining || f->out_fired || !f->out_ctx_id)
+		fail_op(t, op, "bad answer: out_remaining %u out_fired %u out_ctx_id %u in a new file",
+			f->out_remaining, f->out_fired, f->out_ctx_id);
 }
 #endif
 
@@ -1522,11 +1541,11 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "test_fault",
 		.ioc = KFAB_IOC_TEST_FAULT,
-		.min_size = offsetofend(struct kfab_test_fault, out_remaining),
+		.min_size = offsetofend(struct kfab_test_fault, out_fired),
 		.answers = true,
 		.test_only = true,
 		.private_file = true,
-		.errnos = O(EINVAL),
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(EPERM) | O(ENOENT),
 		.weight = 1,
 		.gen = gen_test_fault,
 		.expect = expect_test_fault,

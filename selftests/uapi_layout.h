@@ -135,12 +135,23 @@ KFAB_CHECK_OFF(kfab_av_header, entries_offset, 12);
 KFAB_CHECK_OFF(kfab_av_header, generation, 16);
 KFAB_CHECK_OFF(kfab_av_header, __reserved, 24);
 
-KFAB_CHECK_SIZE(kfab_test_fault, 16);
+KFAB_CHECK_SIZE(kfab_test_fault, 32);
 KFAB_CHECK_OFF(kfab_test_fault, size, 0);
-KFAB_CHECK_OFF(kfab_test_fault, point, 4);
-KFAB_CHECK_OFF(kfab_test_fault, nth, 8);
-KFAB_CHECK_OFF(kfab_test_fault, out_remaining, 12);
+KFAB_CHECK_OFF(kfab_test_fault, flags, 4);
+KFAB_CHECK_OFF(kfab_test_fault, point, 8);
+KFAB_CHECK_OFF(kfab_test_fault, nth, 12);
+KFAB_CHECK_OFF(kfab_test_fault, ctx_id, 16);
+KFAB_CHECK_OFF(kfab_test_fault, out_ctx_id, 20);
+KFAB_CHECK_OFF(kfab_test_fault, out_remaining, 24);
+KFAB_CHECK_OFF(kfab_test_fault, out_fired, 28);
 KFAB_CHECK_CMD(KFAB_IOC_TEST_FAULT, kfab_test_fault);
+/* Test-only commands: their own range, 0xf0-0xff, after every other. */
+KFAB_STATIC_ASSERT(KFAB_CMD_TEST_BASE == 0xf0);
+KFAB_STATIC_ASSERT(_IOC_NR(KFAB_IOC_TEST_FAULT) == 0xf0);
+KFAB_STATIC_ASSERT(_IOC_NR(KFAB_IOC_TEST_CQ_POST) == 0xf1);
+KFAB_STATIC_ASSERT(KFAB_FAULT_ALLOC == 0 && KFAB_FAULT_COPY_OUT == 1 &&
+		   KFAB_FAULT_LOSE == 2 && KFAB_FAULT_NOREPLY == 3);
+KFAB_STATIC_ASSERT(KFAB_TEST_FAULT_PEEK == 1);
 
 /* Completion queues and counters: the ring layouts too, though user space
  * finds them through the offsets CQ_OPEN and CNTR_OPEN return. */

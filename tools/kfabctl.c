@@ -10,6 +10,11 @@
  *                       containers (root: CAP_SYS_ADMIN, CAP_CHOWN)
  *   kfabctl av rm NAME  remove a name (its owner or root)
  *   kfabctl av list     every AV of the node (from debugfs; root)
+ *   kfabctl fault [--ctx ID | --kapi NAME] POINT [NTH]
+ *                       a module built with CONFIG_KFAB_TEST only: arm a
+ *                       fault point (KFAB_IOC_TEST_FAULT) of a context, or
+ *                       with no NTH only report it; the shell selftests'
+ *                       way to the module's fault injection
  *
  * It grows with kfab, and later moves to generic netlink.
  */
@@ -242,6 +247,110 @@ static int cmd_av(int argc, char **argv)
 	return 2;
 }
 
+/* The fault points by name, as the module's table (kernel/test.c) has them. */
+static const char * const fault_names[KFAB_FAULT_POINT_MAX] = {
+	[KFAB_FAULT_ALLOC] = "alloc",
+	[KFAB_FAULT_COPY_OUT] = "copy_out",
+	[KFAB_FAULT_LOSE] = "lose",
+	[KFAB_FAULT_NOREPLY] = "noreply",
+};
+
+/*
+ * The context of the kernel consumer whose domain is NAME: its line in
+ * debugfs reads "context ID ... comm k:NAME" (the comm cut at 15 bytes).
+ * Returns 0 if there is none or more than one.
+ */
+static unsigned int kapi_ctx_id(const char *name)
+{
+	char want[16], line[512], comm[64];
+	unsigned int id, found = 0, n = 0;
+	FILE *f = fopen(KFAB_DEBUGFS "/contexts", "r");
+
+	if (!f) {
+		fprintf(stderr, "kfabctl: " KFAB_DEBUGFS "/contexts: %s (needs root and debugfs)\n",
+			strerror(errno));
+		return 0;
+	}
+	snprintf(want, sizeof(want), "k:%s", name);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "context %u pid %*d uid %*u comm %63s", &id,
+			   comm) == 2 && !strcmp(comm, want)) {
+			found = id;
+			n++;
+		}
+	fclose(f);
+	if (n != 1) {
+		fprintf(stderr, "kfabctl: %s kernel domains named %s\n",
+			n ? "several" : "no", name);
+		return 0;
+	}
+	return found;
+}
+
+static int cmd_fault(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "ctx", required_argument, NULL, 'c' },
+		{ "kapi", required_argument, NULL, 'k' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct kfab_test_fault f = { .size = sizeof(f),
+				     .point = KFAB_FAULT_POINT_MAX };
+	unsigned long val;
+	int fd, opt, i;
+
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			if (parse_uint(optarg, 0, UINT32_MAX, &val) || !val)
+				goto usage;
+			f.ctx_id = val;
+			break;
+		case 'k':
+			f.ctx_id = kapi_ctx_id(optarg);
+			if (!f.ctx_id)
+				return 1;
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (optind >= argc || argc - optind > 2)
+		goto usage;
+	for (i = 0; i < KFAB_FAULT_POINT_MAX; i++)
+		if (!strcmp(argv[optind], fault_names[i]))
+			f.point = i;
+	if (f.point == KFAB_FAULT_POINT_MAX)
+		goto usage;
+	if (argc - optind == 1)
+		f.flags = KFAB_TEST_FAULT_PEEK;
+	else if (parse_uint(argv[optind + 1], 10, UINT32_MAX, &val))
+		goto usage;
+	else
+		f.nth = val;
+
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, KFAB_IOC_TEST_FAULT, &f)) {
+		fprintf(stderr, "kfabctl: KFAB_IOC_TEST_FAULT: %s%s\n",
+			strerror(errno),
+			errno == ENOTTY ? " (kfab.ko without CONFIG_KFAB_TEST)" :
+			errno == EPERM ? " (another context: needs root)" : "");
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	/* What was armed before (remaining 0: it fired, or none was). */
+	printf("context %u %s remaining %u fired %u\n", f.out_ctx_id,
+	       fault_names[f.point], f.out_remaining, f.out_fired);
+	return 0;
+
+usage:
+	fprintf(stderr, "usage: kfabctl fault [--ctx ID | --kapi NAME] alloc|copy_out|lose|noreply [NTH]\n");
+	return 2;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -251,13 +360,18 @@ static void usage(FILE *out)
 		"  av create NAME [--mode OCTAL] [--owner UID[:GID]] [--count N] [--type table|map]\n"
 		"             a named AV that stays until removed (root)\n"
 		"  av rm NAME remove a named AV's name (its owner, or root)\n"
-		"  av list    every AV of the node, with owners and entries (root)\n");
+		"  av list    every AV of the node, with owners and entries (root)\n"
+		"  fault [--ctx ID | --kapi NAME] POINT [NTH]\n"
+		"             test builds: the NTH pass through POINT fails (0 disarms);\n"
+		"             without NTH, report; another context than this file's: root\n");
 }
 
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "av"))
 		return cmd_av(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "fault"))
+		return cmd_fault(argc - 1, argv + 1);
 	if (argc != 2) {
 		usage(stderr);
 		return 2;

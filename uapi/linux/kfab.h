@@ -65,8 +65,8 @@ enum kfab_cmd_nr {
 	KFAB_CMD_EP_ENABLE = 0x32,
 	/* Shared receive contexts: 0x40-0x4f */
 	KFAB_CMD_SRX_OPEN = 0x40,
-	/* Test-only commands (CONFIG_KFAB_TEST) are numbered from here. */
-	KFAB_CMD_TEST_BASE = 0x38,
+	/* Test-only commands (CONFIG_KFAB_TEST): 0xf0-0xff, a range of their own */
+	KFAB_CMD_TEST_BASE = 0xf0,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
 	KFAB_CMD_TEST_CQ_POST = KFAB_CMD_TEST_BASE + 1,
 };
@@ -1167,33 +1167,59 @@ struct kfab_sqe {
  * CONFIG_KFAB_TEST (KFAB_FEATURE_TEST); a production module answers -ENOTTY.
  */
 
-/* Fault-injection points of KFAB_IOC_TEST_FAULT */
+/*
+ * Fault-injection points of KFAB_IOC_TEST_FAULT.  Every point counts
+ * passes per context (an open file, or a kernel consumer's domain).
+ */
 enum kfab_test_fault_point {
-	/* kfab's own allocations of objects: fail with -ENOMEM */
+	/* kfab's own allocations (objects, kernel API posts): -ENOMEM */
 	KFAB_FAULT_ALLOC = 0,
-	/* copying a command's answer back to user space: fail with -EFAULT */
+	/* copying a command's answer back to user space: -EFAULT */
 	KFAB_FAULT_COPY_OUT = 1,
+	/* kernel API: a send's payload is lost, it completes with -EIO */
+	KFAB_FAULT_LOSE = 2,
+	/* kernel API: a send is reported sent but never delivered */
+	KFAB_FAULT_NOREPLY = 3,
 	KFAB_FAULT_POINT_MAX,
 };
 
+/* Bits of kfab_test_fault.flags */
+enum kfab_test_fault_flags {
+	/* Only report: leave the point as it is (@nth is ignored). */
+	KFAB_TEST_FAULT_PEEK = 1 << 0,
+};
+
 /**
- * struct kfab_test_fault - KFAB_IOC_TEST_FAULT: make the nth pass fail
+ * struct kfab_test_fault - KFAB_IOC_TEST_FAULT: make the nth pass through
+ * a fault point of a context fail
  * @size: sizeof(struct kfab_test_fault)
+ * @flags: KFAB_TEST_FAULT_* bits
  * @point: a KFAB_FAULT_* point (-EINVAL otherwise)
- * @nth: the nth pass through @point in this file fails (1 = the next); 0
- *	disarms
+ * @nth: the nth pass through @point in the context fails (1 = the next);
+ *	0 disarms
+ * @ctx_id: the context: 0 for this file's own; another context by its id
+ *	(the "context" lines of /sys/kernel/debug/kfab/contexts), for
+ *	instance a kernel consumer's, needs CAP_SYS_ADMIN (-EPERM) and must
+ *	exist (-ENOENT)
+ * @out_ctx_id: out: the id of the context (this file's, for @ctx_id 0)
  * @out_remaining: out: passes that were still to go before this call; 0
  *	means the fault armed earlier has fired (or none was armed)
+ * @out_fired: out: times @point has fired in the context, ever
  *
- * Faults are per open file, one shot, and count passes made by any thread
- * using the file.  This is how the selftests walk every failure path of
- * every command, as the kernel's fail-nth does for allocations.
+ * Faults are one shot and count passes made by any thread using the
+ * context.  This is how the selftests walk every failure path of every
+ * command, as the kernel's fail-nth does for allocations, and how the
+ * tests of kernel consumers (kfab_blk) make the in-kernel API fail.
  */
 struct kfab_test_fault {
 	__u32 size;
+	__u32 flags;
 	__u32 point;
 	__u32 nth;
+	__u32 ctx_id;
+	__u32 out_ctx_id;
 	__u32 out_remaining;
+	__u32 out_fired;
 };
 
 #define KFAB_IOC_TEST_FAULT \
