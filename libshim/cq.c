@@ -107,7 +107,7 @@ struct shim_cq {
 	uint8_t held_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
-static inline struct shim_cq *to_kfab_cq(struct fid_cq *cq)
+static inline struct shim_cq *to_shim_cq(struct fid_cq *cq)
 {
 	return container_of(cq, struct shim_cq, cq_fid);
 }
@@ -506,7 +506,7 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 	size_t n;
 
 	if (count && !buf)
@@ -556,7 +556,7 @@ static ssize_t shim_cq_readerr_owner(struct shim_cq *cq,
 static ssize_t shim_cq_readerr(struct fid_cq *cq_fid,
 			       struct fi_cq_err_entry *buf, uint64_t flags)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 	struct kfab_cq_readerr cmd = { .cq_id = cq->id };
 	uint32_t api = cq->domain->fabric->fabric_fid.api_version;
 	bool user_buf;
@@ -664,7 +664,7 @@ static ssize_t shim_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr,
 				 const void *cond, int timeout)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 	uint32_t threshold = 1;
 	struct timespec start;
 	bool pending;
@@ -737,7 +737,7 @@ static ssize_t shim_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 
 static int shim_cq_signal(struct fid_cq *cq_fid)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 
 	pthread_mutex_lock(&cq->lock);
 	cq->signaled = true;
@@ -846,7 +846,7 @@ void shim_cq_detach_ep(struct shim_cq *cq, struct shim_ep *ep)
 
 struct shim_cq *shim_cq_from_cq_fid(struct fid_cq *cq_fid)
 {
-	return to_kfab_cq(cq_fid);
+	return to_shim_cq(cq_fid);
 }
 
 struct shim_cq_peer *shim_cq_get_peer(struct shim_cq *cq)
@@ -1116,7 +1116,7 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
 int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_cq_open cmd = { 0 };
 	struct shim_cq *cq;
 	int ret;

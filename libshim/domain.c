@@ -102,7 +102,7 @@ bool shim_is_domain(const struct fid_domain *domain)
 int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context)
 {
-	struct shim_fabric *fab = to_kfab_fabric(fabric);
+	struct shim_fabric *fab = to_shim_fabric(fabric);
 	struct shim_domain *dom;
 	int ret;
 

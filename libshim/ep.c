@@ -581,7 +581,7 @@ static int shim_ep_rx_ctx(struct fid_ep *sep, int index,
 /* Sends and receives share one ring: both answer its free slots. */
 static ssize_t shim_ep_rx_size_left(struct fid_ep *ep_fid)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 
 	/* Its receives are the SRX's: see shim_recv() in msg.c. */
 	if (shim_read_once(&ep->srx))
@@ -591,7 +591,7 @@ static ssize_t shim_ep_rx_size_left(struct fid_ep *ep_fid)
 
 static ssize_t shim_ep_tx_size_left(struct fid_ep *ep)
 {
-	return shim_ep_ring_space(to_kfab_ep(ep));
+	return shim_ep_ring_space(to_shim_ep(ep));
 }
 
 /* ---- RMA: none ---- */
@@ -1012,7 +1012,7 @@ static uint32_t shim_ep_sq_entries(const struct fi_info *info, bool shared_rx)
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep_fid, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
 	struct shim_ep *ep;
 	int ret;

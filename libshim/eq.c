@@ -129,7 +129,7 @@ struct shim_eq {
 
 static const struct fi_ops shim_eq_fi_ops;
 
-static struct shim_eq *to_kfab_eq(struct fid_eq *eq)
+static struct shim_eq *to_shim_eq(struct fid_eq *eq)
 {
 	return container_of(eq, struct shim_eq, eq_fid);
 }
@@ -341,7 +341,7 @@ void shim_eq_unbind(struct shim_eq *eq)
 static ssize_t shim_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			    size_t len, uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct shim_eq_entry *entry;
 	ssize_t ret;
 
@@ -391,7 +391,7 @@ out:
 static ssize_t shim_eq_readerr(struct fid_eq *eq_fid,
 			       struct fi_eq_err_entry *buf, uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct shim_eq_entry *entry;
 	size_t user_size, n;
 	bool user_buf;
@@ -450,7 +450,7 @@ static ssize_t shim_eq_readerr(struct fid_eq *eq_fid,
 static ssize_t shim_eq_write(struct fid_eq *eq_fid, uint32_t event,
 			     const void *buf, size_t len, uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct shim_eq_entry *entry;
 	int ret;
 
@@ -589,7 +589,7 @@ static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 			     void *buf, size_t len, int timeout,
 			     uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct timespec deadline = { 0 };
 
 	if (eq->wait_obj == FI_WAIT_NONE) {
@@ -845,7 +845,7 @@ err_efd:
 int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq_fid, void *context)
 {
-	struct shim_fabric *fab = to_kfab_fabric(fabric);
+	struct shim_fabric *fab = to_shim_fabric(fabric);
 	struct fid_eq *owner = NULL;
 	struct shim_eq *eq;
 	int ret;

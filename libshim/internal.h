@@ -147,7 +147,7 @@ struct shim_fabric {
 	unsigned int eq_cnt;
 };
 
-static inline struct shim_fabric *to_kfab_fabric(struct fid_fabric *fabric)
+static inline struct shim_fabric *to_shim_fabric(struct fid_fabric *fabric)
 {
 	return container_of(fabric, struct shim_fabric, fabric_fid);
 }
@@ -189,7 +189,7 @@ struct shim_domain {
 	uint64_t next_key;
 };
 
-static inline struct shim_domain *to_kfab_domain(struct fid_domain *domain)
+static inline struct shim_domain *to_shim_domain(struct fid_domain *domain)
 {
 	return container_of(domain, struct shim_domain, domain_fid);
 }
@@ -460,7 +460,7 @@ struct shim_ep {
 	struct shim_ring ring;
 };
 
-static inline struct shim_ep *to_kfab_ep(struct fid_ep *ep)
+static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
 {
 	return container_of(ep, struct shim_ep, ep_fid);
 }
@@ -525,7 +525,7 @@ struct shim_srx {
 	struct shim_psrx *psrx;
 };
 
-static inline struct shim_srx *to_kfab_srx(struct fid_ep *ep)
+static inline struct shim_srx *to_shim_srx(struct fid_ep *ep)
 {
 	return container_of(ep, struct shim_srx, ep_fid);
 }

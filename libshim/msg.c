@@ -245,12 +245,12 @@ static ssize_t shim_recv(struct fid_ep *fid, uint8_t op,
 	ssize_t ret;
 
 	if (fid->fid.fclass == FI_CLASS_SRX_CTX) {
-		srx = to_kfab_srx(fid);
+		srx = to_shim_srx(fid);
 		caps = srx->caps;
 		min_multi_recv = shim_read_once(&srx->min_multi_recv);
 		selective = shim_srx_selective(srx);
 	} else {
-		ep = to_kfab_ep(fid);
+		ep = to_shim_ep(fid);
 		if (shim_read_once(&ep->srx))
 			return -FI_EOPBADSTATE;
 		caps = ep->caps;
@@ -297,8 +297,8 @@ static uint64_t shim_tx_flags(struct shim_ep *ep)
 static uint64_t shim_rx_flags(struct fid_ep *fid)
 {
 	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
-		return shim_read_once(&to_kfab_srx(fid)->rx_op_flags);
-	return shim_read_once(&to_kfab_ep(fid)->rx_op_flags);
+		return shim_read_once(&to_shim_srx(fid)->rx_op_flags);
+	return shim_read_once(&to_shim_ep(fid)->rx_op_flags);
 }
 
 static struct iovec shim_iov1(const void *buf, size_t len)
@@ -344,7 +344,7 @@ static ssize_t shim_msg_send(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest_addr,
 			     void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -357,7 +357,7 @@ static ssize_t shim_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_SEND, iov, count, dest_addr, 0, 0, context,
@@ -372,7 +372,7 @@ static ssize_t shim_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, 0, msg->data, msg->context,
 			 flags, false);
 }
@@ -382,7 +382,7 @@ static ssize_t shim_msg_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, 0, NULL, 0, true);
 }
 
@@ -390,7 +390,7 @@ static ssize_t shim_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 				 size_t len, void *desc, uint64_t data,
 				 fi_addr_t dest_addr, void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -404,7 +404,7 @@ static ssize_t shim_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 
@@ -462,7 +462,7 @@ static ssize_t shim_tagged_send(struct fid_ep *ep_fid, const void *buf,
 				size_t len, void *desc, fi_addr_t dest_addr,
 				uint64_t tag, void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -476,7 +476,7 @@ static ssize_t shim_tagged_sendv(struct fid_ep *ep_fid,
 				 size_t count, fi_addr_t dest_addr,
 				 uint64_t tag, void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_TSEND, iov, count, dest_addr, tag, 0,
@@ -493,7 +493,7 @@ static ssize_t shim_tagged_sendmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->data,
 			 msg->context, flags, false);
 }
@@ -504,7 +504,7 @@ static ssize_t shim_tagged_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, 0, NULL, 0, true);
 }
 
@@ -513,7 +513,7 @@ static ssize_t shim_tagged_senddata(struct fid_ep *ep_fid, const void *buf,
 				    fi_addr_t dest_addr, uint64_t tag,
 				    void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -527,7 +527,7 @@ static ssize_t shim_tagged_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 

@@ -547,7 +547,7 @@ int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	ret = shim_srx_context(domain, &a, rx_ep, NULL);
 	if (ret)
 		return ret;
-	srx = to_kfab_srx(*rx_ep);
+	srx = to_shim_srx(*rx_ep);
 	ps = shim_psrx_new(srx, owner, false);
 	if (!ps) {
 		(void)fi_close(&(*rx_ep)->fid);

@@ -280,7 +280,7 @@ static int shim_srx_rx_ctx(struct fid_ep *sep, int index,
 /* The free slots of its ring, at any time (an SRX has no enabled state). */
 static ssize_t shim_srx_rx_size_left(struct fid_ep *ep)
 {
-	struct shim_srx *srx = to_kfab_srx(ep);
+	struct shim_srx *srx = to_shim_srx(ep);
 	ssize_t ret;
 
 	pthread_mutex_lock(&srx->lock);
@@ -352,7 +352,7 @@ static const struct fi_ops_cm shim_srx_cm_ops = {
 int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		     struct fid_ep **rx_ep, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_srx_open cmd = { 0 };
 	struct shim_srx *srx;
 	int ret;
