@@ -32,7 +32,6 @@
 
 #include "barrier.h"
 #include "internal.h"
-#include "peer.h"
 
 #define SHIM_ADDR_PREFIX	"fi_kfab://"
 #define SHIM_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)

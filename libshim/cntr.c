@@ -276,7 +276,7 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
 	/*
 	 * fi_peer(3): a provider without peer counters fails FI_PEER with
 	 * -FI_EINVAL, as for CQs.  libfabric 1.17 has no fid_peer_cntr
-	 * (peer_compat.h, SHIM_PEER_HAVE_CNTR) and kfab builds none.
+	 * (peer/compat.h, SHIM_PEER_HAVE_CNTR) and kfab builds none.
 	 */
 	if (attr->flags & FI_PEER)
 		return -FI_EINVAL;

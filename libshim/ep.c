@@ -32,7 +32,6 @@
 
 #include "barrier.h"
 #include "internal.h"
-#include "peer.h"
 
 /* What kfab offers when fi_info's caps leave it to the provider. */
 #define SHIM_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
@@ -1085,7 +1084,7 @@ err_free:
 
 /*
  * fi_endpoint2(): flags 0 is fi_endpoint().  FI_PEER_TRANSFER (fi_peer(3)):
- * @context is the owner's struct fi_peer_transfer_context (peer_av.c);
+ * @context is the owner's struct fi_peer_transfer_context (peer/av.c);
  * any other flag is -FI_EBADFLAGS.
  */
 int shim_endpoint2(struct fid_domain *domain, struct fi_info *info,

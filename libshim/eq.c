@@ -60,7 +60,6 @@
 #include <rdma/fi_eq.h>
 
 #include "internal.h"
-#include "peer.h"
 
 /**
  * struct shim_eq_entry - one event in an EQ
@@ -103,7 +102,7 @@ struct shim_eq_entry {
  * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD), else -1; its counter is
  *	 1 while @count > 0 and 0 otherwise
  * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
- *	goes (peer_av.c); else NULL
+ *	goes (peer/av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
  */
 struct shim_eq {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshim: peer shared receive contexts (fi_peer(3)), both roles.
+ * libshim/peer: peer shared receive contexts (fi_peer(3)), both roles;
+ * srx.c reaches this file through struct shim_srx_hooks (internal.h).
  *
  * The kernel matches nothing here.  A kfab SRX in peer mode has no receive
  * posted in the kernel, so every message sent to one of its endpoints
@@ -19,12 +20,13 @@
  *
  * The kernel completes those requests on the CQ of the endpoint the
  * message was sent to (a peek that finds nothing, on the first endpoint's):
- * shim_psrx_intercept(), called by cq.c for every completion whose
- * context is a slot, swallows the engine's own and rewrites a claim's into
- * the completion of the owner's receive (its context).  Owner callbacks
- * are never made from there, only from shim_psrx_progress_all(), which
- * every read of a kfab CQ calls first, serialised per engine, as the spec
- * wants ("the get and queue calls should be serialized").
+ * shim_psrx_filter(), the filter of every CQ's hooks (cq.c) while an
+ * engine exists, drops the engine's own and rewrites a claim's into the
+ * completion of the owner's receive (its context).  Owner callbacks are
+ * never made from there, only from shim_psrx_progress_all(), which every
+ * read of a kfab CQ calls first (the hooks' progress), serialised per
+ * engine, as the spec wants ("the get and queue calls should be
+ * serialized").
  *
  * kfab as the owner: fi_get_val(KFAB_FID_PEER_EXPORT) on a kfab SRX turns
  * it into an SRX whose receives live here, in posting order, and whose
@@ -41,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "barrier.h"
+#include "../barrier.h"
 #include "peer.h"
 
 #define SHIM_PSRX_SLOTS	256
@@ -111,6 +113,13 @@ struct shim_psrx {
 	struct shim_psrx *next;
 	struct shim_psrx_slot slots[SHIM_PSRX_SLOTS];
 };
+
+static const struct shim_srx_hooks shim_psrx_srx_hooks;
+
+static struct shim_psrx *to_shim_psrx(struct shim_srx *srx)
+{
+	return srx->peer;
+}
 
 /* Every engine, for cq.c's lookups; shim_psrx_count is read unlocked. */
 static pthread_rwlock_t shim_psrx_rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -236,13 +245,13 @@ static const struct fi_ops_srx_peer shim_psrx_peer_ops = {
 	.discard_tag = shim_psrx_discard,
 };
 
-/* ---- intercepting the engine's completions (cq.c) ---- */
+/* ---- filtering the engine's completions (the CQ hooks, cq.c) ---- */
 
-int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
+int shim_psrx_filter(struct kfab_cq_entry *e, int err, bool commit)
 {
 	struct shim_psrx_slot *s;
 	struct shim_psrx *ps;
-	int ret = SHIM_PSRX_NOT_MINE;
+	int ret = SHIM_CQ_KEEP;
 
 	pthread_rwlock_rdlock(&shim_psrx_rw);
 	s = shim_psrx_slot_of(e->op_context);
@@ -251,13 +260,13 @@ int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 	ps = s->ps;
 	pthread_mutex_lock(&ps->lock);
 	if (ps->dead) {
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		pthread_mutex_unlock(&ps->lock);
 		goto out;
 	}
 	switch (s->state) {
 	case SHIM_SLOT_PEEK:
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		if (!commit)
 			break;
 		ps->peeking[s->kind] = false;
@@ -282,22 +291,22 @@ int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 		e->op_context = (uintptr_t)s->entry->context;
 		if (s->entry->count && s->entry->iov)
 			e->buf = (uintptr_t)s->entry->iov[0].iov_base;
-		ret = SHIM_PSRX_PASS;
+		ret = SHIM_CQ_KEEP;
 		if (!err && ps->honor_completion &&
 		    !(s->entry->flags & FI_COMPLETION))
-			ret = SHIM_PSRX_SWALLOW;
+			ret = SHIM_CQ_DROP;
 		if (commit)
 			s->state = SHIM_SLOT_DONE;
 		break;
 	case SHIM_SLOT_DISCARD:
 		/* fi_peer(3): no completion for a discarded message. */
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		if (commit)
 			s->state = SHIM_SLOT_DONE;
 		break;
 	default:
 		/* Stale: a request of a state since left. */
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		break;
 	}
 	pthread_mutex_unlock(&ps->lock);
@@ -470,6 +479,8 @@ static void shim_psrx_register(struct shim_psrx *ps)
 	shim_psrx_list = ps;
 	shim_write_once(&shim_psrx_count, shim_psrx_count + 1);
 	pthread_rwlock_unlock(&shim_psrx_rw);
+	/* From now on every CQ may carry an engine's completions. */
+	shim_cq_set_global_hooks(&shim_psrx_cq_hooks);
 }
 
 /*
@@ -566,7 +577,7 @@ int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	} else {
 		owner->peer_ops = (struct fi_ops_srx_peer *)&shim_psrx_peer_ops;
 	}
-	srx->psrx = ps;
+	shim_srx_set_hooks(srx, &shim_psrx_srx_hooks, ps);
 	shim_psrx_register(ps);
 	return 0;
 }
@@ -870,9 +881,10 @@ static const struct fi_ops_srx_owner shim_srx_owner_ops = {
 
 /* ---- the application's receives on an exported SRX (srx.c hooks) ---- */
 
-ssize_t shim_srx_peer_post(struct shim_srx *srx, const struct kfab_sqe *sqe)
+static ssize_t shim_psrx_srx_post(struct shim_srx *srx,
+				  const struct kfab_sqe *sqe)
 {
-	struct shim_srx_owner *own = srx->psrx->own;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 	struct shim_rxe *p, *u;
 	uint8_t i;
 
@@ -918,9 +930,9 @@ static bool shim_match_context(const struct shim_rxe *p, const void *arg)
 	return p->pe.context == arg;
 }
 
-ssize_t shim_srx_peer_cancel(struct shim_srx *srx, void *context)
+static ssize_t shim_psrx_srx_cancel(struct shim_srx *srx, void *context)
 {
-	struct shim_srx_owner *own = srx->psrx->own;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 	struct fi_cq_err_entry err = { 0 };
 	struct shim_cq *cq = NULL;
 	struct shim_rxe *p;
@@ -955,9 +967,9 @@ ssize_t shim_srx_peer_cancel(struct shim_srx *srx, void *context)
 	return cq ? shim_cq_inject_err(cq, &err) : 0;
 }
 
-void shim_srx_peer_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
+static void shim_psrx_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 {
-	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 
 	if (!own)
 		return;
@@ -967,9 +979,9 @@ void shim_srx_peer_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 	pthread_mutex_unlock(&own->lock);
 }
 
-void shim_srx_peer_ep_unbound(struct shim_srx *srx, struct shim_ep *ep)
+static void shim_psrx_srx_ep_unbound(struct shim_srx *srx, struct shim_ep *ep)
 {
-	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 
 	if (!own)
 		return;
@@ -1170,7 +1182,7 @@ static int shim_srx_owner_new(struct shim_srx *srx)
 		return -FI_ENOMEM;
 	}
 	ps->own = own;
-	srx->psrx = ps;
+	shim_srx_set_hooks(srx, &shim_psrx_srx_hooks, ps);
 	shim_psrx_register(ps);
 	return 0;
 }
@@ -1185,9 +1197,9 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val)
 	if (!out)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&srx->lock);
-	if (srx->psrx && !srx->psrx->own) {
+	if (srx->peer && !to_shim_psrx(srx)->own) {
 		ret = -FI_EINVAL;	/* a peer SRX of another owner */
-	} else if (!srx->psrx) {
+	} else if (!srx->peer) {
 		/*
 		 * Receives already in the kernel, or endpoints already
 		 * matched there, would bypass the lists.
@@ -1201,7 +1213,7 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val)
 	pthread_mutex_unlock(&srx->lock);
 	if (ret)
 		return ret;
-	own = srx->psrx->own;
+	own = to_shim_psrx(srx)->own;
 	obj = calloc(1, sizeof(*obj));
 	if (!obj)
 		return -FI_ENOMEM;
@@ -1214,9 +1226,9 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val)
 	return 0;
 }
 
-int shim_srx_peer_close(struct shim_srx *srx)
+static int shim_psrx_srx_close(struct shim_srx *srx)
 {
-	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 	struct shim_peer_srx_obj *obj;
 	int ret = 0;
 
@@ -1239,16 +1251,12 @@ out:
 	return ret;
 }
 
-void shim_srx_peer_free(struct shim_srx *srx)
+static void shim_psrx_srx_free(struct shim_srx *srx)
 {
-	struct shim_psrx *ps = srx->psrx;
-	struct shim_srx_owner *own;
+	struct shim_psrx *ps = to_shim_psrx(srx);
+	struct shim_srx_owner *own = ps->own;
 	int k;
 
-	if (!ps)
-		return;
-	own = ps->own;
-	srx->psrx = NULL;
 	shim_psrx_free(ps);
 	if (!own)
 		return;
@@ -1260,3 +1268,12 @@ void shim_srx_peer_free(struct shim_srx *srx)
 	pthread_mutex_destroy(&own->lock);
 	free(own);
 }
+
+static const struct shim_srx_hooks shim_psrx_srx_hooks = {
+	.post = shim_psrx_srx_post,
+	.cancel = shim_psrx_srx_cancel,
+	.ep_enabled = shim_psrx_srx_ep_enabled,
+	.ep_unbound = shim_psrx_srx_ep_unbound,
+	.close = shim_psrx_srx_close,
+	.free = shim_psrx_srx_free,
+};
