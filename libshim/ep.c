@@ -582,7 +582,7 @@ static ssize_t shim_ep_rx_size_left(struct fid_ep *ep_fid)
 {
 	struct shim_ep *ep = to_shim_ep(ep_fid);
 
-	/* Its receives are the SRX's: see shim_recv() in msg.c. */
+	/* Its receive context is the SRX: see shim_post_recv() in msg.c. */
 	if (shim_read_once(&ep->srx))
 		return -FI_EOPBADSTATE;
 	return shim_ep_ring_space(ep);

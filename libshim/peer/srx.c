@@ -585,12 +585,13 @@ int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 /* ---- kfab as the owner ---- */
 
 /**
- * struct shim_rxe - an fi_peer_rx_entry of kfab's
+ * struct shim_rxe - an fi_peer_rx_entry of kfab's: a posted receive (a
+ *	recv) or an unexpected message
  * @pe: what the peer sees
- * @next: the list it is on (posted or unexpected), if any
+ * @next: the list it is on (recvs or unexpected), if any
  * @kind: SHIM_KIND_*
- * @ignore: a posted tagged receive's ignore bits
- * @directed: a posted receive for one source (@pe.addr, of kfab's AV)
+ * @ignore: a tagged recv's ignore bits
+ * @directed: a recv for one source (@pe.addr, of kfab's AV)
  * @from: unexpected: the peer object it arrived through
  * @iov, @desc: storage @pe points to
  */
@@ -633,7 +634,7 @@ struct shim_rxe_list {
  * struct shim_srx_owner - a kfab SRX exported to peers
  * @srx: the SRX
  * @lock: protects the lists and @objs
- * @posted: receives posted, per kind, oldest first
+ * @recvs: the posted receives (recvs), per kind, oldest first
  * @unexp: messages no receive matched yet, per kind, oldest first
  * @objs: the objects handed out to peers
  * @self: the object of kfab's own engine
@@ -645,7 +646,7 @@ struct shim_rxe_list {
 struct shim_srx_owner {
 	struct shim_srx *srx;
 	pthread_mutex_t lock;
-	struct shim_rxe_list posted[2], unexp[2], to_start;
+	struct shim_rxe_list recvs[2], unexp[2], to_start;
 	struct shim_peer_srx_obj *objs;
 	struct shim_peer_srx_obj self;
 	struct shim_ep *cancel_ep;
@@ -690,41 +691,41 @@ struct shim_arrival {
 	bool internal;
 };
 
-/* A posted receive @p for a message (directed ones: kfab's sources only). */
-static bool shim_posted_matches(const struct shim_rxe *p,
+/* The recv @recv for a message (directed ones: kfab's sources only). */
+static bool shim_recv_matches(const struct shim_rxe *recv,
 				const struct shim_arrival *a, int kind)
 {
-	if (p->directed && (!a->internal || a->addr != p->pe.addr))
+	if (recv->directed && (!a->internal || a->addr != recv->pe.addr))
 		return false;
-	if (kind == SHIM_KIND_TAG && ((p->pe.tag ^ a->tag) & ~p->ignore))
+	if (kind == SHIM_KIND_TAG && ((recv->pe.tag ^ a->tag) & ~recv->ignore))
 		return false;
 	return true;
 }
 
-static bool shim_match_msg(const struct shim_rxe *p, const void *arg)
+static bool shim_match_msg(const struct shim_rxe *recv, const void *arg)
 {
-	return shim_posted_matches(p, arg, SHIM_KIND_MSG);
+	return shim_recv_matches(recv, arg, SHIM_KIND_MSG);
 }
 
-static bool shim_match_tag(const struct shim_rxe *p, const void *arg)
+static bool shim_match_tag(const struct shim_rxe *recv, const void *arg)
 {
-	return shim_posted_matches(p, arg, SHIM_KIND_TAG);
+	return shim_recv_matches(recv, arg, SHIM_KIND_TAG);
 }
 
 /* An unexpected message @u for the posted receive @arg. */
 static bool shim_match_unexp(const struct shim_rxe *u, const void *arg)
 {
-	const struct shim_rxe *p = arg;
+	const struct shim_rxe *recv = arg;
 	struct shim_arrival a = {
 		.addr = u->pe.addr, .tag = u->pe.tag,
 		.internal = u->from && u->from->internal,
 	};
 
-	return shim_posted_matches(p, &a, p->kind);
+	return shim_recv_matches(recv, &a, recv->kind);
 }
 
-/* The same, the other way round: a posted receive @p for the message @arg. */
-static bool shim_match_unexp_rev(const struct shim_rxe *p, const void *arg)
+/* The same, the other way round: the recv @recv for the message @arg. */
+static bool shim_match_unexp_rev(const struct shim_rxe *recv, const void *arg)
 {
 	const struct shim_rxe *u = arg;
 	struct shim_arrival a = {
@@ -732,7 +733,7 @@ static bool shim_match_unexp_rev(const struct shim_rxe *p, const void *arg)
 		.internal = u->from && u->from->internal,
 	};
 
-	return shim_posted_matches(p, &a, u->kind);
+	return shim_recv_matches(recv, &a, u->kind);
 }
 
 static struct shim_rxe *shim_rxe_new(void)
@@ -747,15 +748,15 @@ static struct shim_rxe *shim_rxe_new(void)
 }
 
 /* A posted receive's buffers and context into an unexpected entry. */
-static void shim_rxe_fill(struct shim_rxe *u, const struct shim_rxe *p)
+static void shim_rxe_fill(struct shim_rxe *u, const struct shim_rxe *recv)
 {
-	memcpy(u->iov, p->iov, sizeof(u->iov));
-	memcpy(u->desc, p->desc, sizeof(u->desc));
+	memcpy(u->iov, recv->iov, sizeof(u->iov));
+	memcpy(u->desc, recv->desc, sizeof(u->desc));
 	u->pe.iov = u->iov;
 	u->pe.desc = u->desc;
-	u->pe.count = p->pe.count;
-	u->pe.context = p->pe.context;
-	u->pe.flags = p->pe.flags;
+	u->pe.count = recv->pe.count;
+	u->pe.context = recv->pe.context;
+	u->pe.flags = recv->pe.flags;
 }
 
 static int shim_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
@@ -773,7 +774,7 @@ static int shim_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
 	if (!entry)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&own->lock);
-	r = shim_rxe_take(&own->posted[kind],
+	r = shim_rxe_take(&own->recvs[kind],
 			  tagged ? shim_match_tag : shim_match_msg, &a);
 	pthread_mutex_unlock(&own->lock);
 	if (r) {
@@ -817,7 +818,7 @@ static int shim_owner_queue(struct fi_peer_rx_entry *e)
 	struct shim_rxe *u = container_of(e, struct shim_rxe, pe);
 	struct shim_peer_srx_obj *obj;
 	struct shim_srx_owner *own;
-	struct shim_rxe *p;
+	struct shim_rxe *recv;
 
 	if (!e || !e->srx)
 		return -FI_EINVAL;
@@ -830,15 +831,15 @@ static int shim_owner_queue(struct fi_peer_rx_entry *e)
 	 * peer is started at the next progress: calling back into it from
 	 * inside its own queue call could find its locks held.
 	 */
-	p = shim_rxe_take(&own->posted[u->kind], shim_match_unexp_rev, u);
-	if (p) {
-		shim_rxe_fill(u, p);
+	recv = shim_rxe_take(&own->recvs[u->kind], shim_match_unexp_rev, u);
+	if (recv) {
+		shim_rxe_fill(u, recv);
 		shim_rxe_append(&own->to_start, u);
 	} else {
 		shim_rxe_append(&own->unexp[u->kind], u);
 	}
 	pthread_mutex_unlock(&own->lock);
-	free(p);
+	free(recv);
 	return 0;
 }
 
@@ -885,7 +886,7 @@ static ssize_t shim_psrx_srx_post(struct shim_srx *srx,
 				  const struct kfab_sqe *sqe)
 {
 	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
-	struct shim_rxe *p, *u;
+	struct shim_rxe *recv, *u;
 	uint8_t i;
 
 	/* kfab as the peer: receives are the owner's (fi_peer(3)). */
@@ -894,40 +895,42 @@ static ssize_t shim_psrx_srx_post(struct shim_srx *srx,
 	if (sqe->flags & (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK |
 			  KFAB_SQE_CLAIM | KFAB_SQE_DISCARD))
 		return -FI_EBADFLAGS;
-	p = shim_rxe_new();
-	if (!p)
+	recv = shim_rxe_new();
+	if (!recv)
 		return -FI_ENOMEM;
-	p->kind = sqe->opcode == KFAB_OP_TRECV ? SHIM_KIND_TAG : SHIM_KIND_MSG;
-	p->pe.context = (void *)(uintptr_t)sqe->context;
-	p->pe.count = sqe->iov_count;
+	recv->kind = sqe->opcode == KFAB_OP_TRECV ? SHIM_KIND_TAG :
+						    SHIM_KIND_MSG;
+	recv->pe.context = (void *)(uintptr_t)sqe->context;
+	recv->pe.count = sqe->iov_count;
 	for (i = 0; i < sqe->iov_count && i < KFAB_IOV_MAX; i++) {
-		p->iov[i].iov_base = (void *)(uintptr_t)sqe->iov[i].base;
-		p->iov[i].iov_len = sqe->iov[i].len;
+		recv->iov[i].iov_base = (void *)(uintptr_t)sqe->iov[i].base;
+		recv->iov[i].iov_len = sqe->iov[i].len;
 	}
-	p->pe.addr = sqe->addr;
-	p->directed = sqe->addr != FI_ADDR_UNSPEC;
-	p->pe.tag = p->kind == SHIM_KIND_TAG ? sqe->tag : 0;
-	p->ignore = sqe->ignore;
-	p->pe.flags = FI_RECV | (p->kind == SHIM_KIND_TAG ? FI_TAGGED : FI_MSG);
+	recv->pe.addr = sqe->addr;
+	recv->directed = sqe->addr != FI_ADDR_UNSPEC;
+	recv->pe.tag = recv->kind == SHIM_KIND_TAG ? sqe->tag : 0;
+	recv->ignore = sqe->ignore;
+	recv->pe.flags = FI_RECV |
+			 (recv->kind == SHIM_KIND_TAG ? FI_TAGGED : FI_MSG);
 	if (sqe->flags & KFAB_SQE_COMPLETION)
-		p->pe.flags |= FI_COMPLETION;
+		recv->pe.flags |= FI_COMPLETION;
 
 	pthread_mutex_lock(&own->lock);
-	u = shim_rxe_take(&own->unexp[p->kind], shim_match_unexp, p);
+	u = shim_rxe_take(&own->unexp[recv->kind], shim_match_unexp, recv);
 	if (!u)
-		shim_rxe_append(&own->posted[p->kind], p);
+		shim_rxe_append(&own->recvs[recv->kind], recv);
 	pthread_mutex_unlock(&own->lock);
 	if (!u)
 		return 0;
 	/* A message waits: its peer moves it in (start_msg/start_tag). */
-	shim_rxe_fill(u, p);
-	free(p);
+	shim_rxe_fill(u, recv);
+	free(recv);
 	return shim_owner_start(u);
 }
 
-static bool shim_match_context(const struct shim_rxe *p, const void *arg)
+static bool shim_match_context(const struct shim_rxe *recv, const void *arg)
 {
-	return p->pe.context == arg;
+	return recv->pe.context == arg;
 }
 
 static ssize_t shim_psrx_srx_cancel(struct shim_srx *srx, void *context)
@@ -935,7 +938,7 @@ static ssize_t shim_psrx_srx_cancel(struct shim_srx *srx, void *context)
 	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 	struct fi_cq_err_entry err = { 0 };
 	struct shim_cq *cq = NULL;
-	struct shim_rxe *p;
+	struct shim_rxe *recv;
 	int kind;
 
 	if (!own)
@@ -947,23 +950,23 @@ static ssize_t shim_psrx_srx_cancel(struct shim_srx *srx, void *context)
 		return -FI_ENOENT;
 	}
 	for (kind = 0; kind < 2; kind++) {
-		p = shim_rxe_take(&own->posted[kind], shim_match_context,
+		recv = shim_rxe_take(&own->recvs[kind], shim_match_context,
 				  context);
-		if (p)
+		if (recv)
 			break;
 	}
-	if (p)
+	if (recv)
 		cq = own->cancel_ep->rx_cq;
 	pthread_mutex_unlock(&own->lock);
-	if (!p)
+	if (!recv)
 		return -FI_ENOENT;
 	/* fi_cancel(3): an error completion, FI_ECANCELED. */
 	err.op_context = context;
-	err.flags = p->pe.flags & (FI_RECV | FI_MSG | FI_TAGGED);
-	err.tag = p->pe.tag;
+	err.flags = recv->pe.flags & (FI_RECV | FI_MSG | FI_TAGGED);
+	err.tag = recv->pe.tag;
 	err.err = FI_ECANCELED;
 	err.prov_errno = FI_ECANCELED;
-	free(p);
+	free(recv);
 	return cq ? shim_cq_inject_err(cq, &err) : 0;
 }
 
@@ -1261,7 +1264,7 @@ static void shim_psrx_srx_free(struct shim_srx *srx)
 	if (!own)
 		return;
 	for (k = 0; k < 2; k++) {
-		shim_rxe_free_list(&own->posted[k], NULL);
+		shim_rxe_free_list(&own->recvs[k], NULL);
 		shim_rxe_free_list(&own->unexp[k], NULL);
 	}
 	shim_rxe_free_list(&own->to_start, NULL);
