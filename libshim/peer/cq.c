@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libshim/peer: peer CQs (fi_peer(3)), both roles, and the CQ hooks
- * (struct shim_cq_hooks, internal.h) through which cq.c calls in here.
+ * (struct shim_cq_hooks, internal.h) through which libshim/cq.c calls in
+ * here.
  *
  * kfab as the peer: the owner opens a kfab CQ with FI_PEER and a struct
  * fi_peer_cq_context.  The kernel CQ and its ring exist as for any CQ (the
@@ -55,39 +56,40 @@ static int shim_psrx_hook_filter(struct shim_cq *cq, struct kfab_cq_entry *e,
 }
 
 /* A CQ without a queue of its own in the library. */
-static size_t shim_no_queued(struct shim_cq *cq)
+static size_t shim_cq_no_queued(struct shim_cq *cq)
 {
 	(void)cq;
 	return 0;
 }
 
-static size_t shim_no_pop(struct shim_cq *cq, struct kfab_cq_entry *out,
-			  size_t max)
+static size_t shim_cq_no_pop(struct shim_cq *cq, struct kfab_cq_entry *out,
+			     size_t max)
 {
 	(void)cq; (void)out; (void)max;
 	return 0;
 }
 
-static bool shim_no_err_queued(struct shim_cq *cq)
+static bool shim_cq_no_err_queued(struct shim_cq *cq)
 {
 	(void)cq;
 	return false;
 }
 
-static int shim_no_pop_err(struct shim_cq *cq, struct fi_cq_err_entry *err,
-			   void *data, size_t *len)
+static int shim_cq_no_pop_err(struct shim_cq *cq,
+			      struct fi_cq_err_entry *err, void *data,
+			      size_t *len)
 {
 	(void)cq; (void)err; (void)data; (void)len;
 	return -FI_EAGAIN;
 }
 
-static int shim_no_close(struct shim_cq *cq)
+static int shim_cq_no_close(struct shim_cq *cq)
 {
 	(void)cq;
 	return 0;
 }
 
-static void shim_no_free(struct shim_cq *cq)
+static void shim_cq_no_free(struct shim_cq *cq)
 {
 	(void)cq;
 }
@@ -95,12 +97,12 @@ static void shim_no_free(struct shim_cq *cq)
 const struct shim_cq_hooks shim_psrx_cq_hooks = {
 	.progress = shim_psrx_hook_progress,
 	.filter = shim_psrx_hook_filter,
-	.queued = shim_no_queued,
-	.pop = shim_no_pop,
-	.err_queued = shim_no_err_queued,
-	.pop_err = shim_no_pop_err,
-	.close = shim_no_close,
-	.free = shim_no_free,
+	.queued = shim_cq_no_queued,
+	.pop = shim_cq_no_pop,
+	.err_queued = shim_cq_no_err_queued,
+	.pop_err = shim_cq_no_pop_err,
+	.close = shim_cq_no_close,
+	.free = shim_cq_no_free,
 };
 
 /* ---- kfab as the peer ---- */
@@ -307,11 +309,11 @@ static const struct fi_ops_cq shim_cq_peer_ops = {
 static const struct shim_cq_hooks shim_cq_peer_hooks = {
 	.progress = shim_psrx_hook_progress,
 	.filter = shim_psrx_hook_filter,
-	.queued = shim_no_queued,
-	.pop = shim_no_pop,
-	.err_queued = shim_no_err_queued,
-	.pop_err = shim_no_pop_err,
-	.close = shim_no_close,
+	.queued = shim_cq_no_queued,
+	.pop = shim_cq_no_pop,
+	.err_queued = shim_cq_no_err_queued,
+	.pop_err = shim_cq_no_pop_err,
+	.close = shim_cq_no_close,
 	.free = shim_cq_peer_free,
 };
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshim/peer: peer shared receive contexts (fi_peer(3)), both roles;
- * srx.c reaches this file through struct shim_srx_hooks (internal.h).
+ * libshim/peer: peer shared receive contexts (fi_peer(3)), both roles.
+ * libshim/srx.c reaches this file through struct shim_srx_hooks, and
+ * libshim/cq.c through the CQ hooks of peer/cq.c (internal.h).
  *
  * The kernel matches nothing here.  A kfab SRX in peer mode has no receive
  * posted in the kernel, so every message sent to one of its endpoints
@@ -20,7 +21,7 @@
  *
  * The kernel completes those requests on the CQ of the endpoint the
  * message was sent to (a peek that finds nothing, on the first endpoint's):
- * shim_psrx_filter(), the filter of every CQ's hooks (cq.c) while an
+ * shim_psrx_filter(), the filter of every CQ's hooks (peer/cq.c) while an
  * engine exists, drops the engine's own and rewrites a claim's into the
  * completion of the owner's receive (its context).  Owner callbacks are
  * never made from there, only from shim_psrx_progress_all(), which every
@@ -121,7 +122,7 @@ static struct shim_psrx *to_shim_psrx(struct shim_srx *srx)
 	return srx->peer;
 }
 
-/* Every engine, for cq.c's lookups; shim_psrx_count is read unlocked. */
+/* Every engine, for the CQ hooks; shim_psrx_count is read unlocked. */
 static pthread_rwlock_t shim_psrx_rw = PTHREAD_RWLOCK_INITIALIZER;
 static struct shim_psrx *shim_psrx_list;
 static unsigned int shim_psrx_count;
@@ -245,7 +246,7 @@ static const struct fi_ops_srx_peer shim_psrx_peer_ops = {
 	.discard_tag = shim_psrx_discard,
 };
 
-/* ---- filtering the engine's completions (the CQ hooks, cq.c) ---- */
+/* ---- filtering the engine's completions (the CQ hooks, peer/cq.c) ---- */
 
 int shim_psrx_filter(struct kfab_cq_entry *e, int err, bool commit)
 {
