@@ -392,7 +392,21 @@ static bool shim_cq_hold_err_locked(struct shim_cq *cq)
 	return cq->err_held;
 }
 
-/* An error completion waits: the kernel's, or one the hooks queued. */
+/*
+ * An error completion waits: the kernel's, or one the hooks queued.  With
+ * hooks, a kernel error counts only once their filter kept it.  Called
+ * with cq->lock held.
+ */
+static bool shim_cq_err_waiting_locked(struct shim_cq *cq)
+{
+	if (shim_cq_hooks(cq) && shim_read_once(cq->err_count) &&
+	    shim_cq_hold_err_locked(cq))
+		return true;
+	return cq->err_held || shim_read_once(cq->err_count) ||
+	       shim_cq_hook_err_queued(cq);
+}
+
+/* The same without the lock, which it takes only to filter an error. */
 static bool shim_cq_err_waiting(struct shim_cq *cq)
 {
 	bool held;
@@ -709,7 +723,7 @@ static void shim_cq_block(struct shim_cq *cq, int left, uint32_t threshold)
 	shim_smp_mb();
 
 	pthread_mutex_lock(&cq->lock);
-	ready = shim_cq_err_waiting(cq) ||
+	ready = shim_cq_err_waiting_locked(cq) ||
 		shim_cq_pending(cq) >= threshold ||
 		cq->signaled;
 	pthread_mutex_unlock(&cq->lock);
@@ -846,7 +860,7 @@ static int shim_cq_trywait(struct shim_cq *cq)
 	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
 	shim_smp_mb();
 	pthread_mutex_lock(&cq->lock);
-	ready = shim_cq_err_waiting(cq) || shim_cq_pending(cq);
+	ready = shim_cq_err_waiting_locked(cq) || shim_cq_pending(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return ready ? -FI_EAGAIN : 0;
 }
