@@ -637,7 +637,8 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val);
  * process has a peer SRX (its completions come through the CQs of its
  * endpoints, and every read of any CQ drives its progress).  Every member
  * is set.  None is called with cq->lock held, except @filter, @queued,
- * @pop and @pop_err, which take only leaf locks of the extension.
+ * @pop, @err_queued and @pop_err, which take only leaf locks of the
+ * extension.
  */
 #define SHIM_CQ_KEEP	0
 #define SHIM_CQ_DROP	1
