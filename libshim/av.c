@@ -32,7 +32,6 @@
 
 #include "barrier.h"
 #include "internal.h"
-#include "peer.h"
 
 #define SHIM_ADDR_PREFIX	"fi_kfab://"
 #define SHIM_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)
@@ -822,7 +821,7 @@ static int shim_av_open_check(const struct fi_av_attr *attr)
 int shim_av_open(struct fid_domain *domain, struct fi_av_attr *attr,
 		 struct fid_av **av_fid, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_av_open cmd = { 0 };
 	struct fi_av_attr peer_attr;
 	struct fid_peer_av *peer_av;

@@ -47,7 +47,7 @@ struct shim_cntr {
 	struct shim_ep_list eps;
 };
 
-static inline struct shim_cntr *to_kfab_cntr(struct fid_cntr *cntr)
+static inline struct shim_cntr *to_shim_cntr(struct fid_cntr *cntr)
 {
 	return container_of(cntr, struct shim_cntr, cntr_fid);
 }
@@ -76,7 +76,7 @@ static void shim_cntr_values(struct shim_cntr *cntr, uint64_t *value,
 
 static uint64_t shim_cntr_read(struct fid_cntr *cntr_fid)
 {
-	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_shim_cntr(cntr_fid);
 	uint64_t value, err;
 
 	shim_ep_list_progress(&cntr->eps);
@@ -86,7 +86,7 @@ static uint64_t shim_cntr_read(struct fid_cntr *cntr_fid)
 
 static uint64_t shim_cntr_readerr(struct fid_cntr *cntr_fid)
 {
-	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_shim_cntr(cntr_fid);
 	uint64_t value, err;
 
 	shim_ep_list_progress(&cntr->eps);
@@ -96,7 +96,7 @@ static uint64_t shim_cntr_readerr(struct fid_cntr *cntr_fid)
 
 static int shim_cntr_op(struct fid_cntr *cntr_fid, uint32_t op, uint64_t value)
 {
-	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_shim_cntr(cntr_fid);
 
 	return shim_dev_cntr_update(cntr->fd, cntr->id, op, value);
 }
@@ -128,7 +128,7 @@ static int shim_cntr_seterr(struct fid_cntr *cntr_fid, uint64_t value)
 static int shim_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 			  int timeout)
 {
-	struct shim_cntr *cntr = to_kfab_cntr(cntr_fid);
+	struct shim_cntr *cntr = to_shim_cntr(cntr_fid);
 	uint64_t value, err, err0;
 	struct timespec start;
 	bool pending;
@@ -276,7 +276,7 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
 	/*
 	 * fi_peer(3): a provider without peer counters fails FI_PEER with
 	 * -FI_EINVAL, as for CQs.  libfabric 1.17 has no fid_peer_cntr
-	 * (peer_compat.h, SHIM_PEER_HAVE_CNTR) and kfab builds none.
+	 * (peer/compat.h, SHIM_PEER_HAVE_CNTR) and kfab builds none.
 	 */
 	if (attr->flags & FI_PEER)
 		return -FI_EINVAL;
@@ -316,7 +316,7 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		.events = FI_CNTR_EVENTS_COMP,
 		.wait_obj = FI_WAIT_NONE,
 	};
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_cntr_open cmd = { 0 };
 	struct shim_cntr *cntr;
 	int ret;

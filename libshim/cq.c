@@ -31,7 +31,6 @@
 
 #include "barrier.h"
 #include "internal.h"
-#include "peer.h"
 
 /**
  * struct shim_cq - a fid_cq
@@ -63,12 +62,12 @@
  *	(under @lock)
  * @err_data: the provider's err_data buffer (fi_cq_readerr(3))
  * @eps: the endpoints bound to the CQ, progressed before every read
- * @as_peer: opened with FI_PEER: the owner's fid_peer_cq and the state of
- *	forwarding to it (peer_cq.c), else NULL
- * @as_owner: exported to other providers (peer_cq.c), else NULL; set once
- * @err_held: @held is a kernel error taken out of the kernel to see
- *	whether it was the application's or a peer SRX's (peer_srx.c), and
- *	it was the application's: readerr returns it first (under @lock)
+ * @hooks: fi_peer(3) (peer/cq.c): the CQ was opened with FI_PEER or
+ *	exported to other providers; else NULL.  Set once, after @peer, and
+ *	read without @lock (shim_cq_hooks())
+ * @peer: the hooks' state
+ * @err_held: @held is a kernel error taken out of the kernel for the
+ *	hooks' filter, which kept it: readerr returns it first (under @lock)
  * @held: that error; its err_data is in @held_data
  */
 struct shim_cq {
@@ -100,14 +99,14 @@ struct shim_cq {
 	bool signaled;
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
 	struct shim_ep_list eps;
-	struct shim_cq_peer *as_peer;
-	struct shim_cq_owner *as_owner;
+	const struct shim_cq_hooks *hooks;
+	void *peer;
 	bool err_held;
 	struct kfab_cq_readerr held;
 	uint8_t held_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
-static inline struct shim_cq *to_kfab_cq(struct fid_cq *cq)
+static inline struct shim_cq *to_shim_cq(struct fid_cq *cq)
 {
 	return container_of(cq, struct shim_cq, cq_fid);
 }
@@ -279,30 +278,96 @@ static void shim_cq_user_ids(struct shim_cq *cq, fi_addr_t *src, size_t n)
 	pthread_mutex_unlock(&list->lock);
 }
 
+/* ---- fi_peer(3): the hooks (peer/cq.c) ---- */
+
+/* Every CQ's, once the process has a peer SRX; never unset. */
+static const struct shim_cq_hooks *shim_cq_global_hooks;
+
+/* The hooks of @cq, or NULL: a CQ that only kfab's kernel fills. */
+static const struct shim_cq_hooks *shim_cq_hooks(struct shim_cq *cq)
+{
+	const struct shim_cq_hooks *h = shim_load_acquire(&cq->hooks);
+
+	return h ? h : shim_load_acquire(&shim_cq_global_hooks);
+}
+
+void shim_cq_set_global_hooks(const struct shim_cq_hooks *hooks)
+{
+	shim_store_release(&shim_cq_global_hooks, hooks);
+}
+
+void *shim_cq_set_hooks(struct shim_cq *cq, const struct shim_cq_hooks *hooks,
+			void *peer)
+{
+	void *cur;
+
+	pthread_mutex_lock(&cq->lock);
+	if (!cq->hooks) {
+		cq->peer = peer;
+		/* Published whole: readers look without the lock. */
+		shim_store_release(&cq->hooks, hooks);
+	}
+	cur = cq->hooks == hooks ? cq->peer : NULL;
+	pthread_mutex_unlock(&cq->lock);
+	return cur;
+}
+
+void *shim_cq_peer(struct shim_cq *cq, const struct shim_cq_hooks *hooks)
+{
+	return shim_load_acquire(&cq->hooks) == hooks ? cq->peer : NULL;
+}
+
+static bool shim_cq_hook_progress(struct shim_cq *cq)
+{
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
+
+	return h && h->progress(cq);
+}
+
+static int shim_cq_hook_filter(struct shim_cq *cq, struct kfab_cq_entry *e,
+			       int err, bool commit)
+{
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
+
+	return h ? h->filter(cq, e, err, commit) : SHIM_CQ_KEEP;
+}
+
+static size_t shim_cq_hook_queued(struct shim_cq *cq)
+{
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
+
+	return h ? h->queued(cq) : 0;
+}
+
+static bool shim_cq_hook_err_queued(struct shim_cq *cq)
+{
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
+
+	return h && h->err_queued(cq);
+}
+
 /* ---- the ring ---- */
 
 /*
  * Entries the kernel has for us (in the ring and in its overflow list),
- * and those peers wrote (kfab as an owner).
+ * and those queued in the library (the hooks').
  */
 static uint32_t shim_cq_pending(struct shim_cq *cq)
 {
 	/* (C1): pairs with the kernel's release of tail (P2). */
 	uint32_t avail = shim_load_acquire(cq->tail) - cq->local_head;
-	struct shim_cq_owner *o = shim_cq_get_owner(cq);
 
 	if (avail > cq->entries)	/* cannot happen: the kernel wrote it */
 		avail = cq->entries;
 	avail += shim_read_once(cq->overflow);
-	if (o)
-		avail += (uint32_t)shim_cq_owner_count(o);
+	avail += (uint32_t)shim_cq_hook_queued(cq);
 	return avail;
 }
 
 /*
- * While a peer SRX exists, some kernel errors are its own (a peek that
- * found nothing): under cq->lock, take kernel errors out until one is the
- * application's, and hold it.  True when one is held.
+ * With hooks, some kernel errors may be the extension's own (a peer SRX's
+ * peek that found nothing): under cq->lock, take kernel errors out until
+ * the filter keeps one, and hold it.  True when one is held.
  */
 static bool shim_cq_hold_err_locked(struct shim_cq *cq)
 {
@@ -317,8 +382,8 @@ static bool shim_cq_hold_err_locked(struct shim_cq *cq)
 		if (shim_dev_cq_readerr(cq->fd, &cmd))
 			break;
 		e = cmd.out_entry;
-		if (shim_psrx_intercept(&e, cmd.out_err, true) ==
-		    SHIM_PSRX_SWALLOW)
+		if (shim_cq_hook_filter(cq, &e, cmd.out_err, true) ==
+		    SHIM_CQ_DROP)
 			continue;
 		cmd.out_entry = e;
 		cq->held = cmd;
@@ -327,12 +392,26 @@ static bool shim_cq_hold_err_locked(struct shim_cq *cq)
 	return cq->err_held;
 }
 
-/* An error completion waits: the kernel's, or one a peer wrote. */
+/*
+ * An error completion waits: the kernel's, or one the hooks queued.  With
+ * hooks, a kernel error counts only once their filter kept it.  Called
+ * with cq->lock held.
+ */
+static bool shim_cq_err_waiting_locked(struct shim_cq *cq)
+{
+	if (shim_cq_hooks(cq) && shim_read_once(cq->err_count) &&
+	    shim_cq_hold_err_locked(cq))
+		return true;
+	return cq->err_held || shim_read_once(cq->err_count) ||
+	       shim_cq_hook_err_queued(cq);
+}
+
+/* The same without the lock, which it takes only to filter an error. */
 static bool shim_cq_err_waiting(struct shim_cq *cq)
 {
 	bool held;
 
-	if (shim_psrx_active() && shim_read_once(cq->err_count)) {
+	if (shim_cq_hooks(cq) && shim_read_once(cq->err_count)) {
 		pthread_mutex_lock(&cq->lock);
 		held = shim_cq_hold_err_locked(cq);
 		pthread_mutex_unlock(&cq->lock);
@@ -340,7 +419,7 @@ static bool shim_cq_err_waiting(struct shim_cq *cq)
 			return true;
 	}
 	return cq->err_held || shim_read_once(cq->err_count) ||
-	       shim_cq_owner_has_err(shim_cq_get_owner(cq));
+	       shim_cq_hook_err_queued(cq);
 }
 
 /* readerr of a held error, with readerr's err_data rules (cq->lock held). */
@@ -414,19 +493,19 @@ static void shim_cq_copy(struct shim_cq *cq, void *buf, size_t i,
 }
 
 /*
- * Completions other providers wrote into the CQ (kfab as an owner) come
- * after the ring's; their sources are in the terms of the peer's AV, which
- * kfab cannot translate: FI_ADDR_NOTAVAIL.
+ * Completions queued in the library (other providers wrote them into an
+ * exported CQ) come after the ring's; their sources are in the terms of
+ * the peer's AV, which kfab cannot translate: FI_ADDR_NOTAVAIL.
  */
-static size_t shim_cq_read_owner(struct shim_cq *cq, void *buf, size_t first,
-				 size_t count, fi_addr_t *src_addr)
+static size_t shim_cq_read_queued(struct shim_cq *cq, void *buf, size_t first,
+				  size_t count, fi_addr_t *src_addr)
 {
-	struct shim_cq_owner *o = shim_cq_get_owner(cq);
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
 	struct kfab_cq_entry e[16];
 	size_t n = 0, got, i;
 
-	while (o && n < count) {
-		got = shim_cq_owner_pop(o, e, count - n < 16 ? count - n : 16);
+	while (h && n < count) {
+		got = h->pop(cq, e, count - n < 16 ? count - n : 16);
 		if (!got)
 			break;
 		for (i = 0; i < got; i++, n++) {
@@ -481,9 +560,8 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 			memcpy(&e, slot, esize);
 			shim_cq_payload(cq, slot, &e);
 			cq->local_head++;
-			/* A peer SRX's own request, or one to rewrite. */
-			if (shim_psrx_active() &&
-			    shim_psrx_intercept(&e, 0, true) == SHIM_PSRX_SWALLOW)
+			/* fi_peer(3): the extension's own, or one to rewrite. */
+			if (shim_cq_hook_filter(cq, &e, 0, true) == SHIM_CQ_DROP)
 				continue;
 			shim_cq_copy(cq, buf, n, &e);
 			if (src_addr)
@@ -500,21 +578,20 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 		    shim_load_acquire(cq->tail) == tail)
 			break;
 	}
-	return n + shim_cq_read_owner(cq, buf, n, count - n, src_addr);
+	return n + shim_cq_read_queued(cq, buf, n, count - n, src_addr);
 }
 
 static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 	size_t n;
 
 	if (count && !buf)
 		return -FI_EINVAL;
 	/* Manual progress: requests queued on bound endpoints go first. */
 	shim_ep_list_progress(&cq->eps);
-	shim_psrx_progress_all();
-	shim_cq_owner_progress(shim_cq_get_owner(cq));
+	shim_cq_hook_progress(cq);
 	/* An error waiting comes first (fi_cq(3)): no system call to know. */
 	if (shim_cq_err_waiting(cq))
 		return -FI_EAVAIL;
@@ -533,9 +610,11 @@ static ssize_t shim_cq_read(struct fid_cq *cq_fid, void *buf, size_t count)
 	return shim_cq_readfrom(cq_fid, buf, count, NULL);
 }
 
-/* An error a peer wrote (kfab as an owner), with readerr's err_data rules. */
-static ssize_t shim_cq_readerr_owner(struct shim_cq *cq,
-				     struct fi_cq_err_entry *buf, bool user_buf)
+/* An error queued by the hooks, with readerr's err_data rules. */
+static ssize_t shim_cq_readerr_queued(struct shim_cq *cq,
+				      const struct shim_cq_hooks *h,
+				      struct fi_cq_err_entry *buf,
+				      bool user_buf)
 {
 	struct fi_cq_err_entry err;
 	void *data = user_buf ? buf->err_data : cq->err_data;
@@ -543,7 +622,7 @@ static ssize_t shim_cq_readerr_owner(struct shim_cq *cq,
 	int ret;
 
 	pthread_mutex_lock(&cq->lock);
-	ret = shim_cq_owner_pop_err(shim_cq_get_owner(cq), &err, data, &len);
+	ret = h->pop_err(cq, &err, data, &len);
 	pthread_mutex_unlock(&cq->lock);
 	if (ret)
 		return ret;
@@ -556,9 +635,10 @@ static ssize_t shim_cq_readerr_owner(struct shim_cq *cq,
 static ssize_t shim_cq_readerr(struct fid_cq *cq_fid,
 			       struct fi_cq_err_entry *buf, uint64_t flags)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 	struct kfab_cq_readerr cmd = { .cq_id = cq->id };
 	uint32_t api = cq->domain->fabric->fabric_fid.api_version;
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
 	bool user_buf;
 	int ret;
 
@@ -581,7 +661,7 @@ static ssize_t shim_cq_readerr(struct fid_cq *cq_fid,
 		cmd.err_data_size = sizeof(cq->err_data);
 	}
 
-	if (cq->err_held || shim_psrx_active()) {
+	if (cq->err_held || h) {
 		pthread_mutex_lock(&cq->lock);
 		if (shim_cq_hold_err_locked(cq)) {
 			shim_cq_give_held_locked(cq, buf, user_buf);
@@ -590,9 +670,8 @@ static ssize_t shim_cq_readerr(struct fid_cq *cq_fid,
 		}
 		pthread_mutex_unlock(&cq->lock);
 	}
-	if (!shim_read_once(cq->err_count) &&
-	    shim_cq_owner_has_err(shim_cq_get_owner(cq)))
-		return shim_cq_readerr_owner(cq, buf, user_buf);
+	if (h && !shim_read_once(cq->err_count) && h->err_queued(cq))
+		return shim_cq_readerr_queued(cq, h, buf, user_buf);
 
 	pthread_mutex_lock(&cq->lock);
 	ret = shim_dev_cq_readerr(cq->fd, &cmd);
@@ -644,7 +723,7 @@ static void shim_cq_block(struct shim_cq *cq, int left, uint32_t threshold)
 	shim_smp_mb();
 
 	pthread_mutex_lock(&cq->lock);
-	ready = shim_cq_err_waiting(cq) ||
+	ready = shim_cq_err_waiting_locked(cq) ||
 		shim_cq_pending(cq) >= threshold ||
 		cq->signaled;
 	pthread_mutex_unlock(&cq->lock);
@@ -664,7 +743,7 @@ static ssize_t shim_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 				 size_t count, fi_addr_t *src_addr,
 				 const void *cond, int timeout)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 	uint32_t threshold = 1;
 	struct timespec start;
 	bool pending;
@@ -695,9 +774,7 @@ static ssize_t shim_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 		 */
 		pending = shim_ep_list_progress(&cq->eps);
 		/* Peers' traffic is seen only by polling them: short slices. */
-		pending |= shim_psrx_active();
-		shim_psrx_progress_all();
-		pending |= shim_cq_owner_progress(shim_cq_get_owner(cq));
+		pending |= shim_cq_hook_progress(cq);
 		if (shim_cq_err_waiting(cq))
 			return -FI_EAVAIL;
 		left = shim_timeout_left(timeout, &start);
@@ -737,7 +814,7 @@ static ssize_t shim_cq_sread(struct fid_cq *cq_fid, void *buf, size_t count,
 
 static int shim_cq_signal(struct fid_cq *cq_fid)
 {
-	struct shim_cq *cq = to_kfab_cq(cq_fid);
+	struct shim_cq *cq = to_shim_cq(cq_fid);
 
 	pthread_mutex_lock(&cq->lock);
 	cq->signaled = true;
@@ -770,11 +847,10 @@ static int shim_cq_trywait(struct shim_cq *cq)
 	if (cq->efd < 0)
 		return -FI_ENOSYS;	/* no wait object: fi_trywait says EINVAL */
 	/*
-	 * Requests stuck in a ring need the caller to come back, and so do
-	 * imported peer CQs, whose progress is manual: no sleep.
+	 * Requests stuck in a ring need the caller to come back, and so does
+	 * peers' traffic, whose progress is manual: no sleep.
 	 */
-	if (shim_ep_list_progress(&cq->eps) ||
-	    shim_cq_owner_progress(shim_cq_get_owner(cq)))
+	if (shim_ep_list_progress(&cq->eps) | shim_cq_hook_progress(cq))
 		return -FI_EAGAIN;
 	shim_eventfd_reset(cq->efd);
 	pthread_mutex_lock(&cq->lock);
@@ -784,7 +860,7 @@ static int shim_cq_trywait(struct shim_cq *cq)
 	/* (C2): pairs with the kernel's smp_mb() before it reads armed (P3). */
 	shim_smp_mb();
 	pthread_mutex_lock(&cq->lock);
-	ready = shim_cq_err_waiting(cq) || shim_cq_pending(cq);
+	ready = shim_cq_err_waiting_locked(cq) || shim_cq_pending(cq);
 	pthread_mutex_unlock(&cq->lock);
 	return ready ? -FI_EAGAIN : 0;
 }
@@ -810,8 +886,8 @@ static int shim_cq_control(struct fid *fid, int command, void *arg)
 		return 0;
 	case FI_GET_VAL:
 		if (arg && ((struct fi_fid_var *)arg)->name == KFAB_FID_PEER_EXPORT)
-			return cq->as_peer ? -FI_EINVAL :
-			       shim_cq_owner_export(cq, ((struct fi_fid_var *)arg)->val);
+			return shim_cq_peer_export(cq,
+						   ((struct fi_fid_var *)arg)->val);
 		return shim_get_kernel_handle(arg, cq->fd, cq->id);
 	default:
 		return -FI_ENOSYS;
@@ -842,37 +918,11 @@ void shim_cq_detach_ep(struct shim_cq *cq, struct shim_ep *ep)
 	shim_ep_list_del(&cq->eps, ep);
 }
 
-/* ---- for peer_cq.c (peer.h) ---- */
+/* ---- for peer/cq.c (internal.h) ---- */
 
 struct shim_cq *shim_cq_from_cq_fid(struct fid_cq *cq_fid)
 {
-	return to_kfab_cq(cq_fid);
-}
-
-struct shim_cq_peer *shim_cq_get_peer(struct shim_cq *cq)
-{
-	return cq->as_peer;
-}
-
-struct shim_cq_owner *shim_cq_get_owner(struct shim_cq *cq)
-{
-	return shim_load_acquire(&cq->as_owner);
-}
-
-struct shim_cq_owner *shim_cq_set_owner(struct shim_cq *cq,
-					struct shim_cq_owner *owner)
-{
-	struct shim_cq_owner *cur;
-
-	pthread_mutex_lock(&cq->lock);
-	cur = cq->as_owner;
-	if (!cur) {
-		/* Published whole: readers look without the lock. */
-		shim_store_release(&cq->as_owner, owner);
-		cur = owner;
-	}
-	pthread_mutex_unlock(&cq->lock);
-	return cur;
+	return to_shim_cq(cq_fid);
 }
 
 bool shim_cq_progress_eps(struct shim_cq *cq)
@@ -920,19 +970,17 @@ int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg)
 			avail = cq->entries;
 		for (; avail; avail--) {
 			struct kfab_cq_entry e = { 0 }, orig;
-			int what = SHIM_PSRX_NOT_MINE;
 			const uint8_t *slot = cq->slots +
 				(size_t)(cq->local_head & cq->mask) * cq->entry_size;
 
 			memcpy(&e, slot, esize);
 			/* A small message's bytes, before the owner sees it. */
 			shim_cq_payload(cq, slot, &e);
-			/* Rewritten, or swallowed, only once the owner took it. */
+			/* Rewritten, or dropped, only once the owner took it. */
 			orig = e;
-			if (shim_psrx_active())
-				what = shim_psrx_intercept(&e, 0, false);
-			if (what == SHIM_PSRX_SWALLOW) {
-				shim_psrx_intercept(&orig, 0, true);
+			if (shim_cq_hook_filter(cq, &e, 0, false) ==
+			    SHIM_CQ_DROP) {
+				shim_cq_hook_filter(cq, &orig, 0, true);
 				cq->local_head++;
 				continue;
 			}
@@ -945,8 +993,7 @@ int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg)
 			ret = sink(arg, &e, src);
 			if (ret)
 				break;
-			if (what == SHIM_PSRX_PASS)
-				shim_psrx_intercept(&orig, 0, true);
+			shim_cq_hook_filter(cq, &orig, 0, true);
 			cq->local_head++;
 		}
 		/* (C3): the slots are copied before the kernel may reuse them. */
@@ -968,8 +1015,8 @@ static void shim_cq_free(struct shim_cq *cq)
 		munmap(cq->cons_map, cq->cons_len);
 	if (cq->efd >= 0)
 		close(cq->efd);
-	if (cq->as_peer)
-		shim_cq_peer_free(cq->as_peer);
+	if (cq->hooks)
+		cq->hooks->free(cq);
 	shim_ep_list_destroy(&cq->eps);
 	pthread_mutex_destroy(&cq->lock);
 	free(cq);
@@ -984,12 +1031,11 @@ static int shim_cq_close(struct fid *fid)
 	/* fi_cq(3): close the endpoints bound to it first. */
 	if (shim_ep_list_count(&cq->eps))
 		return -FI_EBUSY;
-	/* Peer CQs writing into this one go first (kfab as an owner). */
-	if (cq->as_owner) {
-		ret = shim_cq_owner_close(cq->as_owner);
+	/* fi_peer(3): peers writing into this CQ go first. */
+	if (cq->hooks) {
+		ret = cq->hooks->close(cq);
 		if (ret)
 			return ret;
-		cq->as_owner = NULL;
 	}
 	ret = shim_dev_destroy(cq->fd, cq->id);
 	if (ret) {
@@ -1116,7 +1162,8 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
 int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
+	const struct fi_ops_cq *ops = &shim_cq_ops;
 	struct kfab_cq_open cmd = { 0 };
 	struct shim_cq *cq;
 	int ret;
@@ -1154,7 +1201,7 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	 * wait object of its own, and @context is the owner's.
 	 */
 	if (attr->flags & FI_PEER) {
-		ret = shim_cq_peer_new(context, &cq->as_peer);
+		ret = shim_cq_peer_open(cq, context, &ops);
 		if (ret)
 			goto err_free;
 		context = NULL;
@@ -1190,8 +1237,7 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.fclass = FI_CLASS_CQ;
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = (struct fi_ops *)&shim_cq_fi_ops;
-	cq->cq_fid.ops = (struct fi_ops_cq *)(cq->as_peer ? &shim_cq_peer_ops :
-							     &shim_cq_ops);
+	cq->cq_fid.ops = (struct fi_ops_cq *)ops;
 	*cq_fid = &cq->cq_fid;
 	SHIM_DBG(CQ, "cq %u: %u entries\n", cq->id, cq->entries);
 	return 0;

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 
 #include "internal.h"
-#include "peer.h"
 
 /*
  * A failed close changes nothing: the domain stays open and usable, so the
@@ -49,7 +48,7 @@ static const struct fi_ops shim_domain_fi_ops = {
 	.ops_set = shim_no_ops_set,
 };
 
-/* fi_srx_context(): with FI_PEER, @context is the owner's (peer_srx.c). */
+/* fi_srx_context(): with FI_PEER, @context is the owner's (peer/srx.c). */
 static int shim_domain_srx_ctx(struct fid_domain *domain,
 			       struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			       void *context)
@@ -102,7 +101,7 @@ bool shim_is_domain(const struct fid_domain *domain)
 int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		     struct fid_domain **domain, void *context)
 {
-	struct shim_fabric *fab = to_kfab_fabric(fabric);
+	struct shim_fabric *fab = to_shim_fabric(fabric);
 	struct shim_domain *dom;
 	int ret;
 
@@ -148,7 +147,7 @@ int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 }
 
 /*
- * fi_domain2(): FI_PEER (fi_peer(3), peer_av.c) is the one flag.  The
+ * fi_domain2(): FI_PEER (fi_peer(3), peer/av.c) is the one flag.  The
  * owner's domain, in @context, is checked; kfab needs nothing of it.
  */
 int shim_domain_open2(struct fid_fabric *fabric, struct fi_info *info,

@@ -32,7 +32,6 @@
 
 #include "barrier.h"
 #include "internal.h"
-#include "peer.h"
 
 /* What kfab offers when fi_info's caps leave it to the provider. */
 #define SHIM_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
@@ -581,9 +580,9 @@ static int shim_ep_rx_ctx(struct fid_ep *sep, int index,
 /* Sends and receives share one ring: both answer its free slots. */
 static ssize_t shim_ep_rx_size_left(struct fid_ep *ep_fid)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 
-	/* Its receives are the SRX's: see shim_recv() in msg.c. */
+	/* Its receive context is the SRX: see shim_post_recv() in msg.c. */
 	if (shim_read_once(&ep->srx))
 		return -FI_EOPBADSTATE;
 	return shim_ep_ring_space(ep);
@@ -591,7 +590,7 @@ static ssize_t shim_ep_rx_size_left(struct fid_ep *ep_fid)
 
 static ssize_t shim_ep_tx_size_left(struct fid_ep *ep)
 {
-	return shim_ep_ring_space(to_kfab_ep(ep));
+	return shim_ep_ring_space(to_shim_ep(ep));
 }
 
 /* ---- RMA: none ---- */
@@ -1012,7 +1011,7 @@ static uint32_t shim_ep_sq_entries(const struct fi_info *info, bool shared_rx)
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep_fid, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
 	struct shim_ep *ep;
 	int ret;
@@ -1085,7 +1084,7 @@ err_free:
 
 /*
  * fi_endpoint2(): flags 0 is fi_endpoint().  FI_PEER_TRANSFER (fi_peer(3)):
- * @context is the owner's struct fi_peer_transfer_context (peer_av.c);
+ * @context is the owner's struct fi_peer_transfer_context (peer/av.c);
  * any other flag is -FI_EBADFLAGS.
  */
 int shim_endpoint2(struct fid_domain *domain, struct fi_info *info,

@@ -60,7 +60,6 @@
 #include <rdma/fi_eq.h>
 
 #include "internal.h"
-#include "peer.h"
 
 /**
  * struct shim_eq_entry - one event in an EQ
@@ -103,7 +102,7 @@ struct shim_eq_entry {
  * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD), else -1; its counter is
  *	 1 while @count > 0 and 0 otherwise
  * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
- *	goes (peer_av.c); else NULL
+ *	goes (peer/av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
  */
 struct shim_eq {
@@ -129,7 +128,7 @@ struct shim_eq {
 
 static const struct fi_ops shim_eq_fi_ops;
 
-static struct shim_eq *to_kfab_eq(struct fid_eq *eq)
+static struct shim_eq *to_shim_eq(struct fid_eq *eq)
 {
 	return container_of(eq, struct shim_eq, eq_fid);
 }
@@ -341,7 +340,7 @@ void shim_eq_unbind(struct shim_eq *eq)
 static ssize_t shim_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 			    size_t len, uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct shim_eq_entry *entry;
 	ssize_t ret;
 
@@ -391,7 +390,7 @@ out:
 static ssize_t shim_eq_readerr(struct fid_eq *eq_fid,
 			       struct fi_eq_err_entry *buf, uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct shim_eq_entry *entry;
 	size_t user_size, n;
 	bool user_buf;
@@ -450,7 +449,7 @@ static ssize_t shim_eq_readerr(struct fid_eq *eq_fid,
 static ssize_t shim_eq_write(struct fid_eq *eq_fid, uint32_t event,
 			     const void *buf, size_t len, uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct shim_eq_entry *entry;
 	int ret;
 
@@ -589,7 +588,7 @@ static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 			     void *buf, size_t len, int timeout,
 			     uint64_t flags)
 {
-	struct shim_eq *eq = to_kfab_eq(eq_fid);
+	struct shim_eq *eq = to_shim_eq(eq_fid);
 	struct timespec deadline = { 0 };
 
 	if (eq->wait_obj == FI_WAIT_NONE) {
@@ -845,7 +844,7 @@ err_efd:
 int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq_fid, void *context)
 {
-	struct shim_fabric *fab = to_kfab_fabric(fabric);
+	struct shim_fabric *fab = to_shim_fabric(fabric);
 	struct fid_eq *owner = NULL;
 	struct shim_eq *eq;
 	int ret;

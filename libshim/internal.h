@@ -19,12 +19,19 @@
  *   ring.c    the producer side of those submission rings
  *   msg.c     fi_msg and fi_tagged: requests written into the rings
  *   mr.c      fid_mr: registrations, which kfab needs none of
- *   peer_*.c  fi_peer(3), kfab as peer and as owner (peer.h; the libfabric
- *             version differences in peer_compat.h): peer_cq.c CQs,
- *             peer_srx.c shared receive contexts, peer_av.c AV, domain,
- *             EQ, FI_PEER_TRANSFER endpoints and fi_import_fid
  *   dev.c     the ioctl wrappers, the only code that talks to the device
  *   enosys.c  stubs for every operation that does not exist yet
+ *
+ * fi_peer(3), kfab as the peer and as the owner of another provider's
+ * objects, is an extension in a folder of its own, peer/ (peer/peer.h;
+ * the libfabric version differences in peer/compat.h): peer/cq.c CQs,
+ * peer/srx.c shared receive contexts, peer/av.c AV, domain, EQ,
+ * FI_PEER_TRANSFER endpoints and fi_import_fid.  The files above are the
+ * plain provider; the extension plugs in at the points declared in the
+ * section "fi_peer(3)" below and nowhere else: a few entry points (an
+ * object opened with FI_PEER, fi_get_val(KFAB_FID_PEER_EXPORT)), and one
+ * hooks table per object whose data path it changes (struct
+ * shim_cq_hooks, struct shim_srx_hooks).
  *
  * Every op table is static const and fully populated.  libfabric's public
  * structs hold non-const op pointers (struct fid.ops and friends), so the
@@ -147,7 +154,7 @@ struct shim_fabric {
 	unsigned int eq_cnt;
 };
 
-static inline struct shim_fabric *to_kfab_fabric(struct fid_fabric *fabric)
+static inline struct shim_fabric *to_shim_fabric(struct fid_fabric *fabric)
 {
 	return container_of(fabric, struct shim_fabric, fabric_fid);
 }
@@ -189,7 +196,7 @@ struct shim_domain {
 	uint64_t next_key;
 };
 
-static inline struct shim_domain *to_kfab_domain(struct fid_domain *domain)
+static inline struct shim_domain *to_shim_domain(struct fid_domain *domain)
 {
 	return container_of(domain, struct shim_domain, domain_fid);
 }
@@ -411,7 +418,7 @@ bool shim_ring_progress(struct shim_ring *ring);
 				 FI_SOURCE | FI_MULTI_RECV)
 
 struct shim_srx;
-struct shim_psrx;
+struct shim_srx_hooks;
 
 /**
  * struct shim_ep - a fid_ep: a kernel endpoint (FI_EP_RDM)
@@ -460,7 +467,7 @@ struct shim_ep {
 	struct shim_ring ring;
 };
 
-static inline struct shim_ep *to_kfab_ep(struct fid_ep *ep)
+static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
 {
 	return container_of(ep, struct shim_ep, ep_fid);
 }
@@ -501,10 +508,12 @@ extern const struct fi_ops_collective shim_ep_collective_ops;
  * @rx_op_flags: default flags of fi_recv() and friends on the SRX
  * @min_multi_recv: FI_OPT_MIN_MULTI_RECV of its multi-receive buffers
  * @ring: its submission ring, receives only
- * @psrx: fi_peer(3): the peer SRX engine (kfab as the peer of another
- *	provider's SRX, or as the owner of an exported one; peer_srx.c),
- *	else NULL.  Set at creation or at the first export, before any
- *	endpoint is bound.
+ * @hooks: fi_peer(3) (peer/srx.c): kfab as the peer of another
+ *	provider's SRX, or as the owner of an exported one; NULL for an
+ *	SRX whose receives the kernel matches.  Set once, with @peer, at
+ *	creation or at the first export, before any endpoint is bound
+ *	(shim_srx_set_hooks()); read without @lock.
+ * @peer: the hooks' state (peer/srx.c's struct shim_psrx)
  *
  * Completions of its receives go to the CQ and counter of the endpoint
  * the message was sent to; so a success completion is suppressed
@@ -522,10 +531,11 @@ struct shim_srx {
 	uint64_t rx_op_flags;
 	size_t min_multi_recv;
 	struct shim_ring ring;
-	struct shim_psrx *psrx;
+	const struct shim_srx_hooks *hooks;
+	void *peer;
 };
 
-static inline struct shim_srx *to_kfab_srx(struct fid_ep *ep)
+static inline struct shim_srx *to_shim_srx(struct fid_ep *ep)
 {
 	return container_of(ep, struct shim_srx, ep_fid);
 }
@@ -564,6 +574,141 @@ extern const struct fi_ops_msg shim_srx_msg_ops;
 extern const struct fi_ops_tagged shim_srx_tagged_ops;
 /* Free slots of the endpoint's ring; -FI_EOPBADSTATE before enable. */
 ssize_t shim_ep_ring_space(struct shim_ep *ep);
+
+/* ---- fi_peer(3): where peer/ plugs in ---- */
+
+/*
+ * The extension's entry points: an object opened with FI_PEER, or handed
+ * to another provider with fi_get_val(KFAB_FID_PEER_EXPORT) (<kfab/kfab.h>).
+ * Each checks what the owner passed in: 0 or -FI_E*.
+ */
+struct fid_peer_av;
+/* fi_av_open(FI_PEER): the owner's attributes for kfab's own table. */
+int shim_av_peer_attr(void *context, struct fi_av_attr *attr,
+		      struct fid_peer_av **peer_av);
+/* fi_domain2(FI_PEER): checks the context; the owner's domain. */
+int shim_domain_peer_check(void *context, struct fid_domain **owner);
+/* fi_eq_open(FI_PEER): the owner's EQ, which gets every event. */
+int shim_eq_peer_check(void *context, struct fid_eq **owner);
+extern const struct fi_ops_eq shim_eq_peer_ops;
+int shim_eq_peer_forward(struct fid_eq *owner, uint32_t event,
+			 const void *buf, size_t len);
+int shim_eq_peer_forward_err(struct fid_eq *owner,
+			     const struct fi_eq_err_entry *err);
+/* fi_endpoint2(FI_PEER_TRANSFER): checks the context, sets peer_ops. */
+int shim_ep_peer_transfer(struct fi_info *info, void *context);
+/* fi_import_fid() on a kfab object that gives it no meaning. */
+bool shim_is_import_only(const struct fid *fid);
+/*
+ * fi_cq_open(FI_PEER): @cq, being opened, becomes the peer of @context's
+ * owner: its hooks are set and *@ops is the fi_ops_cq it answers with.
+ */
+int shim_cq_peer_open(struct shim_cq *cq, void *context,
+		      const struct fi_ops_cq **ops);
+int shim_cq_peer_export(struct shim_cq *cq, void *val);
+/* fi_srx_context(FI_PEER): kfab as the peer of @context's owner. */
+int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
+			  struct fid_ep **rx_ep, void *context);
+int shim_srx_peer_export(struct shim_srx *srx, void *val);
+
+/**
+ * struct shim_cq_hooks - where fi_peer(3) changes what a CQ returns
+ * @progress: before every read and wait: drive what feeds the CQ from
+ *	outside the kernel (peer SRX engines, imported peer CQs).  True
+ *	while some of it is seen only by polling: a waiter then sleeps in
+ *	short slices and fi_trywait() says -FI_EAGAIN.
+ * @filter: every completion taken from the kernel, @err its error (0 for
+ *	success): SHIM_CQ_KEEP, perhaps rewritten in place, or SHIM_CQ_DROP
+ *	(the extension's own).  With @commit false nothing changes state
+ *	(the caller may not consume the completion yet); the same call with
+ *	@commit true, on the entry as it was, makes it final.
+ * @queued: completions queued in the library (written by peers), which
+ *	fi_cq_read() returns after the kernel's; @pop takes up to @max of
+ *	them, oldest first
+ * @err_queued: the same for errors; @pop_err takes one, its err_data
+ *	copied into @data (up to *@len bytes; *@len set to what was copied):
+ *	0 or -FI_EAGAIN
+ * @close: fi_close() of the CQ, before its kernel object goes: 0, or an
+ *	error that leaves the CQ open (-FI_EBUSY while a peer still writes)
+ * @free: the CQ is freed (also after a failed open)
+ *
+ * The core calls them through shim_cq_hooks() (cq.c): a CQ's own (a peer
+ * CQ, an exported CQ), else the process-wide ones, which exist once the
+ * process has a peer SRX (its completions come through the CQs of its
+ * endpoints, and every read of any CQ drives its progress).  Every member
+ * is set.  None is called with cq->lock held, except @filter, @queued,
+ * @pop, @err_queued and @pop_err, which take only leaf locks of the
+ * extension.
+ */
+#define SHIM_CQ_KEEP	0
+#define SHIM_CQ_DROP	1
+struct shim_cq_hooks {
+	bool (*progress)(struct shim_cq *cq);
+	int (*filter)(struct shim_cq *cq, struct kfab_cq_entry *e, int err,
+		      bool commit);
+	size_t (*queued)(struct shim_cq *cq);
+	size_t (*pop)(struct shim_cq *cq, struct kfab_cq_entry *out,
+		      size_t max);
+	bool (*err_queued)(struct shim_cq *cq);
+	int (*pop_err)(struct shim_cq *cq, struct fi_cq_err_entry *err,
+		       void *data, size_t *len);
+	int (*close)(struct shim_cq *cq);
+	void (*free)(struct shim_cq *cq);
+};
+
+/*
+ * cq.c for peer/: a CQ's hooks and their state @peer are set once,
+ * together.  shim_cq_set_hooks() returns the state set with @hooks:
+ * @peer, or another thread's; NULL when the CQ has other hooks.
+ * shim_cq_peer() returns the state when the CQ's hooks are @hooks, else
+ * NULL.  The process-wide hooks are set once too.
+ */
+void *shim_cq_set_hooks(struct shim_cq *cq, const struct shim_cq_hooks *hooks,
+			void *peer);
+void *shim_cq_peer(struct shim_cq *cq, const struct shim_cq_hooks *hooks);
+void shim_cq_set_global_hooks(const struct shim_cq_hooks *hooks);
+/*
+ * The ring of a CQ that only the forwarder reads (a peer CQ).
+ * shim_cq_forward() hands each entry of the ring (and of the kernel's
+ * overflow list) to @sink with its source already in the terms of the
+ * CQ's AV; an entry is consumed only when @sink returns 0, and the walk
+ * stops at the first non-zero return, which it returns.  The caller
+ * serialises calls.  shim_cq_take_err() reads one error completion into
+ * @buf with err_data in the CQ's own buffer: 1, -FI_EAGAIN, or -errno.
+ */
+typedef int (*shim_cq_sink_fn)(void *arg, const struct kfab_cq_entry *e,
+			       fi_addr_t src);
+int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg);
+bool shim_cq_has_err(struct shim_cq *cq);
+ssize_t shim_cq_take_err(struct shim_cq *cq, struct fi_cq_err_entry *buf);
+bool shim_cq_progress_eps(struct shim_cq *cq);
+/* Wake fi_cq_sread() waiters of @cq (a library queue grew). */
+void shim_cq_wake(struct shim_cq *cq);
+struct shim_cq *shim_cq_from_cq_fid(struct fid_cq *cq_fid);
+
+/**
+ * struct shim_srx_hooks - where fi_peer(3) takes over an SRX's receives
+ * @post: a receive posted (kfab as the owner: into the library's lists;
+ *	as a peer: -FI_ENOSYS, receives are the owner's)
+ * @cancel: fi_cancel() of one
+ * @ep_enabled, @ep_unbound: an endpoint bound to the SRX was enabled, or
+ *	goes (called with and without srx->lock respectively)
+ * @close: fi_close(), before the kernel object goes (srx->lock held):
+ *	-FI_EBUSY while a fid_peer_srx without an imported fid is open
+ * @free: after it went
+ */
+struct shim_srx_hooks {
+	ssize_t (*post)(struct shim_srx *srx, const struct kfab_sqe *sqe);
+	ssize_t (*cancel)(struct shim_srx *srx, void *context);
+	void (*ep_enabled)(struct shim_srx *srx, struct shim_ep *ep);
+	void (*ep_unbound)(struct shim_srx *srx, struct shim_ep *ep);
+	int (*close)(struct shim_srx *srx);
+	void (*free)(struct shim_srx *srx);
+};
+
+/* srx.c for peer/: under srx->lock, before any endpoint is bound. */
+void shim_srx_set_hooks(struct shim_srx *srx,
+			const struct shim_srx_hooks *hooks, void *peer);
 
 /* ---- memory registration (mr.c) ---- */
 

@@ -178,7 +178,7 @@ static struct shim_domain *shim_mr_domain(struct fid *fid)
 	if (!fid || fid->fclass != FI_CLASS_DOMAIN)
 		return NULL;
 	domain = container_of(fid, struct fid_domain, fid);
-	return shim_is_domain(domain) ? to_kfab_domain(domain) : NULL;
+	return shim_is_domain(domain) ? to_shim_domain(domain) : NULL;
 }
 
 int shim_mr_regattr(struct fid *fid, const struct fi_mr_attr *attr,

@@ -12,11 +12,11 @@
  * caller's buffer is free on return.
  *
  * ring.c puts the entry into the ring (the producer side of the protocol
- * of uapi/linux/kfab.h, FI_MORE batching included).  Receives go to the
- * endpoint's ring, or, on a shared receive context (srx.c), to the SRX's:
- * the receive calls of both op tables are the same functions, which look
- * at the fid's class.  An endpoint bound to an SRX posts no receives of
- * its own.
+ * of uapi/linux/kfab.h, FI_MORE batching included).  Receives go to their
+ * receive context's ring: the endpoint's own, or a shared receive
+ * context's (srx.c): the receive calls of both op tables are the same
+ * functions, which look at the fid's class.  An endpoint bound to an SRX
+ * posts no receives of its own.
  *
  * The ring holds sends and receives alike; its free slots are what
  * fi_tx_size_left() and fi_rx_size_left() report.  The owner's lock
@@ -215,8 +215,9 @@ static ssize_t shim_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
 }
 
 /**
- * shim_recv() - one receive of any flavour, on an endpoint or an SRX
- * @fid: the endpoint, or a shared receive context (FI_CLASS_SRX_CTX)
+ * shim_post_recv() - post one receive of any flavour on a receive context
+ * @rxc: the receive context: an endpoint's own, or a shared receive
+ *	context (FI_CLASS_SRX_CTX)
  * @op: KFAB_OP_RECV or KFAB_OP_TRECV
  * @iov: the buffers, @count of them
  * @src: FI_DIRECTED_RECV: the only source accepted; else ignored
@@ -231,10 +232,10 @@ static ssize_t shim_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
  * endpoint's state does not permit the requested operation" - the
  * operation exists, the binding rules it out.
  */
-static ssize_t shim_recv(struct fid_ep *fid, uint8_t op,
-			 const struct iovec *iov, size_t count, fi_addr_t src,
-			 uint64_t tag, uint64_t ignore, void *context,
-			 uint64_t flags)
+static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
+			      const struct iovec *iov, size_t count,
+			      fi_addr_t src, uint64_t tag, uint64_t ignore,
+			      void *context, uint64_t flags)
 {
 	struct kfab_sqe sqe = { 0 };
 	struct shim_srx *srx = NULL;
@@ -244,13 +245,13 @@ static ssize_t shim_recv(struct fid_ep *fid, uint8_t op,
 	uint64_t caps, total;
 	ssize_t ret;
 
-	if (fid->fid.fclass == FI_CLASS_SRX_CTX) {
-		srx = to_kfab_srx(fid);
+	if (rxc->fid.fclass == FI_CLASS_SRX_CTX) {
+		srx = to_shim_srx(rxc);
 		caps = srx->caps;
 		min_multi_recv = shim_read_once(&srx->min_multi_recv);
 		selective = shim_srx_selective(srx);
 	} else {
-		ep = to_kfab_ep(fid);
+		ep = to_shim_ep(rxc);
 		if (shim_read_once(&ep->srx))
 			return -FI_EOPBADSTATE;
 		caps = ep->caps;
@@ -294,11 +295,12 @@ static uint64_t shim_tx_flags(struct shim_ep *ep)
 	return shim_read_once(&ep->tx_op_flags);
 }
 
-static uint64_t shim_rx_flags(struct fid_ep *fid)
+/* The default flags of receives on a receive context (endpoint or SRX). */
+static uint64_t shim_rx_ctx_flags(struct fid_ep *rxc)
 {
-	if (fid->fid.fclass == FI_CLASS_SRX_CTX)
-		return shim_read_once(&to_kfab_srx(fid)->rx_op_flags);
-	return shim_read_once(&to_kfab_ep(fid)->rx_op_flags);
+	if (rxc->fid.fclass == FI_CLASS_SRX_CTX)
+		return shim_read_once(&to_shim_srx(rxc)->rx_op_flags);
+	return shim_read_once(&to_shim_ep(rxc)->rx_op_flags);
 }
 
 static struct iovec shim_iov1(const void *buf, size_t len)
@@ -310,41 +312,42 @@ static struct iovec shim_iov1(const void *buf, size_t len)
 
 /* ---- fi_msg ---- */
 
-static ssize_t shim_msg_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+static ssize_t shim_msg_recv(struct fid_ep *rxc, void *buf, size_t len,
 			     void *desc, fi_addr_t src_addr, void *context)
 {
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return shim_recv(ep_fid, KFAB_OP_RECV, &iov, 1, src_addr, 0, 0,
-			 context, shim_rx_flags(ep_fid));
+	return shim_post_recv(rxc, KFAB_OP_RECV, &iov, 1, src_addr, 0, 0,
+			      context, shim_rx_ctx_flags(rxc));
 }
 
-static ssize_t shim_msg_recvv(struct fid_ep *ep_fid, const struct iovec *iov,
+static ssize_t shim_msg_recvv(struct fid_ep *rxc, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t src_addr,
 			      void *context)
 {
 	(void)desc;
-	return shim_recv(ep_fid, KFAB_OP_RECV, iov, count, src_addr, 0, 0,
-			 context, shim_rx_flags(ep_fid));
+	return shim_post_recv(rxc, KFAB_OP_RECV, iov, count, src_addr, 0, 0,
+			      context, shim_rx_ctx_flags(rxc));
 }
 
-static ssize_t shim_msg_recvmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
+static ssize_t shim_msg_recvmsg(struct fid_ep *rxc, const struct fi_msg *msg,
 				uint64_t flags)
 {
 	if (!msg)
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_RECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_recv(ep_fid, KFAB_OP_RECV, msg->msg_iov,
-			 msg->iov_count, msg->addr, 0, 0, msg->context, flags);
+	return shim_post_recv(rxc, KFAB_OP_RECV, msg->msg_iov,
+			      msg->iov_count, msg->addr, 0, 0, msg->context,
+			      flags);
 }
 
 static ssize_t shim_msg_send(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest_addr,
 			     void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -357,7 +360,7 @@ static ssize_t shim_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_SEND, iov, count, dest_addr, 0, 0, context,
@@ -372,7 +375,7 @@ static ssize_t shim_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, 0, msg->data, msg->context,
 			 flags, false);
 }
@@ -382,7 +385,7 @@ static ssize_t shim_msg_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, 0, NULL, 0, true);
 }
 
@@ -390,7 +393,7 @@ static ssize_t shim_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 				 size_t len, void *desc, uint64_t data,
 				 fi_addr_t dest_addr, void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -404,7 +407,7 @@ static ssize_t shim_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 
@@ -423,29 +426,29 @@ const struct fi_ops_msg shim_ep_msg_ops = {
 
 /* ---- fi_tagged ---- */
 
-static ssize_t shim_tagged_recv(struct fid_ep *ep_fid, void *buf, size_t len,
+static ssize_t shim_tagged_recv(struct fid_ep *rxc, void *buf, size_t len,
 				void *desc, fi_addr_t src_addr, uint64_t tag,
 				uint64_t ignore, void *context)
 {
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
-	return shim_recv(ep_fid, KFAB_OP_TRECV, &iov, 1, src_addr, tag, ignore,
-			 context, shim_rx_flags(ep_fid));
+	return shim_post_recv(rxc, KFAB_OP_TRECV, &iov, 1, src_addr, tag,
+			      ignore, context, shim_rx_ctx_flags(rxc));
 }
 
-static ssize_t shim_tagged_recvv(struct fid_ep *ep_fid,
+static ssize_t shim_tagged_recvv(struct fid_ep *rxc,
 				 const struct iovec *iov, void **desc,
 				 size_t count, fi_addr_t src_addr,
 				 uint64_t tag, uint64_t ignore, void *context)
 {
 	(void)desc;
-	return shim_recv(ep_fid, KFAB_OP_TRECV, iov, count, src_addr, tag,
-			 ignore, context, shim_rx_flags(ep_fid));
+	return shim_post_recv(rxc, KFAB_OP_TRECV, iov, count, src_addr, tag,
+			      ignore, context, shim_rx_ctx_flags(rxc));
 }
 
 /* FI_PEEK, FI_CLAIM and FI_DISCARD: see shim_sqe_set_peek(). */
-static ssize_t shim_tagged_recvmsg(struct fid_ep *ep_fid,
+static ssize_t shim_tagged_recvmsg(struct fid_ep *rxc,
 				   const struct fi_msg_tagged *msg,
 				   uint64_t flags)
 {
@@ -453,16 +456,16 @@ static ssize_t shim_tagged_recvmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_TRECV_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_recv(ep_fid, KFAB_OP_TRECV, msg->msg_iov,
-			 msg->iov_count, msg->addr, msg->tag, msg->ignore,
-			 msg->context, flags);
+	return shim_post_recv(rxc, KFAB_OP_TRECV, msg->msg_iov,
+			      msg->iov_count, msg->addr, msg->tag, msg->ignore,
+			      msg->context, flags);
 }
 
 static ssize_t shim_tagged_send(struct fid_ep *ep_fid, const void *buf,
 				size_t len, void *desc, fi_addr_t dest_addr,
 				uint64_t tag, void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -476,7 +479,7 @@ static ssize_t shim_tagged_sendv(struct fid_ep *ep_fid,
 				 size_t count, fi_addr_t dest_addr,
 				 uint64_t tag, void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_TSEND, iov, count, dest_addr, tag, 0,
@@ -493,7 +496,7 @@ static ssize_t shim_tagged_sendmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->data,
 			 msg->context, flags, false);
 }
@@ -504,7 +507,7 @@ static ssize_t shim_tagged_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, 0, NULL, 0, true);
 }
 
@@ -513,7 +516,7 @@ static ssize_t shim_tagged_senddata(struct fid_ep *ep_fid, const void *buf,
 				    fi_addr_t dest_addr, uint64_t tag,
 				    void *context)
 {
-	struct shim_ep *ep = to_kfab_ep(ep_fid);
+	struct shim_ep *ep = to_shim_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
@@ -527,7 +530,7 @@ static ssize_t shim_tagged_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_kfab_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 
@@ -547,8 +550,9 @@ const struct fi_ops_tagged shim_ep_tagged_ops = {
 /* ---- a shared receive context: receives only ---- */
 
 /*
- * Sends are posted to endpoints; an SRX is a receive queue (fi_endpoint(3),
- * "Shared contexts"), so every send call on one is -FI_ENOSYS.
+ * Sends are posted to endpoints; an SRX is a receive context only
+ * (fi_endpoint(3), "Shared contexts"), so every send call on one is
+ * -FI_ENOSYS.
  */
 static ssize_t shim_srx_send(struct fid_ep *ep, const void *buf, size_t len,
 			     void *desc, fi_addr_t dest_addr, void *context)

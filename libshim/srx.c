@@ -22,6 +22,9 @@
  * Locking: an endpoint's lock is taken before its SRX's, never the other
  * way.  Progress takes neither.
  *
+ * fi_peer(3) (peer/srx.c) takes an SRX's receives over when it is opened
+ * with FI_PEER or exported: srx->hooks, called at the points below.
+ *
  * Documentation/ep.rst ("Shared receive contexts") has the long form.
  */
 #include <stdlib.h>
@@ -29,9 +32,22 @@
 
 #include "barrier.h"
 #include "internal.h"
-#include "peer.h"
 
 static const struct fi_ops shim_srx_fi_ops;
+
+/* The SRX's fi_peer(3) hooks, or NULL: its receives are the kernel's. */
+static const struct shim_srx_hooks *shim_srx_hooks(struct shim_srx *srx)
+{
+	return shim_load_acquire(&srx->hooks);
+}
+
+void shim_srx_set_hooks(struct shim_srx *srx,
+			const struct shim_srx_hooks *hooks, void *peer)
+{
+	srx->peer = peer;
+	/* Published after @peer: the data path reads without the lock. */
+	shim_store_release(&srx->hooks, hooks);
+}
 
 struct shim_srx *shim_srx_from_fid(struct fid *fid)
 {
@@ -69,8 +85,8 @@ void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 	shim_write_once(&srx->live, srx->live + 1);
 	if (ep->rx_selective)
 		shim_write_once(&srx->live_selective, srx->live_selective + 1);
-	if (srx->psrx)
-		shim_srx_peer_ep_enabled(srx, ep);
+	if (srx->hooks)
+		srx->hooks->ep_enabled(srx, ep);
 	/* Receives posted while no endpoint was enabled go in now. */
 	if (shim_ring_space(&srx->ring) != srx->ring.entries)
 		shim_ring_flush(&srx->ring);
@@ -80,8 +96,8 @@ void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 void shim_srx_unbind_ep(struct shim_srx *srx, struct shim_ep *ep,
 			bool was_enabled)
 {
-	if (srx->psrx)
-		shim_srx_peer_ep_unbound(srx, ep);
+	if (srx->hooks)
+		srx->hooks->ep_unbound(srx, ep);
 	pthread_mutex_lock(&srx->lock);
 	srx->bound--;
 	if (was_enabled) {
@@ -111,11 +127,12 @@ bool shim_srx_selective(struct shim_srx *srx)
 ssize_t shim_srx_post(struct shim_srx *srx, const struct kfab_sqe *sqe,
 		      bool more)
 {
+	const struct shim_srx_hooks *hooks = shim_srx_hooks(srx);
 	ssize_t ret;
 
-	/* fi_peer(3): receives matched in the library (peer_srx.c). */
-	if (shim_read_once(&srx->psrx))
-		return shim_srx_peer_post(srx, sqe);
+	/* fi_peer(3): receives matched in the library. */
+	if (hooks)
+		return hooks->post(srx, sqe);
 	pthread_mutex_lock(&srx->lock);
 	ret = shim_ring_post(&srx->ring, sqe, more, srx->live > 0);
 	pthread_mutex_unlock(&srx->lock);
@@ -143,7 +160,7 @@ static int shim_srx_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 	/* Peers' objects first (fi_peer(3)); -FI_EBUSY while one is used. */
-	ret = shim_srx_peer_close(srx);
+	ret = srx->hooks ? srx->hooks->close(srx) : 0;
 	if (ret) {
 		pthread_mutex_unlock(&srx->lock);
 		return ret;
@@ -156,7 +173,8 @@ static int shim_srx_close(struct fid *fid)
 			  fi_strerror(-ret));
 		return ret;
 	}
-	shim_srx_peer_free(srx);
+	if (srx->hooks)
+		srx->hooks->free(srx);
 	shim_ring_unmap(&srx->ring);
 	pthread_mutex_destroy(&srx->lock);
 	free(srx);
@@ -223,9 +241,10 @@ static int shim_srx_control(struct fid *fid, int command, void *arg)
 static ssize_t shim_srx_cancel(fid_t fid, void *context)
 {
 	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
+	const struct shim_srx_hooks *hooks = shim_srx_hooks(srx);
 
-	if (shim_read_once(&srx->psrx))
-		return shim_srx_peer_cancel(srx, context);
+	if (hooks)
+		return hooks->cancel(srx, context);
 	if (!shim_read_once(&srx->live))
 		return -FI_ENOENT;
 	shim_srx_progress(srx);
@@ -280,7 +299,7 @@ static int shim_srx_rx_ctx(struct fid_ep *sep, int index,
 /* The free slots of its ring, at any time (an SRX has no enabled state). */
 static ssize_t shim_srx_rx_size_left(struct fid_ep *ep)
 {
-	struct shim_srx *srx = to_kfab_srx(ep);
+	struct shim_srx *srx = to_shim_srx(ep);
 	ssize_t ret;
 
 	pthread_mutex_lock(&srx->lock);
@@ -352,7 +371,7 @@ static const struct fi_ops_cm shim_srx_cm_ops = {
 int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 		     struct fid_ep **rx_ep, void *context)
 {
-	struct shim_domain *dom = to_kfab_domain(domain);
+	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_srx_open cmd = { 0 };
 	struct shim_srx *srx;
 	int ret;

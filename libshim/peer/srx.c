@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshim: peer shared receive contexts (fi_peer(3)), both roles.
+ * libshim/peer: peer shared receive contexts (fi_peer(3)), both roles.
+ * libshim/srx.c reaches this file through struct shim_srx_hooks, and
+ * libshim/cq.c through the CQ hooks of peer/cq.c (internal.h).
  *
  * The kernel matches nothing here.  A kfab SRX in peer mode has no receive
  * posted in the kernel, so every message sent to one of its endpoints
@@ -19,12 +21,13 @@
  *
  * The kernel completes those requests on the CQ of the endpoint the
  * message was sent to (a peek that finds nothing, on the first endpoint's):
- * shim_psrx_intercept(), called by cq.c for every completion whose
- * context is a slot, swallows the engine's own and rewrites a claim's into
- * the completion of the owner's receive (its context).  Owner callbacks
- * are never made from there, only from shim_psrx_progress_all(), which
- * every read of a kfab CQ calls first, serialised per engine, as the spec
- * wants ("the get and queue calls should be serialized").
+ * shim_psrx_filter(), the filter of every CQ's hooks (peer/cq.c) while an
+ * engine exists, drops the engine's own and rewrites a claim's into the
+ * completion of the owner's receive (its context).  Owner callbacks are
+ * never made from there, only from shim_psrx_progress_all(), which every
+ * read of a kfab CQ calls first (the hooks' progress), serialised per
+ * engine, as the spec wants ("the get and queue calls should be
+ * serialized").
  *
  * kfab as the owner: fi_get_val(KFAB_FID_PEER_EXPORT) on a kfab SRX turns
  * it into an SRX whose receives live here, in posting order, and whose
@@ -41,7 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "barrier.h"
+#include "../barrier.h"
 #include "peer.h"
 
 #define SHIM_PSRX_SLOTS	256
@@ -112,7 +115,14 @@ struct shim_psrx {
 	struct shim_psrx_slot slots[SHIM_PSRX_SLOTS];
 };
 
-/* Every engine, for cq.c's lookups; shim_psrx_count is read unlocked. */
+static const struct shim_srx_hooks shim_psrx_srx_hooks;
+
+static struct shim_psrx *to_shim_psrx(struct shim_srx *srx)
+{
+	return srx->peer;
+}
+
+/* Every engine, for the CQ hooks; shim_psrx_count is read unlocked. */
 static pthread_rwlock_t shim_psrx_rw = PTHREAD_RWLOCK_INITIALIZER;
 static struct shim_psrx *shim_psrx_list;
 static unsigned int shim_psrx_count;
@@ -236,13 +246,13 @@ static const struct fi_ops_srx_peer shim_psrx_peer_ops = {
 	.discard_tag = shim_psrx_discard,
 };
 
-/* ---- intercepting the engine's completions (cq.c) ---- */
+/* ---- filtering the engine's completions (the CQ hooks, peer/cq.c) ---- */
 
-int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
+int shim_psrx_filter(struct kfab_cq_entry *e, int err, bool commit)
 {
 	struct shim_psrx_slot *s;
 	struct shim_psrx *ps;
-	int ret = SHIM_PSRX_NOT_MINE;
+	int ret = SHIM_CQ_KEEP;
 
 	pthread_rwlock_rdlock(&shim_psrx_rw);
 	s = shim_psrx_slot_of(e->op_context);
@@ -251,13 +261,13 @@ int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 	ps = s->ps;
 	pthread_mutex_lock(&ps->lock);
 	if (ps->dead) {
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		pthread_mutex_unlock(&ps->lock);
 		goto out;
 	}
 	switch (s->state) {
 	case SHIM_SLOT_PEEK:
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		if (!commit)
 			break;
 		ps->peeking[s->kind] = false;
@@ -282,22 +292,22 @@ int shim_psrx_intercept(struct kfab_cq_entry *e, int err, bool commit)
 		e->op_context = (uintptr_t)s->entry->context;
 		if (s->entry->count && s->entry->iov)
 			e->buf = (uintptr_t)s->entry->iov[0].iov_base;
-		ret = SHIM_PSRX_PASS;
+		ret = SHIM_CQ_KEEP;
 		if (!err && ps->honor_completion &&
 		    !(s->entry->flags & FI_COMPLETION))
-			ret = SHIM_PSRX_SWALLOW;
+			ret = SHIM_CQ_DROP;
 		if (commit)
 			s->state = SHIM_SLOT_DONE;
 		break;
 	case SHIM_SLOT_DISCARD:
 		/* fi_peer(3): no completion for a discarded message. */
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		if (commit)
 			s->state = SHIM_SLOT_DONE;
 		break;
 	default:
 		/* Stale: a request of a state since left. */
-		ret = SHIM_PSRX_SWALLOW;
+		ret = SHIM_CQ_DROP;
 		break;
 	}
 	pthread_mutex_unlock(&ps->lock);
@@ -470,6 +480,8 @@ static void shim_psrx_register(struct shim_psrx *ps)
 	shim_psrx_list = ps;
 	shim_write_once(&shim_psrx_count, shim_psrx_count + 1);
 	pthread_rwlock_unlock(&shim_psrx_rw);
+	/* From now on every CQ may carry an engine's completions. */
+	shim_cq_set_global_hooks(&shim_psrx_cq_hooks);
 }
 
 /*
@@ -547,7 +559,7 @@ int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	ret = shim_srx_context(domain, &a, rx_ep, NULL);
 	if (ret)
 		return ret;
-	srx = to_kfab_srx(*rx_ep);
+	srx = to_shim_srx(*rx_ep);
 	ps = shim_psrx_new(srx, owner, false);
 	if (!ps) {
 		(void)fi_close(&(*rx_ep)->fid);
@@ -566,7 +578,7 @@ int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	} else {
 		owner->peer_ops = (struct fi_ops_srx_peer *)&shim_psrx_peer_ops;
 	}
-	srx->psrx = ps;
+	shim_srx_set_hooks(srx, &shim_psrx_srx_hooks, ps);
 	shim_psrx_register(ps);
 	return 0;
 }
@@ -574,12 +586,13 @@ int shim_srx_peer_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 /* ---- kfab as the owner ---- */
 
 /**
- * struct shim_rxe - an fi_peer_rx_entry of kfab's
+ * struct shim_rxe - an fi_peer_rx_entry of kfab's: a posted receive (a
+ *	recv) or an unexpected message
  * @pe: what the peer sees
- * @next: the list it is on (posted or unexpected), if any
+ * @next: the list it is on (recvs or unexpected), if any
  * @kind: SHIM_KIND_*
- * @ignore: a posted tagged receive's ignore bits
- * @directed: a posted receive for one source (@pe.addr, of kfab's AV)
+ * @ignore: a tagged recv's ignore bits
+ * @directed: a recv for one source (@pe.addr, of kfab's AV)
  * @from: unexpected: the peer object it arrived through
  * @iov, @desc: storage @pe points to
  */
@@ -622,7 +635,7 @@ struct shim_rxe_list {
  * struct shim_srx_owner - a kfab SRX exported to peers
  * @srx: the SRX
  * @lock: protects the lists and @objs
- * @posted: receives posted, per kind, oldest first
+ * @recvs: the posted receives (recvs), per kind, oldest first
  * @unexp: messages no receive matched yet, per kind, oldest first
  * @objs: the objects handed out to peers
  * @self: the object of kfab's own engine
@@ -634,7 +647,7 @@ struct shim_rxe_list {
 struct shim_srx_owner {
 	struct shim_srx *srx;
 	pthread_mutex_t lock;
-	struct shim_rxe_list posted[2], unexp[2], to_start;
+	struct shim_rxe_list recvs[2], unexp[2], to_start;
 	struct shim_peer_srx_obj *objs;
 	struct shim_peer_srx_obj self;
 	struct shim_ep *cancel_ep;
@@ -679,41 +692,41 @@ struct shim_arrival {
 	bool internal;
 };
 
-/* A posted receive @p for a message (directed ones: kfab's sources only). */
-static bool shim_posted_matches(const struct shim_rxe *p,
+/* The recv @recv for a message (directed ones: kfab's sources only). */
+static bool shim_recv_matches(const struct shim_rxe *recv,
 				const struct shim_arrival *a, int kind)
 {
-	if (p->directed && (!a->internal || a->addr != p->pe.addr))
+	if (recv->directed && (!a->internal || a->addr != recv->pe.addr))
 		return false;
-	if (kind == SHIM_KIND_TAG && ((p->pe.tag ^ a->tag) & ~p->ignore))
+	if (kind == SHIM_KIND_TAG && ((recv->pe.tag ^ a->tag) & ~recv->ignore))
 		return false;
 	return true;
 }
 
-static bool shim_match_msg(const struct shim_rxe *p, const void *arg)
+static bool shim_match_msg(const struct shim_rxe *recv, const void *arg)
 {
-	return shim_posted_matches(p, arg, SHIM_KIND_MSG);
+	return shim_recv_matches(recv, arg, SHIM_KIND_MSG);
 }
 
-static bool shim_match_tag(const struct shim_rxe *p, const void *arg)
+static bool shim_match_tag(const struct shim_rxe *recv, const void *arg)
 {
-	return shim_posted_matches(p, arg, SHIM_KIND_TAG);
+	return shim_recv_matches(recv, arg, SHIM_KIND_TAG);
 }
 
 /* An unexpected message @u for the posted receive @arg. */
 static bool shim_match_unexp(const struct shim_rxe *u, const void *arg)
 {
-	const struct shim_rxe *p = arg;
+	const struct shim_rxe *recv = arg;
 	struct shim_arrival a = {
 		.addr = u->pe.addr, .tag = u->pe.tag,
 		.internal = u->from && u->from->internal,
 	};
 
-	return shim_posted_matches(p, &a, p->kind);
+	return shim_recv_matches(recv, &a, recv->kind);
 }
 
-/* The same, the other way round: a posted receive @p for the message @arg. */
-static bool shim_match_unexp_rev(const struct shim_rxe *p, const void *arg)
+/* The same, the other way round: the recv @recv for the message @arg. */
+static bool shim_match_unexp_rev(const struct shim_rxe *recv, const void *arg)
 {
 	const struct shim_rxe *u = arg;
 	struct shim_arrival a = {
@@ -721,7 +734,7 @@ static bool shim_match_unexp_rev(const struct shim_rxe *p, const void *arg)
 		.internal = u->from && u->from->internal,
 	};
 
-	return shim_posted_matches(p, &a, u->kind);
+	return shim_recv_matches(recv, &a, u->kind);
 }
 
 static struct shim_rxe *shim_rxe_new(void)
@@ -736,15 +749,15 @@ static struct shim_rxe *shim_rxe_new(void)
 }
 
 /* A posted receive's buffers and context into an unexpected entry. */
-static void shim_rxe_fill(struct shim_rxe *u, const struct shim_rxe *p)
+static void shim_rxe_fill(struct shim_rxe *u, const struct shim_rxe *recv)
 {
-	memcpy(u->iov, p->iov, sizeof(u->iov));
-	memcpy(u->desc, p->desc, sizeof(u->desc));
+	memcpy(u->iov, recv->iov, sizeof(u->iov));
+	memcpy(u->desc, recv->desc, sizeof(u->desc));
 	u->pe.iov = u->iov;
 	u->pe.desc = u->desc;
-	u->pe.count = p->pe.count;
-	u->pe.context = p->pe.context;
-	u->pe.flags = p->pe.flags;
+	u->pe.count = recv->pe.count;
+	u->pe.context = recv->pe.context;
+	u->pe.flags = recv->pe.flags;
 }
 
 static int shim_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
@@ -762,7 +775,7 @@ static int shim_owner_get(struct fid_peer_srx *srx, fi_addr_t addr,
 	if (!entry)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&own->lock);
-	r = shim_rxe_take(&own->posted[kind],
+	r = shim_rxe_take(&own->recvs[kind],
 			  tagged ? shim_match_tag : shim_match_msg, &a);
 	pthread_mutex_unlock(&own->lock);
 	if (r) {
@@ -806,7 +819,7 @@ static int shim_owner_queue(struct fi_peer_rx_entry *e)
 	struct shim_rxe *u = container_of(e, struct shim_rxe, pe);
 	struct shim_peer_srx_obj *obj;
 	struct shim_srx_owner *own;
-	struct shim_rxe *p;
+	struct shim_rxe *recv;
 
 	if (!e || !e->srx)
 		return -FI_EINVAL;
@@ -819,15 +832,15 @@ static int shim_owner_queue(struct fi_peer_rx_entry *e)
 	 * peer is started at the next progress: calling back into it from
 	 * inside its own queue call could find its locks held.
 	 */
-	p = shim_rxe_take(&own->posted[u->kind], shim_match_unexp_rev, u);
-	if (p) {
-		shim_rxe_fill(u, p);
+	recv = shim_rxe_take(&own->recvs[u->kind], shim_match_unexp_rev, u);
+	if (recv) {
+		shim_rxe_fill(u, recv);
 		shim_rxe_append(&own->to_start, u);
 	} else {
 		shim_rxe_append(&own->unexp[u->kind], u);
 	}
 	pthread_mutex_unlock(&own->lock);
-	free(p);
+	free(recv);
 	return 0;
 }
 
@@ -870,10 +883,11 @@ static const struct fi_ops_srx_owner shim_srx_owner_ops = {
 
 /* ---- the application's receives on an exported SRX (srx.c hooks) ---- */
 
-ssize_t shim_srx_peer_post(struct shim_srx *srx, const struct kfab_sqe *sqe)
+static ssize_t shim_psrx_srx_post(struct shim_srx *srx,
+				  const struct kfab_sqe *sqe)
 {
-	struct shim_srx_owner *own = srx->psrx->own;
-	struct shim_rxe *p, *u;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
+	struct shim_rxe *recv, *u;
 	uint8_t i;
 
 	/* kfab as the peer: receives are the owner's (fi_peer(3)). */
@@ -882,48 +896,50 @@ ssize_t shim_srx_peer_post(struct shim_srx *srx, const struct kfab_sqe *sqe)
 	if (sqe->flags & (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK |
 			  KFAB_SQE_CLAIM | KFAB_SQE_DISCARD))
 		return -FI_EBADFLAGS;
-	p = shim_rxe_new();
-	if (!p)
+	recv = shim_rxe_new();
+	if (!recv)
 		return -FI_ENOMEM;
-	p->kind = sqe->opcode == KFAB_OP_TRECV ? SHIM_KIND_TAG : SHIM_KIND_MSG;
-	p->pe.context = (void *)(uintptr_t)sqe->context;
-	p->pe.count = sqe->iov_count;
+	recv->kind = sqe->opcode == KFAB_OP_TRECV ? SHIM_KIND_TAG :
+						    SHIM_KIND_MSG;
+	recv->pe.context = (void *)(uintptr_t)sqe->context;
+	recv->pe.count = sqe->iov_count;
 	for (i = 0; i < sqe->iov_count && i < KFAB_IOV_MAX; i++) {
-		p->iov[i].iov_base = (void *)(uintptr_t)sqe->iov[i].base;
-		p->iov[i].iov_len = sqe->iov[i].len;
+		recv->iov[i].iov_base = (void *)(uintptr_t)sqe->iov[i].base;
+		recv->iov[i].iov_len = sqe->iov[i].len;
 	}
-	p->pe.addr = sqe->addr;
-	p->directed = sqe->addr != FI_ADDR_UNSPEC;
-	p->pe.tag = p->kind == SHIM_KIND_TAG ? sqe->tag : 0;
-	p->ignore = sqe->ignore;
-	p->pe.flags = FI_RECV | (p->kind == SHIM_KIND_TAG ? FI_TAGGED : FI_MSG);
+	recv->pe.addr = sqe->addr;
+	recv->directed = sqe->addr != FI_ADDR_UNSPEC;
+	recv->pe.tag = recv->kind == SHIM_KIND_TAG ? sqe->tag : 0;
+	recv->ignore = sqe->ignore;
+	recv->pe.flags = FI_RECV |
+			 (recv->kind == SHIM_KIND_TAG ? FI_TAGGED : FI_MSG);
 	if (sqe->flags & KFAB_SQE_COMPLETION)
-		p->pe.flags |= FI_COMPLETION;
+		recv->pe.flags |= FI_COMPLETION;
 
 	pthread_mutex_lock(&own->lock);
-	u = shim_rxe_take(&own->unexp[p->kind], shim_match_unexp, p);
+	u = shim_rxe_take(&own->unexp[recv->kind], shim_match_unexp, recv);
 	if (!u)
-		shim_rxe_append(&own->posted[p->kind], p);
+		shim_rxe_append(&own->recvs[recv->kind], recv);
 	pthread_mutex_unlock(&own->lock);
 	if (!u)
 		return 0;
 	/* A message waits: its peer moves it in (start_msg/start_tag). */
-	shim_rxe_fill(u, p);
-	free(p);
+	shim_rxe_fill(u, recv);
+	free(recv);
 	return shim_owner_start(u);
 }
 
-static bool shim_match_context(const struct shim_rxe *p, const void *arg)
+static bool shim_match_context(const struct shim_rxe *recv, const void *arg)
 {
-	return p->pe.context == arg;
+	return recv->pe.context == arg;
 }
 
-ssize_t shim_srx_peer_cancel(struct shim_srx *srx, void *context)
+static ssize_t shim_psrx_srx_cancel(struct shim_srx *srx, void *context)
 {
-	struct shim_srx_owner *own = srx->psrx->own;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 	struct fi_cq_err_entry err = { 0 };
 	struct shim_cq *cq = NULL;
-	struct shim_rxe *p;
+	struct shim_rxe *recv;
 	int kind;
 
 	if (!own)
@@ -935,29 +951,29 @@ ssize_t shim_srx_peer_cancel(struct shim_srx *srx, void *context)
 		return -FI_ENOENT;
 	}
 	for (kind = 0; kind < 2; kind++) {
-		p = shim_rxe_take(&own->posted[kind], shim_match_context,
+		recv = shim_rxe_take(&own->recvs[kind], shim_match_context,
 				  context);
-		if (p)
+		if (recv)
 			break;
 	}
-	if (p)
+	if (recv)
 		cq = own->cancel_ep->rx_cq;
 	pthread_mutex_unlock(&own->lock);
-	if (!p)
+	if (!recv)
 		return -FI_ENOENT;
 	/* fi_cancel(3): an error completion, FI_ECANCELED. */
 	err.op_context = context;
-	err.flags = p->pe.flags & (FI_RECV | FI_MSG | FI_TAGGED);
-	err.tag = p->pe.tag;
+	err.flags = recv->pe.flags & (FI_RECV | FI_MSG | FI_TAGGED);
+	err.tag = recv->pe.tag;
 	err.err = FI_ECANCELED;
 	err.prov_errno = FI_ECANCELED;
-	free(p);
+	free(recv);
 	return cq ? shim_cq_inject_err(cq, &err) : 0;
 }
 
-void shim_srx_peer_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
+static void shim_psrx_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 {
-	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 
 	if (!own)
 		return;
@@ -967,9 +983,9 @@ void shim_srx_peer_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 	pthread_mutex_unlock(&own->lock);
 }
 
-void shim_srx_peer_ep_unbound(struct shim_srx *srx, struct shim_ep *ep)
+static void shim_psrx_srx_ep_unbound(struct shim_srx *srx, struct shim_ep *ep)
 {
-	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 
 	if (!own)
 		return;
@@ -1170,7 +1186,7 @@ static int shim_srx_owner_new(struct shim_srx *srx)
 		return -FI_ENOMEM;
 	}
 	ps->own = own;
-	srx->psrx = ps;
+	shim_srx_set_hooks(srx, &shim_psrx_srx_hooks, ps);
 	shim_psrx_register(ps);
 	return 0;
 }
@@ -1185,9 +1201,9 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val)
 	if (!out)
 		return -FI_EINVAL;
 	pthread_mutex_lock(&srx->lock);
-	if (srx->psrx && !srx->psrx->own) {
+	if (srx->peer && !to_shim_psrx(srx)->own) {
 		ret = -FI_EINVAL;	/* a peer SRX of another owner */
-	} else if (!srx->psrx) {
+	} else if (!srx->peer) {
 		/*
 		 * Receives already in the kernel, or endpoints already
 		 * matched there, would bypass the lists.
@@ -1201,7 +1217,7 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val)
 	pthread_mutex_unlock(&srx->lock);
 	if (ret)
 		return ret;
-	own = srx->psrx->own;
+	own = to_shim_psrx(srx)->own;
 	obj = calloc(1, sizeof(*obj));
 	if (!obj)
 		return -FI_ENOMEM;
@@ -1214,9 +1230,9 @@ int shim_srx_peer_export(struct shim_srx *srx, void *val)
 	return 0;
 }
 
-int shim_srx_peer_close(struct shim_srx *srx)
+static int shim_psrx_srx_close(struct shim_srx *srx)
 {
-	struct shim_srx_owner *own = srx->psrx ? srx->psrx->own : NULL;
+	struct shim_srx_owner *own = to_shim_psrx(srx)->own;
 	struct shim_peer_srx_obj *obj;
 	int ret = 0;
 
@@ -1239,24 +1255,29 @@ out:
 	return ret;
 }
 
-void shim_srx_peer_free(struct shim_srx *srx)
+static void shim_psrx_srx_free(struct shim_srx *srx)
 {
-	struct shim_psrx *ps = srx->psrx;
-	struct shim_srx_owner *own;
+	struct shim_psrx *ps = to_shim_psrx(srx);
+	struct shim_srx_owner *own = ps->own;
 	int k;
 
-	if (!ps)
-		return;
-	own = ps->own;
-	srx->psrx = NULL;
 	shim_psrx_free(ps);
 	if (!own)
 		return;
 	for (k = 0; k < 2; k++) {
-		shim_rxe_free_list(&own->posted[k], NULL);
+		shim_rxe_free_list(&own->recvs[k], NULL);
 		shim_rxe_free_list(&own->unexp[k], NULL);
 	}
 	shim_rxe_free_list(&own->to_start, NULL);
 	pthread_mutex_destroy(&own->lock);
 	free(own);
 }
+
+static const struct shim_srx_hooks shim_psrx_srx_hooks = {
+	.post = shim_psrx_srx_post,
+	.cancel = shim_psrx_srx_cancel,
+	.ep_enabled = shim_psrx_srx_ep_enabled,
+	.ep_unbound = shim_psrx_srx_ep_unbound,
+	.close = shim_psrx_srx_close,
+	.free = shim_psrx_srx_free,
+};

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * libshim: every difference between the peer API (fi_peer(3)) of the
+ * libshim/peer: every difference between the peer API (fi_peer(3)) of the
  * libfabric kfab is built against and the 2.x text kfab is written to.
  *
  * The rest of libshim uses only what is defined here, never the version

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshim: kfab as the peer of fi_peer(3) for the objects that need no
+ * libshim/peer: kfab as the peer of fi_peer(3) for the objects that need no
  * data path of their own: the peer AV, the peer domain, the peer EQ and
  * FI_PEER_TRANSFER endpoints; and what fi_import_fid() means to kfab.
  *
@@ -214,7 +214,7 @@ int shim_ep_peer_transfer(struct fi_info *info, void *context)
 /*
  * fi_import_fid(fid, expfid, flags) is fid->ops->bind(): kfab gives it a
  * meaning only on its own fid_peer_* objects (the peer's object they were
- * opened with, peer_cq.c and peer_srx.c).  Everything else kfab cannot
+ * opened with, cq.c and srx.c).  Everything else kfab cannot
  * import is one of these classes, and its bind answers -FI_ENOSYS for
  * them rather than the -FI_EINVAL of a bad bind.
  */

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libshim: peer CQs (fi_peer(3)), both roles.
+ * libshim/peer: peer CQs (fi_peer(3)), both roles, and the CQ hooks
+ * (struct shim_cq_hooks, internal.h) through which libshim/cq.c calls in
+ * here.
  *
  * kfab as the peer: the owner opens a kfab CQ with FI_PEER and a struct
  * fi_peer_cq_context.  The kernel CQ and its ring exist as for any CQ (the
@@ -22,12 +24,86 @@
  * memory runs out), and wake fi_cq_sread() waiters.  A peer CQ imported
  * with fi_import_fid() is progressed by every read of kfab's CQ and closed
  * by kfab.
+ *
+ * Three hooks tables: a peer CQ's, an exported CQ's, and the one every
+ * other CQ gets once the process has a peer SRX (srx.c), whose
+ * completions come through the CQs of its endpoints.  All three let the
+ * peer SRXs filter completions and make progress.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "barrier.h"
+#include "../barrier.h"
 #include "peer.h"
+
+/* ---- what every table shares: the peer SRXs (srx.c) ---- */
+
+static bool shim_psrx_hook_progress(struct shim_cq *cq)
+{
+	(void)cq;
+	shim_psrx_progress_all();
+	/* Peers' traffic is seen only by polling them. */
+	return shim_psrx_active();
+}
+
+static int shim_psrx_hook_filter(struct shim_cq *cq, struct kfab_cq_entry *e,
+				 int err, bool commit)
+{
+	(void)cq;
+	if (!shim_psrx_active())
+		return SHIM_CQ_KEEP;
+	return shim_psrx_filter(e, err, commit);
+}
+
+/* A CQ without a queue of its own in the library. */
+static size_t shim_cq_no_queued(struct shim_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
+static size_t shim_cq_no_pop(struct shim_cq *cq, struct kfab_cq_entry *out,
+			     size_t max)
+{
+	(void)cq; (void)out; (void)max;
+	return 0;
+}
+
+static bool shim_cq_no_err_queued(struct shim_cq *cq)
+{
+	(void)cq;
+	return false;
+}
+
+static int shim_cq_no_pop_err(struct shim_cq *cq,
+			      struct fi_cq_err_entry *err, void *data,
+			      size_t *len)
+{
+	(void)cq; (void)err; (void)data; (void)len;
+	return -FI_EAGAIN;
+}
+
+static int shim_cq_no_close(struct shim_cq *cq)
+{
+	(void)cq;
+	return 0;
+}
+
+static void shim_cq_no_free(struct shim_cq *cq)
+{
+	(void)cq;
+}
+
+const struct shim_cq_hooks shim_psrx_cq_hooks = {
+	.progress = shim_psrx_hook_progress,
+	.filter = shim_psrx_hook_filter,
+	.queued = shim_cq_no_queued,
+	.pop = shim_cq_no_pop,
+	.err_queued = shim_cq_no_err_queued,
+	.pop_err = shim_cq_no_pop_err,
+	.close = shim_cq_no_close,
+	.free = shim_cq_no_free,
+};
 
 /* ---- kfab as the peer ---- */
 
@@ -47,7 +123,11 @@ struct shim_cq_peer {
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
 };
 
-int shim_cq_peer_new(void *context, struct shim_cq_peer **peer)
+static const struct shim_cq_hooks shim_cq_peer_hooks;
+static const struct fi_ops_cq shim_cq_peer_ops;
+
+int shim_cq_peer_open(struct shim_cq *cq, void *context,
+		      const struct fi_ops_cq **ops)
 {
 	struct fi_peer_cq_context *ctx = context;
 	struct shim_cq_peer *p;
@@ -68,14 +148,18 @@ int shim_cq_peer_new(void *context, struct shim_cq_peer **peer)
 	}
 	/* The context itself is temporary: keep only the object. */
 	p->owner = ctx->cq;
-	*peer = p;
+	/* A CQ being opened has no hooks yet: these are set. */
+	(void)shim_cq_set_hooks(cq, &shim_cq_peer_hooks, p);
+	*ops = &shim_cq_peer_ops;
 	return 0;
 }
 
-void shim_cq_peer_free(struct shim_cq_peer *peer)
+static void shim_cq_peer_free(struct shim_cq *cq)
 {
-	pthread_mutex_destroy(&peer->lock);
-	free(peer);
+	struct shim_cq_peer *p = shim_cq_peer(cq, &shim_cq_peer_hooks);
+
+	pthread_mutex_destroy(&p->lock);
+	free(p);
 }
 
 static int shim_cq_peer_sink(void *arg, const struct kfab_cq_entry *e,
@@ -128,7 +212,7 @@ static void shim_cq_peer_errors(struct shim_cq *cq, struct shim_cq_peer *p)
  */
 static void shim_cq_peer_progress(struct shim_cq *cq)
 {
-	struct shim_cq_peer *p = shim_cq_get_peer(cq);
+	struct shim_cq_peer *p = shim_cq_peer(cq, &shim_cq_peer_hooks);
 	int ret, round;
 
 	for (round = 0; round < 2; round++) {
@@ -207,7 +291,7 @@ static const char *shim_cq_peer_strerror(struct fid_cq *cq_fid,
 	return str;
 }
 
-const struct fi_ops_cq shim_cq_peer_ops = {
+static const struct fi_ops_cq shim_cq_peer_ops = {
 	.size = sizeof(struct fi_ops_cq),
 	.read = shim_cq_peer_read,
 	.readfrom = shim_cq_peer_readfrom,
@@ -216,6 +300,21 @@ const struct fi_ops_cq shim_cq_peer_ops = {
 	.sreadfrom = shim_cq_peer_sreadfrom,
 	.signal = shim_cq_peer_signal,
 	.strerror = shim_cq_peer_strerror,
+};
+
+/*
+ * A peer CQ's reads are its own ops (above); the core calls the hooks
+ * only when the forwarder reads the ring and the errors.
+ */
+static const struct shim_cq_hooks shim_cq_peer_hooks = {
+	.progress = shim_psrx_hook_progress,
+	.filter = shim_psrx_hook_filter,
+	.queued = shim_cq_no_queued,
+	.pop = shim_cq_no_pop,
+	.err_queued = shim_cq_no_err_queued,
+	.pop_err = shim_cq_no_pop_err,
+	.close = shim_cq_no_close,
+	.free = shim_cq_peer_free,
 };
 
 /* ---- kfab as the owner ---- */
@@ -361,8 +460,16 @@ static const struct fi_ops_cq_owner shim_cq_owner_ops = {
 	.writeerr = shim_cq_owner_writeerr,
 };
 
-size_t shim_cq_owner_count(struct shim_cq_owner *o)
+static const struct shim_cq_hooks shim_cq_owner_hooks;
+
+static struct shim_cq_owner *to_shim_cq_owner(struct shim_cq *cq)
 {
+	return shim_cq_peer(cq, &shim_cq_owner_hooks);
+}
+
+static size_t shim_cq_owner_queued(struct shim_cq *cq)
+{
+	struct shim_cq_owner *o = to_shim_cq_owner(cq);
 	size_t n;
 
 	pthread_mutex_lock(&o->lock);
@@ -371,9 +478,10 @@ size_t shim_cq_owner_count(struct shim_cq_owner *o)
 	return n;
 }
 
-size_t shim_cq_owner_pop(struct shim_cq_owner *o, struct kfab_cq_entry *out,
-			 size_t max)
+static size_t shim_cq_owner_pop(struct shim_cq *cq, struct kfab_cq_entry *out,
+				size_t max)
 {
+	struct shim_cq_owner *o = to_shim_cq_owner(cq);
 	size_t n;
 
 	pthread_mutex_lock(&o->lock);
@@ -386,20 +494,21 @@ size_t shim_cq_owner_pop(struct shim_cq_owner *o, struct kfab_cq_entry *out,
 	return n;
 }
 
-bool shim_cq_owner_has_err(struct shim_cq_owner *o)
+static bool shim_cq_owner_err_queued(struct shim_cq *cq)
 {
-	return o && shim_read_once(&o->err_count);
+	struct shim_cq_owner *o = to_shim_cq_owner(cq);
+
+	return shim_read_once(&o->err_count) != 0;
 }
 
-int shim_cq_owner_pop_err(struct shim_cq_owner *o,
-			  struct fi_cq_err_entry *err, void *data,
-			  size_t *data_len)
+static int shim_cq_owner_pop_err(struct shim_cq *cq,
+				 struct fi_cq_err_entry *err, void *data,
+				 size_t *data_len)
 {
+	struct shim_cq_owner *o = to_shim_cq_owner(cq);
 	struct shim_cq_err_node *node;
 	size_t len;
 
-	if (!o)
-		return -FI_EAGAIN;
 	pthread_mutex_lock(&o->lock);
 	node = o->err_head;
 	if (node) {
@@ -454,12 +563,15 @@ static void shim_peer_cq_drain(struct shim_peer_cq_obj *obj)
 	}
 }
 
-bool shim_cq_owner_progress(struct shim_cq_owner *o)
+/* Imported peer CQs are progressed by every read of kfab's CQ. */
+static bool shim_cq_owner_progress(struct shim_cq *cq)
 {
+	struct shim_cq_owner *o = to_shim_cq_owner(cq);
+	bool pending = shim_psrx_hook_progress(cq);
 	struct shim_peer_cq_obj *obj;
 
-	if (!o || !shim_read_once(&o->nimported))
-		return false;
+	if (!shim_read_once(&o->nimported))
+		return pending;
 	/*
 	 * Somebody else progressing the peers (or a peer calling back into
 	 * a read of this CQ) is as good as doing it: never wait, never
@@ -589,44 +701,54 @@ static void shim_cq_owner_free(struct shim_cq_owner *o)
 	free(o);
 }
 
-static struct shim_cq_owner *shim_cq_owner_of(struct shim_cq *cq)
+/*
+ * The owner state of @cq, made at the first need: 0, -FI_ENOMEM, or
+ * -FI_EINVAL for a CQ that is itself another provider's peer.
+ */
+static int shim_cq_owner_of(struct shim_cq *cq, struct shim_cq_owner **out)
 {
 	struct shim_cq_owner *o, *mine;
 
-	o = shim_cq_get_owner(cq);
+	o = to_shim_cq_owner(cq);
 	if (!o) {
 		mine = shim_cq_owner_new(cq);
 		if (!mine)
-			return NULL;
-		o = shim_cq_set_owner(cq, mine);
+			return -FI_ENOMEM;
+		o = shim_cq_set_hooks(cq, &shim_cq_owner_hooks, mine);
 		if (o != mine)
 			shim_cq_owner_free(mine);
+		if (!o)
+			return -FI_EINVAL;
 	}
-	return o;
+	*out = o;
+	return 0;
 }
 
 /* The queue a peer writes into takes kfab's own made-up completions too. */
 int shim_cq_inject_err(struct shim_cq *cq, const struct fi_cq_err_entry *err)
 {
 	struct shim_peer_cq_obj tmp = { 0 };
+	int ret;
 
-	tmp.owner = shim_cq_owner_of(cq);
-	if (!tmp.owner)
-		return -FI_ENOMEM;
+	ret = shim_cq_owner_of(cq, &tmp.owner);
+	if (ret)
+		return ret;
 	return (int)shim_cq_owner_writeerr(&tmp.peer, err);
 }
 
-int shim_cq_owner_export(struct shim_cq *cq, void *val)
+/* fi_get_val(KFAB_FID_PEER_EXPORT) on a CQ (cq.c). */
+int shim_cq_peer_export(struct shim_cq *cq, void *val)
 {
 	struct fid_peer_cq **out = val;
 	struct shim_cq_owner *o;
 	struct shim_peer_cq_obj *obj;
+	int ret;
 
 	if (!out)
 		return -FI_EINVAL;
-	o = shim_cq_owner_of(cq);
-	if (!o)
-		return -FI_ENOMEM;
+	ret = shim_cq_owner_of(cq, &o);
+	if (ret)
+		return ret;
 	obj = calloc(1, sizeof(*obj));
 	if (!obj)
 		return -FI_ENOMEM;
@@ -643,8 +765,14 @@ int shim_cq_owner_export(struct shim_cq *cq, void *val)
 	return 0;
 }
 
-int shim_cq_owner_close(struct shim_cq_owner *o)
+/*
+ * Before fi_close() of the CQ: -FI_EBUSY while a fid_peer_cq without an
+ * imported peer CQ exists; otherwise closes the imported CQs (their
+ * error, if one fails).  The state itself goes with the CQ.
+ */
+static int shim_cq_owner_close(struct shim_cq *cq)
 {
+	struct shim_cq_owner *o = to_shim_cq_owner(cq);
 	struct shim_peer_cq_obj *obj;
 	int ret = 0;
 
@@ -663,8 +791,21 @@ int shim_cq_owner_close(struct shim_cq_owner *o)
 	}
 out:
 	pthread_mutex_unlock(&o->objs_lock);
-	if (ret)
-		return ret;
-	shim_cq_owner_free(o);
-	return 0;
+	return ret;
 }
+
+static void shim_cq_owner_release(struct shim_cq *cq)
+{
+	shim_cq_owner_free(to_shim_cq_owner(cq));
+}
+
+static const struct shim_cq_hooks shim_cq_owner_hooks = {
+	.progress = shim_cq_owner_progress,
+	.filter = shim_psrx_hook_filter,
+	.queued = shim_cq_owner_queued,
+	.pop = shim_cq_owner_pop,
+	.err_queued = shim_cq_owner_err_queued,
+	.pop_err = shim_cq_owner_pop_err,
+	.close = shim_cq_owner_close,
+	.free = shim_cq_owner_release,
+};
