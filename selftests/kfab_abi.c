@@ -47,7 +47,7 @@ static bool is_test_module(int fd)
 {
 	struct kfab_query q;
 
-	return !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+	return !_test_cmd_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
 }
 
 /* The commands of this ABI, production and test-only. */
@@ -205,7 +205,7 @@ TEST_F(kfab, longer_struct_with_zero_tail_is_accepted)
 	buf.cmd.size = sizeof(buf);
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &buf));
 	EXPECT_NE(0, buf.cmd.out_domain_id);
-	EXPECT_EQ(0, kfab_destroy(self->fd, buf.cmd.out_domain_id));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, buf.cmd.out_domain_id));
 
 	memset(&qbuf, 0, sizeof(qbuf));
 	qbuf.q.size = sizeof(qbuf);
@@ -234,7 +234,7 @@ TEST_F(kfab, unknown_commands_get_enotty)
 	unsigned int nr;
 	bool test_module;
 
-	ASSERT_EQ(0, kfab_query(self->fd, &q));
+	ASSERT_EQ(0, _test_cmd_query(self->fd, &q));
 	test_module = q.features & KFAB_FEATURE_TEST;
 	for (nr = KFAB_CMD_DOMAIN_ALLOC + 1; nr < 256; nr++) {
 		/* Test-only commands exist only in a CONFIG_KFAB_TEST module. */
@@ -309,14 +309,14 @@ TEST_F(kfab, domain_alloc_and_destroy)
 {
 	uint32_t a, b;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &a));
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &b));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &a));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &b));
 	EXPECT_NE(0, a);
 	EXPECT_NE(0, b);
 	EXPECT_NE(a, b);
-	EXPECT_EQ(0, kfab_destroy(self->fd, a));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, a));
-	EXPECT_EQ(0, kfab_destroy(self->fd, b));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, a));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(self->fd, a));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, b));
 }
 
 TEST_F(kfab, domain_alloc_rejects_flags_and_reserved)
@@ -331,21 +331,21 @@ TEST_F(kfab, domain_alloc_rejects_flags_and_reserved)
 
 TEST_F(kfab, destroy_of_unknown_id_is_enoent)
 {
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 0));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 1));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 12345));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, UINT32_MAX));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(self->fd, 0));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(self->fd, 1));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(self->fd, 12345));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(self->fd, UINT32_MAX));
 }
 
 TEST_F(kfab, domain_ids_reuse_after_destroy)
 {
 	uint32_t a, b;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &a));
-	ASSERT_EQ(0, kfab_destroy(self->fd, a));
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &b));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &a));
+	ASSERT_EQ(0, _test_cmd_destroy(self->fd, a));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &b));
 	EXPECT_EQ(a, b);
-	EXPECT_EQ(0, kfab_destroy(self->fd, b));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, b));
 }
 
 TEST_F(kfab, objects_belong_to_their_file)
@@ -354,13 +354,13 @@ TEST_F(kfab, objects_belong_to_their_file)
 	uint32_t id, oid;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &id));
-	ASSERT_EQ(0, kfab_domain_alloc(other, &oid));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &id));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(other, &oid));
 	/* Same numbers, different tables: neither reaches the other. */
 	EXPECT_EQ(id, oid);
-	EXPECT_EQ(0, kfab_destroy(other, oid));
-	EXPECT_EQ(-ENOENT, kfab_destroy(other, oid));
-	EXPECT_EQ(0, kfab_destroy(self->fd, id));
+	EXPECT_EQ(0, _test_cmd_destroy(other, oid));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(other, oid));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, id));
 	close(other);
 }
 
@@ -373,10 +373,10 @@ TEST_F(kfab, object_limit_gives_enospc)
 	if (q.max_objects > 100000)
 		SKIP(return, "max_objects %u too large to fill", q.max_objects);
 	for (i = 0; i < q.max_objects; i++)
-		ASSERT_EQ(0, kfab_domain_alloc(self->fd, &id));
-	EXPECT_EQ(-ENOSPC, kfab_domain_alloc(self->fd, &id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, q.max_objects / 2));
-	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+		ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &id));
+	EXPECT_EQ(-ENOSPC, _test_cmd_domain_alloc(self->fd, &id));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, q.max_objects / 2));
+	EXPECT_EQ(0, _test_cmd_domain_alloc(self->fd, &id));
 	EXPECT_EQ(q.max_objects / 2, id);
 	/* The rest go when the file closes (teardown). */
 }
@@ -400,7 +400,7 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 	uint32_t dom, cq;
 	int efd;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &dom));
 	cmd.domain_id = dom;
 	cmd.flags = 4;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
@@ -452,10 +452,10 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 	/* A CQ is not a domain; a domain with a CQ cannot go. */
 	ASSERT_EQ(0, cq_open(self->fd, dom, 0, &cq));
 	EXPECT_EQ(-ENOENT, cq_open(self->fd, cq, 0, &cq));
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, dom));
-	EXPECT_EQ(0, kfab_destroy(self->fd, cq));
-	EXPECT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, dom));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(self->fd, dom));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, cq));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, cmd.out_cq_id));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, dom));
 }
 
 TEST_F(kfab, cq_drain_and_readerr_check_ids_and_flags)
@@ -464,7 +464,7 @@ TEST_F(kfab, cq_drain_and_readerr_check_ids_and_flags)
 	struct kfab_cq_readerr r = { .size = sizeof(r) };
 	uint32_t dom, cq;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &dom));
 	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
 	d.cq_id = dom;
 	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_DRAIN, &d));
@@ -499,7 +499,7 @@ TEST_F(kfab, readerr_that_cannot_answer_keeps_the_error_queued)
 
 	if (!is_test_module(self->fd))
 		SKIP(return, "needs the CONFIG_KFAB_TEST build");
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &dom));
 	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
 	p.cq_id = cq;
 	p.flags = KFAB_TEST_POST_ERROR;
@@ -533,7 +533,7 @@ TEST_F(kfab, test_cq_post_checks_its_arguments)
 
 	if (!is_test_module(self->fd))
 		SKIP(return, "needs the CONFIG_KFAB_TEST build");
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &dom));
 	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
 	p.cq_id = cq;
 	p.flags = 2;
@@ -567,7 +567,7 @@ TEST_F(kfab, counter_commands_check_flags_ops_and_ids)
 	struct kfab_cntr_wait w = { .size = sizeof(w) };
 	uint32_t dom, cq;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &dom));
 	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
 	o.domain_id = dom;
 	o.flags = 2;
@@ -605,7 +605,7 @@ TEST_F(kfab, counter_commands_check_flags_ops_and_ids)
 	w.flags = 0;
 	w.threshold = 1;
 	EXPECT_EQ(-ETIMEDOUT, kfab_ioctl(self->fd, KFAB_IOC_CNTR_WAIT, &w));
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, dom));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(self->fd, dom));
 }
 
 TEST_F(kfab, cq_regions_map_only_as_documented)
@@ -615,7 +615,7 @@ TEST_F(kfab, cq_regions_map_only_as_documented)
 	uint32_t dom;
 	void *p;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &dom));
 	cmd.domain_id = dom;
 	cmd.entries = 64;
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
@@ -634,7 +634,7 @@ TEST_F(kfab, cq_regions_map_only_as_documented)
 	p = mmap(NULL, cmd.out_ring.cons.size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 self->fd, cmd.out_ring.cons.offset);
 	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
+	ASSERT_EQ(0, _test_cmd_destroy(self->fd, cmd.out_cq_id));
 	memset(p, 0xff, cmd.out_ring.cons.size);
 	EXPECT_EQ(0, munmap(p, cmd.out_ring.cons.size));
 	p = mmap(NULL, cmd.out_ring.ring.size, PROT_READ, MAP_SHARED, self->fd,
@@ -675,7 +675,7 @@ TEST(debugfs_lists_contexts_and_objects)
 	FILE *f;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(fd, &id));
 	f = fopen("/sys/kernel/debug/kfab/contexts", "r");
 	if (!f)
 		SKIP(close(fd); return, "debugfs not mounted");
@@ -702,8 +702,8 @@ TEST(open_close_1000_times)
 		fd = kfab_open();
 		ASSERT_LE(0, fd);
 		/* Leave objects behind on purpose: close must free them. */
-		ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
-		ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+		ASSERT_EQ(0, _test_cmd_domain_alloc(fd, &id));
+		ASSERT_EQ(0, _test_cmd_domain_alloc(fd, &id));
 		ASSERT_EQ(0, close(fd));
 	}
 	EXPECT_EQ(base, read_sysfs_long(KFAB_SYSFS "/contexts"));
@@ -719,7 +719,7 @@ static int churn(int fd, int rounds)
 		if (kfab_ioctl(fd, KFAB_IOC_QUERY, &q) ||
 		    q.abi_version != KFAB_ABI_VERSION)
 			return -1;
-		if (kfab_domain_alloc(fd, &id) || kfab_destroy(fd, id))
+		if (_test_cmd_domain_alloc(fd, &id) || _test_cmd_destroy(fd, id))
 			return -1;
 	}
 	return 0;
@@ -796,7 +796,7 @@ static void *destroy_all_thread(void *p)
 
 	while (!arg->stop)
 		for (id = 1; id < 8; id++)
-			kfab_destroy(arg->fd, id);
+			_test_cmd_destroy(arg->fd, id);
 	return NULL;
 }
 
@@ -815,10 +815,10 @@ TEST_F_TIMEOUT(race, destroy_races_with_alloc, 300)
 	ASSERT_LE(0, arg.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, destroy_all_thread, &arg));
 	for (i = 0; i < RACE_ROUNDS; i++) {
-		int rc = kfab_domain_alloc(arg.fd, &id);
+		int rc = _test_cmd_domain_alloc(arg.fd, &id);
 
 		ASSERT_EQ(0, rc);
-		rc = kfab_destroy(arg.fd, id);
+		rc = _test_cmd_destroy(arg.fd, id);
 		ASSERT_TRUE(rc == 0 || rc == -ENOENT);
 	}
 	arg.stop = true;
@@ -834,14 +834,14 @@ TEST(fork_shares_the_context)
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(fd, &id));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(kfab_destroy(fd, id) ? 1 : 0);
+		_exit(_test_cmd_destroy(fd, id) ? 1 : 0);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(-ENOENT, kfab_destroy(fd, id));
+	EXPECT_EQ(-ENOENT, _test_cmd_destroy(fd, id));
 	close(fd);
 }
 
@@ -860,7 +860,7 @@ TEST(killed_process_releases_its_context)
 		int i, fd = kfab_open();
 
 		for (i = 0; fd >= 0 && i < 100; i++)
-			kfab_domain_alloc(fd, &id);
+			_test_cmd_domain_alloc(fd, &id);
 		if (write(pipefd[1], "x", 1) != 1)
 			_exit(1);
 		pause();

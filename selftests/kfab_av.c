@@ -83,7 +83,7 @@ static int av_insert_one(int fd, uint32_t av, uint64_t ep, uint32_t *index)
 {
 	struct kfab_addr a = local_addr(ep);
 	int32_t err;
-	int rc = kfab_av_insert(fd, av, &a, 1, index, &err, NULL);
+	int rc = _test_cmd_av_insert(fd, av, &a, 1, index, &err, NULL);
 
 	return rc ? rc : err;
 }
@@ -169,7 +169,7 @@ static int as_user(uid_t uid, gid_t gid,
 
 		become(uid, gid);
 		fd = kfab_open();
-		if (fd < 0 || kfab_domain_alloc(fd, &dom))
+		if (fd < 0 || _test_cmd_domain_alloc(fd, &dom))
 			_exit(101);
 		_exit(fn(fd, dom, arg));
 	}
@@ -195,7 +195,7 @@ static int child_open(int fd, uint32_t dom, const void *arg)
 static int child_unlink_refused(int fd, uint32_t dom, const void *arg)
 {
 	(void)dom;
-	return kfab_av_unlink(fd, arg) == -EPERM ? 0 : 1;
+	return _test_cmd_av_unlink(fd, arg) == -EPERM ? 0 : 1;
 }
 
 FIXTURE(ioctl) {
@@ -210,7 +210,7 @@ FIXTURE_SETUP(ioctl)
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &self->dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &self->dom));
 }
 
 FIXTURE_TEARDOWN(ioctl)
@@ -248,9 +248,9 @@ TEST_F(ioctl, unnamed_open_maps_a_read_only_table)
 				   self->fd, o.out_region.offset));
 
 	/* The parent domain cannot go while the AV holds it. */
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, self->dom));
-	EXPECT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, self->dom));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(self->fd, self->dom));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, o.out_av_id));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, self->dom));
 	/* The mapping outlives the AV. */
 	EXPECT_EQ(o.out_count, m.hdr->capacity);
 	munmap(m.base, m.size);
@@ -269,7 +269,7 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
 	ASSERT_EQ(0, av_map(self->fd, &o, &m));
-	ASSERT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
+	ASSERT_EQ(0, _test_cmd_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
 			       &inserted));
 	EXPECT_EQ(4, inserted);
 	for (i = 0; i < 3; i++) {
@@ -285,7 +285,7 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 
 	/* Remove, then the freed index is the next one given. */
 	i = 1;
-	ASSERT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, &i, 1));
+	ASSERT_EQ(0, _test_cmd_av_remove(self->fd, o.out_av_id, &i, 1));
 	EXPECT_FALSE(av_map_read(&m, 1, &got));
 	EXPECT_EQ(2, m.hdr->used);
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 13, &i));
@@ -310,7 +310,7 @@ TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
-	ASSERT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+	ASSERT_EQ(0, _test_cmd_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
 			       &inserted));
 	EXPECT_EQ(1, inserted);
 	for (i = 0; i < 4; i++) {
@@ -361,21 +361,21 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 
 	/* insert */
-	EXPECT_EQ(-ENOENT, kfab_av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
-	EXPECT_EQ(-ENOENT, kfab_av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
+	EXPECT_EQ(-ENOENT, _test_cmd_av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
+	EXPECT_EQ(-ENOENT, _test_cmd_av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
 				     NULL));
-	EXPECT_EQ(-E2BIG, kfab_av_insert(self->fd, o.out_av_id, &a,
+	EXPECT_EQ(-E2BIG, _test_cmd_av_insert(self->fd, o.out_av_id, &a,
 				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL));
-	EXPECT_EQ(-E2BIG, kfab_av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
+	EXPECT_EQ(-E2BIG, _test_cmd_av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
 				    NULL, NULL, NULL));
-	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
+	EXPECT_EQ(-EFAULT, _test_cmd_av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
 				     NULL, NULL));
-	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, (void *)1, 1,
+	EXPECT_EQ(-EFAULT, _test_cmd_av_insert(self->fd, o.out_av_id, (void *)1, 1,
 				     NULL, NULL, NULL));
 	/* A bad output pointer: the insert happened, the copy failed. */
-	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
+	EXPECT_EQ(-EFAULT, _test_cmd_av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
 				     NULL, NULL));
-	EXPECT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
+	EXPECT_EQ(0, _test_cmd_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
 	ins.av_id = o.out_av_id;
 	ins.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
@@ -384,19 +384,19 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
 
 	/* remove: all or nothing */
-	EXPECT_EQ(-EINVAL, kfab_av_remove(self->fd, o.out_av_id, idx, 2));
-	EXPECT_EQ(-EINVAL, kfab_av_remove(self->fd, o.out_av_id, &idx[2], 1));
-	EXPECT_EQ(-EFAULT, kfab_av_remove(self->fd, o.out_av_id, NULL, 1));
-	EXPECT_EQ(-E2BIG, kfab_av_remove(self->fd, o.out_av_id, idx,
+	EXPECT_EQ(-EINVAL, _test_cmd_av_remove(self->fd, o.out_av_id, idx, 2));
+	EXPECT_EQ(-EINVAL, _test_cmd_av_remove(self->fd, o.out_av_id, &idx[2], 1));
+	EXPECT_EQ(-EFAULT, _test_cmd_av_remove(self->fd, o.out_av_id, NULL, 1));
+	EXPECT_EQ(-E2BIG, _test_cmd_av_remove(self->fd, o.out_av_id, idx,
 				    KFAB_AV_BATCH_MAX + 1));
-	EXPECT_EQ(-ENOENT, kfab_av_remove(self->fd, 999, idx, 1));
-	EXPECT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, idx, 0));
+	EXPECT_EQ(-ENOENT, _test_cmd_av_remove(self->fd, 999, idx, 1));
+	EXPECT_EQ(0, _test_cmd_av_remove(self->fd, o.out_av_id, idx, 0));
 	/* The entry is still there after every refusal. */
-	EXPECT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, idx, 1));
+	EXPECT_EQ(0, _test_cmd_av_remove(self->fd, o.out_av_id, idx, 1));
 
 	/* unlink */
-	EXPECT_EQ(-EFAULT, kfab_av_unlink(self->fd, NULL));
-	EXPECT_EQ(-ENOENT, kfab_av_unlink(self->fd, test_name("none")));
+	EXPECT_EQ(-EFAULT, _test_cmd_av_unlink(self->fd, NULL));
+	EXPECT_EQ(-ENOENT, _test_cmd_av_unlink(self->fd, test_name("none")));
 }
 
 TEST_F(ioctl, names_are_validated)
@@ -413,7 +413,7 @@ TEST_F(ioctl, names_are_validated)
 		EXPECT_EQ(len < KFAB_AV_NAME_MAX ? 0 : -ENAMETOOLONG,
 			  av_open(self->fd, self->dom, name, 0, 0600, NULL));
 	}
-	EXPECT_EQ(0, kfab_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
+	EXPECT_EQ(0, _test_cmd_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, ".hidden", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "a/b", 0, 0600, NULL));
@@ -426,7 +426,7 @@ TEST_F(ioctl, names_are_validated)
 				   NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "\xc0\xc1", 0, 0600,
 				   NULL));
-	EXPECT_EQ(-ENAMETOOLONG, kfab_av_unlink(self->fd, name));
+	EXPECT_EQ(-ENAMETOOLONG, _test_cmd_av_unlink(self->fd, name));
 
 	/* A name running into an unmapped page: -EFAULT, not a read past it. */
 	page = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
@@ -473,7 +473,7 @@ TEST_F(ioctl, named_open_flags)
 	/* A read-only handle changes nothing. */
 	EXPECT_EQ(-EPERM, av_insert_one(self->fd, o2.out_av_id, 1, NULL));
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 1, NULL));
-	EXPECT_EQ(-EPERM, kfab_av_remove(self->fd, o2.out_av_id, &zero, 1));
+	EXPECT_EQ(-EPERM, _test_cmd_av_remove(self->fd, o2.out_av_id, &zero, 1));
 	/* Another type than the AV's: refused. */
 	c.domain_id = self->dom;
 	c.type = KFAB_AV_TYPE_MAP;
@@ -481,8 +481,8 @@ TEST_F(ioctl, named_open_flags)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 	/* The last close takes the name away. */
 	EXPECT_EQ(1, read_sysfs_long(KFAB_SYSFS "/named_avs") >= 1);
-	EXPECT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, o2.out_av_id));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, o.out_av_id));
+	EXPECT_EQ(0, _test_cmd_destroy(self->fd, o2.out_av_id));
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -499,7 +499,7 @@ TEST_F(ioctl, named_av_is_one_table_for_every_opener)
 	RETURN_IF_SETUP_SKIPPED();
 	fd2 = kfab_open();
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, kfab_domain_alloc(fd2, &dom2));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(fd2, &dom2));
 	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, &a));
 	ASSERT_EQ(0, av_open(fd2, dom2, name, 0, 0600, &b));
 	EXPECT_EQ(KFAB_AV_OUT_CREATED, a.out_flags);
@@ -575,12 +575,12 @@ TEST_F(ioctl, set_owner_hands_the_av_to_another_user)
 	RETURN_IF_SETUP_SKIPPED();
 	o.name = (uintptr_t)name;
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
-	ASSERT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
+	ASSERT_EQ(0, _test_cmd_destroy(self->fd, o.out_av_id));
 	/* Persistent: the name stays with no opener; uid 1000 owns it. */
 	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
 	rw.rc = -EACCES;
 	EXPECT_EQ(0, as_user(1001, 1001, child_open, &rw));
-	EXPECT_EQ(0, kfab_av_unlink(self->fd, name));
+	EXPECT_EQ(0, _test_cmd_av_unlink(self->fd, name));
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -647,14 +647,14 @@ TEST_F(ioctl, user_namespace_root_is_not_root)
 		if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || getuid())
 			_exit(11);
 		fd = kfab_open();
-		if (fd < 0 || kfab_domain_alloc(fd, &dom))
+		if (fd < 0 || _test_cmd_domain_alloc(fd, &dom))
 			_exit(12);
 		if (av_open(fd, dom, name, KFAB_AV_OPEN_READ_ONLY, 0, NULL) !=
 		    -EACCES)
 			_exit(13);
 		if (av_open(fd, dom, name, 0, 0600, NULL) != -EACCES)
 			_exit(14);
-		if (kfab_av_unlink(fd, name) != -EPERM)
+		if (_test_cmd_av_unlink(fd, name) != -EPERM)
 			_exit(15);
 		/* Privileged flags need privileges outside the namespace. */
 		if (child_privileged_flags(fd, dom, test_name("nspriv")))
@@ -698,7 +698,7 @@ static int child_quota(int fd, uint32_t dom, const void *arg)
 	/* Closing gives the room back. */
 	close(fd);
 	fd = kfab_open();
-	if (kfab_domain_alloc(fd, &dom))
+	if (_test_cmd_domain_alloc(fd, &dom))
 		return 4;
 	if (open_count(fd, dom, 4, 100000) != -EINVAL)
 		return 5;
@@ -740,7 +740,7 @@ TEST_F(ioctl, sigkill_while_holding_a_named_av_leaves_nothing)
 		int fd = kfab_open();
 		uint32_t dom;
 
-		if (fd < 0 || kfab_domain_alloc(fd, &dom) ||
+		if (fd < 0 || _test_cmd_domain_alloc(fd, &dom) ||
 		    av_open(fd, dom, name, 0, 0600, &o) ||
 		    av_insert_one(fd, o.out_av_id, 7, NULL))
 			_exit(1);
@@ -812,7 +812,7 @@ static int stress_child(const char *name, int n, int report)
 	struct av_map m = { 0 };
 	int fd = kfab_open();
 
-	if (fd < 0 || kfab_domain_alloc(fd, &dom) ||
+	if (fd < 0 || _test_cmd_domain_alloc(fd, &dom) ||
 	    av_open(fd, dom, name, 0, 0600, &o) || av_map(fd, &o, &m))
 		return 1;
 	for (round = 0; round < 20; round++) {
@@ -821,7 +821,7 @@ static int stress_child(const char *name, int n, int report)
 				return 2;
 		for (i = 0; i < STRESS_OWN; i++)
 			addrs[i] = local_addr(100000 * (n + 1) + i);
-		if (kfab_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
+		if (_test_cmd_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
 			      &i) || i != STRESS_OWN)
 			return 3;
 		for (i = 0; i < STRESS_OWN; i++)
@@ -832,7 +832,7 @@ static int stress_child(const char *name, int n, int report)
 			if (!av_map_read(&m, shared[i], &got) ||
 			    got.ep != 1000 + i)
 				return 5;
-		if (kfab_av_remove(fd, o.out_av_id, own, STRESS_OWN))
+		if (_test_cmd_av_remove(fd, o.out_av_id, own, STRESS_OWN))
 			return 6;
 	}
 	if (write(report, shared, sizeof(shared)) != sizeof(shared))
@@ -883,7 +883,7 @@ TEST_F_TIMEOUT(ioctl, failed_create_keeps_a_name_another_file_opened, 240)
 	int round, hits = 0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, kfab_query(self->fd, &q));
+	ASSERT_EQ(0, _test_cmd_query(self->fd, &q));
 	if (!(q.features & KFAB_FEATURE_TEST))
 		SKIP(return, "needs a CONFIG_KFAB_TEST module");
 	for (round = 0; round < 40; round++) {
@@ -899,8 +899,8 @@ TEST_F_TIMEOUT(ioctl, failed_create_keeps_a_name_another_file_opened, 240)
 			int fd = kfab_open(), fd2 = kfab_open(), i, rc = -1;
 			uint32_t dom, dom2;
 
-			if (kfab_domain_alloc(fd, &dom) ||
-			    kfab_domain_alloc(fd2, &dom2) ||
+			if (_test_cmd_domain_alloc(fd, &dom) ||
+			    _test_cmd_domain_alloc(fd2, &dom2) ||
 			    write(go[1], "r", 1) != 1)
 				_exit(10);
 			for (i = 0; i < 4000 && rc; i++)

@@ -34,10 +34,7 @@
 #include <rdma/fi_errno.h>
 
 #include <linux/kfab.h>
-/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
-#define kfab_query kfab_ext_query
 #include <kfab/kfab.h>
-#undef kfab_query
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
@@ -920,7 +917,7 @@ static int raw_cq_open(struct raw_cq *r, uint32_t entries)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = kfab_open();
-	if (r->fd < 0 || kfab_domain_alloc(r->fd, &r->dom))
+	if (r->fd < 0 || _test_cmd_domain_alloc(r->fd, &r->dom))
 		return -1;
 	r->open = (struct kfab_cq_open){ .size = sizeof(r->open),
 					 .domain_id = r->dom,
@@ -1081,7 +1078,7 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 		i = post(r.fd, r.id, 0, 1, 0, NULL);
 		if (i && i != -ENOSPC)
 			_exit(2);
-		_exit(kfab_destroy(r.fd, r.id) ? 3 : 0);
+		_exit(_test_cmd_destroy(r.fd, r.id) ? 3 : 0);
 	}
 
 	for (round = 0; round < 200; round++) {
@@ -1137,7 +1134,7 @@ TEST(raw_counter_mapping_wait_and_update)
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	fd = kfab_open();
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfab_domain_alloc(fd, &dom));
+	ASSERT_EQ(0, _test_cmd_domain_alloc(fd, &dom));
 	co.domain_id = dom;
 	ASSERT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &co));
 	map = mmap(NULL, co.out_region.size, PROT_READ, MAP_SHARED, fd,

@@ -193,7 +193,7 @@ static uint32_t av_insert_one(int fd, const struct kfab_addr *addr)
 	uint32_t index = KFAB_AV_INDEX_NONE;
 	int32_t err = -1;
 
-	if (kfab_av_insert(fd, 2, addr, 1, &index, &err, NULL) || err)
+	if (_test_cmd_av_insert(fd, 2, addr, 1, &index, &err, NULL) || err)
 		return KFAB_AV_INDEX_NONE;
 	return index;
 }
@@ -212,7 +212,7 @@ static bool av_name_exists(int fd)
 	int rc = av_open_cmd(fd, av.name, KFAB_AV_OPEN_NO_CREATE, &o);
 
 	if (!rc)
-		kfab_destroy(fd, o.out_av_id);
+		_test_cmd_destroy(fd, o.out_av_id);
 	return !rc;
 }
 
@@ -299,7 +299,7 @@ static void av_teardown_table(int fd)
 	if (av.map)
 		munmap((void *)av.map, av.open.out_region.size);
 	av.map = NULL;
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 /* av_open: an unnamed AV */
@@ -314,7 +314,7 @@ static int op_av_open(int fd)
 
 static void undo_av_open(int fd)
 {
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 /* av_open_named: creating a named AV */
@@ -367,13 +367,13 @@ static bool check_av_open_named(int fd, int rc)
 
 static void undo_av_open_named(int fd)
 {
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 static void undo_av_open_persist(int fd)
 {
-	kfab_destroy(fd, 2);
-	kfab_av_unlink(fd, av.name);
+	_test_cmd_destroy(fd, 2);
+	_test_cmd_av_unlink(fd, av.name);
 }
 
 /* av_open_existing: a second open of a named AV (id 2) of this file */
@@ -414,12 +414,12 @@ static bool check_av_open_existing(int fd, int rc)
 
 static void undo_av_open_existing(int fd)
 {
-	kfab_destroy(fd, 3);
+	_test_cmd_destroy(fd, 3);
 }
 
 static void teardown_av_existing(int fd)
 {
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 /* av_insert: a few addresses, one of them in the table already */
@@ -439,7 +439,7 @@ static int op_av_insert(int fd)
 		av.errors[i] = 0x5a5a5a5a;
 	}
 	av.inserted = 0;
-	return kfab_av_insert(fd, 2, av.addrs, AV_NADDRS, av.indices,
+	return _test_cmd_av_insert(fd, 2, av.addrs, AV_NADDRS, av.indices,
 			     av.errors, &av.inserted);
 }
 
@@ -501,7 +501,7 @@ static bool check_av_insert(int fd, int rc)
 		if (!addr_eq(&av_entry(got)->addr, &av.addrs[i]))
 			return why("ep %u: inserted at %u, the table shows another",
 				   10 + i, got);
-		if (kfab_av_remove(fd, 2, &got, 1))
+		if (_test_cmd_av_remove(fd, 2, &got, 1))
 			return why("ep %u: cannot remove it again", 10 + i);
 	}
 	if (av.map->used != used)
@@ -517,7 +517,7 @@ static void undo_av_insert(int fd)
 
 	for (i = 1; i < AV_NADDRS; i++)
 		if (!av.errors[i])
-			kfab_av_remove(fd, 2, &av.indices[i], 1);
+			_test_cmd_av_remove(fd, 2, &av.indices[i], 1);
 }
 
 /* av_remove: two of three entries */
@@ -532,7 +532,7 @@ static int setup_av_remove(int fd)
 
 static int op_av_remove(int fd)
 {
-	return kfab_av_remove(fd, 2, av_remove_indices, 2);
+	return _test_cmd_av_remove(fd, 2, av_remove_indices, 2);
 }
 
 /* All or nothing. */
@@ -578,7 +578,7 @@ static int setup_av_persist(int fd, bool keep_open)
 	if (rc)
 		return rc;
 	if (!keep_open)
-		rc = kfab_destroy(fd, av.open.out_av_id);
+		rc = _test_cmd_destroy(fd, av.open.out_av_id);
 	av.named = kfab_avs(true);
 	return rc;
 }
@@ -595,7 +595,7 @@ static int setup_av_unlink_open(int fd)
 
 static int op_av_unlink(int fd)
 {
-	return kfab_av_unlink(fd, av.name);
+	return _test_cmd_av_unlink(fd, av.name);
 }
 
 static bool check_av_unlink(int fd, int rc)
@@ -632,8 +632,8 @@ static bool check_av_unlink_open(int fd, int rc)
 
 static void teardown_av_unlink(int fd)
 {
-	kfab_destroy(fd, 2);
-	kfab_av_unlink(fd, av.name);	/* -ENOENT once unlinked */
+	_test_cmd_destroy(fd, 2);
+	_test_cmd_av_unlink(fd, av.name);	/* -ENOENT once unlinked */
 }
 
 /*
@@ -812,7 +812,7 @@ static int op_ep_cycle(int fd)
 	if (!rc)
 		rc = kfab_ioctl(fd, KFAB_IOC_EP_ENABLE, &en);
 	if (!rc)
-		rc = kfab_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL, NULL);
+		rc = _test_cmd_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL, NULL);
 	if (!rc) {
 		sqe.opcode = KFAB_OP_RECV;
 		sqe.addr = KFAB_CQ_ADDR_NOTAVAIL;

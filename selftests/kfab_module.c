@@ -50,7 +50,7 @@ static bool exists(const char *path)
 static int query_ok(int fd)
 {
 	struct kfab_query q;
-	int rc = kfab_query(fd, &q);
+	int rc = _test_cmd_query(fd, &q);
 
 	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
 }

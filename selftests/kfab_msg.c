@@ -74,7 +74,7 @@ static int ep_setup(struct raw_ep *r, bool do_enable)
 
 	memset(r, 0, sizeof(*r));
 	r->fd = kfab_open();
-	if (r->fd < 0 || kfab_domain_alloc(r->fd, &r->dom))
+	if (r->fd < 0 || _test_cmd_domain_alloc(r->fd, &r->dom))
 		return -1;
 	avo.domain_id = r->dom;
 	if (kfab_ioctl(r->fd, KFAB_IOC_AV_OPEN, &avo))
@@ -131,7 +131,7 @@ static uint64_t peer(struct raw_ep *r, const struct raw_ep *p)
 {
 	uint32_t idx = KFAB_AV_INDEX_NONE;
 
-	if (kfab_av_insert(r->fd, r->av, &p->addr, 1, &idx, NULL, NULL))
+	if (_test_cmd_av_insert(r->fd, r->av, &p->addr, 1, &idx, NULL, NULL))
 		return ANY;
 	return idx;
 }
@@ -263,11 +263,11 @@ TEST(control_path_errors)
 	EXPECT_EQ(0, enable(&r));
 	EXPECT_EQ(-EBUSY, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT));
 	/* The bound objects stay while the endpoint holds them. */
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, r.av));
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, r.cq));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.av));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.cq));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(r.fd, r.av));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(r.fd, r.cq));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, r.ep));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, r.av));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, r.cq));
 	ep_close(&r);
 }
 
@@ -891,7 +891,7 @@ TEST_F(msg, shared_receive_context)
 	ASSERT_EQ(0, ep_sibling(&self->a, &e1, x.ep, false, true));
 	ASSERT_EQ(0, ep_sibling(&self->a, &e2, x.ep, true, true));
 	EXPECT_EQ(-EBUSY, ep_bind(&e1, x.ep, 0));
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->a.fd, x.ep));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(self->a.fd, x.ep));
 	/* Another AV than the SRX's endpoints use: enable refuses. */
 	avo.domain_id = self->a.dom;
 	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_AV_OPEN, &avo));
@@ -902,7 +902,7 @@ TEST_F(msg, shared_receive_context)
 	ASSERT_EQ(0, ep_bind(&e3, x.ep, 0));
 	EXPECT_EQ(-EEXIST, ep_bind(&e3, x.ep, 0));
 	EXPECT_EQ(-EINVAL, enable(&e3));
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e3.ep));
+	ASSERT_EQ(0, _test_cmd_destroy(self->a.fd, e3.ep));
 	ep_sibling_unmap(&e3, false);
 
 	to1 = peer(&self->b, &e1);
@@ -978,21 +978,21 @@ TEST_F(msg, shared_receive_context)
 	s = sqe_buf(KFAB_OP_SEND, 31, to1, tx, 1);
 	ASSERT_EQ(0, submit(&self->b, &s));
 	ep_sibling_unmap(&e2, true);
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e2.ep));
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e2.cq));
+	ASSERT_EQ(0, _test_cmd_destroy(self->a.fd, e2.ep));
+	ASSERT_EQ(0, _test_cmd_destroy(self->a.fd, e2.cq));
 	s = sqe_buf(KFAB_OP_RECV, 9, ANY, rx[0], sizeof(rx[0]));
 	ASSERT_EQ(0, submit(&x, &s));
 	ASSERT_EQ(0, cq_next(&e1, &e));
 	EXPECT_EQ(9, e.op_context);
 	EXPECT_EQ('z', rx[0][0]);
 	ep_sibling_unmap(&e1, false);
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e1.ep));
+	ASSERT_EQ(0, _test_cmd_destroy(self->a.fd, e1.ep));
 	/* Unbound, the SRX goes, its posted receive with it. */
 	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx[0], sizeof(rx[0]));
 	queue(&x, &s);
 	EXPECT_EQ(-EINVAL, doorbell(&x, &done));
 	munmap(x.sq, x.epo.out_sq.region.size);
-	EXPECT_EQ(0, kfab_destroy(self->a.fd, x.ep));
+	EXPECT_EQ(0, _test_cmd_destroy(self->a.fd, x.ep));
 }
 
 static struct kfab_sqe sqe_tag(uint8_t op, uint32_t flags, uint64_t ctx,
@@ -1207,7 +1207,7 @@ TEST(srx_control_path_errors)
 	ASSERT_EQ(0, ep_bind(&r, o.out_srx_id, 0));
 	EXPECT_EQ(-EEXIST, ep_bind(&r, o.out_srx_id, 0));
 	EXPECT_EQ(-EEXIST, ep_bind(&r, o2.out_srx_id, 0));
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(r.fd, o.out_srx_id));
 	ASSERT_EQ(0, ep_bind(&r, r.av, 0));
 	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT |
 				       KFAB_EP_BIND_RECV));
@@ -1234,23 +1234,23 @@ TEST(srx_control_path_errors)
 		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
 		EXPECT_EQ(-EINVAL, enable(&r2));
 		/* On the same AV it is fine. */
-		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+		EXPECT_EQ(0, _test_cmd_destroy(r.fd, r2.ep));
 		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
 		r2.ep = r2.epo.out_ep_id;
 		ASSERT_EQ(0, ep_bind(&r2, r.av, 0));
 		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
 		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
 		EXPECT_EQ(0, enable(&r2));
-		EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
-		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+		EXPECT_EQ(-EBUSY, _test_cmd_destroy(r.fd, o.out_srx_id));
+		EXPECT_EQ(0, _test_cmd_destroy(r.fd, r2.ep));
 	}
 	/* The SRX goes once its endpoints have. */
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
-	EXPECT_EQ(0, kfab_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(-EBUSY, _test_cmd_destroy(r.fd, o.out_srx_id));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, r.ep));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, o.out_srx_id));
 	EXPECT_EQ(-ENOENT, doorbell(&view, NULL));
-	EXPECT_EQ(0, kfab_destroy(r.fd, o2.out_srx_id));
-	EXPECT_EQ(0, kfab_destroy(r.fd, ep2_av));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, o2.out_srx_id));
+	EXPECT_EQ(0, _test_cmd_destroy(r.fd, ep2_av));
 	srx_unview(&view);
 	ep_close(&r);
 }

@@ -35,10 +35,7 @@
 #include <rdma/fi_tagged.h>
 
 #include <linux/kfab.h>
-/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
-#define kfab_query kfab_ext_query
 #include <kfab/kfab.h>
-#undef kfab_query
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"

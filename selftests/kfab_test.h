@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,34 +41,91 @@ static inline int kfab_ioctl(int fd, unsigned long cmd, void *arg)
 	return ioctl(fd, cmd, arg) ? -errno : 0;
 }
 
-static inline int kfab_query(int fd, struct kfab_query *q)
-{
-	*q = (struct kfab_query){ .size = sizeof(*q) };
-	return kfab_ioctl(fd, KFAB_IOC_QUERY, q);
-}
+/*
+ * One helper per command of uapi/linux/kfab.h, in the style of iommufd's
+ * selftests, in two layers:
+ *
+ *   _test_cmd_<cmd>(fd, ...)   fills the struct (size included), issues the
+ *                              command, copies the outputs where the
+ *                              pointers say (any may be NULL) and returns
+ *                              0 or -errno.  Usable anywhere: forked
+ *                              children, threads, fault-injection walks.
+ *   test_cmd_<cmd>(fd, ...)    the same inside a TEST/TEST_F body or a
+ *                              helper that has _metadata: ASSERTs success.
+ *   test_err_<cmd>(errno, fd, ...)  ASSERTs that exact failure.
+ *
+ * Tests of the ABI's own rules (sizes, flags, reserved fields) fill the
+ * struct by hand and call kfab_ioctl(); KFAB_IOC_TEST_FAULT has no helper
+ * here on purpose (its callers own it).
+ */
 
-static inline int kfab_domain_alloc(int fd, uint32_t *id)
+static inline int _test_cmd_query(int fd, struct kfab_query *out)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	int rc = kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+	struct kfab_query cmd = { .size = sizeof(cmd) };
+	int rc = kfab_ioctl(fd, KFAB_IOC_QUERY, &cmd);
 
-	if (!rc)
-		*id = cmd.out_domain_id;
+	if (out)
+		*out = cmd;
 	return rc;
 }
 
-static inline int kfab_destroy(int fd, uint32_t id)
+static inline int _test_cmd_destroy(int fd, uint32_t id)
 {
 	struct kfab_destroy cmd = { .size = sizeof(cmd), .id = id };
 
 	return kfab_ioctl(fd, KFAB_IOC_DESTROY, &cmd);
 }
 
-/* Raw AV commands: 0 or -errno, outputs where the pointers say. */
-static inline int kfab_av_insert(int fd, uint32_t av_id,
-				 const struct kfab_addr *addrs, uint32_t count,
-				 uint32_t *indices, int32_t *errors,
-				 uint32_t *inserted)
+static inline int _test_cmd_domain_alloc(int fd, uint32_t *out_id)
+{
+	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	int rc = kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+
+	if (!rc && out_id)
+		*out_id = cmd.out_domain_id;
+	return rc;
+}
+
+static inline int _test_cmd_doorbell(int fd, uint32_t obj_id,
+				     uint32_t *out_done)
+{
+	struct kfab_doorbell cmd = { .size = sizeof(cmd), .obj_id = obj_id };
+	int rc = kfab_ioctl(fd, KFAB_IOC_DOORBELL, &cmd);
+
+	if (out_done)
+		*out_done = cmd.out_done;
+	return rc;
+}
+
+static inline int _test_cmd_cancel(int fd, uint32_t obj_id, uint64_t context)
+{
+	struct kfab_cancel cmd = { .size = sizeof(cmd), .obj_id = obj_id,
+				   .context = context };
+
+	return kfab_ioctl(fd, KFAB_IOC_CANCEL, &cmd);
+}
+
+/*
+ * AV_OPEN has too many inputs for positions: @cmd comes with its named
+ * fields filled (domain_id, type, name, flags, ...); the size is set here
+ * and the answer lands in @cmd.  @out_av_id may be NULL.
+ */
+static inline int _test_cmd_av_open(int fd, struct kfab_av_open *cmd,
+				    uint32_t *out_av_id)
+{
+	int rc;
+
+	cmd->size = sizeof(*cmd);
+	rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, cmd);
+	if (!rc && out_av_id)
+		*out_av_id = cmd->out_av_id;
+	return rc;
+}
+
+static inline int _test_cmd_av_insert(int fd, uint32_t av_id,
+				      const struct kfab_addr *addrs,
+				      uint32_t count, uint32_t *indices,
+				      int32_t *errors, uint32_t *out_inserted)
 {
 	struct kfab_av_insert cmd = {
 		.size = sizeof(cmd),
@@ -78,13 +137,13 @@ static inline int kfab_av_insert(int fd, uint32_t av_id,
 	};
 	int rc = kfab_ioctl(fd, KFAB_IOC_AV_INSERT, &cmd);
 
-	if (inserted)
-		*inserted = cmd.out_inserted;
+	if (out_inserted)
+		*out_inserted = cmd.out_inserted;
 	return rc;
 }
 
-static inline int kfab_av_remove(int fd, uint32_t av_id,
-				 const uint32_t *indices, uint32_t count)
+static inline int _test_cmd_av_remove(int fd, uint32_t av_id,
+				      const uint32_t *indices, uint32_t count)
 {
 	struct kfab_av_remove cmd = {
 		.size = sizeof(cmd),
@@ -96,13 +155,372 @@ static inline int kfab_av_remove(int fd, uint32_t av_id,
 	return kfab_ioctl(fd, KFAB_IOC_AV_REMOVE, &cmd);
 }
 
-static inline int kfab_av_unlink(int fd, const char *name)
+static inline int _test_cmd_av_unlink(int fd, const char *name)
 {
 	struct kfab_av_unlink cmd = { .size = sizeof(cmd),
 				      .name = (uintptr_t)name };
 
 	return kfab_ioctl(fd, KFAB_IOC_AV_UNLINK, &cmd);
 }
+
+/* @flags: KFAB_CQ_OPEN_PAYLOAD or 0 (an eventfd wants the raw struct). */
+static inline int _test_cmd_cq_open(int fd, uint32_t domain_id,
+				    uint32_t entries, uint32_t flags,
+				    uint32_t *out_cq_id,
+				    struct kfab_cq_layout *out_ring)
+{
+	struct kfab_cq_open cmd = { .size = sizeof(cmd), .flags = flags,
+				    .domain_id = domain_id,
+				    .entries = entries };
+	int rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &cmd);
+
+	if (!rc && out_cq_id)
+		*out_cq_id = cmd.out_cq_id;
+	if (!rc && out_ring)
+		*out_ring = cmd.out_ring;
+	return rc;
+}
+
+static inline int _test_cmd_cq_drain(int fd, uint32_t cq_id,
+				     uint32_t *out_overflow)
+{
+	struct kfab_cq_drain cmd = { .size = sizeof(cmd), .cq_id = cq_id };
+	int rc = kfab_ioctl(fd, KFAB_IOC_CQ_DRAIN, &cmd);
+
+	if (out_overflow)
+		*out_overflow = cmd.out_overflow;
+	return rc;
+}
+
+/* The whole answer lands in @out, which must not be NULL. */
+static inline int _test_cmd_cq_readerr(int fd, uint32_t cq_id,
+				       void *err_data, uint32_t err_data_size,
+				       struct kfab_cq_readerr *out)
+{
+	*out = (struct kfab_cq_readerr){ .size = sizeof(*out), .cq_id = cq_id,
+					 .err_data = (uintptr_t)err_data,
+					 .err_data_size = err_data_size };
+	return kfab_ioctl(fd, KFAB_IOC_CQ_READERR, out);
+}
+
+/* @out (may be NULL): the whole answer, for the region and offsets. */
+static inline int _test_cmd_cntr_open(int fd, uint32_t domain_id,
+				      uint32_t *out_cntr_id,
+				      struct kfab_cntr_open *out)
+{
+	struct kfab_cntr_open cmd = { .size = sizeof(cmd),
+				      .domain_id = domain_id };
+	int rc = kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &cmd);
+
+	if (!rc && out_cntr_id)
+		*out_cntr_id = cmd.out_cntr_id;
+	if (out)
+		*out = cmd;
+	return rc;
+}
+
+static inline int _test_cmd_cntr_update(int fd, uint32_t cntr_id,
+					enum kfab_cntr_op op, uint64_t value,
+					uint64_t *out_value, uint64_t *out_err)
+{
+	struct kfab_cntr_update cmd = { .size = sizeof(cmd),
+					.cntr_id = cntr_id, .op = op,
+					.value = value };
+	int rc = kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &cmd);
+
+	if (out_value)
+		*out_value = cmd.out_value;
+	if (out_err)
+		*out_err = cmd.out_err;
+	return rc;
+}
+
+/*
+ * CNTR_WAIT has inputs that read best by name too: @cmd comes with
+ * cntr_id, threshold, err and timeout_ms filled; the answer lands in it.
+ */
+static inline int _test_cmd_cntr_wait(int fd, struct kfab_cntr_wait *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, cmd);
+}
+
+/* An RDM endpoint; @out (may be NULL): the whole answer (address, ring). */
+static inline int _test_cmd_ep_open(int fd, uint32_t domain_id,
+				    uint32_t sq_entries, uint32_t *out_ep_id,
+				    struct kfab_ep_open *out)
+{
+	struct kfab_ep_open cmd = { .size = sizeof(cmd),
+				    .domain_id = domain_id,
+				    .type = KFAB_EP_TYPE_RDM,
+				    .sq_entries = sq_entries };
+	int rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &cmd);
+
+	if (!rc && out_ep_id)
+		*out_ep_id = cmd.out_ep_id;
+	if (out)
+		*out = cmd;
+	return rc;
+}
+
+static inline int _test_cmd_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id,
+				    uint32_t flags)
+{
+	struct kfab_ep_bind cmd = { .size = sizeof(cmd), .flags = flags,
+				    .ep_id = ep_id, .obj_id = obj_id };
+
+	return kfab_ioctl(fd, KFAB_IOC_EP_BIND, &cmd);
+}
+
+static inline int _test_cmd_ep_enable(int fd, uint32_t ep_id)
+{
+	struct kfab_ep_enable cmd = { .size = sizeof(cmd), .ep_id = ep_id };
+
+	return kfab_ioctl(fd, KFAB_IOC_EP_ENABLE, &cmd);
+}
+
+/* @out (may be NULL): the whole answer (the ring's layout). */
+static inline int _test_cmd_srx_open(int fd, uint32_t domain_id,
+				     uint32_t sq_entries, uint32_t *out_srx_id,
+				     struct kfab_srx_open *out)
+{
+	struct kfab_srx_open cmd = { .size = sizeof(cmd),
+				     .domain_id = domain_id,
+				     .sq_entries = sq_entries };
+	int rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &cmd);
+
+	if (!rc && out_srx_id)
+		*out_srx_id = cmd.out_srx_id;
+	if (out)
+		*out = cmd;
+	return rc;
+}
+
+/*
+ * Test-only (CONFIG_KFAB_TEST): @cmd comes with its named fields filled
+ * (cq_id, cntr_id, count, context, flags, err, ...); the size is set here
+ * and out_posted/out_overflowed land in @cmd.
+ */
+static inline int _test_cmd_test_cq_post(int fd, struct kfab_test_cq_post *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, cmd);
+}
+
+/* An mmap() of a region an answer offered: the address or MAP_FAILED. */
+static inline void *_test_mmap(int fd, const struct kfab_mmap *region,
+			       int prot)
+{
+	return mmap(NULL, region->size, prot, MAP_SHARED, fd, region->offset);
+}
+
+static inline void _test_munmap(void *p, const struct kfab_mmap *region)
+{
+	if (p && p != MAP_FAILED)
+		munmap(p, region->size);
+}
+
+/*
+ * A completion queue with its two regions mapped (the ring read-only, the
+ * consumer page read-write), as a library would hold it.
+ */
+struct kfab_test_cq {
+	uint32_t id;
+	struct kfab_cq_layout layout;
+	uint8_t *ring;
+	uint8_t *cons;
+};
+
+static inline int _test_cq_open_mapped(int fd, uint32_t domain_id,
+				       uint32_t entries, uint32_t flags,
+				       struct kfab_test_cq *cq)
+{
+	int rc;
+
+	*cq = (struct kfab_test_cq){ 0 };
+	rc = _test_cmd_cq_open(fd, domain_id, entries, flags, &cq->id,
+			       &cq->layout);
+	if (rc)
+		return rc;
+	cq->ring = _test_mmap(fd, &cq->layout.ring, PROT_READ);
+	cq->cons = _test_mmap(fd, &cq->layout.cons, PROT_READ | PROT_WRITE);
+	return cq->ring == MAP_FAILED || cq->cons == MAP_FAILED ? -ENOMEM : 0;
+}
+
+/* Unmap what _test_cq_open_mapped() mapped; the CQ stays. */
+static inline void _test_cq_unmap(struct kfab_test_cq *cq)
+{
+	_test_munmap(cq->ring, &cq->layout.ring);
+	_test_munmap(cq->cons, &cq->layout.cons);
+	cq->ring = cq->cons = NULL;
+}
+
+#define KFAB_TEST_RING_U32(cq, off) \
+	(*(volatile uint32_t *)((cq)->ring + (off)))
+#define KFAB_TEST_CONS_U32(cq, off) \
+	(*(volatile uint32_t *)((cq)->cons + (off)))
+
+/* Slot @i of a mapped CQ ring (masked), the way a consumer finds it. */
+static inline const uint8_t *kfab_test_cq_slot(const struct kfab_test_cq *cq,
+					       uint32_t i)
+{
+	return cq->ring + cq->layout.off_entries +
+	       (size_t)(i & (cq->layout.entries - 1)) * cq->layout.entry_size;
+}
+
+/*
+ * An endpoint bound the common way and enabled: the AV, then the CQ for
+ * transmits and receives.
+ */
+static inline int _test_ep_bind_enable(int fd, uint32_t ep_id, uint32_t av_id,
+				       uint32_t cq_id)
+{
+	int rc = _test_cmd_ep_bind(fd, ep_id, av_id, 0);
+
+	if (!rc)
+		rc = _test_cmd_ep_bind(fd, ep_id, cq_id,
+				       KFAB_EP_BIND_TRANSMIT |
+				       KFAB_EP_BIND_RECV);
+	return rc ? rc : _test_cmd_ep_enable(fd, ep_id);
+}
+
+/*
+ * The assertion layer: for TEST/TEST_F bodies and helpers that take
+ * _metadata; include kselftest_harness.h before this header.
+ */
+#ifdef __KSELFTEST_HARNESS_H
+
+#define test_cmd_query(fd, out) ASSERT_EQ(0, _test_cmd_query(fd, out))
+#define test_err_query(_errno, fd, out) \
+	ASSERT_EQ(-(_errno), _test_cmd_query(fd, out))
+
+#define test_cmd_destroy(fd, id) ASSERT_EQ(0, _test_cmd_destroy(fd, id))
+#define test_err_destroy(_errno, fd, id) \
+	ASSERT_EQ(-(_errno), _test_cmd_destroy(fd, id))
+
+#define test_cmd_domain_alloc(fd, out_id) \
+	ASSERT_EQ(0, _test_cmd_domain_alloc(fd, out_id))
+#define test_err_domain_alloc(_errno, fd, out_id) \
+	ASSERT_EQ(-(_errno), _test_cmd_domain_alloc(fd, out_id))
+
+#define test_cmd_doorbell(fd, obj_id, out_done) \
+	ASSERT_EQ(0, _test_cmd_doorbell(fd, obj_id, out_done))
+#define test_err_doorbell(_errno, fd, obj_id, out_done) \
+	ASSERT_EQ(-(_errno), _test_cmd_doorbell(fd, obj_id, out_done))
+
+#define test_cmd_cancel(fd, obj_id, context) \
+	ASSERT_EQ(0, _test_cmd_cancel(fd, obj_id, context))
+#define test_err_cancel(_errno, fd, obj_id, context) \
+	ASSERT_EQ(-(_errno), _test_cmd_cancel(fd, obj_id, context))
+
+#define test_cmd_av_open(fd, cmd, out_av_id) \
+	ASSERT_EQ(0, _test_cmd_av_open(fd, cmd, out_av_id))
+#define test_err_av_open(_errno, fd, cmd, out_av_id) \
+	ASSERT_EQ(-(_errno), _test_cmd_av_open(fd, cmd, out_av_id))
+
+#define test_cmd_av_insert(fd, av_id, addrs, count, indices, errors, out) \
+	ASSERT_EQ(0, _test_cmd_av_insert(fd, av_id, addrs, count, indices, \
+					 errors, out))
+#define test_err_av_insert(_errno, fd, av_id, addrs, count, indices, errors, \
+			   out)						      \
+	ASSERT_EQ(-(_errno), _test_cmd_av_insert(fd, av_id, addrs, count,   \
+						 indices, errors, out))
+
+#define test_cmd_av_remove(fd, av_id, indices, count) \
+	ASSERT_EQ(0, _test_cmd_av_remove(fd, av_id, indices, count))
+#define test_err_av_remove(_errno, fd, av_id, indices, count) \
+	ASSERT_EQ(-(_errno), _test_cmd_av_remove(fd, av_id, indices, count))
+
+#define test_cmd_av_unlink(fd, name) ASSERT_EQ(0, _test_cmd_av_unlink(fd, name))
+#define test_err_av_unlink(_errno, fd, name) \
+	ASSERT_EQ(-(_errno), _test_cmd_av_unlink(fd, name))
+
+#define test_cmd_cq_open(fd, dom, entries, flags, out_id, out_ring) \
+	ASSERT_EQ(0, _test_cmd_cq_open(fd, dom, entries, flags, out_id, \
+				       out_ring))
+#define test_err_cq_open(_errno, fd, dom, entries, flags, out_id, out_ring) \
+	ASSERT_EQ(-(_errno), _test_cmd_cq_open(fd, dom, entries, flags,     \
+					       out_id, out_ring))
+
+#define test_cmd_cq_drain(fd, cq_id, out_overflow) \
+	ASSERT_EQ(0, _test_cmd_cq_drain(fd, cq_id, out_overflow))
+#define test_err_cq_drain(_errno, fd, cq_id, out_overflow) \
+	ASSERT_EQ(-(_errno), _test_cmd_cq_drain(fd, cq_id, out_overflow))
+
+#define test_cmd_cq_readerr(fd, cq_id, data, data_size, out) \
+	ASSERT_EQ(0, _test_cmd_cq_readerr(fd, cq_id, data, data_size, out))
+#define test_err_cq_readerr(_errno, fd, cq_id, data, data_size, out)	\
+	ASSERT_EQ(-(_errno), _test_cmd_cq_readerr(fd, cq_id, data,	\
+						  data_size, out))
+
+#define test_cmd_cntr_open(fd, dom, out_id, out) \
+	ASSERT_EQ(0, _test_cmd_cntr_open(fd, dom, out_id, out))
+#define test_err_cntr_open(_errno, fd, dom, out_id, out) \
+	ASSERT_EQ(-(_errno), _test_cmd_cntr_open(fd, dom, out_id, out))
+
+#define test_cmd_cntr_update(fd, cntr_id, op, value, out_value, out_err) \
+	ASSERT_EQ(0, _test_cmd_cntr_update(fd, cntr_id, op, value,	  \
+					   out_value, out_err))
+#define test_err_cntr_update(_errno, fd, cntr_id, op, value, out_value, \
+			     out_err)					\
+	ASSERT_EQ(-(_errno), _test_cmd_cntr_update(fd, cntr_id, op, value, \
+						   out_value, out_err))
+
+#define test_cmd_cntr_wait(fd, cmd) ASSERT_EQ(0, _test_cmd_cntr_wait(fd, cmd))
+#define test_err_cntr_wait(_errno, fd, cmd) \
+	ASSERT_EQ(-(_errno), _test_cmd_cntr_wait(fd, cmd))
+
+#define test_cmd_ep_open(fd, dom, sq_entries, out_id, out) \
+	ASSERT_EQ(0, _test_cmd_ep_open(fd, dom, sq_entries, out_id, out))
+#define test_err_ep_open(_errno, fd, dom, sq_entries, out_id, out) \
+	ASSERT_EQ(-(_errno), _test_cmd_ep_open(fd, dom, sq_entries, out_id, out))
+
+#define test_cmd_ep_bind(fd, ep_id, obj_id, flags) \
+	ASSERT_EQ(0, _test_cmd_ep_bind(fd, ep_id, obj_id, flags))
+#define test_err_ep_bind(_errno, fd, ep_id, obj_id, flags) \
+	ASSERT_EQ(-(_errno), _test_cmd_ep_bind(fd, ep_id, obj_id, flags))
+
+#define test_cmd_ep_enable(fd, ep_id) ASSERT_EQ(0, _test_cmd_ep_enable(fd, ep_id))
+#define test_err_ep_enable(_errno, fd, ep_id) \
+	ASSERT_EQ(-(_errno), _test_cmd_ep_enable(fd, ep_id))
+
+#define test_cmd_srx_open(fd, dom, sq_entries, out_id, out) \
+	ASSERT_EQ(0, _test_cmd_srx_open(fd, dom, sq_entries, out_id, out))
+#define test_err_srx_open(_errno, fd, dom, sq_entries, out_id, out) \
+	ASSERT_EQ(-(_errno), _test_cmd_srx_open(fd, dom, sq_entries, out_id, out))
+
+#define test_cmd_test_cq_post(fd, cmd) \
+	ASSERT_EQ(0, _test_cmd_test_cq_post(fd, cmd))
+#define test_err_test_cq_post(_errno, fd, cmd) \
+	ASSERT_EQ(-(_errno), _test_cmd_test_cq_post(fd, cmd))
+
+/* Shared setup pieces: each ASSERTs every step. */
+
+/* A file of its own on /dev/kfab with a domain in it. */
+#define test_open_domain(out_fd, out_dom) ({				\
+		*(out_fd) = kfab_open();				\
+		ASSERT_LE(0, *(out_fd)) TH_LOG("open %s: %s", KFAB_DEV,	\
+					       strerror(errno));	\
+		test_cmd_domain_alloc(*(out_fd), out_dom);		\
+	})
+
+/* A region of an answer mapped shared: the address. */
+#define test_mmap(fd, region, prot) ({					\
+		void *__p = _test_mmap(fd, region, prot);		\
+		ASSERT_NE(MAP_FAILED, __p) TH_LOG("mmap: %s",		\
+						  strerror(errno));	\
+		__p;							\
+	})
+
+/* A CQ opened and its ring and consumer page mapped (struct kfab_test_cq). */
+#define test_cq_open_mapped(fd, dom, entries, flags, cq) \
+	ASSERT_EQ(0, _test_cq_open_mapped(fd, dom, entries, flags, cq))
+
+/* Bind @av_id and @cq_id (transmit and receive) to @ep_id and enable it. */
+#define test_ep_bind_enable(fd, ep_id, av_id, cq_id) \
+	ASSERT_EQ(0, _test_ep_bind_enable(fd, ep_id, av_id, cq_id))
+
+#endif /* __KSELFTEST_HARNESS_H */
 
 /* A decimal value from a sysfs file, or -1. */
 static inline long read_sysfs_long(const char *path)
@@ -133,7 +551,7 @@ static inline int kfab_test_module(void)
 
 	if (fd < 0)
 		return 0;
-	ret = !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+	ret = !_test_cmd_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
 	close(fd);
 	return ret;
 }
