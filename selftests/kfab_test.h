@@ -390,109 +390,113 @@ static inline int _test_ep_bind_enable(int fd, uint32_t ep_id, uint32_t av_id,
  */
 #ifdef __KSELFTEST_HARNESS_H
 
-#define test_cmd_query(fd, out) ASSERT_EQ(0, _test_cmd_query(fd, out))
-#define test_err_query(_errno, fd, out) \
-	ASSERT_EQ(-(_errno), _test_cmd_query(fd, out))
+/* Statements of their own, so that a block may follow one. */
+#define __test_ok(call) do { ASSERT_EQ(0, call); } while (0)
+#define __test_fail(_errno, call) do { ASSERT_EQ(-(_errno), call); } while (0)
 
-#define test_cmd_destroy(fd, id) ASSERT_EQ(0, _test_cmd_destroy(fd, id))
+#define test_cmd_query(fd, out) __test_ok(_test_cmd_query(fd, out))
+#define test_err_query(_errno, fd, out) \
+	__test_fail(_errno, _test_cmd_query(fd, out))
+
+#define test_cmd_destroy(fd, id) __test_ok(_test_cmd_destroy(fd, id))
 #define test_err_destroy(_errno, fd, id) \
-	ASSERT_EQ(-(_errno), _test_cmd_destroy(fd, id))
+	__test_fail(_errno, _test_cmd_destroy(fd, id))
 
 #define test_cmd_domain_alloc(fd, out_id) \
-	ASSERT_EQ(0, _test_cmd_domain_alloc(fd, out_id))
+	__test_ok(_test_cmd_domain_alloc(fd, out_id))
 #define test_err_domain_alloc(_errno, fd, out_id) \
-	ASSERT_EQ(-(_errno), _test_cmd_domain_alloc(fd, out_id))
+	__test_fail(_errno, _test_cmd_domain_alloc(fd, out_id))
 
 #define test_cmd_doorbell(fd, obj_id, out_done) \
-	ASSERT_EQ(0, _test_cmd_doorbell(fd, obj_id, out_done))
+	__test_ok(_test_cmd_doorbell(fd, obj_id, out_done))
 #define test_err_doorbell(_errno, fd, obj_id, out_done) \
-	ASSERT_EQ(-(_errno), _test_cmd_doorbell(fd, obj_id, out_done))
+	__test_fail(_errno, _test_cmd_doorbell(fd, obj_id, out_done))
 
 #define test_cmd_cancel(fd, obj_id, context) \
-	ASSERT_EQ(0, _test_cmd_cancel(fd, obj_id, context))
+	__test_ok(_test_cmd_cancel(fd, obj_id, context))
 #define test_err_cancel(_errno, fd, obj_id, context) \
-	ASSERT_EQ(-(_errno), _test_cmd_cancel(fd, obj_id, context))
+	__test_fail(_errno, _test_cmd_cancel(fd, obj_id, context))
 
 #define test_cmd_av_open(fd, cmd, out_av_id) \
-	ASSERT_EQ(0, _test_cmd_av_open(fd, cmd, out_av_id))
+	__test_ok(_test_cmd_av_open(fd, cmd, out_av_id))
 #define test_err_av_open(_errno, fd, cmd, out_av_id) \
-	ASSERT_EQ(-(_errno), _test_cmd_av_open(fd, cmd, out_av_id))
+	__test_fail(_errno, _test_cmd_av_open(fd, cmd, out_av_id))
 
 #define test_cmd_av_insert(fd, av_id, addrs, count, indices, errors, out) \
-	ASSERT_EQ(0, _test_cmd_av_insert(fd, av_id, addrs, count, indices, \
+	__test_ok(_test_cmd_av_insert(fd, av_id, addrs, count, indices, \
 					 errors, out))
 #define test_err_av_insert(_errno, fd, av_id, addrs, count, indices, errors, \
 			   out)						      \
-	ASSERT_EQ(-(_errno), _test_cmd_av_insert(fd, av_id, addrs, count,   \
+	__test_fail(_errno, _test_cmd_av_insert(fd, av_id, addrs, count,   \
 						 indices, errors, out))
 
 #define test_cmd_av_remove(fd, av_id, indices, count) \
-	ASSERT_EQ(0, _test_cmd_av_remove(fd, av_id, indices, count))
+	__test_ok(_test_cmd_av_remove(fd, av_id, indices, count))
 #define test_err_av_remove(_errno, fd, av_id, indices, count) \
-	ASSERT_EQ(-(_errno), _test_cmd_av_remove(fd, av_id, indices, count))
+	__test_fail(_errno, _test_cmd_av_remove(fd, av_id, indices, count))
 
-#define test_cmd_av_unlink(fd, name) ASSERT_EQ(0, _test_cmd_av_unlink(fd, name))
+#define test_cmd_av_unlink(fd, name) __test_ok(_test_cmd_av_unlink(fd, name))
 #define test_err_av_unlink(_errno, fd, name) \
-	ASSERT_EQ(-(_errno), _test_cmd_av_unlink(fd, name))
+	__test_fail(_errno, _test_cmd_av_unlink(fd, name))
 
 #define test_cmd_cq_open(fd, dom, entries, flags, out_id, out_ring) \
-	ASSERT_EQ(0, _test_cmd_cq_open(fd, dom, entries, flags, out_id, \
+	__test_ok(_test_cmd_cq_open(fd, dom, entries, flags, out_id, \
 				       out_ring))
 #define test_err_cq_open(_errno, fd, dom, entries, flags, out_id, out_ring) \
-	ASSERT_EQ(-(_errno), _test_cmd_cq_open(fd, dom, entries, flags,     \
+	__test_fail(_errno, _test_cmd_cq_open(fd, dom, entries, flags,     \
 					       out_id, out_ring))
 
 #define test_cmd_cq_drain(fd, cq_id, out_overflow) \
-	ASSERT_EQ(0, _test_cmd_cq_drain(fd, cq_id, out_overflow))
+	__test_ok(_test_cmd_cq_drain(fd, cq_id, out_overflow))
 #define test_err_cq_drain(_errno, fd, cq_id, out_overflow) \
-	ASSERT_EQ(-(_errno), _test_cmd_cq_drain(fd, cq_id, out_overflow))
+	__test_fail(_errno, _test_cmd_cq_drain(fd, cq_id, out_overflow))
 
 #define test_cmd_cq_readerr(fd, cq_id, data, data_size, out) \
-	ASSERT_EQ(0, _test_cmd_cq_readerr(fd, cq_id, data, data_size, out))
+	__test_ok(_test_cmd_cq_readerr(fd, cq_id, data, data_size, out))
 #define test_err_cq_readerr(_errno, fd, cq_id, data, data_size, out)	\
-	ASSERT_EQ(-(_errno), _test_cmd_cq_readerr(fd, cq_id, data,	\
+	__test_fail(_errno, _test_cmd_cq_readerr(fd, cq_id, data,	\
 						  data_size, out))
 
 #define test_cmd_cntr_open(fd, dom, out_id, out) \
-	ASSERT_EQ(0, _test_cmd_cntr_open(fd, dom, out_id, out))
+	__test_ok(_test_cmd_cntr_open(fd, dom, out_id, out))
 #define test_err_cntr_open(_errno, fd, dom, out_id, out) \
-	ASSERT_EQ(-(_errno), _test_cmd_cntr_open(fd, dom, out_id, out))
+	__test_fail(_errno, _test_cmd_cntr_open(fd, dom, out_id, out))
 
 #define test_cmd_cntr_update(fd, cntr_id, op, value, out_value, out_err) \
-	ASSERT_EQ(0, _test_cmd_cntr_update(fd, cntr_id, op, value,	  \
+	__test_ok(_test_cmd_cntr_update(fd, cntr_id, op, value,	  \
 					   out_value, out_err))
 #define test_err_cntr_update(_errno, fd, cntr_id, op, value, out_value, \
 			     out_err)					\
-	ASSERT_EQ(-(_errno), _test_cmd_cntr_update(fd, cntr_id, op, value, \
+	__test_fail(_errno, _test_cmd_cntr_update(fd, cntr_id, op, value, \
 						   out_value, out_err))
 
-#define test_cmd_cntr_wait(fd, cmd) ASSERT_EQ(0, _test_cmd_cntr_wait(fd, cmd))
+#define test_cmd_cntr_wait(fd, cmd) __test_ok(_test_cmd_cntr_wait(fd, cmd))
 #define test_err_cntr_wait(_errno, fd, cmd) \
-	ASSERT_EQ(-(_errno), _test_cmd_cntr_wait(fd, cmd))
+	__test_fail(_errno, _test_cmd_cntr_wait(fd, cmd))
 
 #define test_cmd_ep_open(fd, dom, sq_entries, out_id, out) \
-	ASSERT_EQ(0, _test_cmd_ep_open(fd, dom, sq_entries, out_id, out))
+	__test_ok(_test_cmd_ep_open(fd, dom, sq_entries, out_id, out))
 #define test_err_ep_open(_errno, fd, dom, sq_entries, out_id, out) \
-	ASSERT_EQ(-(_errno), _test_cmd_ep_open(fd, dom, sq_entries, out_id, out))
+	__test_fail(_errno, _test_cmd_ep_open(fd, dom, sq_entries, out_id, out))
 
 #define test_cmd_ep_bind(fd, ep_id, obj_id, flags) \
-	ASSERT_EQ(0, _test_cmd_ep_bind(fd, ep_id, obj_id, flags))
+	__test_ok(_test_cmd_ep_bind(fd, ep_id, obj_id, flags))
 #define test_err_ep_bind(_errno, fd, ep_id, obj_id, flags) \
-	ASSERT_EQ(-(_errno), _test_cmd_ep_bind(fd, ep_id, obj_id, flags))
+	__test_fail(_errno, _test_cmd_ep_bind(fd, ep_id, obj_id, flags))
 
-#define test_cmd_ep_enable(fd, ep_id) ASSERT_EQ(0, _test_cmd_ep_enable(fd, ep_id))
+#define test_cmd_ep_enable(fd, ep_id) __test_ok(_test_cmd_ep_enable(fd, ep_id))
 #define test_err_ep_enable(_errno, fd, ep_id) \
-	ASSERT_EQ(-(_errno), _test_cmd_ep_enable(fd, ep_id))
+	__test_fail(_errno, _test_cmd_ep_enable(fd, ep_id))
 
 #define test_cmd_srx_open(fd, dom, sq_entries, out_id, out) \
-	ASSERT_EQ(0, _test_cmd_srx_open(fd, dom, sq_entries, out_id, out))
+	__test_ok(_test_cmd_srx_open(fd, dom, sq_entries, out_id, out))
 #define test_err_srx_open(_errno, fd, dom, sq_entries, out_id, out) \
-	ASSERT_EQ(-(_errno), _test_cmd_srx_open(fd, dom, sq_entries, out_id, out))
+	__test_fail(_errno, _test_cmd_srx_open(fd, dom, sq_entries, out_id, out))
 
 #define test_cmd_test_cq_post(fd, cmd) \
-	ASSERT_EQ(0, _test_cmd_test_cq_post(fd, cmd))
+	__test_ok(_test_cmd_test_cq_post(fd, cmd))
 #define test_err_test_cq_post(_errno, fd, cmd) \
-	ASSERT_EQ(-(_errno), _test_cmd_test_cq_post(fd, cmd))
+	__test_fail(_errno, _test_cmd_test_cq_post(fd, cmd))
 
 /* Shared setup pieces: each ASSERTs every step. */
 
@@ -514,11 +518,11 @@ static inline int _test_ep_bind_enable(int fd, uint32_t ep_id, uint32_t av_id,
 
 /* A CQ opened and its ring and consumer page mapped (struct kfab_test_cq). */
 #define test_cq_open_mapped(fd, dom, entries, flags, cq) \
-	ASSERT_EQ(0, _test_cq_open_mapped(fd, dom, entries, flags, cq))
+	__test_ok(_test_cq_open_mapped(fd, dom, entries, flags, cq))
 
 /* Bind @av_id and @cq_id (transmit and receive) to @ep_id and enable it. */
 #define test_ep_bind_enable(fd, ep_id, av_id, cq_id) \
-	ASSERT_EQ(0, _test_ep_bind_enable(fd, ep_id, av_id, cq_id))
+	__test_ok(_test_ep_bind_enable(fd, ep_id, av_id, cq_id))
 
 #endif /* __KSELFTEST_HARNESS_H */
 
