@@ -93,40 +93,34 @@ static bool __attribute__((format(printf, 1, 2))) why(const char *fmt, ...)
 
 static int op_query(int fd)
 {
-	struct kfab_query q = { .size = sizeof(q) };
-	int rc = kfab_ioctl(fd, KFAB_IOC_QUERY, &q);
+	struct kfab_query q;
+	int rc = _test_cmd_query(fd, &q);
 
 	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
 }
 
 static int op_domain_alloc(int fd)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	int rc = kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+	uint32_t id;
+	int rc = _test_cmd_domain_alloc(fd, &id);
 
 	/* The lowest free id: anything else means a slot leaked. */
-	return rc ? rc : (cmd.out_domain_id == 2 ? 0 : -EPROTO);
+	return rc ? rc : (id == 2 ? 0 : -EPROTO);
 }
 
 static void undo_domain_alloc(int fd)
 {
-	struct kfab_destroy d = { .size = sizeof(d), .id = 2 };
-
-	kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+	_test_cmd_destroy(fd, 2);
 }
 
 static int op_destroy(int fd)
 {
-	struct kfab_destroy d = { .size = sizeof(d), .id = 1 };
-
-	return kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+	return _test_cmd_destroy(fd, 1);
 }
 
 static void undo_destroy(int fd)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-
-	kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+	_test_cmd_domain_alloc(fd, NULL);
 }
 
 /* ---- address vectors ---- */
@@ -173,14 +167,13 @@ static int av_open_cmd(int fd, const char *name, uint32_t flags,
 		       struct kfab_av_open *out)
 {
 	struct kfab_av_open cmd = {
-		.size = sizeof(cmd),
 		.flags = flags,
 		.domain_id = 1,
 		.count = AV_COUNT,
 		.mode = 0600,
 		.name = (uintptr_t)name,
 	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &cmd);
+	int rc = _test_cmd_av_open(fd, &cmd, NULL);
 
 	if (out)
 		*out = cmd;
@@ -645,30 +638,27 @@ static void teardown_av_unlink(int fd)
  */
 static int cq_destroy_2(int fd, int rc)
 {
-	struct kfab_destroy d = { .size = sizeof(d), .id = 2 };
-	int rc2 = kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+	int rc2 = _test_cmd_destroy(fd, 2);
 
 	return rc ? rc : rc2;
 }
 
 static int op_cq_cycle(int fd)
 {
-	struct kfab_cq_open o = { .size = sizeof(o), .domain_id = 1,
-				  .entries = 2 };
-	struct kfab_test_cq_post p = { .size = sizeof(p), .cq_id = 2,
-				       .count = 5, .context = 1 };
-	struct kfab_cq_drain d = { .size = sizeof(d), .cq_id = 2 };
-	struct kfab_cq_readerr r = { .size = sizeof(r), .cq_id = 2 };
+	struct kfab_test_cq_post p = { .cq_id = 2, .count = 5, .context = 1 };
+	struct kfab_cq_layout ring;
+	struct kfab_cq_readerr r;
 	char data[8] = "fail", out[8];
+	uint32_t id;
 	int rc;
 
-	rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &o);
+	rc = _test_cmd_cq_open(fd, 1, 2, 0, &id, &ring);
 	if (rc)
 		return rc;
-	if (o.out_cq_id != 2 || o.out_ring.ring.offset != 1ull << 32 ||
-	    o.out_ring.cons.offset != 2ull << 32)
+	if (id != 2 || ring.ring.offset != 1ull << 32 ||
+	    ring.cons.offset != 2ull << 32)
 		return cq_destroy_2(fd, -EPROTO);
-	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
+	rc = _test_cmd_test_cq_post(fd, &p);
 	if (rc)
 		return cq_destroy_2(fd, rc);
 	p.flags = KFAB_TEST_POST_ERROR;
@@ -676,21 +666,18 @@ static int op_cq_cycle(int fd)
 	p.err = 5;
 	p.err_data = (uintptr_t)data;
 	p.err_data_size = sizeof(data);
-	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
+	rc = _test_cmd_test_cq_post(fd, &p);
 	if (rc)
 		return cq_destroy_2(fd, rc);
-	rc = kfab_ioctl(fd, KFAB_IOC_CQ_DRAIN, &d);
+	rc = _test_cmd_cq_drain(fd, 2, NULL);
 	if (rc)
 		return cq_destroy_2(fd, rc);
-	r.err_data = (uintptr_t)out;
-	r.err_data_size = sizeof(out);
-	rc = kfab_ioctl(fd, KFAB_IOC_CQ_READERR, &r);
+	rc = _test_cmd_cq_readerr(fd, 2, out, sizeof(out), &r);
 	if (rc) {
 		/* The fault was one-shot: the error must still be there. */
-		struct kfab_cq_readerr again = r;
+		struct kfab_cq_readerr again;
 
-		again.size = sizeof(again);
-		if (kfab_ioctl(fd, KFAB_IOC_CQ_READERR, &again) ||
+		if (_test_cmd_cq_readerr(fd, 2, out, sizeof(out), &again) ||
 		    again.out_entry.op_context != 1)
 			rc = -EPROTO;
 		return cq_destroy_2(fd, rc);
@@ -703,23 +690,20 @@ static int op_cq_cycle(int fd)
 /* The same for a counter: open (id 2, first cookie), set, wait, destroy. */
 static int op_cntr_cycle(int fd)
 {
-	struct kfab_cntr_open o = { .size = sizeof(o), .domain_id = 1 };
-	struct kfab_cntr_update u = { .size = sizeof(u), .cntr_id = 2,
-				      .op = KFAB_CNTR_SET, .value = 3 };
-	struct kfab_cntr_wait w = { .size = sizeof(w), .cntr_id = 2,
-				    .threshold = 3 };
+	struct kfab_cntr_wait w = { .cntr_id = 2, .threshold = 3 };
+	struct kfab_cntr_open o;
 	int rc;
 
-	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &o);
+	rc = _test_cmd_cntr_open(fd, 1, NULL, &o);
 	if (rc)
 		return rc;
 	if (o.out_cntr_id != 2 || o.out_region.offset != 1ull << 32)
 		return cq_destroy_2(fd, -EPROTO);
 	/* SET is idempotent: a lost answer is no lost update. */
-	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u);
+	rc = _test_cmd_cntr_update(fd, 2, KFAB_CNTR_SET, 3, NULL, NULL);
 	if (rc)
 		return cq_destroy_2(fd, rc);
-	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, &w);
+	rc = _test_cmd_cntr_wait(fd, &w);
 	if (!rc && w.out_value != 3)
 		rc = -EPROTO;
 	return cq_destroy_2(fd, rc);
@@ -731,8 +715,7 @@ static int destroy_ids(int fd, int rc, const uint32_t *ids, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct kfab_destroy d = { .size = sizeof(d), .id = ids[i] };
-		int rc2 = kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+		int rc2 = _test_cmd_destroy(fd, ids[i]);
 
 		if (!rc && rc2 && rc2 != -ENOENT)
 			rc = rc2;
@@ -741,21 +724,18 @@ static int destroy_ids(int fd, int rc, const uint32_t *ids, unsigned int n)
 }
 
 /* Queue one request in a mapped ring and ring its doorbell. */
-static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
-		    uint32_t off_tail, uint32_t off_sqes,
+static int ring_one(int fd, uint32_t id, const struct kfab_sq_layout *sq,
 		    const struct kfab_sqe *sqe)
 {
-	struct kfab_doorbell d = { .size = sizeof(d), .obj_id = id };
-	uint8_t *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			     fd, off);
+	uint8_t *ring = _test_mmap(fd, &sq->region, PROT_READ | PROT_WRITE);
 	int rc;
 
 	if (ring == MAP_FAILED)
 		return -errno;
-	memcpy(ring + off_sqes, sqe, sizeof(*sqe));
-	__atomic_store_n((uint32_t *)(ring + off_tail), 1, __ATOMIC_RELEASE);
-	rc = kfab_ioctl(fd, KFAB_IOC_DOORBELL, &d);
-	munmap(ring, size);
+	memcpy(ring + sq->off_entries, sqe, sizeof(*sqe));
+	__atomic_store_n((uint32_t *)(ring + sq->off_tail), 1, __ATOMIC_RELEASE);
+	rc = _test_cmd_doorbell(fd, id, NULL);
+	_test_munmap(ring, &sq->region);
 	return rc;
 }
 
@@ -768,49 +748,35 @@ static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
 static int op_ep_cycle(int fd)
 {
 	static const uint32_t ids[] = { 4, 5, 3, 2 };
-	struct kfab_av_open avo = { .size = sizeof(avo), .domain_id = 1 };
-	struct kfab_cq_open cqo = { .size = sizeof(cqo), .domain_id = 1,
-				    .entries = 4,
-				    .flags = KFAB_CQ_OPEN_PAYLOAD };
-	struct kfab_ep_open epo = { .size = sizeof(epo), .domain_id = 1,
-				    .type = KFAB_EP_TYPE_RDM,
-				    .sq_entries = 4 };
-	struct kfab_srx_open so = { .size = sizeof(so), .domain_id = 1,
-				    .sq_entries = 4 };
-	struct kfab_ep_bind b = { .size = sizeof(b), .ep_id = 4 };
-	struct kfab_ep_enable en = { .size = sizeof(en), .ep_id = 4 };
+	struct kfab_av_open avo = { .domain_id = 1 };
 	struct kfab_sqe sqe = { .iov_count = 1,
 				.flags = KFAB_SQE_COMPLETION };
-	char buf[16] = "fail-nth";
+	uint32_t av_id = 0, cq_id = 0, ep_id = 0, srx_id = 0;
 	uint32_t idx = KFAB_AV_INDEX_NONE;
+	char buf[16] = "fail-nth";
+	struct kfab_srx_open so;
+	struct kfab_ep_open epo;
 	int rc;
 
-	rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &avo);
+	rc = _test_cmd_av_open(fd, &avo, &av_id);
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &cqo);
+		rc = _test_cmd_cq_open(fd, 1, 4, KFAB_CQ_OPEN_PAYLOAD, &cq_id,
+				       NULL);
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &epo);
+		rc = _test_cmd_ep_open(fd, 1, 4, &ep_id, &epo);
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &so);
-	if (!rc && (avo.out_av_id != 2 || cqo.out_cq_id != 3 ||
-		    epo.out_ep_id != 4 || so.out_srx_id != 5))
+		rc = _test_cmd_srx_open(fd, 1, 4, &srx_id, &so);
+	if (!rc && (av_id != 2 || cq_id != 3 || ep_id != 4 || srx_id != 5))
 		rc = -EPROTO;
-	if (!rc) {
-		b.obj_id = 2;
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
-	}
-	if (!rc) {
-		b.obj_id = 3;
-		b.flags = KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV;
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
-	}
-	if (!rc) {
-		b.obj_id = 5;
-		b.flags = 0;
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
-	}
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_ENABLE, &en);
+		rc = _test_cmd_ep_bind(fd, 4, 2, 0);
+	if (!rc)
+		rc = _test_cmd_ep_bind(fd, 4, 3, KFAB_EP_BIND_TRANSMIT |
+				       KFAB_EP_BIND_RECV);
+	if (!rc)
+		rc = _test_cmd_ep_bind(fd, 4, 5, 0);
+	if (!rc)
+		rc = _test_cmd_ep_enable(fd, 4);
 	if (!rc)
 		rc = _test_cmd_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL, NULL);
 	if (!rc) {
@@ -818,16 +784,12 @@ static int op_ep_cycle(int fd)
 		sqe.addr = KFAB_CQ_ADDR_NOTAVAIL;
 		sqe.iov[0].base = (uintptr_t)buf;
 		sqe.iov[0].len = sizeof(buf);
-		rc = ring_one(fd, 5, so.out_sq.region.offset,
-			      so.out_sq.region.size, so.out_sq.off_tail,
-			      so.out_sq.off_entries, &sqe);
+		rc = ring_one(fd, 5, &so.out_sq, &sqe);
 	}
 	if (!rc) {
 		sqe.opcode = KFAB_OP_SEND;
 		sqe.addr = idx;
-		rc = ring_one(fd, 4, epo.out_sq.region.offset,
-			      epo.out_sq.region.size, epo.out_sq.off_tail,
-			      epo.out_sq.off_entries, &sqe);
+		rc = ring_one(fd, 4, &epo.out_sq, &sqe);
 	}
 	return destroy_ids(fd, rc, ids, sizeof(ids) / sizeof(ids[0]));
 }
@@ -865,22 +827,19 @@ static const struct walk_op walk_ops[] = {
 /* The file's state is one domain, id 1, and nothing else. */
 static bool state_is_one_domain(int fd)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	struct kfab_destroy d = { .size = sizeof(d) };
+	uint32_t id;
 
 	/* Ids are the lowest free: a leaked slot would make this 3 or more. */
-	if (kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd) || cmd.out_domain_id != 2)
+	if (_test_cmd_domain_alloc(fd, &id) || id != 2)
 		return false;
-	d.id = 2;
-	if (kfab_ioctl(fd, KFAB_IOC_DESTROY, &d))
+	if (_test_cmd_destroy(fd, 2))
 		return false;
 	/* Destroy and re-create id 1 to prove it is a live domain. */
-	d.id = 1;
-	if (kfab_ioctl(fd, KFAB_IOC_DESTROY, &d))
+	if (_test_cmd_destroy(fd, 1))
 		return false;
-	if (kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd))
+	if (_test_cmd_domain_alloc(fd, &id))
 		return false;
-	return cmd.out_domain_id == 1;
+	return id == 1;
 }
 
 FIXTURE(walk) {
@@ -904,14 +863,14 @@ FIXTURE_VARIANT_ADD(walk, copy_out) {
 
 FIXTURE_SETUP(walk)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	uint32_t dom;
 
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
 	if (!has_test_feature(self->fd))
 		SKIP(return, "module built without CONFIG_KFAB_TEST");
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &cmd));
-	ASSERT_EQ(1, cmd.out_domain_id);
+	test_cmd_domain_alloc(self->fd, &dom);
+	ASSERT_EQ(1, dom);
 }
 
 FIXTURE_TEARDOWN(walk)
@@ -1073,14 +1032,14 @@ FIXTURE(failslab) {
 
 FIXTURE_SETUP(failslab)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	uint32_t dom;
 
 	if (!setup_failslab())
 		SKIP(return, "no fail-nth: kernel without FAULT_INJECTION");
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &cmd));
-	ASSERT_EQ(1, cmd.out_domain_id);
+	test_cmd_domain_alloc(self->fd, &dom);
+	ASSERT_EQ(1, dom);
 }
 
 FIXTURE_TEARDOWN(failslab)
