@@ -28,12 +28,8 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
-#include "kfab_test.h"
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#pragma GCC diagnostic pop
+#include "kfab_test.h"
 
 #define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define PARAMS		"/sys/module/kfab/parameters/"
@@ -66,13 +62,12 @@ static int av_open(int fd, uint32_t domain, const char *name, uint32_t flags,
 		   uint32_t mode, struct kfab_av_open *out)
 {
 	struct kfab_av_open cmd = {
-		.size = sizeof(cmd),
 		.flags = flags,
 		.domain_id = domain,
 		.mode = mode,
 		.name = (uintptr_t)name,
 	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &cmd);
+	int rc = _test_cmd_av_open(fd, &cmd, NULL);
 
 	if (out)
 		*out = cmd;
@@ -98,8 +93,7 @@ struct av_map {
 static int av_map(int fd, const struct kfab_av_open *o, struct av_map *m)
 {
 	m->size = o->out_region.size;
-	m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd,
-		       o->out_region.offset);
+	m->base = _test_mmap(fd, &o->out_region, PROT_READ);
 	if (m->base == MAP_FAILED)
 		return -errno;
 	m->hdr = m->base;
@@ -210,7 +204,7 @@ FIXTURE_SETUP(ioctl)
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, _test_cmd_domain_alloc(self->fd, &self->dom));
+	test_cmd_domain_alloc(self->fd, &self->dom);
 }
 
 FIXTURE_TEARDOWN(ioctl)
@@ -248,9 +242,9 @@ TEST_F(ioctl, unnamed_open_maps_a_read_only_table)
 				   self->fd, o.out_region.offset));
 
 	/* The parent domain cannot go while the AV holds it. */
-	EXPECT_EQ(-EBUSY, _test_cmd_destroy(self->fd, self->dom));
-	EXPECT_EQ(0, _test_cmd_destroy(self->fd, o.out_av_id));
-	EXPECT_EQ(0, _test_cmd_destroy(self->fd, self->dom));
+	test_err_destroy(EBUSY, self->fd, self->dom);
+	test_cmd_destroy(self->fd, o.out_av_id);
+	test_cmd_destroy(self->fd, self->dom);
 	/* The mapping outlives the AV. */
 	EXPECT_EQ(o.out_count, m.hdr->capacity);
 	munmap(m.base, m.size);
@@ -269,8 +263,8 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
 	ASSERT_EQ(0, av_map(self->fd, &o, &m));
-	ASSERT_EQ(0, _test_cmd_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
-			       &inserted));
+	test_cmd_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
+			       &inserted);
 	EXPECT_EQ(4, inserted);
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(i, idx[i]);
@@ -285,7 +279,7 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 
 	/* Remove, then the freed index is the next one given. */
 	i = 1;
-	ASSERT_EQ(0, _test_cmd_av_remove(self->fd, o.out_av_id, &i, 1));
+	test_cmd_av_remove(self->fd, o.out_av_id, &i, 1);
 	EXPECT_FALSE(av_map_read(&m, 1, &got));
 	EXPECT_EQ(2, m.hdr->used);
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 13, &i));
@@ -310,8 +304,8 @@ TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
-	ASSERT_EQ(0, _test_cmd_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
-			       &inserted));
+	test_cmd_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+			       &inserted);
 	EXPECT_EQ(1, inserted);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(-EINVAL, errs[i]);
@@ -361,21 +355,21 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 
 	/* insert */
-	EXPECT_EQ(-ENOENT, _test_cmd_av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
-	EXPECT_EQ(-ENOENT, _test_cmd_av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
-				     NULL));
-	EXPECT_EQ(-E2BIG, _test_cmd_av_insert(self->fd, o.out_av_id, &a,
-				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL));
-	EXPECT_EQ(-E2BIG, _test_cmd_av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
-				    NULL, NULL, NULL));
-	EXPECT_EQ(-EFAULT, _test_cmd_av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
-				     NULL, NULL));
-	EXPECT_EQ(-EFAULT, _test_cmd_av_insert(self->fd, o.out_av_id, (void *)1, 1,
-				     NULL, NULL, NULL));
+	test_err_av_insert(ENOENT, self->fd, 999, &a, 1, NULL, NULL, NULL);
+	test_err_av_insert(ENOENT, self->fd, self->dom, &a, 1, NULL, NULL,
+				     NULL);
+	test_err_av_insert(E2BIG, self->fd, o.out_av_id, &a,
+				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL);
+	test_err_av_insert(E2BIG, self->fd, o.out_av_id, &a, UINT32_MAX,
+				    NULL, NULL, NULL);
+	test_err_av_insert(EFAULT, self->fd, o.out_av_id, NULL, 1, NULL,
+				     NULL, NULL);
+	test_err_av_insert(EFAULT, self->fd, o.out_av_id, (void *)1, 1,
+				     NULL, NULL, NULL);
 	/* A bad output pointer: the insert happened, the copy failed. */
-	EXPECT_EQ(-EFAULT, _test_cmd_av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
-				     NULL, NULL));
-	EXPECT_EQ(0, _test_cmd_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
+	test_err_av_insert(EFAULT, self->fd, o.out_av_id, &a, 1, (void *)8,
+				     NULL, NULL);
+	test_cmd_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL);
 	ins.av_id = o.out_av_id;
 	ins.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
@@ -384,19 +378,19 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
 
 	/* remove: all or nothing */
-	EXPECT_EQ(-EINVAL, _test_cmd_av_remove(self->fd, o.out_av_id, idx, 2));
-	EXPECT_EQ(-EINVAL, _test_cmd_av_remove(self->fd, o.out_av_id, &idx[2], 1));
-	EXPECT_EQ(-EFAULT, _test_cmd_av_remove(self->fd, o.out_av_id, NULL, 1));
-	EXPECT_EQ(-E2BIG, _test_cmd_av_remove(self->fd, o.out_av_id, idx,
-				    KFAB_AV_BATCH_MAX + 1));
-	EXPECT_EQ(-ENOENT, _test_cmd_av_remove(self->fd, 999, idx, 1));
-	EXPECT_EQ(0, _test_cmd_av_remove(self->fd, o.out_av_id, idx, 0));
+	test_err_av_remove(EINVAL, self->fd, o.out_av_id, idx, 2);
+	test_err_av_remove(EINVAL, self->fd, o.out_av_id, &idx[2], 1);
+	test_err_av_remove(EFAULT, self->fd, o.out_av_id, NULL, 1);
+	test_err_av_remove(E2BIG, self->fd, o.out_av_id, idx,
+				    KFAB_AV_BATCH_MAX + 1);
+	test_err_av_remove(ENOENT, self->fd, 999, idx, 1);
+	test_cmd_av_remove(self->fd, o.out_av_id, idx, 0);
 	/* The entry is still there after every refusal. */
-	EXPECT_EQ(0, _test_cmd_av_remove(self->fd, o.out_av_id, idx, 1));
+	test_cmd_av_remove(self->fd, o.out_av_id, idx, 1);
 
 	/* unlink */
-	EXPECT_EQ(-EFAULT, _test_cmd_av_unlink(self->fd, NULL));
-	EXPECT_EQ(-ENOENT, _test_cmd_av_unlink(self->fd, test_name("none")));
+	test_err_av_unlink(EFAULT, self->fd, NULL);
+	test_err_av_unlink(ENOENT, self->fd, test_name("none"));
 }
 
 TEST_F(ioctl, names_are_validated)
@@ -413,7 +407,7 @@ TEST_F(ioctl, names_are_validated)
 		EXPECT_EQ(len < KFAB_AV_NAME_MAX ? 0 : -ENAMETOOLONG,
 			  av_open(self->fd, self->dom, name, 0, 0600, NULL));
 	}
-	EXPECT_EQ(0, _test_cmd_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
+	test_cmd_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX);
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, ".hidden", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "a/b", 0, 0600, NULL));
@@ -426,7 +420,7 @@ TEST_F(ioctl, names_are_validated)
 				   NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "\xc0\xc1", 0, 0600,
 				   NULL));
-	EXPECT_EQ(-ENAMETOOLONG, _test_cmd_av_unlink(self->fd, name));
+	test_err_av_unlink(ENAMETOOLONG, self->fd, name);
 
 	/* A name running into an unmapped page: -EFAULT, not a read past it. */
 	page = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
@@ -473,7 +467,7 @@ TEST_F(ioctl, named_open_flags)
 	/* A read-only handle changes nothing. */
 	EXPECT_EQ(-EPERM, av_insert_one(self->fd, o2.out_av_id, 1, NULL));
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 1, NULL));
-	EXPECT_EQ(-EPERM, _test_cmd_av_remove(self->fd, o2.out_av_id, &zero, 1));
+	test_err_av_remove(EPERM, self->fd, o2.out_av_id, &zero, 1);
 	/* Another type than the AV's: refused. */
 	c.domain_id = self->dom;
 	c.type = KFAB_AV_TYPE_MAP;
@@ -481,8 +475,8 @@ TEST_F(ioctl, named_open_flags)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 	/* The last close takes the name away. */
 	EXPECT_EQ(1, read_sysfs_long(KFAB_SYSFS "/named_avs") >= 1);
-	EXPECT_EQ(0, _test_cmd_destroy(self->fd, o.out_av_id));
-	EXPECT_EQ(0, _test_cmd_destroy(self->fd, o2.out_av_id));
+	test_cmd_destroy(self->fd, o.out_av_id);
+	test_cmd_destroy(self->fd, o2.out_av_id);
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -499,7 +493,7 @@ TEST_F(ioctl, named_av_is_one_table_for_every_opener)
 	RETURN_IF_SETUP_SKIPPED();
 	fd2 = kfab_open();
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, _test_cmd_domain_alloc(fd2, &dom2));
+	test_cmd_domain_alloc(fd2, &dom2);
 	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, &a));
 	ASSERT_EQ(0, av_open(fd2, dom2, name, 0, 0600, &b));
 	EXPECT_EQ(KFAB_AV_OUT_CREATED, a.out_flags);
@@ -554,7 +548,7 @@ TEST_F(ioctl, group_readable_av_is_readable_by_the_group)
 
 	RETURN_IF_SETUP_SKIPPED();
 	o.name = (uintptr_t)name;
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
+	test_cmd_av_open(self->fd, &o, NULL);
 	/* A member of group 2000 reads, and may not write. */
 	EXPECT_EQ(0, as_user(1500, 2000, child_open, &ro));
 	EXPECT_EQ(0, as_user(1500, 2000, child_open, &rw));
@@ -574,13 +568,13 @@ TEST_F(ioctl, set_owner_hands_the_av_to_another_user)
 
 	RETURN_IF_SETUP_SKIPPED();
 	o.name = (uintptr_t)name;
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
-	ASSERT_EQ(0, _test_cmd_destroy(self->fd, o.out_av_id));
+	test_cmd_av_open(self->fd, &o, NULL);
+	test_cmd_destroy(self->fd, o.out_av_id);
 	/* Persistent: the name stays with no opener; uid 1000 owns it. */
 	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
 	rw.rc = -EACCES;
 	EXPECT_EQ(0, as_user(1001, 1001, child_open, &rw));
-	EXPECT_EQ(0, _test_cmd_av_unlink(self->fd, name));
+	test_cmd_av_unlink(self->fd, name);
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -593,10 +587,10 @@ static int child_privileged_flags(int fd, uint32_t dom, const void *arg)
 
 	o.name = (uintptr_t)arg;
 	o.flags = KFAB_AV_OPEN_PERSIST;
-	if (kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &o) != -EPERM)
+	if (_test_cmd_av_open(fd, &o, NULL) != -EPERM)
 		return 1;
 	o.flags = KFAB_AV_OPEN_SET_OWNER;
-	if (kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &o) != -EPERM)
+	if (_test_cmd_av_open(fd, &o, NULL) != -EPERM)
 		return 2;
 	return 0;
 }
@@ -681,7 +675,7 @@ static int open_count(int fd, uint32_t dom, int n, uint32_t count)
 
 	snprintf(name, sizeof(name), "q%d-%d", getpid(), n);
 	c.name = (uintptr_t)name;
-	return kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &c);
+	return _test_cmd_av_open(fd, &c, NULL);
 }
 
 /* Limits set by the test: 2 named AVs, 3000 entries. */
@@ -883,7 +877,7 @@ TEST_F_TIMEOUT(ioctl, failed_create_keeps_a_name_another_file_opened, 240)
 	int round, hits = 0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, _test_cmd_query(self->fd, &q));
+	test_cmd_query(self->fd, &q);
 	if (!(q.features & KFAB_FEATURE_TEST))
 		SKIP(return, "needs a CONFIG_KFAB_TEST module");
 	for (round = 0; round < 40; round++) {
