@@ -162,8 +162,7 @@ static int as_user(uid_t uid, gid_t gid,
 		int fd;
 
 		become(uid, gid);
-		fd = kfab_open();
-		if (fd < 0 || _test_cmd_domain_alloc(fd, &dom))
+		if (_test_open_domain(&fd, &dom))
 			_exit(101);
 		_exit(fn(fd, dom, arg));
 	}
@@ -640,8 +639,7 @@ TEST_F(ioctl, user_namespace_root_is_not_root)
 		/* Now mapped: become the namespace's root, uid 1000 outside. */
 		if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || getuid())
 			_exit(11);
-		fd = kfab_open();
-		if (fd < 0 || _test_cmd_domain_alloc(fd, &dom))
+		if (_test_open_domain(&fd, &dom))
 			_exit(12);
 		if (av_open(fd, dom, name, KFAB_AV_OPEN_READ_ONLY, 0, NULL) !=
 		    -EACCES)
@@ -691,8 +689,7 @@ static int child_quota(int fd, uint32_t dom, const void *arg)
 		return 3;
 	/* Closing gives the room back. */
 	close(fd);
-	fd = kfab_open();
-	if (_test_cmd_domain_alloc(fd, &dom))
+	if (_test_open_domain(&fd, &dom))
 		return 4;
 	if (open_count(fd, dom, 4, 100000) != -EINVAL)
 		return 5;
@@ -731,10 +728,10 @@ TEST_F(ioctl, sigkill_while_holding_a_named_av_leaves_nothing)
 	pid = fork();
 	if (!pid) {
 		struct kfab_av_open o;
-		int fd = kfab_open();
 		uint32_t dom;
+		int fd;
 
-		if (fd < 0 || _test_cmd_domain_alloc(fd, &dom) ||
+		if (_test_open_domain(&fd, &dom) ||
 		    av_open(fd, dom, name, 0, 0600, &o) ||
 		    av_insert_one(fd, o.out_av_id, 7, NULL))
 			_exit(1);
@@ -804,9 +801,9 @@ static int stress_child(const char *name, int n, int report)
 	struct kfab_av_open o;
 	struct kfab_addr got;
 	struct av_map m = { 0 };
-	int fd = kfab_open();
+	int fd;
 
-	if (fd < 0 || _test_cmd_domain_alloc(fd, &dom) ||
+	if (_test_open_domain(&fd, &dom) ||
 	    av_open(fd, dom, name, 0, 0600, &o) || av_map(fd, &o, &m))
 		return 1;
 	for (round = 0; round < 20; round++) {

@@ -914,8 +914,7 @@ struct raw_cq {
 static int raw_cq_open(struct raw_cq *r, uint32_t entries)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = kfab_open();
-	if (r->fd < 0 || _test_cmd_domain_alloc(r->fd, &r->dom))
+	if (_test_open_domain(&r->fd, &r->dom))
 		return -1;
 	return _test_cq_open_mapped(r->fd, r->dom, entries, 0, &r->cq) ? -1 : 0;
 }

@@ -91,14 +91,6 @@ static bool __attribute__((format(printf, 1, 2))) why(const char *fmt, ...)
 	return false;
 }
 
-static int op_query(int fd)
-{
-	struct kfab_query q;
-	int rc = _test_cmd_query(fd, &q);
-
-	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
-}
-
 static int op_domain_alloc(int fd)
 {
 	uint32_t id;
@@ -795,7 +787,7 @@ static int op_ep_cycle(int fd)
 }
 
 static const struct walk_op walk_ops[] = {
-	{ "query", .run = op_query },
+	{ "query", .run = _test_query_abi },
 	{ "domain_alloc", .run = op_domain_alloc, .undo = undo_domain_alloc },
 	{ "destroy", .run = op_destroy, .undo = undo_destroy },
 	{ "cq_cycle", .run = op_cq_cycle },
@@ -960,7 +952,7 @@ TEST_F(walk, faults_are_per_file)
 	other = kfab_open();
 	ASSERT_LE(0, other);
 	ASSERT_EQ(0, arm(self->fd, variant->point, 1));
-	EXPECT_EQ(0, op_query(other));
+	EXPECT_EQ(0, _test_query_abi(other));
 	EXPECT_EQ(1, arm(self->fd, variant->point, 0));
 	close(other);
 }

@@ -53,8 +53,7 @@ static int ep_setup(struct raw_ep *r, bool do_enable)
 	struct kfab_av_open avo = { 0 };
 
 	memset(r, 0, sizeof(*r));
-	r->fd = kfab_open();
-	if (r->fd < 0 || _test_cmd_domain_alloc(r->fd, &r->dom))
+	if (_test_open_domain(&r->fd, &r->dom))
 		return -1;
 	avo.domain_id = r->dom;
 	if (_test_cmd_av_open(r->fd, &avo, &r->av))

@@ -307,6 +307,31 @@ static inline int _test_cmd_test_cq_post(int fd, struct kfab_test_cq_post *cmd)
 	return kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, cmd);
 }
 
+/*
+ * QUERY, and the ABI version is the one this header describes: 0,
+ * -errno, or -EPROTO for another version.
+ */
+static inline int _test_query_abi(int fd)
+{
+	struct kfab_query q;
+	int rc = _test_cmd_query(fd, &q);
+
+	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
+}
+
+/*
+ * A file of its own on /dev/kfab (*@fd, left open whatever follows) with
+ * a domain in it: 0 or -errno.
+ */
+static inline int _test_open_domain(int *fd, uint32_t *domain_id)
+{
+	*domain_id = 0;
+	*fd = kfab_open();
+	if (*fd < 0)
+		return -errno;
+	return _test_cmd_domain_alloc(*fd, domain_id);
+}
+
 /* An mmap() of a region an answer offered: the address or MAP_FAILED. */
 static inline void *_test_mmap(int fd, const struct kfab_mmap *region,
 			       int prot)
@@ -501,12 +526,8 @@ static inline int _test_ep_bind_enable(int fd, uint32_t ep_id, uint32_t av_id,
 /* Shared setup pieces: each ASSERTs every step. */
 
 /* A file of its own on /dev/kfab with a domain in it. */
-#define test_open_domain(out_fd, out_dom) ({				\
-		*(out_fd) = kfab_open();				\
-		ASSERT_LE(0, *(out_fd)) TH_LOG("open %s: %s", KFAB_DEV,	\
-					       strerror(errno));	\
-		test_cmd_domain_alloc(*(out_fd), out_dom);		\
-	})
+#define test_open_domain(out_fd, out_dom) \
+	__test_ok(_test_open_domain(out_fd, out_dom))
 
 /* A region of an answer mapped shared: the address. */
 #define test_mmap(fd, region, prot) ({					\
