@@ -703,7 +703,8 @@ static int churn(int fd, int rounds)
 		if (kfab_ioctl(fd, KFAB_IOC_QUERY, &q) ||
 		    q.abi_version != KFAB_ABI_VERSION)
 			return -1;
-		if (_test_cmd_domain_alloc(fd, &id) || _test_cmd_destroy(fd, id))
+		if (_test_cmd_domain_alloc(fd, &id) || _test_cmd_destroy(fd,
+									 id))
 			return -1;
 	}
 	return 0;

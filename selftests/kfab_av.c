@@ -812,7 +812,8 @@ static int stress_child(const char *name, int n, int report)
 				return 2;
 		for (i = 0; i < STRESS_OWN; i++)
 			addrs[i] = local_addr(100000 * (n + 1) + i);
-		if (_test_cmd_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
+		if (_test_cmd_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own,
+					NULL,
 			      &i) || i != STRESS_OWN)
 			return 3;
 		for (i = 0; i < STRESS_OWN; i++)

@@ -961,7 +961,8 @@ TEST(raw_ring_layout_mappings_and_protection)
 	/* The ring can never be made writable, nor mapped privately. */
 	EXPECT_EQ(-1, mprotect(r.cq.ring, r.cq.layout.ring.size, PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
-	p = mmap(NULL, r.cq.layout.ring.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	p = mmap(NULL, r.cq.layout.ring.size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED,
 		 r.fd, r.cq.layout.ring.offset);
 	EXPECT_EQ(MAP_FAILED, p);
 	p = mmap(NULL, r.cq.layout.cons.size, PROT_READ, MAP_PRIVATE, r.fd,
@@ -1117,7 +1118,8 @@ TEST(raw_counter_mapping_wait_and_update)
 	map = test_mmap(fd, &co.out_region, PROT_READ);
 	EXPECT_EQ(MAP_FAILED, _test_mmap(fd, &co.out_region,
 					 PROT_READ | PROT_WRITE));
-	test_cmd_cntr_update(fd, co.out_cntr_id, KFAB_CNTR_ADD, 9, &value, NULL);
+	test_cmd_cntr_update(fd, co.out_cntr_id, KFAB_CNTR_ADD, 9, &value,
+			     NULL);
 	EXPECT_EQ(9, value);
 	EXPECT_EQ(9, *(const volatile uint64_t *)(map + co.out_off_value));
 	EXPECT_EQ(2, *(const volatile uint32_t *)(map + co.out_off_seq));

@@ -725,7 +725,8 @@ static int ring_one(int fd, uint32_t id, const struct kfab_sq_layout *sq,
 	if (ring == MAP_FAILED)
 		return -errno;
 	memcpy(ring + sq->off_entries, sqe, sizeof(*sqe));
-	__atomic_store_n((uint32_t *)(ring + sq->off_tail), 1, __ATOMIC_RELEASE);
+	__atomic_store_n((uint32_t *)(ring + sq->off_tail), 1,
+			 __ATOMIC_RELEASE);
 	rc = _test_cmd_doorbell(fd, id, NULL);
 	_test_munmap(ring, &sq->region);
 	return rc;
@@ -770,7 +771,8 @@ static int op_ep_cycle(int fd)
 	if (!rc)
 		rc = _test_cmd_ep_enable(fd, 4);
 	if (!rc)
-		rc = _test_cmd_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL, NULL);
+		rc = _test_cmd_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL,
+					 NULL);
 	if (!rc) {
 		sqe.opcode = KFAB_OP_RECV;
 		sqe.addr = KFAB_CQ_ADDR_NOTAVAIL;

@@ -63,7 +63,8 @@ static int ep_setup(struct raw_ep *r, bool do_enable)
 	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
 		return -5;
 	r->addr = r->epo.out_addr;
-	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region, PROT_READ | PROT_WRITE);
+	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
+			   PROT_READ | PROT_WRITE);
 	if (r->sq == MAP_FAILED)
 		return -6;
 	if (!do_enable)

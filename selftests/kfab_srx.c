@@ -53,14 +53,11 @@ static bool have_srx(void)
 
 static struct fi_info *srx_hints(void)
 {
-	struct fi_info *hints = fi_allocinfo();
+	struct fi_info *hints = kfab_test_rdm_hints();
 
 	if (!hints)
 		return NULL;
-	hints->fabric_attr->prov_name = strdup("kfab");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE |
-		      FI_MULTI_RECV;
+	hints->caps |= FI_MULTI_RECV;
 	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	return hints;
 }
@@ -80,60 +77,13 @@ static int get_info(struct fi_info **info, bool shared)
 }
 
 /* A sender: fabric, domain, AV, CQ and an enabled endpoint of its own. */
-struct side {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-};
-
-static int side_open(struct side *s)
+static int side_open(struct kfab_test_fi *s)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	int rc;
+	struct fi_info *hints = srx_hints();
 
-	memset(s, 0, sizeof(*s));
-	rc = get_info(&s->info, false);
-	if (!rc)
-		rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
-	if (!rc)
-		rc = fi_domain(s->fabric, s->info, &s->domain, NULL);
-	if (!rc)
-		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
-	if (!rc)
-		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
-	if (!rc)
-		rc = fi_endpoint(s->domain, s->info, &s->ep, NULL);
-	if (!rc)
-		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
-	if (!rc)
-		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!rc)
-		rc = fi_enable(s->ep);
-	return rc;
-}
-
-static int side_close(struct side *s)
-{
-	int rc = 0;
-
-	if (s->ep)
-		rc |= fi_close(&s->ep->fid);
-	if (s->cq)
-		rc |= fi_close(&s->cq->fid);
-	if (s->av)
-		rc |= fi_close(&s->av->fid);
-	if (s->domain)
-		rc |= fi_close(&s->domain->fid);
-	if (s->fabric)
-		rc |= fi_close(&s->fabric->fid);
-	if (s->info)
-		fi_freeinfo(s->info);
-	memset(s, 0, sizeof(*s));
-	return rc;
+	if (hints)
+		hints->ep_attr->rx_ctx_cnt = 0;
+	return _test_fi_side_open(s, hints, true);
 }
 
 static int name_of(struct fid_ep *ep, struct kfab_addr *addr)
@@ -150,32 +100,6 @@ static int insert(struct fid_av *av, const struct kfab_addr *addr,
 	       0 : -FI_EINVAL;
 }
 
-/*
- * One completion from @cq while @other is progressed: 1, -FI_EAVAIL
- * (with @err filled when given), or -FI_EAGAIN after @ms.
- */
-static ssize_t wait_cq(struct fid_cq *cq, struct fid_cq *other,
-		       struct fi_cq_tagged_entry *e, fi_addr_t *src,
-		       struct fi_cq_err_entry *err, int ms)
-{
-	uint64_t end = kfab_now_ms() + ms;
-	ssize_t rc;
-
-	do {
-		if (other)
-			(void)fi_cq_read(other, NULL, 0);
-		rc = fi_cq_readfrom(cq, e, 1, src);
-		if (rc == -FI_EAVAIL && err) {
-			memset(err, 0, sizeof(*err));
-			if (fi_cq_readerr(cq, err, 0) != 1)
-				return -FI_EOTHER;
-		}
-		if (rc != -FI_EAGAIN)
-			return rc;
-	} while (kfab_now_ms() < end);
-	return -FI_EAGAIN;
-}
-
 /* ---- the receiving side: one SRX, four endpoints ---- */
 
 FIXTURE(srx) {
@@ -187,7 +111,7 @@ FIXTURE(srx) {
 	struct fid_ep *ep[NEP];
 	struct fid_cq *cq[NEP];
 	struct kfab_addr name[NEP];
-	struct side s;			/* a sender */
+	struct kfab_test_fi s;			/* a sender */
 	fi_addr_t to[NEP];		/* ep[i] in the sender's AV */
 	fi_addr_t s_at_rx;		/* the sender in the receivers' AV */
 	bool ready;
@@ -248,7 +172,7 @@ FIXTURE_TEARDOWN(srx)
 
 	if (!self->ready)
 		return;
-	EXPECT_EQ(0, side_close(&self->s));
+	EXPECT_EQ(0, _test_fi_close(&self->s));
 	for (i = 0; i < NEP; i++) {
 		if (self->ep[i])
 			EXPECT_EQ(0, fi_close(&self->ep[i]->fid));
@@ -265,14 +189,16 @@ FIXTURE_TEARDOWN(srx)
 
 /* ep[i]'s next completion, with the sender progressed meanwhile. */
 #define WAIT_RX(i, e, src, err) \
-	wait_cq(self->cq[i], self->s.cq, (e), (src), (err), TIMEOUT_MS)
+	kfab_test_wait_cq(self->cq[i], self->s.cq, (e), (src), (err), \
+			  TIMEOUT_MS)
 #define WAIT_TX(e) \
-	wait_cq(self->s.cq, NULL, (e), NULL, NULL, TIMEOUT_MS)
+	kfab_test_wait_cq(self->s.cq, NULL, (e), NULL, NULL, TIMEOUT_MS)
 /* Nothing more arrives at ep[i] within a short while. */
 #define EXPECT_RX_EMPTY(i) do {						\
 		struct fi_cq_tagged_entry _e;				\
-		EXPECT_EQ(-FI_EAGAIN, wait_cq(self->cq[i], self->s.cq,	\
-					      &_e, NULL, NULL, 100));	\
+		EXPECT_EQ(-FI_EAGAIN,					\
+			  kfab_test_wait_cq(self->cq[i], self->s.cq,	\
+					    &_e, NULL, NULL, 100));	\
 	} while (0)
 
 /* Send @v to ep[@i] (tagged with @tag unless it is ~0) and see it complete. */
@@ -290,7 +216,7 @@ static int send_to(FIXTURE_DATA(srx) *self, int i, const uint32_t *v,
 			      tag, (void *)v);
 	if (rc)
 		return (int)rc;
-	rc = wait_cq(self->s.cq, NULL, &e, NULL, NULL, TIMEOUT_MS);
+	rc = kfab_test_wait_cq(self->s.cq, NULL, &e, NULL, NULL, TIMEOUT_MS);
 	if (rc != 1 || e.op_context != v)
 		return -1;
 	return 0;
@@ -620,7 +546,7 @@ TEST_F(srx, unexpected_messages_in_arrival_order)
 /* FI_DIRECTED_RECV and tag/ignore matching on the SRX. */
 TEST_F(srx, directed_and_tagged_receives)
 {
-	struct side c;
+	struct kfab_test_fi c;
 	struct kfab_addr cname;
 	fi_addr_t c_at_rx, c_to1, src;
 	uint32_t from_s = 0x5, from_c = 0xc, r_for_c = 0, r_any = 0;
@@ -643,12 +569,13 @@ TEST_F(srx, directed_and_tagged_receives)
 	EXPECT_EQ(0x5U, r_any);
 	ASSERT_EQ(0, fi_send(c.ep, &from_c, sizeof(from_c), NULL, c_to1,
 			     NULL));
-	ASSERT_EQ(1, wait_cq(self->cq[1], c.cq, &e, &src, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->cq[1], c.cq, &e, &src, NULL,
+				       TIMEOUT_MS));
 	EXPECT_EQ((void *)&r_for_c, e.op_context);
 	EXPECT_EQ(0xcU, r_for_c);
 	EXPECT_EQ(c_at_rx, src);
-	ASSERT_EQ(1, wait_cq(c.cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
-	EXPECT_EQ(0, side_close(&c));
+	ASSERT_EQ(1, kfab_test_wait_cq(c.cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	EXPECT_EQ(0, _test_fi_close(&c));
 
 	/* Tags 0xab00-0xabff; 0xac00 waits, unexpected, for its own. */
 	ASSERT_EQ(0, fi_trecv(self->srx, &r1, sizeof(r1), NULL,
@@ -770,7 +697,8 @@ TEST_F(srx, receives_posted_before_enable)
 	ASSERT_EQ(0, name_of(ep, &name));
 	ASSERT_EQ(0, insert(self->s.av, &name, &to));
 	ASSERT_EQ(0, fi_send(self->s.ep, &v, sizeof(v), NULL, to, NULL));
-	ASSERT_EQ(1, wait_cq(cq, self->s.cq, &e, NULL, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(cq, self->s.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
 	EXPECT_EQ((void *)&r, e.op_context);
 	EXPECT_EQ(77U, r);
 	EXPECT_EQ(0, fi_close(&ep->fid));
@@ -942,15 +870,16 @@ TEST_F(srx, peek_and_claim_on_a_plain_endpoint)
 	ASSERT_EQ(0, name_of(ep, &name));
 	ASSERT_EQ(0, insert(self->s.av, &name, &to));
 	ASSERT_EQ(0, trecvmsg(ep, NULL, 0, 5, &ctx, FI_PEEK));
-	ASSERT_EQ(-FI_EAVAIL, wait_cq(cq, NULL, &e, NULL, &err, TIMEOUT_MS));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(cq, NULL, &e, NULL, &err,
+						TIMEOUT_MS));
 	EXPECT_EQ(FI_ENOMSG, err.err);
 	ASSERT_EQ(0, fi_tsend(self->s.ep, &v, sizeof(v), NULL, to, 5, NULL));
 	ASSERT_EQ(1, WAIT_TX(&e));
 	ASSERT_EQ(0, trecvmsg(ep, NULL, 0, 5, &ctx, FI_PEEK | FI_CLAIM));
-	ASSERT_EQ(1, wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
 	EXPECT_EQ(sizeof(v), e.len);
 	ASSERT_EQ(0, trecvmsg(ep, &r, sizeof(r), 5, &ctx, FI_CLAIM));
-	ASSERT_EQ(1, wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
 	EXPECT_EQ((void *)&ctx, e.op_context);
 	EXPECT_EQ(47U, r);
 	EXPECT_EQ(0, fi_close(&ep->fid));
@@ -985,7 +914,7 @@ struct hello {
 static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
 		       int go_fd, int fin_fd)
 {
-	struct side s;
+	struct kfab_test_fi s;
 	struct kfab_addr me;
 	struct hello hello;
 	struct fi_cq_tagged_entry e;

@@ -6,6 +6,7 @@
 #define KFAB_TEST_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -547,6 +548,7 @@ static inline int _test_ep_bind_enable(int fd, uint32_t ep_id, uint32_t av_id,
 
 #endif /* __KSELFTEST_HARNESS_H */
 
+
 /* A decimal value from a sysfs file, or -1. */
 static inline long read_sysfs_long(const char *path)
 {
@@ -606,5 +608,161 @@ static inline int kfab_knows(unsigned long ioc, void *cmd)
 	close(fd);
 	return rc != -ENOTTY;
 }
+
+/*
+ * Through libfabric (files that include <rdma/fabric.h> first): the
+ * objects of one side, opened in this order and closed in reverse.
+ */
+#ifdef FI_VERSION
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_errno.h>
+
+/* The libfabric API version the tests ask for. */
+#define KFAB_TEST_FI_VERSION	FI_VERSION(1, 17)
+
+/* Every object may be NULL (not opened). */
+struct kfab_test_fi {
+	struct fi_info *info;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+/* Hints for kfab's RDM endpoints, with the capabilities the tests use. */
+static inline struct fi_info *kfab_test_rdm_hints(void)
+{
+	struct fi_info *hints = fi_allocinfo();
+
+	if (!hints)
+		return NULL;
+	hints->fabric_attr->prov_name = strdup("kfab");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
+	return hints;
+}
+
+/* fi_getinfo() with @hints (freed here), the fabric and the domain. */
+static inline int _test_fi_domain_open(struct kfab_test_fi *s,
+				       struct fi_info *hints)
+{
+	int rc;
+
+	*s = (struct kfab_test_fi){ 0 };
+	if (!hints)
+		return -FI_ENOMEM;
+	rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, &s->info);
+	fi_freeinfo(hints);
+	if (!rc)
+		rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
+	if (!rc)
+		rc = fi_domain(s->fabric, s->info, &s->domain, NULL);
+	return rc;
+}
+
+/*
+ * And an AV (FI_AV_TABLE), a CQ (FI_CQ_FORMAT_TAGGED) and an endpoint;
+ * with @enable, the endpoint bound to both (the CQ for transmits and
+ * receives) and enabled.  0 or a negative FI_E* code.
+ */
+static inline int _test_fi_side_open(struct kfab_test_fi *s,
+				     struct fi_info *hints, bool enable)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	int rc = _test_fi_domain_open(s, hints);
+
+	if (!rc)
+		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
+	if (!rc)
+		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
+	if (!rc)
+		rc = fi_endpoint(s->domain, s->info, &s->ep, NULL);
+	if (!rc && enable)
+		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+	if (!rc && enable)
+		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc && enable)
+		rc = fi_enable(s->ep);
+	return rc;
+}
+
+/* Close what is open, in reverse: 0, or the fi_close() codes or-ed. */
+static inline int _test_fi_close(struct kfab_test_fi *s)
+{
+	int rc = 0;
+
+	if (s->ep)
+		rc |= fi_close(&s->ep->fid);
+	if (s->cq)
+		rc |= fi_close(&s->cq->fid);
+	if (s->av)
+		rc |= fi_close(&s->av->fid);
+	if (s->domain)
+		rc |= fi_close(&s->domain->fid);
+	if (s->fabric)
+		rc |= fi_close(&s->fabric->fid);
+	if (s->info)
+		fi_freeinfo(s->info);
+	*s = (struct kfab_test_fi){ 0 };
+	return rc;
+}
+
+/*
+ * One completion from @cq (which progresses its endpoints) while
+ * @other's are progressed too: 1, -FI_EAVAIL (with @err filled when
+ * given, -FI_EOTHER if it cannot be read), or -FI_EAGAIN after @ms.
+ */
+static inline ssize_t kfab_test_wait_cq(struct fid_cq *cq,
+					struct fid_cq *other,
+					struct fi_cq_tagged_entry *e,
+					fi_addr_t *src,
+					struct fi_cq_err_entry *err, int ms)
+{
+	uint64_t end = kfab_now_ms() + ms;
+	ssize_t rc;
+
+	do {
+		if (other)
+			(void)fi_cq_read(other, NULL, 0);
+		rc = fi_cq_readfrom(cq, e, 1, src);
+		if (rc == -FI_EAVAIL && err) {
+			memset(err, 0, sizeof(*err));
+			if (fi_cq_readerr(cq, err, 0) != 1)
+				return -FI_EOTHER;
+		}
+		if (rc != -FI_EAGAIN)
+			return rc;
+	} while (kfab_now_ms() < end);
+	return -FI_EAGAIN;
+}
+
+#ifdef __KSELFTEST_HARNESS_H
+/* Close what is open, in reverse, EXPECTing each fi_close() to succeed. */
+#define test_fi_close(s) _test_fi_close_expect(_metadata, s)
+static inline void _test_fi_close_expect(struct __test_metadata *_metadata,
+					 struct kfab_test_fi *s)
+{
+	if (s->ep)
+		EXPECT_EQ(0, fi_close(&s->ep->fid));
+	if (s->cq)
+		EXPECT_EQ(0, fi_close(&s->cq->fid));
+	if (s->av)
+		EXPECT_EQ(0, fi_close(&s->av->fid));
+	if (s->domain)
+		EXPECT_EQ(0, fi_close(&s->domain->fid));
+	if (s->fabric)
+		EXPECT_EQ(0, fi_close(&s->fabric->fid));
+	if (s->info)
+		fi_freeinfo(s->info);
+	*s = (struct kfab_test_fi){ 0 };
+}
+#endif /* __KSELFTEST_HARNESS_H */
+
+#endif /* FI_VERSION */
 
 #endif /* KFAB_TEST_H */
