@@ -31,14 +31,8 @@
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define PARAMS		"/sys/module/kfab/parameters/"
 #define DEBUGFS_AVS	"/sys/kernel/debug/kfab/avs"
-
-static bool have_device(void)
-{
-	return !access(KFAB_DEV, R_OK | W_OK);
-}
 
 static struct kfab_addr local_addr(uint64_t ep)
 {
@@ -199,7 +193,7 @@ FIXTURE(ioctl) {
 FIXTURE_SETUP(ioctl)
 {
 	self->fd = -1;
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
@@ -962,9 +956,7 @@ TEST_F(ioctl, kfabctl_creates_and_removes_a_shared_av)
 /* ---- fi_av(3) through the provider ---- */
 
 FIXTURE(fi_av) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 FIXTURE_VARIANT(fi_av) {
@@ -979,30 +971,16 @@ FIXTURE_VARIANT_ADD(fi_av, named) { .type = FI_AV_TABLE, .named = true };
 
 FIXTURE_SETUP(fi_av)
 {
-	struct fi_info *hints;
-
-	self->fabric = NULL;
-	self->info = NULL;
+	self->fi = (struct kfab_test_fi){ 0 };
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
-	hints = fi_allocinfo();
-	ASSERT_NE(NULL, hints);
-	hints->fabric_attr->prov_name = strdup("kfab");
-	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
-				&self->info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	test_fi_domain_open(&self->fi, kfab_test_hints());
 }
 
 FIXTURE_TEARDOWN(fi_av)
 {
-	if (self->fabric) {
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	}
-	fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 static struct fi_av_attr av_attr(const FIXTURE_VARIANT(fi_av) *v,
@@ -1027,7 +1005,7 @@ TEST_F(fi_av, open_reports_the_type_and_inserts_sequential_indices)
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, &attr));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, &attr));
 	EXPECT_EQ(variant->type == FI_AV_UNSPEC ? FI_AV_TABLE : variant->type,
 		  attr.type);
 	EXPECT_EQ(FI_CLASS_AV, av->fid.fclass);
@@ -1060,7 +1038,7 @@ TEST_F(fi_av, lookup_truncates_and_reports_the_size)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
 	len = sizeof(small);
 	ASSERT_EQ(0, fi_av_lookup(av, fa, small, &len));
@@ -1092,7 +1070,7 @@ TEST_F(fi_av, remove_then_reinsert_takes_the_lowest_index)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(4, fi_av_insert(av, addrs, 4, fa, 0, NULL));
 	ASSERT_EQ(0, fi_av_remove(av, &fa[1], 2, 0));
 	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa[1], &got, &len));
@@ -1123,7 +1101,7 @@ TEST_F(fi_av, failed_inserts_are_fi_addr_notavail_and_sync_err_says_why)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_EQ(2, fi_av_insert(av, addrs, 3, fa, FI_SYNC_ERR, errs));
 	EXPECT_EQ(0, fa[0]);
 	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[1]);
@@ -1166,11 +1144,11 @@ TEST_F(fi_av, fi_event_reports_on_the_bound_eq)
 
 	RETURN_IF_SETUP_SKIPPED();
 	attr.flags = FI_EVENT;
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_EQ(-FI_ENOEQ, fi_av_insert(av, addrs, 3, fa, 0, &ctx1));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_bind(av, &eq->fid, 1));
-	EXPECT_EQ(-FI_EINVAL, fi_av_bind(av, &self->domain->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_bind(av, &self->fi.domain->fid, 0));
 	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
 	EXPECT_EQ(-FI_EBUSY, fi_av_bind(av, &eq->fid, 0));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insert(av, addrs, 3, fa, FI_SYNC_ERR,
@@ -1241,8 +1219,8 @@ TEST_F(fi_av, close_carries_out_an_unfinished_batch)
 
 	RETURN_IF_SETUP_SKIPPED();
 	attr.flags = FI_EVENT;
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
 	EXPECT_EQ(0, fi_av_insert(av, &a, 1, &fa, FI_MORE, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
@@ -1264,7 +1242,7 @@ TEST_F(fi_av, insertsvc_insertsym_and_straddr)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	len = sizeof(buf);
 	EXPECT_TRUE(buf == fi_av_straddr(av, &a, buf, &len));
 	EXPECT_STREQ("fi_kfab://0/42", buf);
@@ -1317,11 +1295,11 @@ TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)
 
 	RETURN_IF_SETUP_SKIPPED();
 	attr.rx_ctx_bits = 40;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.rx_ctx_bits = -1;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.rx_ctx_bits = 4;
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
 	ASSERT_EQ(0, fi_av_lookup(av, fi_rx_addr(fa, 3, 4), &got, &len));
 	EXPECT_EQ(9, got.ep);
@@ -1338,28 +1316,28 @@ TEST_F(fi_av, open_refuses_bad_attributes)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, NULL, &av, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, NULL, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, NULL, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, NULL, NULL));
 	attr.flags = FI_READ;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.flags = FI_TAGGED;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.flags = 0;
 	attr.type = 77;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.type = variant->type;
 	attr.count = (size_t)UINT32_MAX + 1;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.count = 0;
 	attr.name = "bad name";
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.name = test_name("absent");
 	attr.flags = FI_READ;
-	EXPECT_EQ(-FI_ENOENT, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_ENOENT, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	/* FI_SYMMETRIC is a hint kfab accepts. */
 	attr.name = NULL;
 	attr.flags = FI_SYMMETRIC;
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
 
@@ -1371,15 +1349,15 @@ TEST_F(fi_av, named_map_av_returns_its_map_addr)
 	struct fid_av *av, *av2;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_NE(NULL, attr.map_addr);
 	again = attr;
 	again.map_addr = NULL;
-	ASSERT_EQ(0, fi_av_open(self->domain, &again, &av2, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &again, &av2, NULL));
 	EXPECT_EQ(attr.map_addr, again.map_addr);
 	/* Another type than the AV's: refused. */
 	again.type = FI_AV_TABLE;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &again, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &again, &av, NULL));
 	EXPECT_EQ(0, fi_close(&av2->fid));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
@@ -1402,7 +1380,7 @@ TEST_F(fi_av, forked_reader_shares_a_named_av)
 	char c;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(2, fi_av_insert(av, addrs, 2, fa, 0, NULL));
 	ASSERT_EQ(0, pipe(to_child));
 	ASSERT_EQ(0, pipe(to_parent));
@@ -1419,8 +1397,8 @@ TEST_F(fi_av, forked_reader_shares_a_named_av)
 		int i;
 
 		/* A process of its own: its own fabric, domain and AV. */
-		if (fi_fabric(self->info->fabric_attr, &fabric, NULL) ||
-		    fi_domain(fabric, self->info, &domain, NULL) ||
+		if (fi_fabric(self->fi.info->fabric_attr, &fabric, NULL) ||
+		    fi_domain(fabric, self->fi.info, &domain, NULL) ||
 		    fi_av_open(domain, &ro, &rav, NULL))
 			_exit(1);
 		for (i = 0; i < 2; i++) {

@@ -39,7 +39,6 @@
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 
 /* KFAB_IOC_TEST_CQ_POST of @count completions with contexts from @ctx. */
 static int post(int fd, uint32_t cq_id, uint32_t cntr_id, uint32_t count,
@@ -75,41 +74,26 @@ static int post_err(int fd, uint32_t cq_id, uint32_t cntr_id, uint64_t ctx,
 /* ---- libfabric objects ---- */
 
 FIXTURE(dom) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 static void open_domain(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(dom) *self)
+			struct kfab_test_fi *fi)
 {
-	struct fi_info *hints;
-
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
-	hints = fi_allocinfo();
-	ASSERT_NE(NULL, hints);
-	hints->fabric_attr->prov_name = strdup("kfab");
-	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	test_fi_domain_open(fi, kfab_test_hints());
 }
 
 FIXTURE_SETUP(dom)
 {
-	open_domain(_metadata, self);
+	open_domain(_metadata, &self->fi);
 }
 
 FIXTURE_TEARDOWN(dom)
 {
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 static struct fid_cq *open_cq(struct __test_metadata *_metadata,
@@ -134,9 +118,7 @@ static struct fid_cq *open_cq(struct __test_metadata *_metadata,
 /* ---- every format ---- */
 
 FIXTURE(fmt) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 FIXTURE_VARIANT(fmt) {
@@ -167,17 +149,12 @@ FIXTURE_VARIANT_ADD(fmt, tagged) {
 
 FIXTURE_SETUP(fmt)
 {
-	open_domain(_metadata, (FIXTURE_DATA(dom) *)self);
+	open_domain(_metadata, &self->fi);
 }
 
 FIXTURE_TEARDOWN(fmt)
 {
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 TEST_F(fmt, read_gives_every_field_of_the_format_then_eagain)
@@ -189,7 +166,7 @@ TEST_F(fmt, read_gives_every_field_of_the_format_then_eagain)
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, variant->format, 16,
+	cq = open_cq(_metadata, self->fi.domain, variant->format, 16,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, buf, 8));
@@ -231,7 +208,7 @@ TEST_F(fmt, readfrom_gives_the_source_or_addr_notavail)
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, variant->format, 0,
+	cq = open_cq(_metadata, self->fi.domain, variant->format, 0,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	cmd.cq_id = h.id;
@@ -287,7 +264,7 @@ TEST_F(dom, every_size_rounds_up_and_keeps_order)
 		struct fid_cq *cq;
 		uint32_t n = ring < 1024 ? 3 * ring + 5 : ring + 5;
 
-		cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT,
+		cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT,
 			     sizes[i], FI_WAIT_NONE, &h);
 		ASSERT_NE(NULL, cq);
 		ASSERT_EQ(0, post(h.fd, h.id, 0, n, 1, &out));
@@ -298,7 +275,7 @@ TEST_F(dom, every_size_rounds_up_and_keeps_order)
 		read_in_order(_metadata, cq, 1, n);
 		EXPECT_EQ(0, fi_close(&cq->fid));
 	}
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &(struct fi_cq_attr){
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &(struct fi_cq_attr){
 		.size = KFAB_CQ_MAX_ENTRIES + 1 }, &(struct fid_cq *){ 0 }, NULL));
 }
 
@@ -310,7 +287,7 @@ TEST_F(dom, ten_times_the_ring_while_nobody_reads_comes_out_once_in_order)
 	uint32_t i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 64,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 64,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	/* In batches of odd sizes, as endpoints would. */
@@ -339,7 +316,7 @@ TEST_F(dom, error_completions_make_read_eavail_and_come_out_of_readerr)
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_MSG, 8,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_MSG, 8,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_readerr(cq, &err, 0));
@@ -414,47 +391,45 @@ TEST_F(dom, open_checks_its_attributes)
 	int fd;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, NULL, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, NULL, &cq, NULL));
 	attr.format = 99;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.format = FI_CQ_FORMAT_CONTEXT;
 	attr.wait_obj = FI_WAIT_SET;
-	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
-	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_obj = 77;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_obj = FI_WAIT_NONE;
 	attr.wait_cond = 9;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_cond = FI_CQ_COND_NONE;
 	attr.flags = FI_SEND;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.flags = FI_AFFINITY;
 	EXPECT_EQ(NULL, cq);
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 
 	/* No wait object: nothing to get, nothing to trywait on. */
 	EXPECT_EQ(-FI_ENODATA, fi_control(&cq->fid, FI_GETWAIT, &fd));
 	EXPECT_EQ(0, fi_control(&cq->fid, FI_GETWAITOBJ, &wobj));
 	EXPECT_EQ(FI_WAIT_NONE, wobj);
 	fids[0] = &cq->fid;
-	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fi.fabric, fids, 1));
 	EXPECT_EQ(-FI_ENOSYS, fi_control(&cq->fid, 12345, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_cq_read(cq, NULL, 1));
 	EXPECT_EQ(0, fi_cq_read(cq, NULL, 0));
 
 	/* The domain cannot close under its CQ. */
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fi.domain->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
 
 /* ---- blocking reads ---- */
 
 FIXTURE(wait) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 FIXTURE_VARIANT(wait) {
@@ -468,17 +443,12 @@ FIXTURE_VARIANT_ADD(wait, none) { .wait_obj = FI_WAIT_NONE };
 
 FIXTURE_SETUP(wait)
 {
-	open_domain(_metadata, (FIXTURE_DATA(dom) *)self);
+	open_domain(_metadata, &self->fi);
 }
 
 FIXTURE_TEARDOWN(wait)
 {
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 struct poster {
@@ -520,7 +490,7 @@ TEST_F(wait, sread_times_out_wakes_on_a_completion_and_on_signal)
 	uint64_t t0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 32,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 32,
 		     variant->wait_obj, &h);
 	ASSERT_NE(NULL, cq);
 
@@ -578,7 +548,7 @@ TEST_F(wait, sread_with_a_threshold_waits_for_that_many)
 	pthread_t th;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	ASSERT_EQ(0, kfab_kernel_handle(&cq->fid, &h));
 	ASSERT_EQ(0, post(h.fd, h.id, 0, 1, 42, NULL));
 	a = (struct poster){ .fd = h.fd, .cq_id = h.id, .delay_ms = 200,
@@ -605,7 +575,7 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	int fd = -1, ep;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 32,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 32,
 		     variant->wait_obj, &h);
 	ASSERT_NE(NULL, cq);
 	fids[0] = &cq->fid;
@@ -614,7 +584,7 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	if (variant->wait_obj != FI_WAIT_FD &&
 	    variant->wait_obj != FI_WAIT_UNSPEC) {
 		EXPECT_EQ(-FI_ENODATA, fi_control(&cq->fid, FI_GETWAIT, &fd));
-		EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, fids, 1));
+		EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fi.fabric, fids, 1));
 		EXPECT_EQ(0, fi_close(&cq->fid));
 		return;
 	}
@@ -622,7 +592,7 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	ASSERT_LE(0, fd);
 
 	/* Empty: trywait arms it and says "block". */
-	EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(0, fi_trywait(self->fi.fabric, fids, 1));
 	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -635,16 +605,16 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	EXPECT_EQ(1, poll(&pfd, 1, 1000));
 	EXPECT_TRUE(pfd.revents & POLLIN);
 	EXPECT_EQ(1, epoll_wait(ep, &out, 1, 1000));
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fi.fabric, fids, 1));
 	EXPECT_EQ(1, fi_cq_read(cq, e, 8));
 
 	/* Drained: trywait resets the fd and arms again. */
-	EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(0, fi_trywait(self->fi.fabric, fids, 1));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
 	ASSERT_EQ(0, post_err(h.fd, h.id, 0, 1, FI_EIO, NULL, 0));
 	EXPECT_EQ(1, epoll_wait(ep, &out, 1, 1000));
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fi.fabric, fids, 1));
 	close(ep);
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
@@ -761,13 +731,13 @@ static void run_concurrent(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(dom, producer_in_the_kernel_and_consumer_thread_lose_nothing, 60)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	run_concurrent(_metadata, self->domain, 1, 3);
+	run_concurrent(_metadata, self->fi.domain, 1, 3);
 }
 
 TEST_F_TIMEOUT(dom, two_producers_and_a_consumer_lose_nothing, 60)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	run_concurrent(_metadata, self->domain, 2, 3);
+	run_concurrent(_metadata, self->fi.domain, 2, 3);
 }
 
 TEST_F_TIMEOUT(dom, a_blocked_reader_is_woken_for_every_batch, 60)
@@ -782,7 +752,7 @@ TEST_F_TIMEOUT(dom, a_blocked_reader_is_woken_for_every_batch, 60)
 	ssize_t n, k;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 16,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 16,
 		     FI_WAIT_FD, &h);
 	ASSERT_NE(NULL, cq);
 	prod = (struct producer){ .fd = h.fd, .cq_id = h.id,
@@ -814,7 +784,7 @@ TEST_F(dom, counter_read_add_set_and_errors)
 	struct fid_cntr *cntr;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, &attr, &cntr, NULL));
 	ASSERT_EQ(0, kfab_kernel_handle(&cntr->fid, &h));
 	EXPECT_EQ(0, fi_cntr_read(cntr));
 	EXPECT_EQ(0, fi_cntr_readerr(cntr));
@@ -838,21 +808,25 @@ TEST_F(dom, counter_read_add_set_and_errors)
 	EXPECT_EQ(0, fi_cntr_set(cntr, UINT64_MAX));
 	EXPECT_EQ(0, fi_cntr_add(cntr, 2));
 	EXPECT_EQ(1, fi_cntr_read(cntr));
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fi.domain->fid));
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 
 	attr.events = 5;
-	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 	attr.events = FI_CNTR_EVENTS_COMP;
 	attr.flags = 1;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					      NULL));
 	attr.flags = 0;
 	attr.wait_obj = FI_WAIT_SET;
-	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 	attr.wait_obj = 99;
-	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 	/* No attributes: the defaults. */
-	ASSERT_EQ(0, fi_cntr_open(self->domain, NULL, &cntr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, NULL, &cntr, NULL));
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 }
 
@@ -868,7 +842,7 @@ TEST_F(wait, counter_wait_times_out_wakes_and_sees_errors)
 	int fd = -1;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, &attr, &cntr, NULL));
 	t0 = kfab_now_ms();
 	EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(cntr, 1, 200));
 	EXPECT_LE(190, kfab_now_ms() - t0);
@@ -892,7 +866,7 @@ TEST_F(wait, counter_wait_times_out_wakes_and_sees_errors)
 		struct fid *fids[1] = { &cntr->fid };
 
 		ASSERT_EQ(0, fi_control(&cntr->fid, FI_GETWAIT, &fd));
-		EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+		EXPECT_EQ(0, fi_trywait(self->fi.fabric, fids, 1));
 		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 		EXPECT_EQ(0, poll(&pfd, 1, 0));
 		EXPECT_EQ(0, fi_cntr_add(cntr, 1));
@@ -926,7 +900,8 @@ static int raw_cq_open(struct raw_cq *r, uint32_t entries)
 static uint32_t raw_consume(struct raw_cq *r, uint64_t *first_ctx)
 {
 	uint32_t head = CONS_U32(r, r->cq.layout.off_head), n = 0;
-	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring + r->cq.layout.off_tail),
+	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring +
+						     r->cq.layout.off_tail),
 					__ATOMIC_ACQUIRE);
 
 	/* A head scribbled far away: skip to the tail (user space's loss). */
@@ -1025,7 +1000,7 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 
 	RETURN_IF_SETUP_SKIPPED();
 	/* An innocent CQ in this process, busy all along. */
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 16,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 16,
 		     FI_WAIT_FD, &h);
 	ASSERT_NE(NULL, cq);
 

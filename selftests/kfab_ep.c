@@ -41,14 +41,6 @@
 
 #define TIMEOUT_MS	10000
 
-/* Does the running module know endpoints?  (Not before kernel/ep.c.) */
-static bool have_endpoints(void)
-{
-	struct kfab_ep_open cmd = { .size = sizeof(cmd) };
-
-	return kfab_knows(KFAB_IOC_EP_OPEN, &cmd);
-}
-
 /* fi_tx_size_left() and fi_rx_size_left() are deprecated wrappers of these. */
 static ssize_t tx_left(struct fid_ep *ep)
 {
@@ -91,7 +83,7 @@ FIXTURE_SETUP(ep)
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (access(KFAB_DEV, R_OK | W_OK))
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
 	ASSERT_EQ(0, _test_fi_side_open(&self->s, kfab_test_rdm_hints(),
 					false));
@@ -763,7 +755,7 @@ FIXTURE_SETUP(pair)
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (access(KFAB_DEV, R_OK | W_OK))
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
 	ASSERT_EQ(0, _test_fi_side_open(&self->a, kfab_test_rdm_hints(), true));
 	ASSERT_EQ(0, _test_fi_side_open(&self->b, kfab_test_rdm_hints(), true));
@@ -1335,7 +1327,7 @@ TEST(two_processes_ping_pong)
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (access(KFAB_DEV, R_OK | W_OK))
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
 	ASSERT_EQ(0, pipe(to_child));
 	ASSERT_EQ(0, pipe(to_parent));

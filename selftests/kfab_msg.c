@@ -33,11 +33,6 @@ struct raw_ep {
 	uint32_t tail;
 };
 
-static bool have_device(void)
-{
-	return !access(KFAB_DEV, R_OK | W_OK);
-}
-
 #define SQ_U32(r, off)	((uint32_t *)((r)->sq + (off)))
 
 static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
@@ -148,7 +143,7 @@ FIXTURE(msg) {
 FIXTURE_SETUP(msg)
 {
 	self->a.fd = self->b.fd = -1;
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	ASSERT_EQ(0, ep_setup(&self->a, true));
 	ASSERT_EQ(0, ep_setup(&self->b, true));
@@ -170,7 +165,7 @@ TEST(control_path_errors)
 	struct raw_ep r;
 	struct kfab_sqe s = { .opcode = KFAB_OP_RECV };
 
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "needs kfab.ko");
 	ASSERT_EQ(0, ep_setup(&r, false));
 	o.domain_id = r.dom;
@@ -1050,13 +1045,6 @@ TEST_F(msg, peek_claim_and_discard)
 
 /* ---- SRXs: the control path, a hostile SRX ring, peek on an SRX ---- */
 
-static bool have_srx(void)
-{
-	struct kfab_srx_open o = { .size = sizeof(o) };
-
-	return kfab_knows(KFAB_IOC_SRX_OPEN, &o);
-}
-
 TEST(srx_control_path_errors)
 {
 	struct kfab_srx_open o, o2;
@@ -1064,7 +1052,7 @@ TEST(srx_control_path_errors)
 	struct raw_ep r, view;
 	uint32_t ep2_av;
 
-	if (!have_device() || !have_srx())
+	if (!kfab_have_device() || !kfab_have_srx())
 		SKIP(return, "needs kfab.ko with shared receive contexts");
 	ASSERT_EQ(0, ep_setup(&r, false));
 	/* Opening: flags, ring size, parent. */
@@ -1155,7 +1143,7 @@ FIXTURE_SETUP(srx_pair)
 	int fd;
 
 	self->a.fd = self->b.fd = -1;
-	if (!have_device() || !have_srx())
+	if (!kfab_have_device() || !kfab_have_srx())
 		SKIP(return, "needs kfab.ko with shared receive contexts");
 	ASSERT_EQ(0, ep_setup(&self->a, true));
 	/* b and b2: two endpoints of one file, one AV, one SRX; own CQs. */

@@ -40,16 +40,8 @@
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define TIMEOUT_MS	10000
 #define NEP		4
-
-static bool have_srx(void)
-{
-	struct kfab_srx_open cmd = { .size = sizeof(cmd) };
-
-	return kfab_knows(KFAB_IOC_SRX_OPEN, &cmd);
-}
 
 static struct fi_info *srx_hints(void)
 {
@@ -71,7 +63,7 @@ static int get_info(struct fi_info **info, bool shared)
 		return -FI_ENOMEM;
 	if (!shared)
 		hints->ep_attr->rx_ctx_cnt = 0;
-	rc = fi_getinfo(API_VERSION, NULL, NULL, 0, hints, info);
+	rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, info);
 	fi_freeinfo(hints);
 	return rc;
 }
@@ -148,7 +140,7 @@ FIXTURE_SETUP(srx)
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (access(KFAB_DEV, R_OK | W_OK))
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_srx())
+	if (!kfab_have_srx())
 		SKIP(return, "kfab.ko without shared receive contexts");
 	ASSERT_EQ(0, get_info(&self->info, true));
 	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));

@@ -609,6 +609,28 @@ static inline int kfab_knows(unsigned long ioc, void *cmd)
 	return rc != -ENOTTY;
 }
 
+/* Whether /dev/kfab is there to use (the VM) or not (the host). */
+static inline bool kfab_have_device(void)
+{
+	return !access(KFAB_DEV, R_OK | W_OK);
+}
+
+/* Whether the running module knows endpoints (kernel/ep.c). */
+static inline bool kfab_have_endpoints(void)
+{
+	struct kfab_ep_open cmd = { .size = sizeof(cmd) };
+
+	return kfab_knows(KFAB_IOC_EP_OPEN, &cmd);
+}
+
+/* Whether the running module knows shared receive contexts. */
+static inline bool kfab_have_srx(void)
+{
+	struct kfab_srx_open cmd = { .size = sizeof(cmd) };
+
+	return kfab_knows(KFAB_IOC_SRX_OPEN, &cmd);
+}
+
 /*
  * Through libfabric (files that include <rdma/fabric.h> first): the
  * objects of one side, opened in this order and closed in reverse.
@@ -633,14 +655,23 @@ struct kfab_test_fi {
 	struct fid_ep *ep;
 };
 
-/* Hints for kfab's RDM endpoints, with the capabilities the tests use. */
-static inline struct fi_info *kfab_test_rdm_hints(void)
+/* Hints that name kfab and nothing else (NULL without memory). */
+static inline struct fi_info *kfab_test_hints(void)
 {
 	struct fi_info *hints = fi_allocinfo();
 
+	if (hints)
+		hints->fabric_attr->prov_name = strdup("kfab");
+	return hints;
+}
+
+/* Hints for kfab's RDM endpoints, with the capabilities the tests use. */
+static inline struct fi_info *kfab_test_rdm_hints(void)
+{
+	struct fi_info *hints = kfab_test_hints();
+
 	if (!hints)
 		return NULL;
-	hints->fabric_attr->prov_name = strdup("kfab");
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
 	return hints;
@@ -742,6 +773,22 @@ static inline ssize_t kfab_test_wait_cq(struct fid_cq *cq,
 }
 
 #ifdef __KSELFTEST_HARNESS_H
+/* _test_fi_domain_open(), ASSERTing each step. */
+#define test_fi_domain_open(s, hints) \
+	_test_fi_domain_open_assert(_metadata, s, hints)
+static inline void
+_test_fi_domain_open_assert(struct __test_metadata *_metadata,
+			    struct kfab_test_fi *s, struct fi_info *hints)
+{
+	*s = (struct kfab_test_fi){ 0 };
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints,
+				&s->info));
+	fi_freeinfo(hints);
+	ASSERT_EQ(0, fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	ASSERT_EQ(0, fi_domain(s->fabric, s->info, &s->domain, NULL));
+}
+
 /* Close what is open, in reverse, EXPECTing each fi_close() to succeed. */
 #define test_fi_close(s) _test_fi_close_expect(_metadata, s)
 static inline void _test_fi_close_expect(struct __test_metadata *_metadata,
