@@ -43,13 +43,6 @@ FIXTURE_TEARDOWN(kfab)
 	close(self->fd);
 }
 
-static bool is_test_module(int fd)
-{
-	struct kfab_query q;
-
-	return !_test_cmd_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
-}
-
 /* The commands of this ABI, production and test-only. */
 static bool known_command(unsigned int nr, bool test_module)
 {
@@ -184,7 +177,7 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_ep_bind, KFAB_IOC_EP_BIND, obj_id);
 	TEST_LENGTH(kfab_ep_enable, KFAB_IOC_EP_ENABLE, __reserved);
 	TEST_LENGTH(kfab_srx_open, KFAB_IOC_SRX_OPEN, out_sq);
-	if (is_test_module(self->fd))
+	if (kfab_fd_test_module(self->fd))
 		TEST_LENGTH(kfab_test_cq_post, KFAB_IOC_TEST_CQ_POST,
 			    out_overflowed);
 }
@@ -486,7 +479,7 @@ TEST_F(kfab, readerr_that_cannot_answer_keeps_the_error_queued)
 	char data[8] = "abcdefg", out[8];
 	uint32_t dom, cq;
 
-	if (!is_test_module(self->fd))
+	if (!kfab_fd_test_module(self->fd))
 		SKIP(return, "needs the CONFIG_KFAB_TEST build");
 	test_cmd_domain_alloc(self->fd, &dom);
 	test_cmd_cq_open(self->fd, dom, 4, 0, &cq, NULL);
@@ -517,7 +510,7 @@ TEST_F(kfab, test_cq_post_checks_its_arguments)
 	struct kfab_test_cq_post p = { .size = sizeof(p) };
 	uint32_t dom, cq;
 
-	if (!is_test_module(self->fd))
+	if (!kfab_fd_test_module(self->fd))
 		SKIP(return, "needs the CONFIG_KFAB_TEST build");
 	test_cmd_domain_alloc(self->fd, &dom);
 	test_cmd_cq_open(self->fd, dom, 4, 0, &cq, NULL);

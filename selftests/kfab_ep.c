@@ -81,7 +81,7 @@ FIXTURE(ep) {
 FIXTURE_SETUP(ep)
 {
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
@@ -753,7 +753,7 @@ static int insert_name(struct fid_ep *from, struct fid_av *av,
 FIXTURE_SETUP(pair)
 {
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
@@ -1228,16 +1228,6 @@ TEST_F(pair, sizes)
 
 /* ---- the data path: two processes ---- */
 
-static int xwrite(int fd, const void *buf, size_t len)
-{
-	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-static int xread(int fd, void *buf, size_t len)
-{
-	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
 /*
  * One side of a ping-pong between processes: names through pipes, then
  * @rounds rounds of every size, tagged and not; 0 when all went well.
@@ -1257,7 +1247,8 @@ static int ping_pong(bool first, int rfd, int wfd)
 	if (!buf || _test_fi_side_open(&s, kfab_test_rdm_hints(), true))
 		goto out;
 	if (fi_getname(&s.ep->fid, &mine, &len) ||
-	    xwrite(wfd, &mine, sizeof(mine)) || xread(rfd, &peer, sizeof(peer)))
+	    kfab_write_all(wfd, &mine, sizeof(mine)) ||
+	    kfab_read_all(rfd, &peer, sizeof(peer)))
 		goto out;
 	if (fi_av_insert(s.av, &peer, 1, &peer_addr, 0, NULL) != 1)
 		goto out;
@@ -1300,7 +1291,8 @@ static int ping_pong(bool first, int rfd, int wfd)
 	}
 	rc = 0;
 	/* Neither side closes before the other is done with it. */
-	if (xwrite(wfd, &rc, sizeof(rc)) || xread(rfd, &rc, sizeof(rc)))
+	if (kfab_write_all(wfd, &rc, sizeof(rc)) ||
+	    kfab_read_all(rfd, &rc, sizeof(rc)))
 		rc = 1;
 out:
 	if (s.ep)
@@ -1325,7 +1317,7 @@ TEST(two_processes_ping_pong)
 	pid_t pid;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
@@ -1418,7 +1410,7 @@ static int flood_sender(uint32_t id, const struct kfab_addr *to, int done_fd)
 		}
 	}
 	rc = 0;
-	if (xwrite(done_fd, &rc, sizeof(rc)))
+	if (kfab_write_all(done_fd, &rc, sizeof(rc)))
 		return 4;
 	/* Stay until the receiver has everything (a pipe closes on exit). */
 	pause();
@@ -1468,7 +1460,7 @@ TEST_F_TIMEOUT(pair, four_processes_flood_one_receiver, 600)
 	for (i = 0; i < FLOOD_SENDERS; i++) {
 		int status;
 
-		ASSERT_EQ(0, xread(done[0], &rc, sizeof(rc)));
+		ASSERT_EQ(0, kfab_read_all(done[0], &rc, sizeof(rc)));
 		kill(pids[i], SIGKILL);
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 	}

@@ -493,7 +493,7 @@ FIXTURE_SETUP(peer)
 
 	owner_reset();
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab,shm", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints");
@@ -1563,11 +1563,7 @@ TEST_F_TIMEOUT(peer, owner_cq_progresses_an_imported_peer_cq, 300)
 struct shm {
 	bool plain_cq;		/* shm's CQ refused FI_PEER: drained by kfab */
 	struct fid_ep *srx;	/* what shm's fi_srx_context returned, if any */
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
+	struct kfab_test_fi fi;	/* fi.ep unused: shm's endpoints are ep[] */
 	struct fid_ep *ep[2];
 	fi_addr_t addr[2];
 };
@@ -1610,25 +1606,27 @@ static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
 #define STEP(x) (shm_step = #x, (x))
 	rc = STEP(fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints,
-			     &s->info));
+			     &s->fi.info));
 	fi_freeinfo(hints);
 	if (rc)
 		return rc;
-	rc = STEP(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	rc = STEP(fi_fabric(s->fi.info->fabric_attr, &s->fi.fabric, NULL));
 	if (!rc)
-		rc = STEP(fi_domain(s->fabric, s->info, &s->domain, NULL));
+		rc = STEP(fi_domain(s->fi.fabric, s->fi.info, &s->fi.domain,
+				    NULL));
 	if (!rc)
-		rc = STEP(fi_av_open(s->domain, &av_attr, &s->av, NULL));
+		rc = STEP(fi_av_open(s->fi.domain, &av_attr, &s->fi.av, NULL));
 	/*
 	 * libfabric 1.17's shm refuses FI_PEER on a CQ (-FI_EINVAL, "invalid
 	 * flags"); then its own CQ, which kfab drains (KFAB_IMPORT_DRAIN).
 	 */
 	if (!rc) {
-		rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, &ctx));
+		rc = STEP(fi_cq_open(s->fi.domain, &cq_attr, &s->fi.cq, &ctx));
 		if (rc == -FI_EINVAL) {
 			cq_attr.flags = 0;
 			s->plain_cq = true;
-			rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
+			rc = STEP(fi_cq_open(s->fi.domain, &cq_attr, &s->fi.cq,
+					     NULL));
 		}
 	}
 	/*
@@ -1636,17 +1634,19 @@ static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
 	 * of its own; its endpoints bind to the fid_peer_srx itself.
 	 */
 	if (!rc && peer_srx)
-		rc = STEP(fi_srx_context(s->domain, &rx_attr, &shm_srx, &sctx));
+		rc = STEP(fi_srx_context(s->fi.domain, &rx_attr, &shm_srx,
+					 &sctx));
 	if (!rc && shm_srx)
 		s->srx = shm_srx;
 	for (i = 0; !rc && i < 2; i++) {
-		rc = STEP(fi_endpoint(s->domain, s->info, &s->ep[i], NULL));
+		rc = STEP(fi_endpoint(s->fi.domain, s->fi.info, &s->ep[i],
+				      NULL));
 		if (!rc)
-			rc = STEP(fi_ep_bind(s->ep[i], &s->av->fid, 0));
+			rc = STEP(fi_ep_bind(s->ep[i], &s->fi.av->fid, 0));
 		if (!rc && peer_srx && i == 1)
 			rc = STEP(fi_ep_bind(s->ep[i], &peer_srx->ep_fid.fid, 0));
 		if (!rc)
-			rc = STEP(fi_ep_bind(s->ep[i], &s->cq->fid,
+			rc = STEP(fi_ep_bind(s->ep[i], &s->fi.cq->fid,
 					     FI_TRANSMIT | FI_RECV));
 		if (!rc)
 			rc = STEP(fi_enable(s->ep[i]));
@@ -1654,7 +1654,8 @@ static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
 		if (!rc)
 			rc = STEP(fi_getname(&s->ep[i]->fid, name, &len));
 		if (!rc)
-			rc = STEP(fi_av_insert(s->av, name, 1, &s->addr[i], 0,
+			rc = STEP(fi_av_insert(s->fi.av, name, 1, &s->addr[i],
+					       0,
 					       NULL)) == 1 ? 0 : -FI_EOTHER;
 	}
 #undef STEP
@@ -1677,16 +1678,7 @@ static void shm_close(struct __test_metadata *_metadata, struct shm *s)
 	shm_close_eps(_metadata, s);
 	if (s->srx)
 		EXPECT_EQ(0, fi_close(&s->srx->fid));
-	if (s->cq)
-		EXPECT_EQ(0, fi_close(&s->cq->fid));
-	if (s->av)
-		EXPECT_EQ(0, fi_close(&s->av->fid));
-	if (s->domain)
-		EXPECT_EQ(0, fi_close(&s->domain->fid));
-	if (s->fabric)
-		EXPECT_EQ(0, fi_close(&s->fabric->fid));
-	if (s->info)
-		fi_freeinfo(s->info);
+	test_fi_close(&s->fi);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1736,8 +1728,8 @@ TEST_F_TIMEOUT(peer, shm_writes_its_completions_into_a_kfab_cq, 300)
 	/* kfab keeps shm's CQ: its reads progress it, its close closes it. */
 	TH_LOG("shm's CQ is %s", s.plain_cq ? "a plain CQ, drained" :
 					      "a peer CQ");
-	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&p->fid, &s.cq->fid, 1));
-	ASSERT_EQ(0, fi_import_fid(&p->fid, &s.cq->fid,
+	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&p->fid, &s.fi.cq->fid, 1));
+	ASSERT_EQ(0, fi_import_fid(&p->fid, &s.fi.cq->fid,
 				   s.plain_cq ? KFAB_IMPORT_DRAIN : 0));
 
 	ASSERT_EQ(0, fi_trecv(s.ep[1], rbuf, sizeof(rbuf), NULL,
@@ -1773,7 +1765,7 @@ TEST_F_TIMEOUT(peer, shm_writes_its_completions_into_a_kfab_cq, 300)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
 	shm_close_eps(_metadata, &s);
 	EXPECT_EQ(0, fi_close(&cq->fid));
-	s.cq = NULL;
+	s.fi.cq = NULL;
 	shm_close(_metadata, &s);
 }
 
@@ -2091,7 +2083,7 @@ TEST_F_TIMEOUT(peer, owner_srx_serves_shm_and_kfab_from_one_srx, 300)
 	/* shm filled in its callbacks (1.17: its own table). */
 	ASSERT_NE(NULL, psrx->peer_ops);
 	ASSERT_NE(NULL, psrx->peer_ops->start_msg);
-	ASSERT_EQ(0, fi_import_fid(&pcq->fid, &s.cq->fid,
+	ASSERT_EQ(0, fi_import_fid(&pcq->fid, &s.fi.cq->fid,
 				   s.plain_cq ? KFAB_IMPORT_DRAIN : 0));
 	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx, &a));
 
@@ -2170,7 +2162,7 @@ TEST_F_TIMEOUT(peer, owner_srx_serves_shm_and_kfab_from_one_srx, 300)
 	EXPECT_EQ(0, fi_close(&psrx->ep_fid.fid));
 	EXPECT_EQ(0, fi_close(&srx->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));	/* closes shm's CQ */
-	s.cq = NULL;
+	s.fi.cq = NULL;
 	shm_close(_metadata, &s);
 }
 

@@ -138,7 +138,7 @@ FIXTURE_SETUP(srx)
 	int i;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	if (!kfab_have_srx())
 		SKIP(return, "kfab.ko without shared receive contexts");
@@ -883,16 +883,6 @@ TEST_F(srx, peek_and_claim_on_a_plain_endpoint)
 
 #define PROC_MSGS	200
 
-static int xwrite(int fd, const void *buf, size_t len)
-{
-	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-static int xread(int fd, void *buf, size_t len)
-{
-	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
 struct hello {
 	uint32_t id;
 	uint32_t pad;
@@ -920,7 +910,8 @@ static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
 	/* One write (atomic on a pipe): the four children share it. */
 	hello.id = id;
 	hello.addr = me;
-	if (xwrite(name_fd, &hello, sizeof(hello)) || xread(go_fd, &go, 1))
+	if (kfab_write_all(name_fd, &hello, sizeof(hello)) ||
+	    kfab_read_all(go_fd, &go, 1))
 		return 2;
 	for (seq = 0; seq < PROC_MSGS; seq++) {
 		msg[seq][0] = id;
@@ -976,14 +967,14 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 	for (i = 0; i < NEP; i++) {
 		struct hello h;
 
-		ASSERT_EQ(0, xread(names[0], &h, sizeof(h)));
+		ASSERT_EQ(0, kfab_read_all(names[0], &h, sizeof(h)));
 		ASSERT_LT(h.id, NEP);
 		ASSERT_EQ(0, insert(self->av, &h.addr, &src_of[h.id]));
 	}
 	for (i = 0; i < POSTED; i++)
 		ASSERT_EQ(0, fi_recv(self->srx, rbuf[i], sizeof(rbuf[i]), NULL,
 				     FI_ADDR_UNSPEC, rbuf[i]));
-	ASSERT_EQ(0, xwrite(go[1], "gggg", NEP));
+	ASSERT_EQ(0, kfab_write_all(go[1], "gggg", NEP));
 	last = kfab_now_ms();
 	while (got < NEP * PROC_MSGS) {
 		bool any = false;

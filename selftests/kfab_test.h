@@ -569,16 +569,26 @@ static inline long kfab_contexts(void)
 	return read_sysfs_long(KFAB_SYSFS "/contexts");
 }
 
-/* Whether the module was built with CONFIG_KFAB_TEST (test-only commands). */
-static inline int kfab_test_module(void)
+/*
+ * Whether the module behind @fd was built with CONFIG_KFAB_TEST (the
+ * test-only commands).
+ */
+static inline bool kfab_fd_test_module(int fd)
 {
 	struct kfab_query q;
+
+	return !_test_cmd_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+}
+
+/* The same in a file of its own. */
+static inline int kfab_test_module(void)
+{
 	int fd = kfab_open();
 	int ret;
 
 	if (fd < 0)
 		return 0;
-	ret = !_test_cmd_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
+	ret = kfab_fd_test_module(fd);
 	close(fd);
 	return ret;
 }
@@ -590,6 +600,17 @@ static inline uint64_t kfab_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* All of @len bytes in one write()/read() (pipes between test processes). */
+static inline int kfab_write_all(int fd, const void *buf, size_t len)
+{
+	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+static inline int kfab_read_all(int fd, void *buf, size_t len)
+{
+	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
 }
 
 /*
