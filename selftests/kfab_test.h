@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Helpers shared by kfab's VM selftests.
+ * What kfab's selftests share: a helper per ioctl command, the setup
+ * sequences more than one test file needs (raw and through libfabric),
+ * and probes for what the running module offers.  A test file includes
+ * the harness (and <rdma/fabric.h>, if it uses libfabric) first.
+ * Documentation/testing.rst says which helper does what.
  */
 #ifndef KFAB_TEST_H
 #define KFAB_TEST_H
@@ -44,13 +48,14 @@ static inline int kfab_ioctl(int fd, unsigned long cmd, void *arg)
 
 /*
  * One helper per command of uapi/linux/kfab.h, in the style of iommufd's
- * selftests, in two layers:
+ * selftests, in three forms with the same arguments:
  *
  *   _test_cmd_<cmd>(fd, ...)   fills the struct (size included), issues the
  *                              command, copies the outputs where the
- *                              pointers say (any may be NULL) and returns
- *                              0 or -errno.  Usable anywhere: forked
- *                              children, threads, fault-injection walks.
+ *                              pointers say (NULL: not wanted, unless the
+ *                              helper says otherwise) and returns 0 or
+ *                              -errno.  Usable anywhere: forked children,
+ *                              threads, fault-injection walks.
  *   test_cmd_<cmd>(fd, ...)    the same inside a TEST/TEST_F body or a
  *                              helper that has _metadata: ASSERTs success.
  *   test_err_<cmd>(errno, fd, ...)  ASSERTs that exact failure.
@@ -369,8 +374,10 @@ static inline int _test_cq_open_mapped(int fd, uint32_t domain_id,
 	if (rc)
 		return rc;
 	cq->ring = _test_mmap(fd, &cq->layout.ring, PROT_READ);
+	if (cq->ring == MAP_FAILED)
+		return -errno;
 	cq->cons = _test_mmap(fd, &cq->layout.cons, PROT_READ | PROT_WRITE);
-	return cq->ring == MAP_FAILED || cq->cons == MAP_FAILED ? -ENOMEM : 0;
+	return cq->cons == MAP_FAILED ? -errno : 0;
 }
 
 /* Unmap what _test_cq_open_mapped() mapped; the CQ stays. */
