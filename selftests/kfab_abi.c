@@ -43,13 +43,6 @@ FIXTURE_TEARDOWN(kfab)
 	close(self->fd);
 }
 
-static bool is_test_module(int fd)
-{
-	struct kfab_query q;
-
-	return !kfab_query(fd, &q) && (q.features & KFAB_FEATURE_TEST);
-}
-
 /* The commands of this ABI, production and test-only. */
 static bool known_command(unsigned int nr, bool test_module)
 {
@@ -184,7 +177,7 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_ep_bind, KFAB_IOC_EP_BIND, obj_id);
 	TEST_LENGTH(kfab_ep_enable, KFAB_IOC_EP_ENABLE, __reserved);
 	TEST_LENGTH(kfab_srx_open, KFAB_IOC_SRX_OPEN, out_sq);
-	if (is_test_module(self->fd)) {
+	if (kfab_fd_test_module(self->fd)) {
 		TEST_LENGTH(kfab_test_fault, KFAB_IOC_TEST_FAULT, out_fired);
 		TEST_LENGTH(kfab_test_cq_post, KFAB_IOC_TEST_CQ_POST,
 			    out_overflowed);
@@ -207,7 +200,7 @@ TEST_F(kfab, longer_struct_with_zero_tail_is_accepted)
 	buf.cmd.size = sizeof(buf);
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &buf));
 	EXPECT_NE(0, buf.cmd.out_domain_id);
-	EXPECT_EQ(0, kfab_destroy(self->fd, buf.cmd.out_domain_id));
+	test_cmd_destroy(self->fd, buf.cmd.out_domain_id);
 
 	memset(&qbuf, 0, sizeof(qbuf));
 	qbuf.q.size = sizeof(qbuf);
@@ -236,7 +229,7 @@ TEST_F(kfab, unknown_commands_get_enotty)
 	unsigned int nr;
 	bool test_module;
 
-	ASSERT_EQ(0, kfab_query(self->fd, &q));
+	test_cmd_query(self->fd, &q);
 	test_module = q.features & KFAB_FEATURE_TEST;
 	for (nr = KFAB_CMD_DOMAIN_ALLOC + 1; nr < 256; nr++) {
 		/* Test-only commands exist only in a CONFIG_KFAB_TEST module. */
@@ -311,14 +304,14 @@ TEST_F(kfab, domain_alloc_and_destroy)
 {
 	uint32_t a, b;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &a));
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &b));
+	test_cmd_domain_alloc(self->fd, &a);
+	test_cmd_domain_alloc(self->fd, &b);
 	EXPECT_NE(0, a);
 	EXPECT_NE(0, b);
 	EXPECT_NE(a, b);
-	EXPECT_EQ(0, kfab_destroy(self->fd, a));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, a));
-	EXPECT_EQ(0, kfab_destroy(self->fd, b));
+	test_cmd_destroy(self->fd, a);
+	test_err_destroy(ENOENT, self->fd, a);
+	test_cmd_destroy(self->fd, b);
 }
 
 TEST_F(kfab, domain_alloc_rejects_flags_and_reserved)
@@ -333,21 +326,21 @@ TEST_F(kfab, domain_alloc_rejects_flags_and_reserved)
 
 TEST_F(kfab, destroy_of_unknown_id_is_enoent)
 {
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 0));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 1));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, 12345));
-	EXPECT_EQ(-ENOENT, kfab_destroy(self->fd, UINT32_MAX));
+	test_err_destroy(ENOENT, self->fd, 0);
+	test_err_destroy(ENOENT, self->fd, 1);
+	test_err_destroy(ENOENT, self->fd, 12345);
+	test_err_destroy(ENOENT, self->fd, UINT32_MAX);
 }
 
 TEST_F(kfab, domain_ids_reuse_after_destroy)
 {
 	uint32_t a, b;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &a));
-	ASSERT_EQ(0, kfab_destroy(self->fd, a));
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &b));
+	test_cmd_domain_alloc(self->fd, &a);
+	test_cmd_destroy(self->fd, a);
+	test_cmd_domain_alloc(self->fd, &b);
 	EXPECT_EQ(a, b);
-	EXPECT_EQ(0, kfab_destroy(self->fd, b));
+	test_cmd_destroy(self->fd, b);
 }
 
 TEST_F(kfab, objects_belong_to_their_file)
@@ -356,13 +349,13 @@ TEST_F(kfab, objects_belong_to_their_file)
 	uint32_t id, oid;
 
 	ASSERT_LE(0, other);
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &id));
-	ASSERT_EQ(0, kfab_domain_alloc(other, &oid));
+	test_cmd_domain_alloc(self->fd, &id);
+	test_cmd_domain_alloc(other, &oid);
 	/* Same numbers, different tables: neither reaches the other. */
 	EXPECT_EQ(id, oid);
-	EXPECT_EQ(0, kfab_destroy(other, oid));
-	EXPECT_EQ(-ENOENT, kfab_destroy(other, oid));
-	EXPECT_EQ(0, kfab_destroy(self->fd, id));
+	test_cmd_destroy(other, oid);
+	test_err_destroy(ENOENT, other, oid);
+	test_cmd_destroy(self->fd, id);
 	close(other);
 }
 
@@ -375,26 +368,15 @@ TEST_F(kfab, object_limit_gives_enospc)
 	if (q.max_objects > 100000)
 		SKIP(return, "max_objects %u too large to fill", q.max_objects);
 	for (i = 0; i < q.max_objects; i++)
-		ASSERT_EQ(0, kfab_domain_alloc(self->fd, &id));
-	EXPECT_EQ(-ENOSPC, kfab_domain_alloc(self->fd, &id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, q.max_objects / 2));
-	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+		test_cmd_domain_alloc(self->fd, &id);
+	test_err_domain_alloc(ENOSPC, self->fd, &id);
+	test_cmd_destroy(self->fd, q.max_objects / 2);
+	test_cmd_domain_alloc(self->fd, &id);
 	EXPECT_EQ(q.max_objects / 2, id);
 	/* The rest go when the file closes (teardown). */
 }
 
 /* Completion queues and counters */
-
-static int cq_open(int fd, uint32_t dom, uint32_t entries, uint32_t *id)
-{
-	struct kfab_cq_open cmd = { .size = sizeof(cmd), .domain_id = dom,
-				    .entries = entries };
-	int rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &cmd);
-
-	if (!rc)
-		*id = cmd.out_cq_id;
-	return rc;
-}
 
 TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 {
@@ -402,7 +384,7 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 	uint32_t dom, cq;
 	int efd;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
+	test_cmd_domain_alloc(self->fd, &dom);
 	cmd.domain_id = dom;
 	cmd.flags = 4;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
@@ -452,12 +434,12 @@ TEST_F(kfab, cq_open_checks_flags_reserved_ids_sizes_and_eventfd)
 	close(efd);	/* the CQ holds its own reference */
 
 	/* A CQ is not a domain; a domain with a CQ cannot go. */
-	ASSERT_EQ(0, cq_open(self->fd, dom, 0, &cq));
-	EXPECT_EQ(-ENOENT, cq_open(self->fd, cq, 0, &cq));
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, dom));
-	EXPECT_EQ(0, kfab_destroy(self->fd, cq));
-	EXPECT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, dom));
+	test_cmd_cq_open(self->fd, dom, 0, 0, &cq, NULL);
+	test_err_cq_open(ENOENT, self->fd, cq, 0, 0, &cq, NULL);
+	test_err_destroy(EBUSY, self->fd, dom);
+	test_cmd_destroy(self->fd, cq);
+	test_cmd_destroy(self->fd, cmd.out_cq_id);
+	test_cmd_destroy(self->fd, dom);
 }
 
 TEST_F(kfab, cq_drain_and_readerr_check_ids_and_flags)
@@ -466,8 +448,8 @@ TEST_F(kfab, cq_drain_and_readerr_check_ids_and_flags)
 	struct kfab_cq_readerr r = { .size = sizeof(r) };
 	uint32_t dom, cq;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
-	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	test_cmd_domain_alloc(self->fd, &dom);
+	test_cmd_cq_open(self->fd, dom, 4, 0, &cq, NULL);
 	d.cq_id = dom;
 	EXPECT_EQ(-ENOENT, kfab_ioctl(self->fd, KFAB_IOC_CQ_DRAIN, &d));
 	d.cq_id = 0;
@@ -494,15 +476,15 @@ TEST_F(kfab, cq_drain_and_readerr_check_ids_and_flags)
 
 TEST_F(kfab, readerr_that_cannot_answer_keeps_the_error_queued)
 {
-	struct kfab_test_cq_post p = { .size = sizeof(p) };
+	struct kfab_test_cq_post p = { 0 };
 	struct kfab_cq_readerr r = { .size = sizeof(r) };
 	char data[8] = "abcdefg", out[8];
 	uint32_t dom, cq;
 
-	if (!is_test_module(self->fd))
+	if (!kfab_fd_test_module(self->fd))
 		SKIP(return, "needs the CONFIG_KFAB_TEST build");
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
-	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	test_cmd_domain_alloc(self->fd, &dom);
+	test_cmd_cq_open(self->fd, dom, 4, 0, &cq, NULL);
 	p.cq_id = cq;
 	p.flags = KFAB_TEST_POST_ERROR;
 	p.count = 1;
@@ -510,16 +492,13 @@ TEST_F(kfab, readerr_that_cannot_answer_keeps_the_error_queued)
 	p.context = 5;
 	p.err_data = (uintptr_t)data;
 	p.err_data_size = sizeof(data);
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
+	test_cmd_test_cq_post(self->fd, &p);
 	r.cq_id = cq;
 	r.err_data = 1;		/* a bad pointer for the data */
 	r.err_data_size = sizeof(out);
 	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
 	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, NULL));
-	r = (struct kfab_cq_readerr){ .size = sizeof(r), .cq_id = cq,
-				      .err_data = (uintptr_t)out,
-				      .err_data_size = sizeof(out) };
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_READERR, &r));
+	test_cmd_cq_readerr(self->fd, cq, out, sizeof(out), &r);
 	EXPECT_EQ(5, r.out_entry.op_context);
 	EXPECT_EQ(EIO, r.out_err);
 	EXPECT_EQ(sizeof(data), r.err_data_size);
@@ -533,10 +512,10 @@ TEST_F(kfab, test_cq_post_checks_its_arguments)
 	struct kfab_test_cq_post p = { .size = sizeof(p) };
 	uint32_t dom, cq;
 
-	if (!is_test_module(self->fd))
+	if (!kfab_fd_test_module(self->fd))
 		SKIP(return, "needs the CONFIG_KFAB_TEST build");
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
-	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	test_cmd_domain_alloc(self->fd, &dom);
+	test_cmd_cq_open(self->fd, dom, 4, 0, &cq, NULL);
 	p.cq_id = cq;
 	p.flags = 2;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_TEST_CQ_POST, &p));
@@ -569,8 +548,8 @@ TEST_F(kfab, counter_commands_check_flags_ops_and_ids)
 	struct kfab_cntr_wait w = { .size = sizeof(w) };
 	uint32_t dom, cq;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
-	ASSERT_EQ(0, cq_open(self->fd, dom, 4, &cq));
+	test_cmd_domain_alloc(self->fd, &dom);
+	test_cmd_cq_open(self->fd, dom, 4, 0, &cq, NULL);
 	o.domain_id = dom;
 	o.flags = 2;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_CNTR_OPEN, &o));
@@ -607,7 +586,7 @@ TEST_F(kfab, counter_commands_check_flags_ops_and_ids)
 	w.flags = 0;
 	w.threshold = 1;
 	EXPECT_EQ(-ETIMEDOUT, kfab_ioctl(self->fd, KFAB_IOC_CNTR_WAIT, &w));
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, dom));
+	test_err_destroy(EBUSY, self->fd, dom);
 }
 
 TEST_F(kfab, cq_regions_map_only_as_documented)
@@ -617,10 +596,8 @@ TEST_F(kfab, cq_regions_map_only_as_documented)
 	uint32_t dom;
 	void *p;
 
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &dom));
-	cmd.domain_id = dom;
-	cmd.entries = 64;
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_CQ_OPEN, &cmd));
+	test_cmd_domain_alloc(self->fd, &dom);
+	test_cmd_cq_open(self->fd, dom, 64, 0, &cmd.out_cq_id, &cmd.out_ring);
 	/* Longer than the region, writable ring, private: refused. */
 	p = mmap(NULL, cmd.out_ring.ring.size + page, PROT_READ, MAP_SHARED,
 		 self->fd, cmd.out_ring.ring.offset);
@@ -636,7 +613,7 @@ TEST_F(kfab, cq_regions_map_only_as_documented)
 	p = mmap(NULL, cmd.out_ring.cons.size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 self->fd, cmd.out_ring.cons.offset);
 	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, kfab_destroy(self->fd, cmd.out_cq_id));
+	test_cmd_destroy(self->fd, cmd.out_cq_id);
 	memset(p, 0xff, cmd.out_ring.cons.size);
 	EXPECT_EQ(0, munmap(p, cmd.out_ring.cons.size));
 	p = mmap(NULL, cmd.out_ring.ring.size, PROT_READ, MAP_SHARED, self->fd,
@@ -677,7 +654,7 @@ TEST(debugfs_lists_contexts_and_objects)
 	FILE *f;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+	test_cmd_domain_alloc(fd, &id);
 	f = fopen("/sys/kernel/debug/kfab/contexts", "r");
 	if (!f)
 		SKIP(close(fd); return, "debugfs not mounted");
@@ -704,8 +681,8 @@ TEST(open_close_1000_times)
 		fd = kfab_open();
 		ASSERT_LE(0, fd);
 		/* Leave objects behind on purpose: close must free them. */
-		ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
-		ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+		test_cmd_domain_alloc(fd, &id);
+		test_cmd_domain_alloc(fd, &id);
 		ASSERT_EQ(0, close(fd));
 	}
 	EXPECT_EQ(base, read_sysfs_long(KFAB_SYSFS "/contexts"));
@@ -721,7 +698,8 @@ static int churn(int fd, int rounds)
 		if (kfab_ioctl(fd, KFAB_IOC_QUERY, &q) ||
 		    q.abi_version != KFAB_ABI_VERSION)
 			return -1;
-		if (kfab_domain_alloc(fd, &id) || kfab_destroy(fd, id))
+		if (_test_cmd_domain_alloc(fd, &id) || _test_cmd_destroy(fd,
+									 id))
 			return -1;
 	}
 	return 0;
@@ -798,7 +776,7 @@ static void *destroy_all_thread(void *p)
 
 	while (!arg->stop)
 		for (id = 1; id < 8; id++)
-			kfab_destroy(arg->fd, id);
+			_test_cmd_destroy(arg->fd, id);
 	return NULL;
 }
 
@@ -817,10 +795,10 @@ TEST_F_TIMEOUT(race, destroy_races_with_alloc, 300)
 	ASSERT_LE(0, arg.fd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, destroy_all_thread, &arg));
 	for (i = 0; i < RACE_ROUNDS; i++) {
-		int rc = kfab_domain_alloc(arg.fd, &id);
+		int rc = _test_cmd_domain_alloc(arg.fd, &id);
 
 		ASSERT_EQ(0, rc);
-		rc = kfab_destroy(arg.fd, id);
+		rc = _test_cmd_destroy(arg.fd, id);
 		ASSERT_TRUE(rc == 0 || rc == -ENOENT);
 	}
 	arg.stop = true;
@@ -836,14 +814,14 @@ TEST(fork_shares_the_context)
 	pid_t pid;
 
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfab_domain_alloc(fd, &id));
+	test_cmd_domain_alloc(fd, &id);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid)
-		_exit(kfab_destroy(fd, id) ? 1 : 0);
+		_exit(_test_cmd_destroy(fd, id) ? 1 : 0);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	EXPECT_EQ(-ENOENT, kfab_destroy(fd, id));
+	test_err_destroy(ENOENT, fd, id);
 	close(fd);
 }
 
@@ -862,7 +840,7 @@ TEST(killed_process_releases_its_context)
 		int i, fd = kfab_open();
 
 		for (i = 0; fd >= 0 && i < 100; i++)
-			kfab_domain_alloc(fd, &id);
+			_test_cmd_domain_alloc(fd, &id);
 		if (write(pipefd[1], "x", 1) != 1)
 			_exit(1);
 		pause();

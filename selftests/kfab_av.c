@@ -28,21 +28,11 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#include "kselftest_harness.h"
-#pragma GCC diagnostic pop
-
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define PARAMS		"/sys/module/kfab/parameters/"
 #define DEBUGFS_AVS	"/sys/kernel/debug/kfab/avs"
-
-static bool have_device(void)
-{
-	return !access(KFAB_DEV, R_OK | W_OK);
-}
 
 static struct kfab_addr local_addr(uint64_t ep)
 {
@@ -66,13 +56,12 @@ static int av_open(int fd, uint32_t domain, const char *name, uint32_t flags,
 		   uint32_t mode, struct kfab_av_open *out)
 {
 	struct kfab_av_open cmd = {
-		.size = sizeof(cmd),
 		.flags = flags,
 		.domain_id = domain,
 		.mode = mode,
 		.name = (uintptr_t)name,
 	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &cmd);
+	int rc = _test_cmd_av_open(fd, &cmd, NULL);
 
 	if (out)
 		*out = cmd;
@@ -83,7 +72,7 @@ static int av_insert_one(int fd, uint32_t av, uint64_t ep, uint32_t *index)
 {
 	struct kfab_addr a = local_addr(ep);
 	int32_t err;
-	int rc = kfab_av_insert(fd, av, &a, 1, index, &err, NULL);
+	int rc = _test_cmd_av_insert(fd, av, &a, 1, index, &err, NULL);
 
 	return rc ? rc : err;
 }
@@ -98,8 +87,7 @@ struct av_map {
 static int av_map(int fd, const struct kfab_av_open *o, struct av_map *m)
 {
 	m->size = o->out_region.size;
-	m->base = mmap(NULL, m->size, PROT_READ, MAP_SHARED, fd,
-		       o->out_region.offset);
+	m->base = _test_mmap(fd, &o->out_region, PROT_READ);
 	if (m->base == MAP_FAILED)
 		return -errno;
 	m->hdr = m->base;
@@ -168,8 +156,7 @@ static int as_user(uid_t uid, gid_t gid,
 		int fd;
 
 		become(uid, gid);
-		fd = kfab_open();
-		if (fd < 0 || kfab_domain_alloc(fd, &dom))
+		if (_test_open_domain(&fd, &dom))
 			_exit(101);
 		_exit(fn(fd, dom, arg));
 	}
@@ -195,7 +182,7 @@ static int child_open(int fd, uint32_t dom, const void *arg)
 static int child_unlink_refused(int fd, uint32_t dom, const void *arg)
 {
 	(void)dom;
-	return kfab_av_unlink(fd, arg) == -EPERM ? 0 : 1;
+	return _test_cmd_av_unlink(fd, arg) == -EPERM ? 0 : 1;
 }
 
 FIXTURE(ioctl) {
@@ -206,11 +193,11 @@ FIXTURE(ioctl) {
 FIXTURE_SETUP(ioctl)
 {
 	self->fd = -1;
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, kfab_domain_alloc(self->fd, &self->dom));
+	test_cmd_domain_alloc(self->fd, &self->dom);
 }
 
 FIXTURE_TEARDOWN(ioctl)
@@ -248,9 +235,9 @@ TEST_F(ioctl, unnamed_open_maps_a_read_only_table)
 				   self->fd, o.out_region.offset));
 
 	/* The parent domain cannot go while the AV holds it. */
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->fd, self->dom));
-	EXPECT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, self->dom));
+	test_err_destroy(EBUSY, self->fd, self->dom);
+	test_cmd_destroy(self->fd, o.out_av_id);
+	test_cmd_destroy(self->fd, self->dom);
 	/* The mapping outlives the AV. */
 	EXPECT_EQ(o.out_count, m.hdr->capacity);
 	munmap(m.base, m.size);
@@ -269,8 +256,8 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
 	ASSERT_EQ(0, av_map(self->fd, &o, &m));
-	ASSERT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
-			       &inserted));
+	test_cmd_av_insert(self->fd, o.out_av_id, addrs, 4, idx, errs,
+			       &inserted);
 	EXPECT_EQ(4, inserted);
 	for (i = 0; i < 3; i++) {
 		EXPECT_EQ(i, idx[i]);
@@ -285,7 +272,7 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 
 	/* Remove, then the freed index is the next one given. */
 	i = 1;
-	ASSERT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, &i, 1));
+	test_cmd_av_remove(self->fd, o.out_av_id, &i, 1);
 	EXPECT_FALSE(av_map_read(&m, 1, &got));
 	EXPECT_EQ(2, m.hdr->used);
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 13, &i));
@@ -310,8 +297,8 @@ TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
-	ASSERT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
-			       &inserted));
+	test_cmd_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+			       &inserted);
 	EXPECT_EQ(1, inserted);
 	for (i = 0; i < 4; i++) {
 		EXPECT_EQ(-EINVAL, errs[i]);
@@ -361,21 +348,21 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EFAULT, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 
 	/* insert */
-	EXPECT_EQ(-ENOENT, kfab_av_insert(self->fd, 999, &a, 1, NULL, NULL, NULL));
-	EXPECT_EQ(-ENOENT, kfab_av_insert(self->fd, self->dom, &a, 1, NULL, NULL,
-				     NULL));
-	EXPECT_EQ(-E2BIG, kfab_av_insert(self->fd, o.out_av_id, &a,
-				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL));
-	EXPECT_EQ(-E2BIG, kfab_av_insert(self->fd, o.out_av_id, &a, UINT32_MAX,
-				    NULL, NULL, NULL));
-	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, NULL, 1, NULL,
-				     NULL, NULL));
-	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, (void *)1, 1,
-				     NULL, NULL, NULL));
+	test_err_av_insert(ENOENT, self->fd, 999, &a, 1, NULL, NULL, NULL);
+	test_err_av_insert(ENOENT, self->fd, self->dom, &a, 1, NULL, NULL,
+				     NULL);
+	test_err_av_insert(E2BIG, self->fd, o.out_av_id, &a,
+				    KFAB_AV_BATCH_MAX + 1, NULL, NULL, NULL);
+	test_err_av_insert(E2BIG, self->fd, o.out_av_id, &a, UINT32_MAX,
+				    NULL, NULL, NULL);
+	test_err_av_insert(EFAULT, self->fd, o.out_av_id, NULL, 1, NULL,
+				     NULL, NULL);
+	test_err_av_insert(EFAULT, self->fd, o.out_av_id, (void *)1, 1,
+				     NULL, NULL, NULL);
 	/* A bad output pointer: the insert happened, the copy failed. */
-	EXPECT_EQ(-EFAULT, kfab_av_insert(self->fd, o.out_av_id, &a, 1, (void *)8,
-				     NULL, NULL));
-	EXPECT_EQ(0, kfab_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL));
+	test_err_av_insert(EFAULT, self->fd, o.out_av_id, &a, 1, (void *)8,
+				     NULL, NULL);
+	test_cmd_av_insert(self->fd, o.out_av_id, &a, 0, NULL, NULL, NULL);
 	ins.av_id = o.out_av_id;
 	ins.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
@@ -384,19 +371,19 @@ TEST_F(ioctl, hostile_arguments_get_clear_errors)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_INSERT, &ins));
 
 	/* remove: all or nothing */
-	EXPECT_EQ(-EINVAL, kfab_av_remove(self->fd, o.out_av_id, idx, 2));
-	EXPECT_EQ(-EINVAL, kfab_av_remove(self->fd, o.out_av_id, &idx[2], 1));
-	EXPECT_EQ(-EFAULT, kfab_av_remove(self->fd, o.out_av_id, NULL, 1));
-	EXPECT_EQ(-E2BIG, kfab_av_remove(self->fd, o.out_av_id, idx,
-				    KFAB_AV_BATCH_MAX + 1));
-	EXPECT_EQ(-ENOENT, kfab_av_remove(self->fd, 999, idx, 1));
-	EXPECT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, idx, 0));
+	test_err_av_remove(EINVAL, self->fd, o.out_av_id, idx, 2);
+	test_err_av_remove(EINVAL, self->fd, o.out_av_id, &idx[2], 1);
+	test_err_av_remove(EFAULT, self->fd, o.out_av_id, NULL, 1);
+	test_err_av_remove(E2BIG, self->fd, o.out_av_id, idx,
+				    KFAB_AV_BATCH_MAX + 1);
+	test_err_av_remove(ENOENT, self->fd, 999, idx, 1);
+	test_cmd_av_remove(self->fd, o.out_av_id, idx, 0);
 	/* The entry is still there after every refusal. */
-	EXPECT_EQ(0, kfab_av_remove(self->fd, o.out_av_id, idx, 1));
+	test_cmd_av_remove(self->fd, o.out_av_id, idx, 1);
 
 	/* unlink */
-	EXPECT_EQ(-EFAULT, kfab_av_unlink(self->fd, NULL));
-	EXPECT_EQ(-ENOENT, kfab_av_unlink(self->fd, test_name("none")));
+	test_err_av_unlink(EFAULT, self->fd, NULL);
+	test_err_av_unlink(ENOENT, self->fd, test_name("none"));
 }
 
 TEST_F(ioctl, names_are_validated)
@@ -413,7 +400,7 @@ TEST_F(ioctl, names_are_validated)
 		EXPECT_EQ(len < KFAB_AV_NAME_MAX ? 0 : -ENAMETOOLONG,
 			  av_open(self->fd, self->dom, name, 0, 0600, NULL));
 	}
-	EXPECT_EQ(0, kfab_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX));
+	test_cmd_av_unlink(self->fd, name + sizeof(name) - KFAB_AV_NAME_MAX);
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, ".hidden", 0, 0600, NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "a/b", 0, 0600, NULL));
@@ -426,7 +413,7 @@ TEST_F(ioctl, names_are_validated)
 				   NULL));
 	EXPECT_EQ(-EINVAL, av_open(self->fd, self->dom, "\xc0\xc1", 0, 0600,
 				   NULL));
-	EXPECT_EQ(-ENAMETOOLONG, kfab_av_unlink(self->fd, name));
+	test_err_av_unlink(ENAMETOOLONG, self->fd, name);
 
 	/* A name running into an unmapped page: -EFAULT, not a read past it. */
 	page = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
@@ -473,7 +460,7 @@ TEST_F(ioctl, named_open_flags)
 	/* A read-only handle changes nothing. */
 	EXPECT_EQ(-EPERM, av_insert_one(self->fd, o2.out_av_id, 1, NULL));
 	ASSERT_EQ(0, av_insert_one(self->fd, o.out_av_id, 1, NULL));
-	EXPECT_EQ(-EPERM, kfab_av_remove(self->fd, o2.out_av_id, &zero, 1));
+	test_err_av_remove(EPERM, self->fd, o2.out_av_id, &zero, 1);
 	/* Another type than the AV's: refused. */
 	c.domain_id = self->dom;
 	c.type = KFAB_AV_TYPE_MAP;
@@ -481,8 +468,8 @@ TEST_F(ioctl, named_open_flags)
 	EXPECT_EQ(-EINVAL, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &c));
 	/* The last close takes the name away. */
 	EXPECT_EQ(1, read_sysfs_long(KFAB_SYSFS "/named_avs") >= 1);
-	EXPECT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
-	EXPECT_EQ(0, kfab_destroy(self->fd, o2.out_av_id));
+	test_cmd_destroy(self->fd, o.out_av_id);
+	test_cmd_destroy(self->fd, o2.out_av_id);
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -499,7 +486,7 @@ TEST_F(ioctl, named_av_is_one_table_for_every_opener)
 	RETURN_IF_SETUP_SKIPPED();
 	fd2 = kfab_open();
 	ASSERT_LE(0, fd2);
-	ASSERT_EQ(0, kfab_domain_alloc(fd2, &dom2));
+	test_cmd_domain_alloc(fd2, &dom2);
 	ASSERT_EQ(0, av_open(self->fd, self->dom, name, 0, 0600, &a));
 	ASSERT_EQ(0, av_open(fd2, dom2, name, 0, 0600, &b));
 	EXPECT_EQ(KFAB_AV_OUT_CREATED, a.out_flags);
@@ -554,7 +541,7 @@ TEST_F(ioctl, group_readable_av_is_readable_by_the_group)
 
 	RETURN_IF_SETUP_SKIPPED();
 	o.name = (uintptr_t)name;
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
+	test_cmd_av_open(self->fd, &o, NULL);
 	/* A member of group 2000 reads, and may not write. */
 	EXPECT_EQ(0, as_user(1500, 2000, child_open, &ro));
 	EXPECT_EQ(0, as_user(1500, 2000, child_open, &rw));
@@ -574,13 +561,13 @@ TEST_F(ioctl, set_owner_hands_the_av_to_another_user)
 
 	RETURN_IF_SETUP_SKIPPED();
 	o.name = (uintptr_t)name;
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_AV_OPEN, &o));
-	ASSERT_EQ(0, kfab_destroy(self->fd, o.out_av_id));
+	test_cmd_av_open(self->fd, &o, NULL);
+	test_cmd_destroy(self->fd, o.out_av_id);
 	/* Persistent: the name stays with no opener; uid 1000 owns it. */
 	EXPECT_EQ(0, as_user(1000, 1000, child_open, &rw));
 	rw.rc = -EACCES;
 	EXPECT_EQ(0, as_user(1001, 1001, child_open, &rw));
-	EXPECT_EQ(0, kfab_av_unlink(self->fd, name));
+	test_cmd_av_unlink(self->fd, name);
 	EXPECT_EQ(-ENOENT, av_open(self->fd, self->dom, name,
 				   KFAB_AV_OPEN_NO_CREATE, 0, NULL));
 }
@@ -593,10 +580,10 @@ static int child_privileged_flags(int fd, uint32_t dom, const void *arg)
 
 	o.name = (uintptr_t)arg;
 	o.flags = KFAB_AV_OPEN_PERSIST;
-	if (kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &o) != -EPERM)
+	if (_test_cmd_av_open(fd, &o, NULL) != -EPERM)
 		return 1;
 	o.flags = KFAB_AV_OPEN_SET_OWNER;
-	if (kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &o) != -EPERM)
+	if (_test_cmd_av_open(fd, &o, NULL) != -EPERM)
 		return 2;
 	return 0;
 }
@@ -646,15 +633,14 @@ TEST_F(ioctl, user_namespace_root_is_not_root)
 		/* Now mapped: become the namespace's root, uid 1000 outside. */
 		if (setresgid(0, 0, 0) || setresuid(0, 0, 0) || getuid())
 			_exit(11);
-		fd = kfab_open();
-		if (fd < 0 || kfab_domain_alloc(fd, &dom))
+		if (_test_open_domain(&fd, &dom))
 			_exit(12);
 		if (av_open(fd, dom, name, KFAB_AV_OPEN_READ_ONLY, 0, NULL) !=
 		    -EACCES)
 			_exit(13);
 		if (av_open(fd, dom, name, 0, 0600, NULL) != -EACCES)
 			_exit(14);
-		if (kfab_av_unlink(fd, name) != -EPERM)
+		if (_test_cmd_av_unlink(fd, name) != -EPERM)
 			_exit(15);
 		/* Privileged flags need privileges outside the namespace. */
 		if (child_privileged_flags(fd, dom, test_name("nspriv")))
@@ -681,7 +667,7 @@ static int open_count(int fd, uint32_t dom, int n, uint32_t count)
 
 	snprintf(name, sizeof(name), "q%d-%d", getpid(), n);
 	c.name = (uintptr_t)name;
-	return kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &c);
+	return _test_cmd_av_open(fd, &c, NULL);
 }
 
 /* Limits set by the test: 2 named AVs, 3000 entries. */
@@ -697,8 +683,7 @@ static int child_quota(int fd, uint32_t dom, const void *arg)
 		return 3;
 	/* Closing gives the room back. */
 	close(fd);
-	fd = kfab_open();
-	if (kfab_domain_alloc(fd, &dom))
+	if (_test_open_domain(&fd, &dom))
 		return 4;
 	if (open_count(fd, dom, 4, 100000) != -EINVAL)
 		return 5;
@@ -737,10 +722,10 @@ TEST_F(ioctl, sigkill_while_holding_a_named_av_leaves_nothing)
 	pid = fork();
 	if (!pid) {
 		struct kfab_av_open o;
-		int fd = kfab_open();
 		uint32_t dom;
+		int fd;
 
-		if (fd < 0 || kfab_domain_alloc(fd, &dom) ||
+		if (_test_open_domain(&fd, &dom) ||
 		    av_open(fd, dom, name, 0, 0600, &o) ||
 		    av_insert_one(fd, o.out_av_id, 7, NULL))
 			_exit(1);
@@ -810,9 +795,9 @@ static int stress_child(const char *name, int n, int report)
 	struct kfab_av_open o;
 	struct kfab_addr got;
 	struct av_map m = { 0 };
-	int fd = kfab_open();
+	int fd;
 
-	if (fd < 0 || kfab_domain_alloc(fd, &dom) ||
+	if (_test_open_domain(&fd, &dom) ||
 	    av_open(fd, dom, name, 0, 0600, &o) || av_map(fd, &o, &m))
 		return 1;
 	for (round = 0; round < 20; round++) {
@@ -821,7 +806,8 @@ static int stress_child(const char *name, int n, int report)
 				return 2;
 		for (i = 0; i < STRESS_OWN; i++)
 			addrs[i] = local_addr(100000 * (n + 1) + i);
-		if (kfab_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own, NULL,
+		if (_test_cmd_av_insert(fd, o.out_av_id, addrs, STRESS_OWN, own,
+					NULL,
 			      &i) || i != STRESS_OWN)
 			return 3;
 		for (i = 0; i < STRESS_OWN; i++)
@@ -832,7 +818,7 @@ static int stress_child(const char *name, int n, int report)
 			if (!av_map_read(&m, shared[i], &got) ||
 			    got.ep != 1000 + i)
 				return 5;
-		if (kfab_av_remove(fd, o.out_av_id, own, STRESS_OWN))
+		if (_test_cmd_av_remove(fd, o.out_av_id, own, STRESS_OWN))
 			return 6;
 	}
 	if (write(report, shared, sizeof(shared)) != sizeof(shared))
@@ -883,7 +869,7 @@ TEST_F_TIMEOUT(ioctl, failed_create_keeps_a_name_another_file_opened, 240)
 	int round, hits = 0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, kfab_query(self->fd, &q));
+	test_cmd_query(self->fd, &q);
 	if (!(q.features & KFAB_FEATURE_TEST))
 		SKIP(return, "needs a CONFIG_KFAB_TEST module");
 	for (round = 0; round < 40; round++) {
@@ -899,8 +885,8 @@ TEST_F_TIMEOUT(ioctl, failed_create_keeps_a_name_another_file_opened, 240)
 			int fd = kfab_open(), fd2 = kfab_open(), i, rc = -1;
 			uint32_t dom, dom2;
 
-			if (kfab_domain_alloc(fd, &dom) ||
-			    kfab_domain_alloc(fd2, &dom2) ||
+			if (_test_cmd_domain_alloc(fd, &dom) ||
+			    _test_cmd_domain_alloc(fd2, &dom2) ||
 			    write(go[1], "r", 1) != 1)
 				_exit(10);
 			for (i = 0; i < 4000 && rc; i++)
@@ -970,9 +956,7 @@ TEST_F(ioctl, kfabctl_creates_and_removes_a_shared_av)
 /* ---- fi_av(3) through the provider ---- */
 
 FIXTURE(fi_av) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 FIXTURE_VARIANT(fi_av) {
@@ -987,30 +971,16 @@ FIXTURE_VARIANT_ADD(fi_av, named) { .type = FI_AV_TABLE, .named = true };
 
 FIXTURE_SETUP(fi_av)
 {
-	struct fi_info *hints;
-
-	self->fabric = NULL;
-	self->info = NULL;
+	self->fi = (struct kfab_test_fi){ 0 };
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
-	hints = fi_allocinfo();
-	ASSERT_NE(NULL, hints);
-	hints->fabric_attr->prov_name = strdup("kfab");
-	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
-				&self->info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	test_fi_domain_open(&self->fi, kfab_test_hints());
 }
 
 FIXTURE_TEARDOWN(fi_av)
 {
-	if (self->fabric) {
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	}
-	fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 static struct fi_av_attr av_attr(const FIXTURE_VARIANT(fi_av) *v,
@@ -1035,7 +1005,7 @@ TEST_F(fi_av, open_reports_the_type_and_inserts_sequential_indices)
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, &attr));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, &attr));
 	EXPECT_EQ(variant->type == FI_AV_UNSPEC ? FI_AV_TABLE : variant->type,
 		  attr.type);
 	EXPECT_EQ(FI_CLASS_AV, av->fid.fclass);
@@ -1068,7 +1038,7 @@ TEST_F(fi_av, lookup_truncates_and_reports_the_size)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
 	len = sizeof(small);
 	ASSERT_EQ(0, fi_av_lookup(av, fa, small, &len));
@@ -1100,7 +1070,7 @@ TEST_F(fi_av, remove_then_reinsert_takes_the_lowest_index)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(4, fi_av_insert(av, addrs, 4, fa, 0, NULL));
 	ASSERT_EQ(0, fi_av_remove(av, &fa[1], 2, 0));
 	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa[1], &got, &len));
@@ -1131,7 +1101,7 @@ TEST_F(fi_av, failed_inserts_are_fi_addr_notavail_and_sync_err_says_why)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_EQ(2, fi_av_insert(av, addrs, 3, fa, FI_SYNC_ERR, errs));
 	EXPECT_EQ(0, fa[0]);
 	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[1]);
@@ -1174,11 +1144,11 @@ TEST_F(fi_av, fi_event_reports_on_the_bound_eq)
 
 	RETURN_IF_SETUP_SKIPPED();
 	attr.flags = FI_EVENT;
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_EQ(-FI_ENOEQ, fi_av_insert(av, addrs, 3, fa, 0, &ctx1));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_bind(av, &eq->fid, 1));
-	EXPECT_EQ(-FI_EINVAL, fi_av_bind(av, &self->domain->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_bind(av, &self->fi.domain->fid, 0));
 	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
 	EXPECT_EQ(-FI_EBUSY, fi_av_bind(av, &eq->fid, 0));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insert(av, addrs, 3, fa, FI_SYNC_ERR,
@@ -1249,8 +1219,8 @@ TEST_F(fi_av, close_carries_out_an_unfinished_batch)
 
 	RETURN_IF_SETUP_SKIPPED();
 	attr.flags = FI_EVENT;
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &eq_attr, &eq, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &eq_attr, &eq, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(0, fi_av_bind(av, &eq->fid, 0));
 	EXPECT_EQ(0, fi_av_insert(av, &a, 1, &fa, FI_MORE, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
@@ -1272,7 +1242,7 @@ TEST_F(fi_av, insertsvc_insertsym_and_straddr)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	len = sizeof(buf);
 	EXPECT_TRUE(buf == fi_av_straddr(av, &a, buf, &len));
 	EXPECT_STREQ("fi_kfab://0/42", buf);
@@ -1325,11 +1295,11 @@ TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)
 
 	RETURN_IF_SETUP_SKIPPED();
 	attr.rx_ctx_bits = 40;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.rx_ctx_bits = -1;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.rx_ctx_bits = 4;
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
 	ASSERT_EQ(0, fi_av_lookup(av, fi_rx_addr(fa, 3, 4), &got, &len));
 	EXPECT_EQ(9, got.ep);
@@ -1346,28 +1316,28 @@ TEST_F(fi_av, open_refuses_bad_attributes)
 	struct fid_av *av;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, NULL, &av, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, NULL, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, NULL, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, NULL, NULL));
 	attr.flags = FI_READ;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.flags = FI_TAGGED;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.flags = 0;
 	attr.type = 77;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.type = variant->type;
 	attr.count = (size_t)UINT32_MAX + 1;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.count = 0;
 	attr.name = "bad name";
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	attr.name = test_name("absent");
 	attr.flags = FI_READ;
-	EXPECT_EQ(-FI_ENOENT, fi_av_open(self->domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_ENOENT, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	/* FI_SYMMETRIC is a hint kfab accepts. */
 	attr.name = NULL;
 	attr.flags = FI_SYMMETRIC;
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
 
@@ -1379,15 +1349,15 @@ TEST_F(fi_av, named_map_av_returns_its_map_addr)
 	struct fid_av *av, *av2;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	EXPECT_NE(NULL, attr.map_addr);
 	again = attr;
 	again.map_addr = NULL;
-	ASSERT_EQ(0, fi_av_open(self->domain, &again, &av2, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &again, &av2, NULL));
 	EXPECT_EQ(attr.map_addr, again.map_addr);
 	/* Another type than the AV's: refused. */
 	again.type = FI_AV_TABLE;
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &again, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &again, &av, NULL));
 	EXPECT_EQ(0, fi_close(&av2->fid));
 	EXPECT_EQ(0, fi_close(&av->fid));
 }
@@ -1410,7 +1380,7 @@ TEST_F(fi_av, forked_reader_shares_a_named_av)
 	char c;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(2, fi_av_insert(av, addrs, 2, fa, 0, NULL));
 	ASSERT_EQ(0, pipe(to_child));
 	ASSERT_EQ(0, pipe(to_parent));
@@ -1427,8 +1397,8 @@ TEST_F(fi_av, forked_reader_shares_a_named_av)
 		int i;
 
 		/* A process of its own: its own fabric, domain and AV. */
-		if (fi_fabric(self->info->fabric_attr, &fabric, NULL) ||
-		    fi_domain(fabric, self->info, &domain, NULL) ||
+		if (fi_fabric(self->fi.info->fabric_attr, &fabric, NULL) ||
+		    fi_domain(fabric, self->fi.info, &domain, NULL) ||
 		    fi_av_open(domain, &ro, &rav, NULL))
 			_exit(1);
 		for (i = 0; i < 2; i++) {

@@ -34,27 +34,23 @@
 #include <rdma/fi_errno.h>
 
 #include <linux/kfab.h>
-/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
-#define kfab_query kfab_ext_query
 #include <kfab/kfab.h>
-#undef kfab_query
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 
 /* KFAB_IOC_TEST_CQ_POST of @count completions with contexts from @ctx. */
 static int post(int fd, uint32_t cq_id, uint32_t cntr_id, uint32_t count,
 		uint64_t ctx, struct kfab_test_cq_post *out)
 {
 	struct kfab_test_cq_post cmd = {
-		.size = sizeof(cmd), .cq_id = cq_id, .cntr_id = cntr_id,
+		.cq_id = cq_id, .cntr_id = cntr_id,
 		.count = count, .context = ctx,
 		.entry_flags = FI_RECV | FI_MSG, .len = ctx, .buf = ctx,
 		.data = ctx, .tag = ctx, .src_addr = KFAB_CQ_ADDR_NOTAVAIL,
 	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &cmd);
+	int rc = _test_cmd_test_cq_post(fd, &cmd);
 
 	if (out)
 		*out = cmd;
@@ -65,54 +61,39 @@ static int post_err(int fd, uint32_t cq_id, uint32_t cntr_id, uint64_t ctx,
 		    int err, const void *data, uint32_t data_size)
 {
 	struct kfab_test_cq_post cmd = {
-		.size = sizeof(cmd), .flags = KFAB_TEST_POST_ERROR,
+		.flags = KFAB_TEST_POST_ERROR,
 		.cq_id = cq_id, .cntr_id = cntr_id, .count = 1,
 		.context = ctx, .err = err, .prov_errno = err + 1000,
 		.entry_flags = FI_RECV, .len = 11, .olen = 22, .tag = 33,
 		.err_data = (uintptr_t)data, .err_data_size = data_size,
 	};
 
-	return kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &cmd);
+	return _test_cmd_test_cq_post(fd, &cmd);
 }
 
 /* ---- libfabric objects ---- */
 
 FIXTURE(dom) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 static void open_domain(struct __test_metadata *_metadata,
-		      FIXTURE_DATA(dom) *self)
+			struct kfab_test_fi *fi)
 {
-	struct fi_info *hints;
-
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
-	hints = fi_allocinfo();
-	ASSERT_NE(NULL, hints);
-	hints->fabric_attr->prov_name = strdup("kfab");
-	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
+	test_fi_domain_open(fi, kfab_test_hints());
 }
 
 FIXTURE_SETUP(dom)
 {
-	open_domain(_metadata, self);
+	open_domain(_metadata, &self->fi);
 }
 
 FIXTURE_TEARDOWN(dom)
 {
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 static struct fid_cq *open_cq(struct __test_metadata *_metadata,
@@ -137,9 +118,7 @@ static struct fid_cq *open_cq(struct __test_metadata *_metadata,
 /* ---- every format ---- */
 
 FIXTURE(fmt) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 FIXTURE_VARIANT(fmt) {
@@ -170,17 +149,12 @@ FIXTURE_VARIANT_ADD(fmt, tagged) {
 
 FIXTURE_SETUP(fmt)
 {
-	open_domain(_metadata, (FIXTURE_DATA(dom) *)self);
+	open_domain(_metadata, &self->fi);
 }
 
 FIXTURE_TEARDOWN(fmt)
 {
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 TEST_F(fmt, read_gives_every_field_of_the_format_then_eagain)
@@ -192,7 +166,7 @@ TEST_F(fmt, read_gives_every_field_of_the_format_then_eagain)
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, variant->format, 16,
+	cq = open_cq(_metadata, self->fi.domain, variant->format, 16,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(cq, buf, 8));
@@ -227,21 +201,21 @@ TEST_F(fmt, read_gives_every_field_of_the_format_then_eagain)
 
 TEST_F(fmt, readfrom_gives_the_source_or_addr_notavail)
 {
-	struct kfab_test_cq_post cmd = { .size = sizeof(cmd), .count = 1 };
+	struct kfab_test_cq_post cmd = { .count = 1 };
 	struct kfab_kernel_handle h;
 	uint8_t buf[4 * sizeof(struct fi_cq_tagged_entry)];
 	fi_addr_t src[4] = { 0 };
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, variant->format, 0,
+	cq = open_cq(_metadata, self->fi.domain, variant->format, 0,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	cmd.cq_id = h.id;
 	cmd.src_addr = 7;
-	ASSERT_EQ(0, kfab_ioctl(h.fd, KFAB_IOC_TEST_CQ_POST, &cmd));
+	test_cmd_test_cq_post(h.fd, &cmd);
 	cmd.src_addr = KFAB_CQ_ADDR_NOTAVAIL;
-	ASSERT_EQ(0, kfab_ioctl(h.fd, KFAB_IOC_TEST_CQ_POST, &cmd));
+	test_cmd_test_cq_post(h.fd, &cmd);
 	ASSERT_EQ(2, fi_cq_readfrom(cq, buf, 4, src));
 	EXPECT_EQ(7, src[0]);
 	EXPECT_EQ(FI_ADDR_NOTAVAIL, src[1]);
@@ -290,7 +264,7 @@ TEST_F(dom, every_size_rounds_up_and_keeps_order)
 		struct fid_cq *cq;
 		uint32_t n = ring < 1024 ? 3 * ring + 5 : ring + 5;
 
-		cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT,
+		cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT,
 			     sizes[i], FI_WAIT_NONE, &h);
 		ASSERT_NE(NULL, cq);
 		ASSERT_EQ(0, post(h.fd, h.id, 0, n, 1, &out));
@@ -301,7 +275,7 @@ TEST_F(dom, every_size_rounds_up_and_keeps_order)
 		read_in_order(_metadata, cq, 1, n);
 		EXPECT_EQ(0, fi_close(&cq->fid));
 	}
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &(struct fi_cq_attr){
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &(struct fi_cq_attr){
 		.size = KFAB_CQ_MAX_ENTRIES + 1 }, &(struct fid_cq *){ 0 }, NULL));
 }
 
@@ -313,7 +287,7 @@ TEST_F(dom, ten_times_the_ring_while_nobody_reads_comes_out_once_in_order)
 	uint32_t i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 64,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 64,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	/* In batches of odd sizes, as endpoints would. */
@@ -342,7 +316,7 @@ TEST_F(dom, error_completions_make_read_eavail_and_come_out_of_readerr)
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_MSG, 8,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_MSG, 8,
 		     FI_WAIT_NONE, &h);
 	ASSERT_NE(NULL, cq);
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_readerr(cq, &err, 0));
@@ -417,47 +391,45 @@ TEST_F(dom, open_checks_its_attributes)
 	int fd;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, NULL, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, NULL, &cq, NULL));
 	attr.format = 99;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.format = FI_CQ_FORMAT_CONTEXT;
 	attr.wait_obj = FI_WAIT_SET;
-	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_obj = FI_WAIT_MUTEX_COND;
-	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_obj = 77;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_obj = FI_WAIT_NONE;
 	attr.wait_cond = 9;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.wait_cond = FI_CQ_COND_NONE;
 	attr.flags = FI_SEND;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	attr.flags = FI_AFFINITY;
 	EXPECT_EQ(NULL, cq);
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 
 	/* No wait object: nothing to get, nothing to trywait on. */
 	EXPECT_EQ(-FI_ENODATA, fi_control(&cq->fid, FI_GETWAIT, &fd));
 	EXPECT_EQ(0, fi_control(&cq->fid, FI_GETWAITOBJ, &wobj));
 	EXPECT_EQ(FI_WAIT_NONE, wobj);
 	fids[0] = &cq->fid;
-	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fi.fabric, fids, 1));
 	EXPECT_EQ(-FI_ENOSYS, fi_control(&cq->fid, 12345, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_cq_read(cq, NULL, 1));
 	EXPECT_EQ(0, fi_cq_read(cq, NULL, 0));
 
 	/* The domain cannot close under its CQ. */
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fi.domain->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
 
 /* ---- blocking reads ---- */
 
 FIXTURE(wait) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
+	struct kfab_test_fi fi;
 };
 
 FIXTURE_VARIANT(wait) {
@@ -471,17 +443,12 @@ FIXTURE_VARIANT_ADD(wait, none) { .wait_obj = FI_WAIT_NONE };
 
 FIXTURE_SETUP(wait)
 {
-	open_domain(_metadata, (FIXTURE_DATA(dom) *)self);
+	open_domain(_metadata, &self->fi);
 }
 
 FIXTURE_TEARDOWN(wait)
 {
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 struct poster {
@@ -523,7 +490,7 @@ TEST_F(wait, sread_times_out_wakes_on_a_completion_and_on_signal)
 	uint64_t t0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 32,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 32,
 		     variant->wait_obj, &h);
 	ASSERT_NE(NULL, cq);
 
@@ -581,7 +548,7 @@ TEST_F(wait, sread_with_a_threshold_waits_for_that_many)
 	pthread_t th;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	ASSERT_EQ(0, kfab_kernel_handle(&cq->fid, &h));
 	ASSERT_EQ(0, post(h.fd, h.id, 0, 1, 42, NULL));
 	a = (struct poster){ .fd = h.fd, .cq_id = h.id, .delay_ms = 200,
@@ -608,7 +575,7 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	int fd = -1, ep;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 32,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 32,
 		     variant->wait_obj, &h);
 	ASSERT_NE(NULL, cq);
 	fids[0] = &cq->fid;
@@ -617,7 +584,7 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	if (variant->wait_obj != FI_WAIT_FD &&
 	    variant->wait_obj != FI_WAIT_UNSPEC) {
 		EXPECT_EQ(-FI_ENODATA, fi_control(&cq->fid, FI_GETWAIT, &fd));
-		EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, fids, 1));
+		EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fi.fabric, fids, 1));
 		EXPECT_EQ(0, fi_close(&cq->fid));
 		return;
 	}
@@ -625,7 +592,7 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	ASSERT_LE(0, fd);
 
 	/* Empty: trywait arms it and says "block". */
-	EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(0, fi_trywait(self->fi.fabric, fids, 1));
 	pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -638,16 +605,16 @@ TEST_F(wait, wait_fd_works_with_poll_epoll_and_trywait)
 	EXPECT_EQ(1, poll(&pfd, 1, 1000));
 	EXPECT_TRUE(pfd.revents & POLLIN);
 	EXPECT_EQ(1, epoll_wait(ep, &out, 1, 1000));
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fi.fabric, fids, 1));
 	EXPECT_EQ(1, fi_cq_read(cq, e, 8));
 
 	/* Drained: trywait resets the fd and arms again. */
-	EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(0, fi_trywait(self->fi.fabric, fids, 1));
 	EXPECT_EQ(0, poll(&pfd, 1, 0));
 	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
 	ASSERT_EQ(0, post_err(h.fd, h.id, 0, 1, FI_EIO, NULL, 0));
 	EXPECT_EQ(1, epoll_wait(ep, &out, 1, 1000));
-	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fi.fabric, fids, 1));
 	close(ep);
 	EXPECT_EQ(0, fi_close(&cq->fid));
 }
@@ -764,13 +731,13 @@ static void run_concurrent(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(dom, producer_in_the_kernel_and_consumer_thread_lose_nothing, 60)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	run_concurrent(_metadata, self->domain, 1, 3);
+	run_concurrent(_metadata, self->fi.domain, 1, 3);
 }
 
 TEST_F_TIMEOUT(dom, two_producers_and_a_consumer_lose_nothing, 60)
 {
 	RETURN_IF_SETUP_SKIPPED();
-	run_concurrent(_metadata, self->domain, 2, 3);
+	run_concurrent(_metadata, self->fi.domain, 2, 3);
 }
 
 TEST_F_TIMEOUT(dom, a_blocked_reader_is_woken_for_every_batch, 60)
@@ -785,7 +752,7 @@ TEST_F_TIMEOUT(dom, a_blocked_reader_is_woken_for_every_batch, 60)
 	ssize_t n, k;
 
 	RETURN_IF_SETUP_SKIPPED();
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 16,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 16,
 		     FI_WAIT_FD, &h);
 	ASSERT_NE(NULL, cq);
 	prod = (struct producer){ .fd = h.fd, .cq_id = h.id,
@@ -817,7 +784,7 @@ TEST_F(dom, counter_read_add_set_and_errors)
 	struct fid_cntr *cntr;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, &attr, &cntr, NULL));
 	ASSERT_EQ(0, kfab_kernel_handle(&cntr->fid, &h));
 	EXPECT_EQ(0, fi_cntr_read(cntr));
 	EXPECT_EQ(0, fi_cntr_readerr(cntr));
@@ -841,21 +808,25 @@ TEST_F(dom, counter_read_add_set_and_errors)
 	EXPECT_EQ(0, fi_cntr_set(cntr, UINT64_MAX));
 	EXPECT_EQ(0, fi_cntr_add(cntr, 2));
 	EXPECT_EQ(1, fi_cntr_read(cntr));
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->domain->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->fi.domain->fid));
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 
 	attr.events = 5;
-	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 	attr.events = FI_CNTR_EVENTS_COMP;
 	attr.flags = 1;
-	EXPECT_EQ(-FI_EBADFLAGS, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					      NULL));
 	attr.flags = 0;
 	attr.wait_obj = FI_WAIT_SET;
-	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 	attr.wait_obj = 99;
-	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 	/* No attributes: the defaults. */
-	ASSERT_EQ(0, fi_cntr_open(self->domain, NULL, &cntr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, NULL, &cntr, NULL));
 	EXPECT_EQ(0, fi_close(&cntr->fid));
 }
 
@@ -871,7 +842,7 @@ TEST_F(wait, counter_wait_times_out_wakes_and_sees_errors)
 	int fd = -1;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, &attr, &cntr, NULL));
 	t0 = kfab_now_ms();
 	EXPECT_EQ(-FI_ETIMEDOUT, fi_cntr_wait(cntr, 1, 200));
 	EXPECT_LE(190, kfab_now_ms() - t0);
@@ -895,7 +866,7 @@ TEST_F(wait, counter_wait_times_out_wakes_and_sees_errors)
 		struct fid *fids[1] = { &cntr->fid };
 
 		ASSERT_EQ(0, fi_control(&cntr->fid, FI_GETWAIT, &fd));
-		EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+		EXPECT_EQ(0, fi_trywait(self->fi.fabric, fids, 1));
 		pfd = (struct pollfd){ .fd = fd, .events = POLLIN };
 		EXPECT_EQ(0, poll(&pfd, 1, 0));
 		EXPECT_EQ(0, fi_cntr_add(cntr, 1));
@@ -910,54 +881,40 @@ TEST_F(wait, counter_wait_times_out_wakes_and_sees_errors)
 
 struct raw_cq {
 	int fd;
-	uint32_t dom, id;
-	struct kfab_cq_open open;
-	uint8_t *ring;
-	uint8_t *cons;
+	uint32_t dom;
+	struct kfab_test_cq cq;
 };
 
 static int raw_cq_open(struct raw_cq *r, uint32_t entries)
 {
 	memset(r, 0, sizeof(*r));
-	r->fd = kfab_open();
-	if (r->fd < 0 || kfab_domain_alloc(r->fd, &r->dom))
+	if (_test_open_domain(&r->fd, &r->dom))
 		return -1;
-	r->open = (struct kfab_cq_open){ .size = sizeof(r->open),
-					 .domain_id = r->dom,
-					 .entries = entries };
-	if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &r->open))
-		return -1;
-	r->id = r->open.out_cq_id;
-	r->ring = mmap(NULL, r->open.out_ring.ring.size, PROT_READ, MAP_SHARED,
-		       r->fd, r->open.out_ring.ring.offset);
-	r->cons = mmap(NULL, r->open.out_ring.cons.size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, r->open.out_ring.cons.offset);
-	return r->ring == MAP_FAILED || r->cons == MAP_FAILED ? -1 : 0;
+	return _test_cq_open_mapped(r->fd, r->dom, entries, 0, &r->cq) ? -1 : 0;
 }
 
-#define RING_U32(r, off)	(*(volatile uint32_t *)((r)->ring + (off)))
-#define CONS_U32(r, off)	(*(volatile uint32_t *)((r)->cons + (off)))
+#define RING_U32(r, off)	KFAB_TEST_RING_U32(&(r)->cq, off)
+#define CONS_U32(r, off)	KFAB_TEST_CONS_U32(&(r)->cq, off)
 
 /* Read every entry there is with the raw protocol; returns how many. */
 static uint32_t raw_consume(struct raw_cq *r, uint64_t *first_ctx)
 {
-	uint32_t head = CONS_U32(r, r->open.out_ring.off_head), n = 0;
-	uint32_t tail = __atomic_load_n((uint32_t *)(r->ring + r->open.out_ring.off_tail),
+	uint32_t head = CONS_U32(r, r->cq.layout.off_head), n = 0;
+	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring +
+						     r->cq.layout.off_tail),
 					__ATOMIC_ACQUIRE);
 
 	/* A head scribbled far away: skip to the tail (user space's loss). */
-	if (tail - head > r->open.out_ring.entries)
+	if (tail - head > r->cq.layout.entries)
 		head = tail;
 	for (; head != tail; head++, n++) {
-		const struct kfab_cq_entry *e = (const void *)(r->ring +
-			r->open.out_ring.off_entries +
-			(size_t)(head & (r->open.out_ring.entries - 1)) *
-			r->open.out_ring.entry_size);
+		const struct kfab_cq_entry *e =
+			(const void *)kfab_test_cq_slot(&r->cq, head);
 
 		if (!n && first_ctx)
 			*first_ctx = e->op_context;
 	}
-	__atomic_store_n((uint32_t *)(r->cons + r->open.out_ring.off_head), head,
+	__atomic_store_n((uint32_t *)(r->cq.cons + r->cq.layout.off_head), head,
 			 __ATOMIC_RELEASE);
 	return n;
 }
@@ -965,48 +922,48 @@ static uint32_t raw_consume(struct raw_cq *r, uint64_t *first_ctx)
 TEST(raw_ring_layout_mappings_and_protection)
 {
 	struct raw_cq r;
-	struct kfab_cq_drain d = { .size = sizeof(d) };
+	uint32_t overflow;
 	uint64_t ctx = 0;
 	void *p;
 
 	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 5));
-	EXPECT_EQ(8, r.open.out_ring.entries);
-	EXPECT_EQ(sizeof(struct kfab_cq_entry), r.open.out_ring.entry_size);
+	EXPECT_EQ(8, r.cq.layout.entries);
+	EXPECT_EQ(sizeof(struct kfab_cq_entry), r.cq.layout.entry_size);
 	EXPECT_EQ(8, RING_U32(&r, offsetof(struct kfab_cq_ring, entries)));
 	EXPECT_EQ(7, RING_U32(&r, offsetof(struct kfab_cq_ring, mask)));
 	/* The ring can never be made writable, nor mapped privately. */
-	EXPECT_EQ(-1, mprotect(r.ring, r.open.out_ring.ring.size, PROT_WRITE));
+	EXPECT_EQ(-1, mprotect(r.cq.ring, r.cq.layout.ring.size, PROT_WRITE));
 	EXPECT_EQ(EACCES, errno);
-	p = mmap(NULL, r.open.out_ring.ring.size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 r.fd, r.open.out_ring.ring.offset);
+	p = mmap(NULL, r.cq.layout.ring.size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED,
+		 r.fd, r.cq.layout.ring.offset);
 	EXPECT_EQ(MAP_FAILED, p);
-	p = mmap(NULL, r.open.out_ring.cons.size, PROT_READ, MAP_PRIVATE, r.fd,
-		 r.open.out_ring.cons.offset);
+	p = mmap(NULL, r.cq.layout.cons.size, PROT_READ, MAP_PRIVATE, r.fd,
+		 r.cq.layout.cons.offset);
 	EXPECT_EQ(MAP_FAILED, p);
 
 	/* 20 into 8 slots: 12 overflow, said so in the ring. */
-	ASSERT_EQ(0, post(r.fd, r.id, 0, 20, 1, NULL));
-	EXPECT_EQ(8, RING_U32(&r, r.open.out_ring.off_tail));
-	EXPECT_EQ(12, RING_U32(&r, r.open.out_ring.off_overflow));
-	EXPECT_EQ(KFAB_CQ_RING_OVERFLOW, RING_U32(&r, r.open.out_ring.off_flags));
+	ASSERT_EQ(0, post(r.fd, r.cq.id, 0, 20, 1, NULL));
+	EXPECT_EQ(8, RING_U32(&r, r.cq.layout.off_tail));
+	EXPECT_EQ(12, RING_U32(&r, r.cq.layout.off_overflow));
+	EXPECT_EQ(KFAB_CQ_RING_OVERFLOW, RING_U32(&r, r.cq.layout.off_flags));
 	EXPECT_EQ(8, raw_consume(&r, &ctx));
 	EXPECT_EQ(1, ctx);
-	d.cq_id = r.id;
-	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_CQ_DRAIN, &d));
-	EXPECT_EQ(4, d.out_overflow);
+	test_cmd_cq_drain(r.fd, r.cq.id, &overflow);
+	EXPECT_EQ(4, overflow);
 	EXPECT_EQ(8, raw_consume(&r, &ctx));
 	EXPECT_EQ(9, ctx);
 	/* A post drains first, and keeps the order. */
-	ASSERT_EQ(0, post(r.fd, r.id, 0, 1, 21, NULL));
-	EXPECT_EQ(0, RING_U32(&r, r.open.out_ring.off_overflow));
-	EXPECT_EQ(0, RING_U32(&r, r.open.out_ring.off_flags));
+	ASSERT_EQ(0, post(r.fd, r.cq.id, 0, 1, 21, NULL));
+	EXPECT_EQ(0, RING_U32(&r, r.cq.layout.off_overflow));
+	EXPECT_EQ(0, RING_U32(&r, r.cq.layout.off_flags));
 	EXPECT_EQ(5, raw_consume(&r, &ctx));
 	EXPECT_EQ(17, ctx);
 	/* Errors: counted in the ring. */
-	ASSERT_EQ(0, post_err(r.fd, r.id, 0, 1, FI_EIO, NULL, 0));
-	EXPECT_EQ(1, RING_U32(&r, r.open.out_ring.off_err_count));
+	ASSERT_EQ(0, post_err(r.fd, r.cq.id, 0, 1, FI_EIO, NULL, 0));
+	EXPECT_EQ(1, RING_U32(&r, r.cq.layout.off_err_count));
 	close(r.fd);
 }
 
@@ -1019,10 +976,10 @@ TEST(raw_overflow_list_is_bounded)
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 1));
 	/* 1 slot, at most 1024 in the overflow list: then -ENOSPC. */
-	ASSERT_EQ(0, post(r.fd, r.id, 0, 2000, 0, &out));
+	ASSERT_EQ(0, post(r.fd, r.cq.id, 0, 2000, 0, &out));
 	EXPECT_EQ(1025, out.out_posted);
 	EXPECT_EQ(1024, out.out_overflowed);
-	EXPECT_EQ(-ENOSPC, post(r.fd, r.id, 0, 1, 0, NULL));
+	EXPECT_EQ(-ENOSPC, post(r.fd, r.cq.id, 0, 1, 0, NULL));
 	close(r.fd);
 }
 
@@ -1043,7 +1000,7 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 
 	RETURN_IF_SETUP_SKIPPED();
 	/* An innocent CQ in this process, busy all along. */
-	cq = open_cq(_metadata, self->domain, FI_CQ_FORMAT_CONTEXT, 16,
+	cq = open_cq(_metadata, self->fi.domain, FI_CQ_FORMAT_CONTEXT, 16,
 		     FI_WAIT_FD, &h);
 	ASSERT_NE(NULL, cq);
 
@@ -1057,31 +1014,28 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 		if (raw_cq_open(&r, 16))
 			_exit(1);
 		for (i = 0; i < 300; i++) {
-			struct kfab_cq_drain d = { .size = sizeof(d),
-						   .cq_id = r.id };
-			struct kfab_cq_readerr e = { .size = sizeof(e),
-						     .cq_id = r.id };
+			struct kfab_cq_readerr e;
 
 			/* Every byte it can write: head, armed, the rest. */
-			scribble(r.cons, r.open.out_ring.cons.size, &seed);
+			scribble(r.cq.cons, r.cq.layout.cons.size, &seed);
 			if (i % 3 == 0)	/* and now and then wild values */
-				CONS_U32(&r, r.open.out_ring.off_head) =
-					RING_U32(&r, r.open.out_ring.off_tail) +
+				CONS_U32(&r, r.cq.layout.off_head) =
+					RING_U32(&r, r.cq.layout.off_tail) +
 					(uint32_t)rand_r(&seed) % 64 - 32;
-			post(r.fd, r.id, 0, 1 + i % 40, i, NULL);
-			post_err(r.fd, r.id, 0, i, FI_EIO, NULL, 0);
-			kfab_ioctl(r.fd, KFAB_IOC_CQ_DRAIN, &d);
-			kfab_ioctl(r.fd, KFAB_IOC_CQ_READERR, &e);
+			post(r.fd, r.cq.id, 0, 1 + i % 40, i, NULL);
+			post_err(r.fd, r.cq.id, 0, i, FI_EIO, NULL, 0);
+			_test_cmd_cq_drain(r.fd, r.cq.id, NULL);
+			_test_cmd_cq_readerr(r.fd, r.cq.id, NULL, 0, &e);
 			raw_consume(&r, NULL);
 		}
 		/* A sane head again: the CQ works on, as far as it can. */
-		CONS_U32(&r, r.open.out_ring.off_head) =
-			RING_U32(&r, r.open.out_ring.off_tail);
+		CONS_U32(&r, r.cq.layout.off_head) =
+			RING_U32(&r, r.cq.layout.off_tail);
 		raw_consume(&r, NULL);
-		i = post(r.fd, r.id, 0, 1, 0, NULL);
+		i = post(r.fd, r.cq.id, 0, 1, 0, NULL);
 		if (i && i != -ENOSPC)
 			_exit(2);
-		_exit(kfab_destroy(r.fd, r.id) ? 3 : 0);
+		_exit(_test_cmd_destroy(r.fd, r.cq.id) ? 3 : 0);
 	}
 
 	for (round = 0; round < 200; round++) {
@@ -1096,7 +1050,7 @@ TEST_F_TIMEOUT(dom, scribbling_over_the_mapping_hurts_only_that_cq, 120)
 
 TEST(debugfs_shows_each_cq_and_counter)
 {
-	struct kfab_cntr_open co = { .size = sizeof(co) };
+	uint32_t cntr;
 	char line[512];
 	bool cq_seen = false, cntr_seen = false;
 	struct raw_cq r;
@@ -1105,9 +1059,8 @@ TEST(debugfs_shows_each_cq_and_counter)
 	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
 	ASSERT_EQ(0, raw_cq_open(&r, 4));
-	co.domain_id = r.dom;
-	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_CNTR_OPEN, &co));
-	ASSERT_EQ(0, post(r.fd, r.id, co.out_cntr_id, 6, 0, NULL));
+	test_cmd_cntr_open(r.fd, r.dom, &cntr, NULL);
+	ASSERT_EQ(0, post(r.fd, r.cq.id, cntr, 6, 0, NULL));
 	f = fopen("/sys/kernel/debug/kfab/contexts", "r");
 	if (!f)
 		SKIP(close(r.fd); return, "debugfs not mounted");
@@ -1126,49 +1079,41 @@ TEST(debugfs_shows_each_cq_and_counter)
 
 TEST(raw_counter_mapping_wait_and_update)
 {
-	struct kfab_cntr_open co = { .size = sizeof(co) };
-	struct kfab_cntr_update u = { .size = sizeof(u) };
-	struct kfab_cntr_wait w = { .size = sizeof(w) };
+	struct kfab_cntr_open co;
+	struct kfab_cntr_wait w = { 0 };
 	const uint8_t *map;
+	uint64_t value;
 	uint32_t dom;
 	int fd;
 
 	if (!kfab_test_module())
 		SKIP(return, "needs the CONFIG_KFAB_TEST build of kfab.ko");
-	fd = kfab_open();
-	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, kfab_domain_alloc(fd, &dom));
-	co.domain_id = dom;
-	ASSERT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &co));
-	map = mmap(NULL, co.out_region.size, PROT_READ, MAP_SHARED, fd,
-		   co.out_region.offset);
-	ASSERT_NE(MAP_FAILED, map);
-	EXPECT_EQ(MAP_FAILED, mmap(NULL, co.out_region.size, PROT_READ | PROT_WRITE,
-				   MAP_SHARED, fd, co.out_region.offset));
-	u.cntr_id = co.out_cntr_id;
-	u.op = KFAB_CNTR_ADD;
-	u.value = 9;
-	ASSERT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u));
-	EXPECT_EQ(9, u.out_value);
+	test_open_domain(&fd, &dom);
+	test_cmd_cntr_open(fd, dom, NULL, &co);
+	map = test_mmap(fd, &co.out_region, PROT_READ);
+	EXPECT_EQ(MAP_FAILED, _test_mmap(fd, &co.out_region,
+					 PROT_READ | PROT_WRITE));
+	test_cmd_cntr_update(fd, co.out_cntr_id, KFAB_CNTR_ADD, 9, &value,
+			     NULL);
+	EXPECT_EQ(9, value);
 	EXPECT_EQ(9, *(const volatile uint64_t *)(map + co.out_off_value));
 	EXPECT_EQ(2, *(const volatile uint32_t *)(map + co.out_off_seq));
-	u.op = KFAB_CNTR_SET_ERR;
-	u.value = 4;
-	ASSERT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u));
+	test_cmd_cntr_update(fd, co.out_cntr_id, KFAB_CNTR_SET_ERR, 4, NULL,
+			     NULL);
 	EXPECT_EQ(4, *(const volatile uint64_t *)(map + co.out_off_err));
-	u.op = KFAB_CNTR_OP_MAX;
-	EXPECT_EQ(-EINVAL, kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u));
+	test_err_cntr_update(EINVAL, fd, co.out_cntr_id, KFAB_CNTR_OP_MAX, 4,
+			     NULL, NULL);
 
 	w.cntr_id = co.out_cntr_id;
 	w.threshold = 9;
 	w.err = 4;
-	EXPECT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, &w));
+	test_cmd_cntr_wait(fd, &w);
 	EXPECT_EQ(9, w.out_value);
 	w.threshold = 10;
 	w.timeout_ms = 50;
-	EXPECT_EQ(-ETIMEDOUT, kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, &w));
+	test_err_cntr_wait(ETIMEDOUT, fd, &w);
 	w.err = 0;
-	EXPECT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, &w));
+	test_cmd_cntr_wait(fd, &w);
 	EXPECT_EQ(4, w.out_err);
 	close(fd);
 }

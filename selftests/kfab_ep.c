@@ -34,24 +34,12 @@
 #include <rdma/fi_tagged.h>
 
 #include <linux/kfab.h>
-/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
-#define kfab_query kfab_ext_query
 #include <kfab/kfab.h>
-#undef kfab_query
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define TIMEOUT_MS	10000
-
-/* Does the running module know endpoints?  (Not before kernel/ep.c.) */
-static bool have_endpoints(void)
-{
-	struct kfab_ep_open cmd = { .size = sizeof(cmd) };
-
-	return kfab_knows(KFAB_IOC_EP_OPEN, &cmd);
-}
 
 /* fi_tx_size_left() and fi_rx_size_left() are deprecated wrappers of these. */
 static ssize_t tx_left(struct fid_ep *ep)
@@ -62,98 +50,6 @@ static ssize_t tx_left(struct fid_ep *ep)
 static ssize_t rx_left(struct fid_ep *ep)
 {
 	return ep->ops->rx_size_left(ep);
-}
-
-static struct fi_info *ep_hints(void)
-{
-	struct fi_info *hints = fi_allocinfo();
-
-	if (!hints)
-		return NULL;
-	hints->fabric_attr->prov_name = strdup("kfab");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
-	return hints;
-}
-
-/* The objects of one side: fabric, domain, AV, CQ, endpoint. */
-struct side {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-};
-
-static int side_open(struct side *s, uint64_t caps, bool enable)
-{
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_info *hints = ep_hints();
-	int rc;
-
-	if (!hints)
-		return -FI_ENOMEM;
-	if (caps)
-		hints->caps = caps;
-	rc = fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &s->info);
-	fi_freeinfo(hints);
-	if (!rc)
-		rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
-	if (!rc)
-		rc = fi_domain(s->fabric, s->info, &s->domain, NULL);
-	if (!rc)
-		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
-	if (!rc)
-		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
-	if (!rc)
-		rc = fi_endpoint(s->domain, s->info, &s->ep, NULL);
-	if (!rc && enable)
-		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
-	if (!rc && enable)
-		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!rc && enable)
-		rc = fi_enable(s->ep);
-	return rc;
-}
-
-static void side_close(struct __test_metadata *_metadata, struct side *s)
-{
-	if (s->ep)
-		EXPECT_EQ(0, fi_close(&s->ep->fid));
-	if (s->cq)
-		EXPECT_EQ(0, fi_close(&s->cq->fid));
-	if (s->av)
-		EXPECT_EQ(0, fi_close(&s->av->fid));
-	if (s->domain)
-		EXPECT_EQ(0, fi_close(&s->domain->fid));
-	if (s->fabric)
-		EXPECT_EQ(0, fi_close(&s->fabric->fid));
-	if (s->info)
-		fi_freeinfo(s->info);
-	memset(s, 0, sizeof(*s));
-}
-
-/*
- * One completion from @cq (which also progresses its endpoints), while
- * @other's endpoints are progressed too: 1, -FI_EAVAIL, or -FI_EAGAIN
- * after @ms.
- */
-static ssize_t wait_cq(struct fid_cq *cq, struct fid_cq *other,
-		       struct fi_cq_tagged_entry *e, fi_addr_t *src, int ms)
-{
-	uint64_t end = kfab_now_ms() + ms;
-	ssize_t rc;
-
-	do {
-		if (other)
-			(void)fi_cq_read(other, NULL, 0);
-		rc = fi_cq_readfrom(cq, e, 1, src);
-		if (rc != -FI_EAGAIN)
-			return rc;
-	} while (kfab_now_ms() < end);
-	return -FI_EAGAIN;
 }
 
 static void fill(void *buf, size_t len, unsigned int seed)
@@ -179,22 +75,23 @@ static bool check_fill(const void *buf, size_t len, unsigned int seed)
 /* ---- the control path: one endpoint, not enabled ---- */
 
 FIXTURE(ep) {
-	struct side s;
+	struct kfab_test_fi s;
 };
 
 FIXTURE_SETUP(ep)
 {
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
-	ASSERT_EQ(0, side_open(&self->s, 0, false));
+	ASSERT_EQ(0, _test_fi_side_open(&self->s, kfab_test_rdm_hints(),
+					false));
 }
 
 FIXTURE_TEARDOWN(ep)
 {
-	side_close(_metadata, &self->s);
+	test_fi_close(&self->s);
 }
 
 TEST_F(ep, open_close)
@@ -834,8 +731,8 @@ TEST_F(ep, data_path_argument_checks)
 /* ---- the data path: endpoints of one process ---- */
 
 FIXTURE(pair) {
-	struct side a;		/* sender */
-	struct side b;		/* receiver */
+	struct kfab_test_fi a;		/* sender */
+	struct kfab_test_fi b;		/* receiver */
 	fi_addr_t a_at_b;	/* a's address in b's AV */
 	fi_addr_t b_at_a;	/* b's address in a's AV */
 };
@@ -856,25 +753,27 @@ static int insert_name(struct fid_ep *from, struct fid_av *av,
 FIXTURE_SETUP(pair)
 {
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
-	ASSERT_EQ(0, side_open(&self->a, 0, true));
-	ASSERT_EQ(0, side_open(&self->b, 0, true));
+	ASSERT_EQ(0, _test_fi_side_open(&self->a, kfab_test_rdm_hints(), true));
+	ASSERT_EQ(0, _test_fi_side_open(&self->b, kfab_test_rdm_hints(), true));
 	ASSERT_EQ(0, insert_name(self->b.ep, self->a.av, &self->b_at_a));
 	ASSERT_EQ(0, insert_name(self->a.ep, self->b.av, &self->a_at_b));
 }
 
 FIXTURE_TEARDOWN(pair)
 {
-	side_close(_metadata, &self->a);
-	side_close(_metadata, &self->b);
+	test_fi_close(&self->a);
+	test_fi_close(&self->b);
 }
 
 /* b's next completion, with a progressed meanwhile. */
-#define WAIT_B(e, src)	wait_cq(self->b.cq, self->a.cq, (e), (src), TIMEOUT_MS)
-#define WAIT_A(e)	wait_cq(self->a.cq, self->b.cq, (e), NULL, TIMEOUT_MS)
+#define WAIT_B(e, src)	\
+	kfab_test_wait_cq(self->b.cq, self->a.cq, (e), (src), NULL, TIMEOUT_MS)
+#define WAIT_A(e)	\
+	kfab_test_wait_cq(self->a.cq, self->b.cq, (e), NULL, NULL, TIMEOUT_MS)
 
 TEST_F(pair, send_recv)
 {
@@ -1149,7 +1048,8 @@ TEST_F(pair, more_batches_until_the_last)
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg[i], FI_MORE));
 	/* Nothing is delivered, however much both sides progress. */
-	EXPECT_EQ(-FI_EAGAIN, wait_cq(self->b.cq, self->a.cq, &e, NULL, 200));
+	EXPECT_EQ(-FI_EAGAIN, kfab_test_wait_cq(self->b.cq, self->a.cq, &e,
+						NULL, NULL, 200));
 	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg[3], 0));
 	/* Then everything, in order. */
 	for (i = 0; i < 4; i++) {
@@ -1189,14 +1089,14 @@ TEST_F(pair, unexpected_message)
 
 TEST_F(pair, directed_receive)
 {
-	struct side c = { 0 };
+	struct kfab_test_fi c = { 0 };
 	fi_addr_t c_at_b, b_at_c;
 	uint32_t from_a = 0xa, from_c = 0xc, r_for_c = 0, r_any = 0;
 	struct fi_cq_tagged_entry e;
 	fi_addr_t src;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, side_open(&c, 0, true));
+	ASSERT_EQ(0, _test_fi_side_open(&c, kfab_test_rdm_hints(), true));
 	ASSERT_EQ(0, insert_name(c.ep, self->b.av, &c_at_b));
 	ASSERT_EQ(0, insert_name(self->b.ep, c.av, &b_at_c));
 	/* b waits for c first, then for anyone. */
@@ -1213,14 +1113,15 @@ TEST_F(pair, directed_receive)
 	EXPECT_EQ(self->a_at_b, src);
 	ASSERT_EQ(0, fi_send(c.ep, &from_c, sizeof(from_c), NULL,
 			     b_at_c, NULL));
-	ASSERT_EQ(1, wait_cq(self->b.cq, c.cq, &e, &src, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, &src, NULL,
+				       TIMEOUT_MS));
 	EXPECT_EQ(&r_for_c, e.op_context);
 	EXPECT_EQ(0xcU, r_for_c);
 	EXPECT_EQ(c_at_b, src);
 	/* a's send completion, then c's. */
 	ASSERT_EQ(1, WAIT_A(&e));
-	ASSERT_EQ(1, wait_cq(c.cq, NULL, &e, NULL, TIMEOUT_MS));
-	side_close(_metadata, &c);
+	ASSERT_EQ(1, kfab_test_wait_cq(c.cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	test_fi_close(&c);
 }
 
 TEST_F(pair, tag_and_ignore_matching)
@@ -1252,7 +1153,8 @@ TEST_F(pair, tag_and_ignore_matching)
 			     FI_ADDR_UNSPEC, &r1));
 	ASSERT_EQ(0, fi_tsend(self->a.ep, &v1, sizeof(v1), NULL, self->b_at_a,
 			      0, NULL));
-	EXPECT_EQ(-FI_EAGAIN, wait_cq(self->b.cq, self->a.cq, &e, NULL, 200));
+	EXPECT_EQ(-FI_EAGAIN, kfab_test_wait_cq(self->b.cq, self->a.cq, &e,
+						NULL, NULL, 200));
 	ASSERT_EQ(0, fi_send(self->a.ep, &v2, sizeof(v2), NULL, self->b_at_a,
 			     NULL));
 	ASSERT_EQ(1, WAIT_B(&e, NULL));
@@ -1326,16 +1228,6 @@ TEST_F(pair, sizes)
 
 /* ---- the data path: two processes ---- */
 
-static int xwrite(int fd, const void *buf, size_t len)
-{
-	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-static int xread(int fd, void *buf, size_t len)
-{
-	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
 /*
  * One side of a ping-pong between processes: names through pipes, then
  * @rounds rounds of every size, tagged and not; 0 when all went well.
@@ -1343,7 +1235,7 @@ static int xread(int fd, void *buf, size_t len)
 static int ping_pong(bool first, int rfd, int wfd)
 {
 	static const size_t sizes[] = { 0, 1, 64, 4096, 65536, 1 << 20 };
-	struct side s = { 0 };
+	struct kfab_test_fi s = { 0 };
 	struct kfab_addr mine, peer;
 	struct fi_cq_tagged_entry e;
 	fi_addr_t peer_addr, src;
@@ -1352,10 +1244,11 @@ static int ping_pong(bool first, int rfd, int wfd)
 	int rc = 1;
 
 	buf = malloc(1 << 20);
-	if (!buf || side_open(&s, 0, true))
+	if (!buf || _test_fi_side_open(&s, kfab_test_rdm_hints(), true))
 		goto out;
 	if (fi_getname(&s.ep->fid, &mine, &len) ||
-	    xwrite(wfd, &mine, sizeof(mine)) || xread(rfd, &peer, sizeof(peer)))
+	    kfab_write_all(wfd, &mine, sizeof(mine)) ||
+	    kfab_read_all(rfd, &peer, sizeof(peer)))
 		goto out;
 	if (fi_av_insert(s.av, &peer, 1, &peer_addr, 0, NULL) != 1)
 		goto out;
@@ -1369,7 +1262,8 @@ static int ping_pong(bool first, int rfd, int wfd)
 				     fi_send(s.ep, buf, sizes[i], NULL,
 					     peer_addr, NULL))
 				goto out;
-			if (wait_cq(s.cq, NULL, &e, NULL, TIMEOUT_MS) != 1)
+			if (kfab_test_wait_cq(s.cq, NULL, &e, NULL, NULL,
+					      TIMEOUT_MS) != 1)
 				goto out;
 		}
 		memset(buf, 0, sizes[i]);
@@ -1377,7 +1271,8 @@ static int ping_pong(bool first, int rfd, int wfd)
 				      i, 0, buf) :
 			     fi_recv(s.ep, buf, sizes[i], NULL, peer_addr, buf))
 			goto out;
-		if (wait_cq(s.cq, NULL, &e, &src, TIMEOUT_MS) != 1 ||
+		if (kfab_test_wait_cq(s.cq, NULL, &e, &src, NULL,
+				      TIMEOUT_MS) != 1 ||
 		    e.op_context != buf || e.len != sizes[i] ||
 		    src != peer_addr || (tagged && e.tag != i) ||
 		    !check_fill(buf, sizes[i], (unsigned int)i))
@@ -1389,13 +1284,15 @@ static int ping_pong(bool first, int rfd, int wfd)
 				     fi_send(s.ep, buf, sizes[i], NULL,
 					     peer_addr, NULL))
 				goto out;
-			if (wait_cq(s.cq, NULL, &e, NULL, TIMEOUT_MS) != 1)
+			if (kfab_test_wait_cq(s.cq, NULL, &e, NULL, NULL,
+					      TIMEOUT_MS) != 1)
 				goto out;
 		}
 	}
 	rc = 0;
 	/* Neither side closes before the other is done with it. */
-	if (xwrite(wfd, &rc, sizeof(rc)) || xread(rfd, &rc, sizeof(rc)))
+	if (kfab_write_all(wfd, &rc, sizeof(rc)) ||
+	    kfab_read_all(rfd, &rc, sizeof(rc)))
 		rc = 1;
 out:
 	if (s.ep)
@@ -1420,9 +1317,9 @@ TEST(two_processes_ping_pong)
 	pid_t pid;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
 	ASSERT_EQ(0, pipe(to_child));
 	ASSERT_EQ(0, pipe(to_parent));
@@ -1472,14 +1369,14 @@ static uint32_t flood_sum(const unsigned char *p, size_t len)
 
 static int flood_sender(uint32_t id, const struct kfab_addr *to, int done_fd)
 {
-	struct side s = { 0 };
+	struct kfab_test_fi s = { 0 };
 	unsigned char *buf = malloc(FLOOD_MAX);
 	struct fi_cq_tagged_entry e;
 	fi_addr_t dest;
 	uint32_t seq, completed = 0, rnd = id * 7919 + 1;
 	int rc;
 
-	if (!buf || side_open(&s, 0, true) ||
+	if (!buf || _test_fi_side_open(&s, kfab_test_rdm_hints(), true) ||
 	    fi_av_insert(s.av, to, 1, &dest, 0, NULL) != 1)
 		return 1;
 	for (seq = 0; seq < FLOOD_MSGS; seq++) {
@@ -1513,7 +1410,7 @@ static int flood_sender(uint32_t id, const struct kfab_addr *to, int done_fd)
 		}
 	}
 	rc = 0;
-	if (xwrite(done_fd, &rc, sizeof(rc)))
+	if (kfab_write_all(done_fd, &rc, sizeof(rc)))
 		return 4;
 	/* Stay until the receiver has everything (a pipe closes on exit). */
 	pause();
@@ -1563,7 +1460,7 @@ TEST_F_TIMEOUT(pair, four_processes_flood_one_receiver, 600)
 	for (i = 0; i < FLOOD_SENDERS; i++) {
 		int status;
 
-		ASSERT_EQ(0, xread(done[0], &rc, sizeof(rc)));
+		ASSERT_EQ(0, kfab_read_all(done[0], &rc, sizeof(rc)));
 		kill(pids[i], SIGKILL);
 		ASSERT_EQ(pids[i], waitpid(pids[i], &status, 0));
 	}

@@ -44,14 +44,6 @@
 #define FAIL_NTH "/proc/thread-self/fail-nth"
 #define MAX_WALK 1000
 
-static bool has_test_feature(int fd)
-{
-	struct kfab_query q = { .size = sizeof(q) };
-
-	return !kfab_ioctl(fd, KFAB_IOC_QUERY, &q) &&
-	       (q.features & KFAB_FEATURE_TEST);
-}
-
 /* Arm @point to fail on the @nth pass; returns what was still to go. */
 static int arm(int fd, unsigned int point, unsigned int nth)
 {
@@ -95,42 +87,28 @@ static bool __attribute__((format(printf, 1, 2))) why(const char *fmt, ...)
 	return false;
 }
 
-static int op_query(int fd)
-{
-	struct kfab_query q = { .size = sizeof(q) };
-	int rc = kfab_ioctl(fd, KFAB_IOC_QUERY, &q);
-
-	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
-}
-
 static int op_domain_alloc(int fd)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	int rc = kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+	uint32_t id;
+	int rc = _test_cmd_domain_alloc(fd, &id);
 
 	/* The lowest free id: anything else means a slot leaked. */
-	return rc ? rc : (cmd.out_domain_id == 2 ? 0 : -EPROTO);
+	return rc ? rc : (id == 2 ? 0 : -EPROTO);
 }
 
 static void undo_domain_alloc(int fd)
 {
-	struct kfab_destroy d = { .size = sizeof(d), .id = 2 };
-
-	kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+	_test_cmd_destroy(fd, 2);
 }
 
 static int op_destroy(int fd)
 {
-	struct kfab_destroy d = { .size = sizeof(d), .id = 1 };
-
-	return kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+	return _test_cmd_destroy(fd, 1);
 }
 
 static void undo_destroy(int fd)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-
-	kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd);
+	_test_cmd_domain_alloc(fd, NULL);
 }
 
 /* ---- address vectors ---- */
@@ -177,14 +155,13 @@ static int av_open_cmd(int fd, const char *name, uint32_t flags,
 		       struct kfab_av_open *out)
 {
 	struct kfab_av_open cmd = {
-		.size = sizeof(cmd),
 		.flags = flags,
 		.domain_id = 1,
 		.count = AV_COUNT,
 		.mode = 0600,
 		.name = (uintptr_t)name,
 	};
-	int rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &cmd);
+	int rc = _test_cmd_av_open(fd, &cmd, NULL);
 
 	if (out)
 		*out = cmd;
@@ -197,7 +174,7 @@ static uint32_t av_insert_one(int fd, const struct kfab_addr *addr)
 	uint32_t index = KFAB_AV_INDEX_NONE;
 	int32_t err = -1;
 
-	if (kfab_av_insert(fd, 2, addr, 1, &index, &err, NULL) || err)
+	if (_test_cmd_av_insert(fd, 2, addr, 1, &index, &err, NULL) || err)
 		return KFAB_AV_INDEX_NONE;
 	return index;
 }
@@ -216,7 +193,7 @@ static bool av_name_exists(int fd)
 	int rc = av_open_cmd(fd, av.name, KFAB_AV_OPEN_NO_CREATE, &o);
 
 	if (!rc)
-		kfab_destroy(fd, o.out_av_id);
+		_test_cmd_destroy(fd, o.out_av_id);
 	return !rc;
 }
 
@@ -303,7 +280,7 @@ static void av_teardown_table(int fd)
 	if (av.map)
 		munmap((void *)av.map, av.open.out_region.size);
 	av.map = NULL;
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 /* av_open: an unnamed AV */
@@ -318,7 +295,7 @@ static int op_av_open(int fd)
 
 static void undo_av_open(int fd)
 {
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 /* av_open_named: creating a named AV */
@@ -371,13 +348,13 @@ static bool check_av_open_named(int fd, int rc)
 
 static void undo_av_open_named(int fd)
 {
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 static void undo_av_open_persist(int fd)
 {
-	kfab_destroy(fd, 2);
-	kfab_av_unlink(fd, av.name);
+	_test_cmd_destroy(fd, 2);
+	_test_cmd_av_unlink(fd, av.name);
 }
 
 /* av_open_existing: a second open of a named AV (id 2) of this file */
@@ -418,12 +395,12 @@ static bool check_av_open_existing(int fd, int rc)
 
 static void undo_av_open_existing(int fd)
 {
-	kfab_destroy(fd, 3);
+	_test_cmd_destroy(fd, 3);
 }
 
 static void teardown_av_existing(int fd)
 {
-	kfab_destroy(fd, 2);
+	_test_cmd_destroy(fd, 2);
 }
 
 /* av_insert: a few addresses, one of them in the table already */
@@ -443,7 +420,7 @@ static int op_av_insert(int fd)
 		av.errors[i] = 0x5a5a5a5a;
 	}
 	av.inserted = 0;
-	return kfab_av_insert(fd, 2, av.addrs, AV_NADDRS, av.indices,
+	return _test_cmd_av_insert(fd, 2, av.addrs, AV_NADDRS, av.indices,
 			     av.errors, &av.inserted);
 }
 
@@ -505,7 +482,7 @@ static bool check_av_insert(int fd, int rc)
 		if (!addr_eq(&av_entry(got)->addr, &av.addrs[i]))
 			return why("ep %u: inserted at %u, the table shows another",
 				   10 + i, got);
-		if (kfab_av_remove(fd, 2, &got, 1))
+		if (_test_cmd_av_remove(fd, 2, &got, 1))
 			return why("ep %u: cannot remove it again", 10 + i);
 	}
 	if (av.map->used != used)
@@ -521,7 +498,7 @@ static void undo_av_insert(int fd)
 
 	for (i = 1; i < AV_NADDRS; i++)
 		if (!av.errors[i])
-			kfab_av_remove(fd, 2, &av.indices[i], 1);
+			_test_cmd_av_remove(fd, 2, &av.indices[i], 1);
 }
 
 /* av_remove: two of three entries */
@@ -536,7 +513,7 @@ static int setup_av_remove(int fd)
 
 static int op_av_remove(int fd)
 {
-	return kfab_av_remove(fd, 2, av_remove_indices, 2);
+	return _test_cmd_av_remove(fd, 2, av_remove_indices, 2);
 }
 
 /* All or nothing. */
@@ -582,7 +559,7 @@ static int setup_av_persist(int fd, bool keep_open)
 	if (rc)
 		return rc;
 	if (!keep_open)
-		rc = kfab_destroy(fd, av.open.out_av_id);
+		rc = _test_cmd_destroy(fd, av.open.out_av_id);
 	av.named = kfab_avs(true);
 	return rc;
 }
@@ -599,7 +576,7 @@ static int setup_av_unlink_open(int fd)
 
 static int op_av_unlink(int fd)
 {
-	return kfab_av_unlink(fd, av.name);
+	return _test_cmd_av_unlink(fd, av.name);
 }
 
 static bool check_av_unlink(int fd, int rc)
@@ -636,8 +613,8 @@ static bool check_av_unlink_open(int fd, int rc)
 
 static void teardown_av_unlink(int fd)
 {
-	kfab_destroy(fd, 2);
-	kfab_av_unlink(fd, av.name);	/* -ENOENT once unlinked */
+	_test_cmd_destroy(fd, 2);
+	_test_cmd_av_unlink(fd, av.name);	/* -ENOENT once unlinked */
 }
 
 /*
@@ -649,30 +626,27 @@ static void teardown_av_unlink(int fd)
  */
 static int cq_destroy_2(int fd, int rc)
 {
-	struct kfab_destroy d = { .size = sizeof(d), .id = 2 };
-	int rc2 = kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+	int rc2 = _test_cmd_destroy(fd, 2);
 
 	return rc ? rc : rc2;
 }
 
 static int op_cq_cycle(int fd)
 {
-	struct kfab_cq_open o = { .size = sizeof(o), .domain_id = 1,
-				  .entries = 2 };
-	struct kfab_test_cq_post p = { .size = sizeof(p), .cq_id = 2,
-				       .count = 5, .context = 1 };
-	struct kfab_cq_drain d = { .size = sizeof(d), .cq_id = 2 };
-	struct kfab_cq_readerr r = { .size = sizeof(r), .cq_id = 2 };
+	struct kfab_test_cq_post p = { .cq_id = 2, .count = 5, .context = 1 };
+	struct kfab_cq_layout ring;
+	struct kfab_cq_readerr r;
 	char data[8] = "fail", out[8];
+	uint32_t id;
 	int rc;
 
-	rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &o);
+	rc = _test_cmd_cq_open(fd, 1, 2, 0, &id, &ring);
 	if (rc)
 		return rc;
-	if (o.out_cq_id != 2 || o.out_ring.ring.offset != 1ull << 32 ||
-	    o.out_ring.cons.offset != 2ull << 32)
+	if (id != 2 || ring.ring.offset != 1ull << 32 ||
+	    ring.cons.offset != 2ull << 32)
 		return cq_destroy_2(fd, -EPROTO);
-	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
+	rc = _test_cmd_test_cq_post(fd, &p);
 	if (rc)
 		return cq_destroy_2(fd, rc);
 	p.flags = KFAB_TEST_POST_ERROR;
@@ -680,21 +654,18 @@ static int op_cq_cycle(int fd)
 	p.err = 5;
 	p.err_data = (uintptr_t)data;
 	p.err_data_size = sizeof(data);
-	rc = kfab_ioctl(fd, KFAB_IOC_TEST_CQ_POST, &p);
+	rc = _test_cmd_test_cq_post(fd, &p);
 	if (rc)
 		return cq_destroy_2(fd, rc);
-	rc = kfab_ioctl(fd, KFAB_IOC_CQ_DRAIN, &d);
+	rc = _test_cmd_cq_drain(fd, 2, NULL);
 	if (rc)
 		return cq_destroy_2(fd, rc);
-	r.err_data = (uintptr_t)out;
-	r.err_data_size = sizeof(out);
-	rc = kfab_ioctl(fd, KFAB_IOC_CQ_READERR, &r);
+	rc = _test_cmd_cq_readerr(fd, 2, out, sizeof(out), &r);
 	if (rc) {
 		/* The fault was one-shot: the error must still be there. */
-		struct kfab_cq_readerr again = r;
+		struct kfab_cq_readerr again;
 
-		again.size = sizeof(again);
-		if (kfab_ioctl(fd, KFAB_IOC_CQ_READERR, &again) ||
+		if (_test_cmd_cq_readerr(fd, 2, out, sizeof(out), &again) ||
 		    again.out_entry.op_context != 1)
 			rc = -EPROTO;
 		return cq_destroy_2(fd, rc);
@@ -707,23 +678,20 @@ static int op_cq_cycle(int fd)
 /* The same for a counter: open (id 2, first cookie), set, wait, destroy. */
 static int op_cntr_cycle(int fd)
 {
-	struct kfab_cntr_open o = { .size = sizeof(o), .domain_id = 1 };
-	struct kfab_cntr_update u = { .size = sizeof(u), .cntr_id = 2,
-				      .op = KFAB_CNTR_SET, .value = 3 };
-	struct kfab_cntr_wait w = { .size = sizeof(w), .cntr_id = 2,
-				    .threshold = 3 };
+	struct kfab_cntr_wait w = { .cntr_id = 2, .threshold = 3 };
+	struct kfab_cntr_open o;
 	int rc;
 
-	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_OPEN, &o);
+	rc = _test_cmd_cntr_open(fd, 1, NULL, &o);
 	if (rc)
 		return rc;
 	if (o.out_cntr_id != 2 || o.out_region.offset != 1ull << 32)
 		return cq_destroy_2(fd, -EPROTO);
 	/* SET is idempotent: a lost answer is no lost update. */
-	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_UPDATE, &u);
+	rc = _test_cmd_cntr_update(fd, 2, KFAB_CNTR_SET, 3, NULL, NULL);
 	if (rc)
 		return cq_destroy_2(fd, rc);
-	rc = kfab_ioctl(fd, KFAB_IOC_CNTR_WAIT, &w);
+	rc = _test_cmd_cntr_wait(fd, &w);
 	if (!rc && w.out_value != 3)
 		rc = -EPROTO;
 	return cq_destroy_2(fd, rc);
@@ -735,8 +703,7 @@ static int destroy_ids(int fd, int rc, const uint32_t *ids, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++) {
-		struct kfab_destroy d = { .size = sizeof(d), .id = ids[i] };
-		int rc2 = kfab_ioctl(fd, KFAB_IOC_DESTROY, &d);
+		int rc2 = _test_cmd_destroy(fd, ids[i]);
 
 		if (!rc && rc2 && rc2 != -ENOENT)
 			rc = rc2;
@@ -745,21 +712,19 @@ static int destroy_ids(int fd, int rc, const uint32_t *ids, unsigned int n)
 }
 
 /* Queue one request in a mapped ring and ring its doorbell. */
-static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
-		    uint32_t off_tail, uint32_t off_sqes,
+static int ring_one(int fd, uint32_t id, const struct kfab_sq_layout *sq,
 		    const struct kfab_sqe *sqe)
 {
-	struct kfab_doorbell d = { .size = sizeof(d), .obj_id = id };
-	uint8_t *ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			     fd, off);
+	uint8_t *ring = _test_mmap(fd, &sq->region, PROT_READ | PROT_WRITE);
 	int rc;
 
 	if (ring == MAP_FAILED)
 		return -errno;
-	memcpy(ring + off_sqes, sqe, sizeof(*sqe));
-	__atomic_store_n((uint32_t *)(ring + off_tail), 1, __ATOMIC_RELEASE);
-	rc = kfab_ioctl(fd, KFAB_IOC_DOORBELL, &d);
-	munmap(ring, size);
+	memcpy(ring + sq->off_entries, sqe, sizeof(*sqe));
+	__atomic_store_n((uint32_t *)(ring + sq->off_tail), 1,
+			 __ATOMIC_RELEASE);
+	rc = _test_cmd_doorbell(fd, id, NULL);
+	_test_munmap(ring, &sq->region);
 	return rc;
 }
 
@@ -772,72 +737,55 @@ static int ring_one(int fd, uint32_t id, uint64_t off, uint64_t size,
 static int op_ep_cycle(int fd)
 {
 	static const uint32_t ids[] = { 4, 5, 3, 2 };
-	struct kfab_av_open avo = { .size = sizeof(avo), .domain_id = 1 };
-	struct kfab_cq_open cqo = { .size = sizeof(cqo), .domain_id = 1,
-				    .entries = 4,
-				    .flags = KFAB_CQ_OPEN_PAYLOAD };
-	struct kfab_ep_open epo = { .size = sizeof(epo), .domain_id = 1,
-				    .type = KFAB_EP_TYPE_RDM,
-				    .sq_entries = 4 };
-	struct kfab_srx_open so = { .size = sizeof(so), .domain_id = 1,
-				    .sq_entries = 4 };
-	struct kfab_ep_bind b = { .size = sizeof(b), .ep_id = 4 };
-	struct kfab_ep_enable en = { .size = sizeof(en), .ep_id = 4 };
+	struct kfab_av_open avo = { .domain_id = 1 };
 	struct kfab_sqe sqe = { .iov_count = 1,
 				.flags = KFAB_SQE_COMPLETION };
-	char buf[16] = "fail-nth";
+	uint32_t av_id = 0, cq_id = 0, ep_id = 0, srx_id = 0;
 	uint32_t idx = KFAB_AV_INDEX_NONE;
+	char buf[16] = "fail-nth";
+	struct kfab_srx_open so;
+	struct kfab_ep_open epo;
 	int rc;
 
-	rc = kfab_ioctl(fd, KFAB_IOC_AV_OPEN, &avo);
+	rc = _test_cmd_av_open(fd, &avo, &av_id);
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_CQ_OPEN, &cqo);
+		rc = _test_cmd_cq_open(fd, 1, 4, KFAB_CQ_OPEN_PAYLOAD, &cq_id,
+				       NULL);
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &epo);
+		rc = _test_cmd_ep_open(fd, 1, 4, &ep_id, &epo);
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, &so);
-	if (!rc && (avo.out_av_id != 2 || cqo.out_cq_id != 3 ||
-		    epo.out_ep_id != 4 || so.out_srx_id != 5))
+		rc = _test_cmd_srx_open(fd, 1, 4, &srx_id, &so);
+	if (!rc && (av_id != 2 || cq_id != 3 || ep_id != 4 || srx_id != 5))
 		rc = -EPROTO;
-	if (!rc) {
-		b.obj_id = 2;
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
-	}
-	if (!rc) {
-		b.obj_id = 3;
-		b.flags = KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV;
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
-	}
-	if (!rc) {
-		b.obj_id = 5;
-		b.flags = 0;
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_BIND, &b);
-	}
 	if (!rc)
-		rc = kfab_ioctl(fd, KFAB_IOC_EP_ENABLE, &en);
+		rc = _test_cmd_ep_bind(fd, 4, 2, 0);
 	if (!rc)
-		rc = kfab_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL, NULL);
+		rc = _test_cmd_ep_bind(fd, 4, 3, KFAB_EP_BIND_TRANSMIT |
+				       KFAB_EP_BIND_RECV);
+	if (!rc)
+		rc = _test_cmd_ep_bind(fd, 4, 5, 0);
+	if (!rc)
+		rc = _test_cmd_ep_enable(fd, 4);
+	if (!rc)
+		rc = _test_cmd_av_insert(fd, 2, &epo.out_addr, 1, &idx, NULL,
+					 NULL);
 	if (!rc) {
 		sqe.opcode = KFAB_OP_RECV;
 		sqe.addr = KFAB_CQ_ADDR_NOTAVAIL;
 		sqe.iov[0].base = (uintptr_t)buf;
 		sqe.iov[0].len = sizeof(buf);
-		rc = ring_one(fd, 5, so.out_sq.region.offset,
-			      so.out_sq.region.size, so.out_sq.off_tail,
-			      so.out_sq.off_entries, &sqe);
+		rc = ring_one(fd, 5, &so.out_sq, &sqe);
 	}
 	if (!rc) {
 		sqe.opcode = KFAB_OP_SEND;
 		sqe.addr = idx;
-		rc = ring_one(fd, 4, epo.out_sq.region.offset,
-			      epo.out_sq.region.size, epo.out_sq.off_tail,
-			      epo.out_sq.off_entries, &sqe);
+		rc = ring_one(fd, 4, &epo.out_sq, &sqe);
 	}
 	return destroy_ids(fd, rc, ids, sizeof(ids) / sizeof(ids[0]));
 }
 
 static const struct walk_op walk_ops[] = {
-	{ "query", .run = op_query },
+	{ "query", .run = _test_query_abi },
 	{ "domain_alloc", .run = op_domain_alloc, .undo = undo_domain_alloc },
 	{ "destroy", .run = op_destroy, .undo = undo_destroy },
 	{ "cq_cycle", .run = op_cq_cycle },
@@ -869,22 +817,19 @@ static const struct walk_op walk_ops[] = {
 /* The file's state is one domain, id 1, and nothing else. */
 static bool state_is_one_domain(int fd)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
-	struct kfab_destroy d = { .size = sizeof(d) };
+	uint32_t id;
 
 	/* Ids are the lowest free: a leaked slot would make this 3 or more. */
-	if (kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd) || cmd.out_domain_id != 2)
+	if (_test_cmd_domain_alloc(fd, &id) || id != 2)
 		return false;
-	d.id = 2;
-	if (kfab_ioctl(fd, KFAB_IOC_DESTROY, &d))
+	if (_test_cmd_destroy(fd, 2))
 		return false;
 	/* Destroy and re-create id 1 to prove it is a live domain. */
-	d.id = 1;
-	if (kfab_ioctl(fd, KFAB_IOC_DESTROY, &d))
+	if (_test_cmd_destroy(fd, 1))
 		return false;
-	if (kfab_ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &cmd))
+	if (_test_cmd_domain_alloc(fd, &id))
 		return false;
-	return cmd.out_domain_id == 1;
+	return id == 1;
 }
 
 FIXTURE(walk) {
@@ -908,14 +853,14 @@ FIXTURE_VARIANT_ADD(walk, copy_out) {
 
 FIXTURE_SETUP(walk)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	uint32_t dom;
 
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	if (!has_test_feature(self->fd))
+	if (!kfab_fd_test_module(self->fd))
 		SKIP(return, "module built without CONFIG_KFAB_TEST");
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &cmd));
-	ASSERT_EQ(1, cmd.out_domain_id);
+	test_cmd_domain_alloc(self->fd, &dom);
+	ASSERT_EQ(1, dom);
 }
 
 FIXTURE_TEARDOWN(walk)
@@ -1005,7 +950,7 @@ TEST_F(walk, faults_are_per_file)
 	other = kfab_open();
 	ASSERT_LE(0, other);
 	ASSERT_EQ(0, arm(self->fd, variant->point, 1));
-	EXPECT_EQ(0, op_query(other));
+	EXPECT_EQ(0, _test_query_abi(other));
 	EXPECT_EQ(1, arm(self->fd, variant->point, 0));
 	close(other);
 }
@@ -1032,7 +977,7 @@ FIXTURE_SETUP(fault)
 {
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	if (!has_test_feature(self->fd))
+	if (!kfab_fd_test_module(self->fd))
 		SKIP(return, "module built without CONFIG_KFAB_TEST");
 }
 
@@ -1073,14 +1018,14 @@ TEST_F(fault, reports_remaining_and_fired_count)
 	EXPECT_EQ(0, f.out_remaining);
 	EXPECT_EQ(0, f.out_fired);
 	/* The first pass goes through, the second fails. */
-	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(0, _test_cmd_domain_alloc(self->fd, &id));
 	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
 			       KFAB_FAULT_ALLOC, 0, 0, &f));
 	EXPECT_EQ(1, f.out_remaining);
 	EXPECT_EQ(0, f.out_fired);
-	EXPECT_EQ(-ENOMEM, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(-ENOMEM, _test_cmd_domain_alloc(self->fd, &id));
 	/* One shot: the next pass goes through again. */
-	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(0, _test_cmd_domain_alloc(self->fd, &id));
 	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 0, 0, &f));
 	EXPECT_EQ(0, f.out_remaining);
 	EXPECT_EQ(1, f.out_fired);
@@ -1131,8 +1076,8 @@ TEST_F(fault, own_context_by_id_is_this_file)
 	EXPECT_NE(id, ctx_id_of(other));
 	ASSERT_EQ(0, fault_cmd(self->fd, 0, KFAB_FAULT_ALLOC, 1, id, &f));
 	EXPECT_EQ(id, f.out_ctx_id);
-	EXPECT_EQ(0, op_query(other));
-	EXPECT_EQ(-ENOMEM, kfab_domain_alloc(self->fd, &id));
+	EXPECT_EQ(0, _test_query_abi(other));
+	EXPECT_EQ(-ENOMEM, _test_cmd_domain_alloc(self->fd, &id));
 	close(other);
 }
 
@@ -1165,8 +1110,8 @@ TEST_F(fault, root_arms_another_files_context_by_id)
 			       ctx_id_of(other), &f));
 	EXPECT_EQ(ctx_id_of(other), f.out_ctx_id);
 	/* It fires in the other file, not in this one. */
-	EXPECT_EQ(0, kfab_domain_alloc(self->fd, &id));
-	EXPECT_EQ(-ENOMEM, kfab_domain_alloc(other, &id));
+	EXPECT_EQ(0, _test_cmd_domain_alloc(self->fd, &id));
+	EXPECT_EQ(-ENOMEM, _test_cmd_domain_alloc(other, &id));
 	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
 			       KFAB_FAULT_ALLOC, 0, ctx_id_of(other), &f));
 	EXPECT_EQ(1, f.out_fired);
@@ -1244,7 +1189,7 @@ TEST_F(fault, unprivileged_caller_cannot_target_another_context)
 	ASSERT_EQ(0, fault_cmd(self->fd, KFAB_TEST_FAULT_PEEK,
 			       KFAB_FAULT_ALLOC, 0, theirs, &f));
 	EXPECT_EQ(0, f.out_remaining);
-	EXPECT_EQ(0, kfab_domain_alloc(other, &mine));
+	EXPECT_EQ(0, _test_cmd_domain_alloc(other, &mine));
 	close(other);
 }
 
@@ -1303,14 +1248,14 @@ FIXTURE(failslab) {
 
 FIXTURE_SETUP(failslab)
 {
-	struct kfab_domain_alloc cmd = { .size = sizeof(cmd) };
+	uint32_t dom;
 
 	if (!setup_failslab())
 		SKIP(return, "no fail-nth: kernel without FAULT_INJECTION");
 	self->fd = kfab_open();
 	ASSERT_LE(0, self->fd);
-	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_DOMAIN_ALLOC, &cmd));
-	ASSERT_EQ(1, cmd.out_domain_id);
+	test_cmd_domain_alloc(self->fd, &dom);
+	ASSERT_EQ(1, dom);
 }
 
 FIXTURE_TEARDOWN(failslab)

@@ -2877,25 +2877,27 @@ static unsigned int run_workers(unsigned int *kills)
 /* After the storm: the module still answers and still allocates. */
 static void final_check(void)
 {
-	struct kfab_query q = { .size = sizeof(q) };
-	struct kfab_domain_alloc d = { .size = sizeof(d) };
-	struct kfab_destroy x = { .size = sizeof(x) };
-	int fd = open(KFAB_DEV, O_RDWR | O_CLOEXEC);
+	struct kfab_query q;
+	int fd = kfab_open();
+	uint32_t id;
+	int rc;
 
 	if (fd < 0) {
 		fail(NULL, "final check: open: %s", strerror(errno));
 		return;
 	}
-	if (ioctl(fd, KFAB_IOC_QUERY, &q) || q.abi_version != KFAB_ABI_VERSION)
+	rc = _test_cmd_query(fd, &q);
+	if (rc || q.abi_version != KFAB_ABI_VERSION)
 		fail(NULL, "final check: QUERY: %s, abi_version %u",
-		     strerror(errno), q.abi_version);
-	if (ioctl(fd, KFAB_IOC_DOMAIN_ALLOC, &d)) {
-		fail(NULL, "final check: DOMAIN_ALLOC: %s", strerror(errno));
+		     strerror(-rc), q.abi_version);
+	rc = _test_cmd_domain_alloc(fd, &id);
+	if (rc) {
+		fail(NULL, "final check: DOMAIN_ALLOC: %s", strerror(-rc));
 	} else {
-		x.id = d.out_domain_id;
-		if (ioctl(fd, KFAB_IOC_DESTROY, &x))
-			fail(NULL, "final check: DESTROY %u: %s", x.id,
-			     strerror(errno));
+		rc = _test_cmd_destroy(fd, id);
+		if (rc)
+			fail(NULL, "final check: DESTROY %u: %s", id,
+			     strerror(-rc));
 	}
 	close(fd);
 }
@@ -3019,13 +3021,13 @@ static void print_breakdown(double secs, unsigned int started, unsigned int kill
 
 int main(int argc, char **argv)
 {
-	struct kfab_query q = { .size = sizeof(q) };
+	struct kfab_query q;
 	unsigned int started, kills = 0, i;
 	char cmdline[512], ops_arg[32] = "", seconds_arg[32] = "";
 	long base, now = 0;
 	uint64_t t0, failures;
 	double secs;
-	int fd;
+	int fd, rc;
 
 	parse_args(argc, argv);
 	cfg.page = sysconf(_SC_PAGESIZE);
@@ -3064,8 +3066,9 @@ int main(int argc, char **argv)
 		ksft_test_result_skip("cannot open " KFAB_DEV ": %s\n", strerror(errno));
 		ksft_exit_pass();
 	}
-	if (ioctl(fd, KFAB_IOC_QUERY, &q))
-		ksft_exit_fail_msg("QUERY: %s\n", strerror(errno));
+	rc = _test_cmd_query(fd, &q);
+	if (rc)
+		ksft_exit_fail_msg("QUERY: %s\n", strerror(-rc));
 	if (q.abi_version != KFAB_ABI_VERSION)
 		ksft_exit_fail_msg("abi_version %u, expected %u\n", q.abi_version,
 				   KFAB_ABI_VERSION);

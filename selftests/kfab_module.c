@@ -47,14 +47,6 @@ static bool exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static int query_ok(int fd)
-{
-	struct kfab_query q;
-	int rc = kfab_query(fd, &q);
-
-	return rc ? rc : (q.abi_version == KFAB_ABI_VERSION ? 0 : -EPROTO);
-}
-
 FIXTURE(module) {
 	int unused;
 };
@@ -83,7 +75,7 @@ TEST_F(module, rmmod_refused_while_a_file_is_open)
 	ASSERT_LE(0, fd);
 	rc = unload();
 	EXPECT_TRUE(rc == -EWOULDBLOCK || rc == -EBUSY) TH_LOG("rc %d", rc);
-	EXPECT_EQ(0, query_ok(fd));
+	EXPECT_EQ(0, _test_query_abi(fd));
 	close(fd);
 }
 
@@ -100,7 +92,7 @@ TEST_F(module, load_unload_loop)
 		ASSERT_EQ(0, load(""));
 		fd = kfab_open();
 		ASSERT_LE(0, fd);
-		EXPECT_EQ(0, query_ok(fd));
+		EXPECT_EQ(0, _test_query_abi(fd));
 		close(fd);
 	}
 }

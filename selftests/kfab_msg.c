@@ -18,30 +18,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "kfab_test.h"
-
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
-#pragma GCC diagnostic pop
+#include "kfab_test.h"
 
 #define ANY	(~0ULL)
 
 struct raw_ep {
 	int fd;
-	uint32_t dom, av, cq, ep;
+	uint32_t dom, av, ep;
 	struct kfab_addr addr;
-	struct kfab_cq_open cqo;
-	uint8_t *ring, *cons;
+	struct kfab_test_cq cq;
 	struct kfab_ep_open epo;
 	uint8_t *sq;
 	uint32_t tail;
 };
-
-static bool have_device(void)
-{
-	return !access(KFAB_DEV, R_OK | W_OK);
-}
 
 #define SQ_U32(r, off)	((uint32_t *)((r)->sq + (off)))
 
@@ -52,75 +42,37 @@ static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
 				   r->epo.out_sq.entry_size);
 }
 
-static int ep_bind(struct raw_ep *r, uint32_t obj, uint32_t flags)
-{
-	struct kfab_ep_bind b = { .size = sizeof(b), .flags = flags,
-				  .ep_id = r->ep, .obj_id = obj };
-
-	return kfab_ioctl(r->fd, KFAB_IOC_EP_BIND, &b);
-}
-
-static int enable(struct raw_ep *r)
-{
-	struct kfab_ep_enable e = { .size = sizeof(e), .ep_id = r->ep };
-
-	return kfab_ioctl(r->fd, KFAB_IOC_EP_ENABLE, &e);
-}
-
 /* An endpoint in a file of its own, bound to an AV and one CQ, enabled. */
 static int ep_setup(struct raw_ep *r, bool do_enable)
 {
-	struct kfab_av_open avo = { .size = sizeof(avo) };
+	struct kfab_av_open avo = { 0 };
 
 	memset(r, 0, sizeof(*r));
-	r->fd = kfab_open();
-	if (r->fd < 0 || kfab_domain_alloc(r->fd, &r->dom))
+	if (_test_open_domain(&r->fd, &r->dom))
 		return -1;
 	avo.domain_id = r->dom;
-	if (kfab_ioctl(r->fd, KFAB_IOC_AV_OPEN, &avo))
+	if (_test_cmd_av_open(r->fd, &avo, &r->av))
 		return -2;
-	r->av = avo.out_av_id;
-	r->cqo = (struct kfab_cq_open){ .size = sizeof(r->cqo),
-					.domain_id = r->dom, .entries = 64 };
-	if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &r->cqo))
+	if (_test_cq_open_mapped(r->fd, r->dom, 64, 0, &r->cq))
 		return -3;
-	r->cq = r->cqo.out_cq_id;
-	r->ring = mmap(NULL, r->cqo.out_ring.ring.size, PROT_READ, MAP_SHARED,
-		       r->fd, r->cqo.out_ring.ring.offset);
-	r->cons = mmap(NULL, r->cqo.out_ring.cons.size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, r->cqo.out_ring.cons.offset);
-	if (r->ring == MAP_FAILED || r->cons == MAP_FAILED)
-		return -4;
-	r->epo = (struct kfab_ep_open){ .size = sizeof(r->epo),
-					.domain_id = r->dom,
-					.type = KFAB_EP_TYPE_RDM,
-					.sq_entries = 32 };
-	if (kfab_ioctl(r->fd, KFAB_IOC_EP_OPEN, &r->epo))
+	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
 		return -5;
-	r->ep = r->epo.out_ep_id;
 	r->addr = r->epo.out_addr;
-	r->sq = mmap(NULL, r->epo.out_sq.region.size, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, r->fd, r->epo.out_sq.region.offset);
+	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
+			   PROT_READ | PROT_WRITE);
 	if (r->sq == MAP_FAILED)
 		return -6;
 	if (!do_enable)
 		return 0;
-	if (ep_bind(r, r->av, 0) ||
-	    ep_bind(r, r->cq, KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV))
-		return -7;
-	return enable(r) ? -8 : 0;
+	return _test_ep_bind_enable(r->fd, r->ep, r->av, r->cq.id) ? -7 : 0;
 }
 
 /* Like a process exiting: the mappings go too (they hold the file). */
 static void ep_close(struct raw_ep *r)
 {
-	if (r->ring && r->ring != MAP_FAILED)
-		munmap(r->ring, r->cqo.out_ring.ring.size);
-	if (r->cons && r->cons != MAP_FAILED)
-		munmap(r->cons, r->cqo.out_ring.cons.size);
-	if (r->sq && r->sq != MAP_FAILED)
-		munmap(r->sq, r->epo.out_sq.region.size);
-	r->ring = r->cons = r->sq = NULL;
+	_test_cq_unmap(&r->cq);
+	_test_munmap(r->sq, &r->epo.out_sq.region);
+	r->sq = NULL;
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
@@ -131,19 +83,9 @@ static uint64_t peer(struct raw_ep *r, const struct raw_ep *p)
 {
 	uint32_t idx = KFAB_AV_INDEX_NONE;
 
-	if (kfab_av_insert(r->fd, r->av, &p->addr, 1, &idx, NULL, NULL))
+	if (_test_cmd_av_insert(r->fd, r->av, &p->addr, 1, &idx, NULL, NULL))
 		return ANY;
 	return idx;
-}
-
-static int doorbell(struct raw_ep *r, uint32_t *done)
-{
-	struct kfab_doorbell d = { .size = sizeof(d), .obj_id = r->ep };
-	int rc = kfab_ioctl(r->fd, KFAB_IOC_DOORBELL, &d);
-
-	if (done)
-		*done = d.out_done;
-	return rc;
 }
 
 /* Queue one request (no doorbell). */
@@ -158,7 +100,7 @@ static void queue(struct raw_ep *r, const struct kfab_sqe *sqe)
 static int submit(struct raw_ep *r, const struct kfab_sqe *sqe)
 {
 	queue(r, sqe);
-	return doorbell(r, NULL);
+	return _test_cmd_doorbell(r->fd, r->ep, NULL);
 }
 
 static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
@@ -175,25 +117,22 @@ static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
 /* The next completion: 0, -EAGAIN when the ring is empty. */
 static int cq_next(struct raw_ep *r, struct kfab_cq_entry *e)
 {
-	uint32_t *headp = (uint32_t *)(r->cons + r->cqo.out_ring.off_head);
+	uint32_t *headp = (uint32_t *)(r->cq.cons + r->cq.layout.off_head);
 	uint32_t head = *headp;
-	uint32_t tail = __atomic_load_n((uint32_t *)(r->ring +
-						     r->cqo.out_ring.off_tail),
+	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring +
+						     r->cq.layout.off_tail),
 					__ATOMIC_ACQUIRE);
 
 	if (head == tail)
 		return -EAGAIN;
-	*e = *(const struct kfab_cq_entry *)(r->ring + r->cqo.out_ring.off_entries +
-		(size_t)(head & (r->cqo.out_ring.entries - 1)) *
-		r->cqo.out_ring.entry_size);
+	*e = *(const struct kfab_cq_entry *)kfab_test_cq_slot(&r->cq, head);
 	__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 static int cq_err(struct raw_ep *r, struct kfab_cq_readerr *e)
 {
-	*e = (struct kfab_cq_readerr){ .size = sizeof(*e), .cq_id = r->cq };
-	return kfab_ioctl(r->fd, KFAB_IOC_CQ_READERR, e);
+	return _test_cmd_cq_readerr(r->fd, r->cq.id, NULL, 0, e);
 }
 
 FIXTURE(msg) {
@@ -204,7 +143,7 @@ FIXTURE(msg) {
 FIXTURE_SETUP(msg)
 {
 	self->a.fd = self->b.fd = -1;
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	ASSERT_EQ(0, ep_setup(&self->a, true));
 	ASSERT_EQ(0, ep_setup(&self->b, true));
@@ -226,7 +165,7 @@ TEST(control_path_errors)
 	struct raw_ep r;
 	struct kfab_sqe s = { .opcode = KFAB_OP_RECV };
 
-	if (!have_device())
+	if (!kfab_have_device())
 		SKIP(return, "needs kfab.ko");
 	ASSERT_EQ(0, ep_setup(&r, false));
 	o.domain_id = r.dom;
@@ -241,33 +180,33 @@ TEST(control_path_errors)
 	o.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
 	o.flags = 0;
-	o.domain_id = r.cq;
+	o.domain_id = r.cq.id;
 	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
 
 	/* Nothing runs before enable, and enable needs an AV. */
 	queue(&r, &s);
-	EXPECT_EQ(-EINVAL, doorbell(&r, NULL));
-	EXPECT_EQ(-EDESTADDRREQ, enable(&r));
-	EXPECT_EQ(-ENOENT, ep_bind(&r, 999, 0));
-	EXPECT_EQ(-EINVAL, ep_bind(&r, r.av, KFAB_EP_BIND_RECV));
-	EXPECT_EQ(-EINVAL, ep_bind(&r, r.cq, 0));
-	EXPECT_EQ(-EOPNOTSUPP, ep_bind(&r, r.cq, 1 << 7));
-	EXPECT_EQ(-ENOENT, ep_bind(&r, r.ep, 0));
-	ASSERT_EQ(0, ep_bind(&r, r.av, 0));
-	EXPECT_EQ(-EEXIST, ep_bind(&r, r.av, 0));
-	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_RECV));
-	EXPECT_EQ(-EEXIST, ep_bind(&r, r.cq, KFAB_EP_BIND_RECV |
-				KFAB_EP_BIND_TRANSMIT));
-	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT));
-	ASSERT_EQ(0, enable(&r));
-	EXPECT_EQ(0, enable(&r));
-	EXPECT_EQ(-EBUSY, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT));
+	test_err_doorbell(EINVAL, r.fd, r.ep, NULL);
+	test_err_ep_enable(EDESTADDRREQ, r.fd, r.ep);
+	test_err_ep_bind(ENOENT, r.fd, r.ep, 999, 0);
+	test_err_ep_bind(EINVAL, r.fd, r.ep, r.av, KFAB_EP_BIND_RECV);
+	test_err_ep_bind(EINVAL, r.fd, r.ep, r.cq.id, 0);
+	test_err_ep_bind(EOPNOTSUPP, r.fd, r.ep, r.cq.id, 1 << 7);
+	test_err_ep_bind(ENOENT, r.fd, r.ep, r.ep, 0);
+	test_cmd_ep_bind(r.fd, r.ep, r.av, 0);
+	test_err_ep_bind(EEXIST, r.fd, r.ep, r.av, 0);
+	test_cmd_ep_bind(r.fd, r.ep, r.cq.id, KFAB_EP_BIND_RECV);
+	test_err_ep_bind(EEXIST, r.fd, r.ep, r.cq.id, KFAB_EP_BIND_RECV |
+				KFAB_EP_BIND_TRANSMIT);
+	test_cmd_ep_bind(r.fd, r.ep, r.cq.id, KFAB_EP_BIND_TRANSMIT);
+	test_cmd_ep_enable(r.fd, r.ep);
+	test_cmd_ep_enable(r.fd, r.ep);
+	test_err_ep_bind(EBUSY, r.fd, r.ep, r.cq.id, KFAB_EP_BIND_TRANSMIT);
 	/* The bound objects stay while the endpoint holds them. */
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, r.av));
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, r.cq));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.av));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.cq));
+	test_err_destroy(EBUSY, r.fd, r.av);
+	test_err_destroy(EBUSY, r.fd, r.cq.id);
+	test_cmd_destroy(r.fd, r.ep);
+	test_cmd_destroy(r.fd, r.av);
+	test_cmd_destroy(r.fd, r.cq.id);
 	ep_close(&r);
 }
 
@@ -366,7 +305,7 @@ TEST_F(msg, tags_order_and_directed_receives)
 		s.ignore = i == 3 ? 0xfff : 0;
 		queue(&self->a, &s);
 	}
-	ASSERT_EQ(0, doorbell(&self->a, NULL));
+	test_cmd_doorbell(self->a.fd, self->a.ep, NULL);
 	for (i = 0; i < 4; i++) {
 		v = 1000 + i;
 		s = sqe_buf(KFAB_OP_TSEND, i, self->b_to_a, &v, sizeof(v));
@@ -407,7 +346,7 @@ TEST_F(msg, tags_order_and_directed_receives)
 			    sizeof(seq[i]));
 		queue(&self->b, &s);
 	}
-	ASSERT_EQ(0, doorbell(&self->b, NULL));
+	test_cmd_doorbell(self->b.fd, self->b.ep, NULL);
 	for (i = -1; i < 8; i++) {
 		s = sqe_buf(KFAB_OP_RECV, 300, self->a_to_b, &v, sizeof(v));
 		ASSERT_EQ(0, submit(&self->a, &s));
@@ -453,7 +392,7 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	queue(&self->b, &s);
 	s = sqe_buf(KFAB_OP_RECV, 11, 4242, &n, sizeof(n));
 	queue(&self->b, &s);
-	ASSERT_EQ(0, doorbell(&self->b, &done));
+	test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 	EXPECT_EQ(11, done);
 	while (!cq_err(&self->b, &err)) {
 		n++;
@@ -467,13 +406,13 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	/* A tail far beyond head: one ring's worth is taken, no more. */
 	__atomic_store_n(SQ_U32(&self->b, self->b.epo.out_sq.off_tail),
 			 self->b.tail + 1000000, __ATOMIC_RELEASE);
-	ASSERT_EQ(0, doorbell(&self->b, &done));
+	test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 	EXPECT_EQ(self->b.epo.out_sq.entries, done);
 	/* Garbage all over the ring and its indices: the kernel goes on. */
 	memset(self->b.sq, 0xa5, self->b.epo.out_sq.region.size);
-	EXPECT_EQ(0, doorbell(&self->b, NULL));
+	test_cmd_doorbell(self->b.fd, self->b.ep, NULL);
 	memset(self->b.sq, 0xff, self->b.epo.out_sq.region.size);
-	EXPECT_EQ(0, doorbell(&self->b, NULL));
+	test_cmd_doorbell(self->b.fd, self->b.ep, NULL);
 }
 
 /* FI_MULTI_RECV: one buffer, message after message, released when full. */
@@ -554,14 +493,14 @@ TEST_F(msg, delivery_complete_and_fence)
 	s = sqe_buf(KFAB_OP_SEND, 4, self->b_to_a, &v, sizeof(v));
 	s.flags |= KFAB_SQE_FENCE;
 	queue(&self->b, &s);
-	ASSERT_EQ(0, doorbell(&self->b, &done));
+	test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 	EXPECT_EQ(1, done);
 	s = sqe_buf(KFAB_OP_RECV, 5, ANY, big_buf, sizeof(big_buf));
 	ASSERT_EQ(0, submit(&self->a, &s));
 	ASSERT_EQ(0, cq_next(&self->b, &e));
 	EXPECT_EQ(3, e.op_context);
 	/* Now the fence passes. */
-	ASSERT_EQ(0, doorbell(&self->b, &done));
+	test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 	EXPECT_EQ(1, done);
 	s = sqe_buf(KFAB_OP_RECV, 6, ANY, &w, sizeof(w));
 	ASSERT_EQ(0, submit(&self->a, &s));
@@ -595,25 +534,22 @@ TEST_F(msg, cancel_takes_back_a_posted_receive)
 	RETURN_IF_SETUP_SKIPPED();
 	s = sqe_buf(KFAB_OP_RECV, 41, ANY, &v, sizeof(v));
 	ASSERT_EQ(0, submit(&self->a, &s));
-	c.obj_id = self->a.ep;
-	c.context = 40;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
-	c.context = 41;
-	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
+	test_err_cancel(ENOENT, self->a.fd, self->a.ep, 40);
+	test_cmd_cancel(self->a.fd, self->a.ep, 41);
 	ASSERT_EQ(0, cq_err(&self->a, &err));
 	EXPECT_EQ(41, err.out_entry.op_context);
 	EXPECT_EQ(ECANCELED, err.out_err);
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
+	test_err_cancel(ENOENT, self->a.fd, self->a.ep, 41);
 	/* The message that follows waits for another receive. */
 	s = sqe_buf(KFAB_OP_SEND, 1, self->b_to_a, &w, sizeof(w));
 	ASSERT_EQ(0, submit(&self->b, &s));
 	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
 	EXPECT_EQ(0, v);
+	c.obj_id = self->a.ep;
+	c.context = 41;
 	c.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
-	c.flags = 0;
-	c.obj_id = self->a.cq;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
+	test_err_cancel(ENOENT, self->a.fd, self->a.cq.id, 41);
 }
 
 TEST_F(msg, unexpected_budget_makes_senders_wait)
@@ -631,7 +567,7 @@ TEST_F(msg, unexpected_budget_makes_senders_wait)
 			    sizeof(buf[i]));
 		queue(&self->b, &s);
 	}
-	ASSERT_EQ(0, doorbell(&self->b, &done));
+	test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 	/*
 	 * 1 MiB of buffering at the receiver, bookkeeping included: 15
 	 * messages of 64 KiB, the rest wait.
@@ -645,7 +581,7 @@ TEST_F(msg, unexpected_budget_makes_senders_wait)
 		EXPECT_EQ(i, rx[0]);
 		EXPECT_EQ(i, rx[sizeof(rx) - 1]);
 		if (total < 20) {
-			ASSERT_EQ(0, doorbell(&self->b, &done));
+			test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 			total += done;
 		}
 	}
@@ -794,39 +730,22 @@ static int ep_sibling_flags(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 {
 	*sib = *r;
 	sib->tail = 0;
-	if (own_cq) {
-		sib->cqo = (struct kfab_cq_open){ .size = sizeof(sib->cqo),
-						  .flags = cq_flags,
-						  .domain_id = r->dom,
-						  .entries = 64 };
-		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_OPEN, &sib->cqo))
-			return -1;
-		sib->cq = sib->cqo.out_cq_id;
-		sib->ring = mmap(NULL, sib->cqo.out_ring.ring.size, PROT_READ,
-				 MAP_SHARED, r->fd, sib->cqo.out_ring.ring.offset);
-		sib->cons = mmap(NULL, sib->cqo.out_ring.cons.size,
-				 PROT_READ | PROT_WRITE, MAP_SHARED, r->fd,
-				 sib->cqo.out_ring.cons.offset);
-		if (sib->ring == MAP_FAILED || sib->cons == MAP_FAILED)
-			return -2;
-	}
-	sib->epo = (struct kfab_ep_open){ .size = sizeof(sib->epo),
-					  .domain_id = r->dom,
-					  .type = KFAB_EP_TYPE_RDM,
-					  .sq_entries = 32 };
-	if (kfab_ioctl(r->fd, KFAB_IOC_EP_OPEN, &sib->epo))
+	if (own_cq && _test_cq_open_mapped(r->fd, r->dom, 64, cq_flags,
+					   &sib->cq))
+		return -1;
+	if (_test_cmd_ep_open(r->fd, r->dom, 32, &sib->ep, &sib->epo))
 		return -3;
-	sib->ep = sib->epo.out_ep_id;
 	sib->addr = sib->epo.out_addr;
-	sib->sq = mmap(NULL, sib->epo.out_sq.region.size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, r->fd, sib->epo.out_sq.region.offset);
+	sib->sq = _test_mmap(r->fd, &sib->epo.out_sq.region,
+			     PROT_READ | PROT_WRITE);
 	if (sib->sq == MAP_FAILED)
 		return -4;
-	if (ep_bind(sib, sib->av, 0) ||
-	    ep_bind(sib, sib->cq, KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV) ||
-	    (srx && ep_bind(sib, srx, 0)))
+	if (_test_cmd_ep_bind(r->fd, sib->ep, sib->av, 0) ||
+	    _test_cmd_ep_bind(r->fd, sib->ep, sib->cq.id,
+			      KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV) ||
+	    (srx && _test_cmd_ep_bind(r->fd, sib->ep, srx, 0)))
 		return -5;
-	return do_enable ? enable(sib) : 0;
+	return do_enable ? _test_cmd_ep_enable(r->fd, sib->ep) : 0;
 }
 
 static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
@@ -838,32 +757,41 @@ static int ep_sibling(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 /* Unmap what ep_sibling() mapped; the objects go with the file. */
 static void ep_sibling_unmap(struct raw_ep *sib, bool own_cq)
 {
-	if (own_cq) {
-		munmap(sib->ring, sib->cqo.out_ring.ring.size);
-		munmap(sib->cons, sib->cqo.out_ring.cons.size);
-	}
-	munmap(sib->sq, sib->epo.out_sq.region.size);
+	if (own_cq)
+		_test_cq_unmap(&sib->cq);
+	_test_munmap(sib->sq, &sib->epo.out_sq.region);
+}
+
+/*
+ * @view: @owner's file, CQ and address, with the SRX's ring in place of
+ * the endpoint's, so queue(), doorbell() and the cancel helpers work on
+ * the SRX and cq_next()/cq_err() on @owner's CQ.
+ */
+static int srx_view(struct raw_ep *view, const struct raw_ep *owner,
+		    const struct kfab_srx_open *o)
+{
+	*view = *owner;
+	view->ep = o->out_srx_id;
+	view->epo.out_sq = o->out_sq;
+	view->tail = 0;
+	view->sq = _test_mmap(owner->fd, &o->out_sq.region,
+			      PROT_READ | PROT_WRITE);
+	return view->sq == MAP_FAILED ? -1 : 0;
+}
+
+static void srx_unview(struct raw_ep *view)
+{
+	_test_munmap(view->sq, &view->epo.out_sq.region);
 }
 
 /* An SRX in @r's file, its ring mapped as a raw_ep @x (x->ep: its id). */
 static int srx_setup(struct raw_ep *r, struct raw_ep *x)
 {
-	struct kfab_srx_open o = { .size = sizeof(o), .domain_id = r->dom,
-				   .sq_entries = 32 };
+	struct kfab_srx_open o;
 
-	if (kfab_ioctl(r->fd, KFAB_IOC_SRX_OPEN, &o))
+	if (_test_cmd_srx_open(r->fd, r->dom, 32, NULL, &o))
 		return -1;
-	*x = *r;
-	x->tail = 0;
-	x->ep = o.out_srx_id;
-	x->epo.out_sq.off_tail = o.out_sq.off_tail;
-	x->epo.out_sq.off_entries = o.out_sq.off_entries;
-	x->epo.out_sq.entries = o.out_sq.entries;
-	x->epo.out_sq.entry_size = o.out_sq.entry_size;
-	x->epo.out_sq.region.size = o.out_sq.region.size;
-	x->sq = mmap(NULL, o.out_sq.region.size, PROT_READ | PROT_WRITE,
-		     MAP_SHARED, r->fd, o.out_sq.region.offset);
-	return x->sq == MAP_FAILED ? -2 : 0;
+	return srx_view(x, r, &o) ? -2 : 0;
 }
 
 /*
@@ -873,8 +801,7 @@ static int srx_setup(struct raw_ep *r, struct raw_ep *x)
  */
 TEST_F(msg, shared_receive_context)
 {
-	struct kfab_cancel c = { .size = sizeof(c), .context = 8 };
-	struct kfab_av_open avo = { .size = sizeof(avo) };
+	struct kfab_av_open avo = { 0 };
 	struct raw_ep x, e1, e2, e3;
 	struct kfab_cq_readerr err;
 	struct kfab_cq_entry e;
@@ -887,22 +814,22 @@ TEST_F(msg, shared_receive_context)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, srx_setup(&self->a, &x));
 	/* No endpoint yet: nothing could report a failed receive. */
-	EXPECT_EQ(-EINVAL, doorbell(&x, &done));
+	test_err_doorbell(EINVAL, x.fd, x.ep, &done);
 	ASSERT_EQ(0, ep_sibling(&self->a, &e1, x.ep, false, true));
 	ASSERT_EQ(0, ep_sibling(&self->a, &e2, x.ep, true, true));
-	EXPECT_EQ(-EBUSY, ep_bind(&e1, x.ep, 0));
-	EXPECT_EQ(-EBUSY, kfab_destroy(self->a.fd, x.ep));
+	test_err_ep_bind(EBUSY, e1.fd, e1.ep, x.ep, 0);
+	test_err_destroy(EBUSY, self->a.fd, x.ep);
 	/* Another AV than the SRX's endpoints use: enable refuses. */
 	avo.domain_id = self->a.dom;
-	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_AV_OPEN, &avo));
+	test_cmd_av_open(self->a.fd, &avo, NULL);
 	e3 = self->a;
 	e3.av = avo.out_av_id;
 	ASSERT_EQ(0, ep_sibling(&e3, &e3, 0, false, false));
-	EXPECT_EQ(-EINVAL, ep_bind(&e3, x.ep, KFAB_EP_BIND_RECV));
-	ASSERT_EQ(0, ep_bind(&e3, x.ep, 0));
-	EXPECT_EQ(-EEXIST, ep_bind(&e3, x.ep, 0));
-	EXPECT_EQ(-EINVAL, enable(&e3));
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e3.ep));
+	test_err_ep_bind(EINVAL, e3.fd, e3.ep, x.ep, KFAB_EP_BIND_RECV);
+	test_cmd_ep_bind(e3.fd, e3.ep, x.ep, 0);
+	test_err_ep_bind(EEXIST, e3.fd, e3.ep, x.ep, 0);
+	test_err_ep_enable(EINVAL, e3.fd, e3.ep);
+	test_cmd_destroy(self->a.fd, e3.ep);
 	ep_sibling_unmap(&e3, false);
 
 	to1 = peer(&self->b, &e1);
@@ -911,7 +838,7 @@ TEST_F(msg, shared_receive_context)
 		s = sqe_buf(KFAB_OP_RECV, 1 + i, ANY, rx[i], sizeof(rx[i]));
 		queue(&x, &s);
 	}
-	ASSERT_EQ(0, doorbell(&x, &done));
+	test_cmd_doorbell(x.fd, x.ep, &done);
 	EXPECT_EQ(3, done);
 	for (i = 0; i < 3; i++) {
 		memset(tx, 'a' + i, sizeof(tx));
@@ -964,9 +891,8 @@ TEST_F(msg, shared_receive_context)
 	/* Cancel on the SRX. */
 	s = sqe_buf(KFAB_OP_RECV, 8, ANY, rx[0], sizeof(rx[0]));
 	ASSERT_EQ(0, submit(&x, &s));
-	c.obj_id = x.ep;
-	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->a.fd, KFAB_IOC_CANCEL, &c));
+	test_cmd_cancel(self->a.fd, x.ep, 8);
+	test_err_cancel(ENOENT, self->a.fd, x.ep, 8);
 	ASSERT_EQ(0, cq_err(&e1, &err));
 	EXPECT_EQ(8, err.out_entry.op_context);
 	EXPECT_EQ(ECANCELED, err.out_err);
@@ -978,21 +904,21 @@ TEST_F(msg, shared_receive_context)
 	s = sqe_buf(KFAB_OP_SEND, 31, to1, tx, 1);
 	ASSERT_EQ(0, submit(&self->b, &s));
 	ep_sibling_unmap(&e2, true);
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e2.ep));
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e2.cq));
+	test_cmd_destroy(self->a.fd, e2.ep);
+	test_cmd_destroy(self->a.fd, e2.cq.id);
 	s = sqe_buf(KFAB_OP_RECV, 9, ANY, rx[0], sizeof(rx[0]));
 	ASSERT_EQ(0, submit(&x, &s));
 	ASSERT_EQ(0, cq_next(&e1, &e));
 	EXPECT_EQ(9, e.op_context);
 	EXPECT_EQ('z', rx[0][0]);
 	ep_sibling_unmap(&e1, false);
-	ASSERT_EQ(0, kfab_destroy(self->a.fd, e1.ep));
+	test_cmd_destroy(self->a.fd, e1.ep);
 	/* Unbound, the SRX goes, its posted receive with it. */
 	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx[0], sizeof(rx[0]));
 	queue(&x, &s);
-	EXPECT_EQ(-EINVAL, doorbell(&x, &done));
+	test_err_doorbell(EINVAL, x.fd, x.ep, &done);
 	munmap(x.sq, x.epo.out_sq.region.size);
-	EXPECT_EQ(0, kfab_destroy(self->a.fd, x.ep));
+	test_cmd_destroy(self->a.fd, x.ep);
 }
 
 static struct kfab_sqe sqe_tag(uint8_t op, uint32_t flags, uint64_t ctx,
@@ -1119,60 +1045,18 @@ TEST_F(msg, peek_claim_and_discard)
 
 /* ---- SRXs: the control path, a hostile SRX ring, peek on an SRX ---- */
 
-static int srx_open(int fd, uint32_t dom, struct kfab_srx_open *o)
-{
-	*o = (struct kfab_srx_open){ .size = sizeof(*o), .domain_id = dom,
-				     .sq_entries = 32 };
-	return kfab_ioctl(fd, KFAB_IOC_SRX_OPEN, o);
-}
-
-/*
- * @view: @owner's file, CQ and address, with the SRX's ring in place of
- * the endpoint's, so queue(), doorbell() and the cancel helpers work on
- * the SRX and cq_next()/cq_err() on @owner's CQ.
- */
-static int srx_view(struct raw_ep *view, const struct raw_ep *owner,
-		    const struct kfab_srx_open *o)
-{
-	*view = *owner;
-	view->ep = o->out_srx_id;
-	view->epo.out_sq.entries = o->out_sq.entries;
-	view->epo.out_sq.entry_size = o->out_sq.entry_size;
-	view->epo.out_sq.region.size = o->out_sq.region.size;
-	view->epo.out_sq.off_tail = o->out_sq.off_tail;
-	view->epo.out_sq.off_head = o->out_sq.off_head;
-	view->epo.out_sq.off_entries = o->out_sq.off_entries;
-	view->tail = 0;
-	view->sq = mmap(NULL, o->out_sq.region.size, PROT_READ | PROT_WRITE,
-			MAP_SHARED, owner->fd, o->out_sq.region.offset);
-	return view->sq == MAP_FAILED ? -1 : 0;
-}
-
-static void srx_unview(struct raw_ep *view)
-{
-	munmap(view->sq, view->epo.out_sq.region.size);
-}
-
-static bool have_srx(void)
-{
-	struct kfab_srx_open o = { .size = sizeof(o) };
-
-	return kfab_knows(KFAB_IOC_SRX_OPEN, &o);
-}
-
 TEST(srx_control_path_errors)
 {
 	struct kfab_srx_open o, o2;
 	struct kfab_av_open avo = { .size = sizeof(avo) };
-	struct kfab_cancel c = { .size = sizeof(c) };
 	struct raw_ep r, view;
 	uint32_t ep2_av;
 
-	if (!have_device() || !have_srx())
+	if (!kfab_have_device() || !kfab_have_srx())
 		SKIP(return, "needs kfab.ko with shared receive contexts");
 	ASSERT_EQ(0, ep_setup(&r, false));
 	/* Opening: flags, ring size, parent. */
-	ASSERT_EQ(0, srx_open(r.fd, r.dom, &o));
+	test_cmd_srx_open(r.fd, r.dom, 32, NULL, &o);
 	EXPECT_NE(0U, o.out_srx_id);
 	EXPECT_EQ(32U, o.out_sq.entries);
 	EXPECT_EQ(sizeof(struct kfab_sqe), o.out_sq.entry_size);
@@ -1180,7 +1064,7 @@ TEST(srx_control_path_errors)
 	EXPECT_LE(o.out_sq.off_entries + 32ULL * o.out_sq.entry_size, o.out_sq.region.size);
 	EXPECT_LE(o.out_sq.off_tail + 4ULL, o.out_sq.region.size);
 	EXPECT_LE(o.out_sq.off_head + 4ULL, o.out_sq.region.size);
-	srx_open(r.fd, r.dom, &o2);
+	_test_cmd_srx_open(r.fd, r.dom, 32, NULL, &o2);
 	o2.flags = 1;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
 	o2.flags = 0;
@@ -1189,7 +1073,7 @@ TEST(srx_control_path_errors)
 	o2.sq_entries = KFAB_SQ_MAX_ENTRIES * 2;
 	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
 	o2.sq_entries = 0;
-	o2.domain_id = r.cq;
+	o2.domain_id = r.cq.id;
 	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
 	o2.domain_id = r.dom;
 	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_SRX_OPEN, &o2));
@@ -1197,60 +1081,53 @@ TEST(srx_control_path_errors)
 
 	/* No enabled endpoint: its doorbell is refused, cancel finds none. */
 	ASSERT_EQ(0, srx_view(&view, &r, &o));
-	EXPECT_EQ(-EINVAL, doorbell(&view, NULL));
-	c.obj_id = o.out_srx_id;
-	c.context = 1;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_CANCEL, &c));
+	test_err_doorbell(EINVAL, view.fd, view.ep, NULL);
+	test_err_cancel(ENOENT, r.fd, o.out_srx_id, 1);
 
 	/* Binding: flags 0, one SRX, before enable; it stays while bound. */
-	EXPECT_EQ(-EINVAL, ep_bind(&r, o.out_srx_id, KFAB_EP_BIND_RECV));
-	ASSERT_EQ(0, ep_bind(&r, o.out_srx_id, 0));
-	EXPECT_EQ(-EEXIST, ep_bind(&r, o.out_srx_id, 0));
-	EXPECT_EQ(-EEXIST, ep_bind(&r, o2.out_srx_id, 0));
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
-	ASSERT_EQ(0, ep_bind(&r, r.av, 0));
-	ASSERT_EQ(0, ep_bind(&r, r.cq, KFAB_EP_BIND_TRANSMIT |
-				       KFAB_EP_BIND_RECV));
-	ASSERT_EQ(0, enable(&r));
-	EXPECT_EQ(-EBUSY, ep_bind(&r, o2.out_srx_id, 0));
+	test_err_ep_bind(EINVAL, r.fd, r.ep, o.out_srx_id, KFAB_EP_BIND_RECV);
+	test_cmd_ep_bind(r.fd, r.ep, o.out_srx_id, 0);
+	test_err_ep_bind(EEXIST, r.fd, r.ep, o.out_srx_id, 0);
+	test_err_ep_bind(EEXIST, r.fd, r.ep, o2.out_srx_id, 0);
+	test_err_destroy(EBUSY, r.fd, o.out_srx_id);
+	test_cmd_ep_bind(r.fd, r.ep, r.av, 0);
+	test_cmd_ep_bind(r.fd, r.ep, r.cq.id, KFAB_EP_BIND_TRANSMIT |
+				       KFAB_EP_BIND_RECV);
+	test_cmd_ep_enable(r.fd, r.ep);
+	test_err_ep_bind(EBUSY, r.fd, r.ep, o2.out_srx_id, 0);
 	/* Now the SRX's doorbell works. */
-	EXPECT_EQ(0, doorbell(&view, NULL));
-	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_CANCEL, &c));
+	test_cmd_doorbell(view.fd, view.ep, NULL);
+	test_err_cancel(ENOENT, r.fd, o.out_srx_id, 1);
 
 	/* A second endpoint of the SRX on another AV: enable refuses. */
 	avo.domain_id = r.dom;
-	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_AV_OPEN, &avo));
-	ep2_av = avo.out_av_id;
+	test_cmd_av_open(r.fd, &avo, &ep2_av);
 	{
 		struct raw_ep r2 = r;
 
-		r2.epo = (struct kfab_ep_open){ .size = sizeof(r2.epo),
-						.domain_id = r.dom,
-						.type = KFAB_EP_TYPE_RDM };
-		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
-		r2.ep = r2.epo.out_ep_id;
-		ASSERT_EQ(0, ep_bind(&r2, ep2_av, 0));
-		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
-		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
-		EXPECT_EQ(-EINVAL, enable(&r2));
+		test_cmd_ep_open(r.fd, r.dom, 0, &r2.ep, &r2.epo);
+		test_cmd_ep_bind(r2.fd, r2.ep, ep2_av, 0);
+		test_cmd_ep_bind(r2.fd, r2.ep, o.out_srx_id, 0);
+		test_cmd_ep_bind(r2.fd, r2.ep, r.cq.id, KFAB_EP_BIND_RECV);
+		test_err_ep_enable(EINVAL, r2.fd, r2.ep);
 		/* On the same AV it is fine. */
-		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+		test_cmd_destroy(r.fd, r2.ep);
 		ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &r2.epo));
 		r2.ep = r2.epo.out_ep_id;
-		ASSERT_EQ(0, ep_bind(&r2, r.av, 0));
-		ASSERT_EQ(0, ep_bind(&r2, o.out_srx_id, 0));
-		ASSERT_EQ(0, ep_bind(&r2, r.cq, KFAB_EP_BIND_RECV));
-		EXPECT_EQ(0, enable(&r2));
-		EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
-		EXPECT_EQ(0, kfab_destroy(r.fd, r2.ep));
+		test_cmd_ep_bind(r2.fd, r2.ep, r.av, 0);
+		test_cmd_ep_bind(r2.fd, r2.ep, o.out_srx_id, 0);
+		test_cmd_ep_bind(r2.fd, r2.ep, r.cq.id, KFAB_EP_BIND_RECV);
+		test_cmd_ep_enable(r2.fd, r2.ep);
+		test_err_destroy(EBUSY, r.fd, o.out_srx_id);
+		test_cmd_destroy(r.fd, r2.ep);
 	}
 	/* The SRX goes once its endpoints have. */
-	EXPECT_EQ(-EBUSY, kfab_destroy(r.fd, o.out_srx_id));
-	EXPECT_EQ(0, kfab_destroy(r.fd, r.ep));
-	EXPECT_EQ(0, kfab_destroy(r.fd, o.out_srx_id));
-	EXPECT_EQ(-ENOENT, doorbell(&view, NULL));
-	EXPECT_EQ(0, kfab_destroy(r.fd, o2.out_srx_id));
-	EXPECT_EQ(0, kfab_destroy(r.fd, ep2_av));
+	test_err_destroy(EBUSY, r.fd, o.out_srx_id);
+	test_cmd_destroy(r.fd, r.ep);
+	test_cmd_destroy(r.fd, o.out_srx_id);
+	test_err_doorbell(ENOENT, view.fd, view.ep, NULL);
+	test_cmd_destroy(r.fd, o2.out_srx_id);
+	test_cmd_destroy(r.fd, ep2_av);
 	srx_unview(&view);
 	ep_close(&r);
 }
@@ -1263,43 +1140,30 @@ FIXTURE(srx_pair) {
 
 FIXTURE_SETUP(srx_pair)
 {
-	struct kfab_cq_open cqo;
+	int fd;
 
 	self->a.fd = self->b.fd = -1;
-	if (!have_device() || !have_srx())
+	if (!kfab_have_device() || !kfab_have_srx())
 		SKIP(return, "needs kfab.ko with shared receive contexts");
 	ASSERT_EQ(0, ep_setup(&self->a, true));
 	/* b and b2: two endpoints of one file, one AV, one SRX; own CQs. */
 	ASSERT_EQ(0, ep_setup(&self->b, false));
-	ASSERT_EQ(0, srx_open(self->b.fd, self->b.dom, &self->o));
-	ASSERT_EQ(0, ep_bind(&self->b, self->b.av, 0));
-	ASSERT_EQ(0, ep_bind(&self->b, self->o.out_srx_id, 0));
-	ASSERT_EQ(0, ep_bind(&self->b, self->b.cq, KFAB_EP_BIND_TRANSMIT |
-						  KFAB_EP_BIND_RECV));
-	ASSERT_EQ(0, enable(&self->b));
+	fd = self->b.fd;
+	test_cmd_srx_open(fd, self->b.dom, 32, NULL, &self->o);
+	test_cmd_ep_bind(fd, self->b.ep, self->b.av, 0);
+	test_cmd_ep_bind(fd, self->b.ep, self->o.out_srx_id, 0);
+	test_cmd_ep_bind(fd, self->b.ep, self->b.cq.id,
+			 KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV);
+	test_cmd_ep_enable(fd, self->b.ep);
 	self->b2 = self->b;
-	cqo = (struct kfab_cq_open){ .size = sizeof(cqo),
-				     .domain_id = self->b.dom, .entries = 64 };
-	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_CQ_OPEN, &cqo));
-	self->b2.cqo = cqo;
-	self->b2.cq = cqo.out_cq_id;
-	self->b2.ring = mmap(NULL, cqo.out_ring.ring.size, PROT_READ, MAP_SHARED,
-			     self->b.fd, cqo.out_ring.ring.offset);
-	self->b2.cons = mmap(NULL, cqo.out_ring.cons.size, PROT_READ | PROT_WRITE,
-			     MAP_SHARED, self->b.fd, cqo.out_ring.cons.offset);
-	ASSERT_NE(MAP_FAILED, self->b2.ring);
-	ASSERT_NE(MAP_FAILED, self->b2.cons);
-	self->b2.epo = (struct kfab_ep_open){ .size = sizeof(self->b2.epo),
-					      .domain_id = self->b.dom,
-					      .type = KFAB_EP_TYPE_RDM };
-	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_EP_OPEN, &self->b2.epo));
-	self->b2.ep = self->b2.epo.out_ep_id;
+	test_cq_open_mapped(fd, self->b.dom, 64, 0, &self->b2.cq);
+	test_cmd_ep_open(fd, self->b.dom, 0, &self->b2.ep, &self->b2.epo);
 	self->b2.addr = self->b2.epo.out_addr;
 	self->b2.sq = NULL;
-	ASSERT_EQ(0, ep_bind(&self->b2, self->b.av, 0));
-	ASSERT_EQ(0, ep_bind(&self->b2, self->o.out_srx_id, 0));
-	ASSERT_EQ(0, ep_bind(&self->b2, self->b2.cq, KFAB_EP_BIND_RECV));
-	ASSERT_EQ(0, enable(&self->b2));
+	test_cmd_ep_bind(fd, self->b2.ep, self->b.av, 0);
+	test_cmd_ep_bind(fd, self->b2.ep, self->o.out_srx_id, 0);
+	test_cmd_ep_bind(fd, self->b2.ep, self->b2.cq.id, KFAB_EP_BIND_RECV);
+	test_cmd_ep_enable(fd, self->b2.ep);
 	ASSERT_EQ(0, srx_view(&self->x, &self->b, &self->o));
 	self->a_to_b = peer(&self->a, &self->b);
 	self->a_to_b2 = peer(&self->a, &self->b2);
@@ -1312,10 +1176,7 @@ FIXTURE_TEARDOWN(srx_pair)
 {
 	if (self->x.sq && self->x.sq != MAP_FAILED)
 		srx_unview(&self->x);
-	if (self->b2.ring && self->b2.ring != MAP_FAILED)
-		munmap(self->b2.ring, self->b2.cqo.out_ring.ring.size);
-	if (self->b2.cons && self->b2.cons != MAP_FAILED)
-		munmap(self->b2.cons, self->b2.cqo.out_ring.cons.size);
+	_test_cq_unmap(&self->b2.cq);
 	ep_close(&self->a);
 	ep_close(&self->b);
 }
@@ -1354,7 +1215,7 @@ TEST_F(srx_pair, hostile_srx_ring)
 	queue(&self->x, &s);
 	s = sqe_buf(KFAB_OP_RECV, 9, 4242, &r, sizeof(r));
 	queue(&self->x, &s);
-	ASSERT_EQ(0, doorbell(&self->x, &done));
+	test_cmd_doorbell(self->x.fd, self->x.ep, &done);
 	EXPECT_EQ(9, done);
 	/* All on the endpoint bound first; nothing went anywhere. */
 	while (!cq_err(&self->b, &err)) {
@@ -1369,18 +1230,17 @@ TEST_F(srx_pair, hostile_srx_ring)
 	/* A tail far beyond head: one ring's worth is taken, no more. */
 	__atomic_store_n(SQ_U32(&self->x, self->x.epo.out_sq.off_tail),
 			 self->x.tail + 1000000, __ATOMIC_RELEASE);
-	ASSERT_EQ(0, doorbell(&self->x, &done));
+	test_cmd_doorbell(self->x.fd, self->x.ep, &done);
 	EXPECT_EQ(self->x.epo.out_sq.entries, done);
 	memset(self->x.sq, 0xa5, self->x.epo.out_sq.region.size);
-	EXPECT_EQ(0, doorbell(&self->x, NULL));
+	test_cmd_doorbell(self->x.fd, self->x.ep, NULL);
 	memset(self->x.sq, 0xff, self->x.epo.out_sq.region.size);
-	EXPECT_EQ(0, doorbell(&self->x, NULL));
+	test_cmd_doorbell(self->x.fd, self->x.ep, NULL);
 }
 
 /* FI_PEEK with nothing to find; FI_CLAIM of nothing; cancel on the SRX. */
 TEST_F(srx_pair, peek_claim_and_cancel)
 {
-	struct kfab_cancel c = { .size = sizeof(c) };
 	struct kfab_cq_readerr err;
 	struct kfab_cq_entry e;
 	struct kfab_sqe s;
@@ -1426,25 +1286,22 @@ TEST_F(srx_pair, peek_claim_and_cancel)
 	EXPECT_EQ(4, e.op_context);
 	EXPECT_EQ(0x77, r);
 	/* Cancel the plain receive on the SRX: reported at b. */
-	c.obj_id = self->o.out_srx_id;
-	c.context = 5;
-	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_CANCEL, &c));
+	test_cmd_cancel(self->b.fd, self->o.out_srx_id, 5);
 	ASSERT_EQ(0, cq_err(&self->b, &err));
 	EXPECT_EQ(5, err.out_entry.op_context);
 	EXPECT_EQ(ECANCELED, err.out_err);
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_CANCEL, &c));
+	test_err_cancel(ENOENT, self->b.fd, self->o.out_srx_id, 5);
 	/* An endpoint bound to the SRX has no receives of its own. */
-	c.obj_id = self->b.ep;
-	EXPECT_EQ(-ENOENT, kfab_ioctl(self->b.fd, KFAB_IOC_CANCEL, &c));
+	test_err_cancel(ENOENT, self->b.fd, self->b.ep, 5);
 }
 
 /* The slot of the next completion of a CQ opened with KFAB_CQ_OPEN_PAYLOAD. */
 static const uint8_t *cq_next_slot(struct raw_ep *r, struct kfab_cq_entry *e)
 {
-	uint32_t head = *(uint32_t *)(r->cons + r->cqo.out_ring.off_head);
-	const uint8_t *slot = r->ring + r->cqo.out_ring.off_entries +
-			      (size_t)(head & (r->cqo.out_ring.entries - 1)) *
-			      r->cqo.out_ring.entry_size;
+	uint32_t head = *(uint32_t *)(r->cq.cons + r->cq.layout.off_head);
+	const uint8_t *slot = r->cq.ring + r->cq.layout.off_entries +
+			      (size_t)(head & (r->cq.layout.entries - 1)) *
+			      r->cq.layout.entry_size;
 
 	return cq_next(r, e) ? NULL : slot;
 }
@@ -1469,7 +1326,7 @@ TEST_F(msg, small_receives_travel_in_the_completion)
 	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p, 0, true, true,
 				      KFAB_CQ_OPEN_PAYLOAD));
 	EXPECT_EQ(sizeof(struct kfab_cq_entry) + KFAB_CQ_PAYLOAD_MAX,
-		  p.cqo.out_ring.entry_size);
+		  p.cq.layout.entry_size);
 	to_p = peer(&self->b, &p);
 
 	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx8, sizeof(rx8));
@@ -1529,15 +1386,13 @@ TEST_F(msg, small_receives_travel_in_the_completion)
 /* Read every completion, the overflow list's too; how many. */
 static int cq_read_all(struct raw_ep *r)
 {
-	struct kfab_cq_drain d = { .size = sizeof(d), .cq_id = r->cq };
 	struct kfab_cq_entry e;
 	int n = 0;
 
 	for (;;) {
 		while (!cq_next(r, &e))
 			n++;
-		d.size = sizeof(d);
-		if (kfab_ioctl(r->fd, KFAB_IOC_CQ_DRAIN, &d))
+		if (_test_cmd_cq_drain(r->fd, r->cq.id, NULL))
 			return -1;
 		if (cq_next(r, &e))
 			return n;
@@ -1564,7 +1419,7 @@ TEST_F(msg, full_cq_holds_back_senders)
 			queue(&self->b, &s);
 			queued++;
 		}
-		ASSERT_EQ(0, doorbell(&self->b, &done));
+		test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 		total += done;
 		if (!done)
 			break;
@@ -1573,7 +1428,7 @@ TEST_F(msg, full_cq_holds_back_senders)
 	EXPECT_EQ(64 + 1024 - 256, total);
 	n = cq_read_all(&self->b);
 	EXPECT_EQ((int)total, n);
-	ASSERT_EQ(0, doorbell(&self->b, &done));
+	test_cmd_doorbell(self->b.fd, self->b.ep, &done);
 	EXPECT_LT(0, done);
 	total += done;
 	EXPECT_EQ((int)done, cq_read_all(&self->b));

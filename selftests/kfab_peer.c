@@ -33,15 +33,11 @@
 #include <rdma/fi_tagged.h>
 
 #include <linux/kfab.h>
-/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
-#define kfab_query kfab_ext_query
 #include <kfab/kfab.h>
-#undef kfab_query
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define TIMEOUT_MS	10000
 
 /* ---- the owner: records every callback ---- */
@@ -462,38 +458,9 @@ static bool owner_progress_until(struct fid_cq *peer, struct fid_cq *other,
 
 /* ---- kfab objects ---- */
 
-static struct fi_info *kfab_hints(void)
-{
-	struct fi_info *hints = fi_allocinfo();
-
-	if (!hints)
-		return NULL;
-	hints->fabric_attr->prov_name = strdup("kfab");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE;
-	return hints;
-}
-
-static bool have_endpoints(void)
-{
-	struct kfab_ep_open cmd = { .size = sizeof(cmd) };
-	int fd = kfab_open();
-	int rc;
-
-	if (fd < 0)
-		return false;
-	rc = kfab_ioctl(fd, KFAB_IOC_EP_OPEN, &cmd);
-	close(fd);
-	return rc != -ENOTTY;
-}
-
 FIXTURE(peer) {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;		/* an ordinary kfab CQ */
-	struct fid_ep *tx;		/* bound to @cq */
+	struct kfab_test_fi fi;		/* fi.cq: an ordinary kfab CQ */
+	struct fid_ep *tx;		/* bound to fi.cq (fi.ep unused) */
 	fi_addr_t tx_addr;
 };
 
@@ -504,9 +471,9 @@ static int open_ep(FIXTURE_DATA(peer) *self, struct fid_cq *cq,
 	size_t len = sizeof(a);
 	int rc;
 
-	rc = fi_endpoint(self->domain, self->info, ep, NULL);
+	rc = fi_endpoint(self->fi.domain, self->fi.info, ep, NULL);
 	if (!rc)
-		rc = fi_ep_bind(*ep, &self->av->fid, 0);
+		rc = fi_ep_bind(*ep, &self->fi.av->fid, 0);
 	if (!rc)
 		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
 	if (!rc)
@@ -514,7 +481,8 @@ static int open_ep(FIXTURE_DATA(peer) *self, struct fid_cq *cq,
 	if (!rc)
 		rc = fi_getname(&(*ep)->fid, &a, &len);
 	if (!rc)
-		rc = fi_av_insert(self->av, &a, 1, addr, 0, NULL) == 1 ? 0 : -1;
+		rc = fi_av_insert(self->fi.av, &a, 1, addr, 0,
+				  NULL) == 1 ? 0 : -1;
 	return rc;
 }
 
@@ -522,39 +490,24 @@ FIXTURE_SETUP(peer)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_info *hints;
 
 	owner_reset();
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab,shm", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_endpoints())
+	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints");
-	hints = kfab_hints();
-	ASSERT_NE(NULL, hints);
-	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &self->info));
-	fi_freeinfo(hints);
-	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
-	ASSERT_EQ(0, fi_domain(self->fabric, self->info, &self->domain, NULL));
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &self->av, NULL));
-	ASSERT_EQ(0, fi_cq_open(self->domain, &cq_attr, &self->cq, NULL));
-	ASSERT_EQ(0, open_ep(self, self->cq, &self->tx, &self->tx_addr));
+	test_fi_domain_open(&self->fi, kfab_test_rdm_hints());
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &av_attr, &self->fi.av, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &cq_attr, &self->fi.cq, NULL));
+	ASSERT_EQ(0, open_ep(self, self->fi.cq, &self->tx, &self->tx_addr));
 }
 
 FIXTURE_TEARDOWN(peer)
 {
 	if (self->tx)
 		EXPECT_EQ(0, fi_close(&self->tx->fid));
-	if (self->cq)
-		EXPECT_EQ(0, fi_close(&self->cq->fid));
-	if (self->av)
-		EXPECT_EQ(0, fi_close(&self->av->fid));
-	if (self->domain)
-		EXPECT_EQ(0, fi_close(&self->domain->fid));
-	if (self->fabric)
-		EXPECT_EQ(0, fi_close(&self->fabric->fid));
-	if (self->info)
-		fi_freeinfo(self->info);
+	test_fi_close(&self->fi);
 }
 
 static int open_peer_cq(FIXTURE_DATA(peer) *self, enum fi_cq_format format,
@@ -565,7 +518,7 @@ static int open_peer_cq(FIXTURE_DATA(peer) *self, enum fi_cq_format format,
 	struct fi_peer_cq_context ctx = { .size = sizeof(ctx),
 					  .cq = &owner.peer_cq };
 
-	return fi_cq_open(self->domain, &attr, cq, &ctx);
+	return fi_cq_open(self->fi.domain, &attr, cq, &ctx);
 }
 
 /* ---- kfab as the peer: CQ ---- */
@@ -582,19 +535,19 @@ TEST_F_TIMEOUT(peer, cq_open_checks_the_owner_context, 300)
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	ctx.size = sizeof(ctx) - 1;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, &ctx));
 	ctx.size = sizeof(ctx);
 	ctx.cq = NULL;
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, &ctx));
 	ctx.cq = &bad;		/* no writeerr */
-	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_cq_open(self->fi.domain, &attr, &cq, &ctx));
 	ctx.cq = &owner.peer_cq;
 	attr.flags = FI_PEER | (1ULL << 50);
-	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_cq_open(self->fi.domain, &attr, &cq, &ctx));
 	attr.flags = FI_PEER;
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, &ctx));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, &ctx));
 	/* The context was the owner's and temporary: not kept as ours. */
 	EXPECT_EQ(NULL, cq->fid.context);
 	EXPECT_EQ((size_t)FI_CLASS_CQ, cq->fid.fclass);
@@ -644,7 +597,7 @@ TEST_F_TIMEOUT(peer, cq_writes_every_completion_through_the_owner, 300)
 			      7, 0, (void *)0x101));
 	ASSERT_EQ(0, fi_tsenddata(self->tx, sbuf, 8, NULL, 99, rx_addr, 7,
 				  (void *)0x201));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 1));
 	e = &owner.ev[0];
 	EXPECT_EQ(EV_WRITE, e->type);
 	EXPECT_EQ((void *)0x101, e->ctx);
@@ -660,13 +613,13 @@ TEST_F_TIMEOUT(peer, cq_writes_every_completion_through_the_owner, 300)
 	/* Unexpected: the message waits in the kernel for its receive. */
 	ASSERT_EQ(0, fi_send(self->tx, sbuf, 5, NULL, rx_addr, (void *)0x202));
 	for (int i = 0; i < 20; i++) {
-		(void)fi_cq_read(self->cq, NULL, 0);
+		(void)fi_cq_read(self->fi.cq, NULL, 0);
 		EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
 	}
 	EXPECT_EQ(1, owner.n);
 	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
 			     (void *)0x102));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 2));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 2));
 	e = &owner.ev[1];
 	EXPECT_EQ((void *)0x102, e->ctx);
 	EXPECT_EQ(FI_RECV | FI_MSG, e->flags);
@@ -676,7 +629,7 @@ TEST_F_TIMEOUT(peer, cq_writes_every_completion_through_the_owner, 300)
 	ASSERT_EQ(0, fi_send(rx, sbuf, 3, NULL, self->tx_addr, (void *)0x301));
 	ASSERT_EQ(0, fi_recv(self->tx, rbuf, sizeof(rbuf), NULL,
 			     FI_ADDR_UNSPEC, (void *)0x302));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 3));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 3));
 	e = &owner.ev[2];
 	EXPECT_EQ((void *)0x301, e->ctx);
 	EXPECT_EQ(FI_SEND | FI_MSG, e->flags);
@@ -706,7 +659,7 @@ TEST_F_TIMEOUT(peer, cq_errors_and_refusals_reach_the_owner_once_each, 300)
 	ASSERT_EQ(0, fi_recv(rx, rbuf, sizeof(rbuf), NULL, FI_ADDR_UNSPEC,
 			     (void *)0x401));
 	EXPECT_EQ(0, fi_cancel(&rx->fid, (void *)0x401));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITEERR, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITEERR, 1));
 	EXPECT_EQ((void *)0x401, owner.ev[0].ctx);
 	EXPECT_EQ(FI_ECANCELED, owner.ev[0].err);
 
@@ -716,7 +669,7 @@ TEST_F_TIMEOUT(peer, cq_errors_and_refusals_reach_the_owner_once_each, 300)
 			     (void *)0x402));
 	ASSERT_EQ(0, fi_send(self->tx, sbuf, 64, NULL, rx_addr, (void *)0x403));
 	/* Refused once, then written again: two calls, same error. */
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITEERR, 3));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITEERR, 3));
 	EXPECT_EQ((fi_addr_t)-FI_EAGAIN, owner.ev[1].src);
 	for (i = 1; i <= 2; i++) {
 		EXPECT_EQ((void *)0x402, owner.ev[i].ctx);
@@ -732,7 +685,7 @@ TEST_F_TIMEOUT(peer, cq_errors_and_refusals_reach_the_owner_once_each, 300)
 			     (void *)0x405));
 	ASSERT_EQ(0, fi_send(self->tx, sbuf, 4, NULL, rx_addr, (void *)0x406));
 	ASSERT_EQ(0, fi_send(self->tx, sbuf, 4, NULL, rx_addr, (void *)0x407));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 4));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 4));
 	n = owner.n;
 	EXPECT_EQ(7, n);
 	EXPECT_EQ((void *)0x404, owner.ev[3].ctx);
@@ -790,7 +743,7 @@ static int open_peer_srx(FIXTURE_DATA(peer) *self, struct fid_ep **srx)
 	struct fi_peer_srx_context ctx = { .size = sizeof(ctx),
 					   .srx = &owner.peer_srx };
 
-	return fi_srx_context(self->domain, &attr, srx, &ctx);
+	return fi_srx_context(self->fi.domain, &attr, srx, &ctx);
 }
 
 /* An endpoint receiving through @srx, completing on @cq. */
@@ -801,9 +754,9 @@ static int open_srx_ep(FIXTURE_DATA(peer) *self, struct fid_cq *cq,
 	size_t len = sizeof(a);
 	int rc;
 
-	rc = fi_endpoint(self->domain, self->info, ep, NULL);
+	rc = fi_endpoint(self->fi.domain, self->fi.info, ep, NULL);
 	if (!rc)
-		rc = fi_ep_bind(*ep, &self->av->fid, 0);
+		rc = fi_ep_bind(*ep, &self->fi.av->fid, 0);
 	if (!rc)
 		rc = fi_ep_bind(*ep, &srx->fid, 0);
 	if (!rc)
@@ -813,7 +766,8 @@ static int open_srx_ep(FIXTURE_DATA(peer) *self, struct fid_cq *cq,
 	if (!rc)
 		rc = fi_getname(&(*ep)->fid, &a, &len);
 	if (!rc)
-		rc = fi_av_insert(self->av, &a, 1, addr, 0, NULL) == 1 ? 0 : -1;
+		rc = fi_av_insert(self->fi.av, &a, 1, addr, 0,
+				  NULL) == 1 ? 0 : -1;
 	return rc;
 }
 
@@ -839,10 +793,13 @@ TEST_F_TIMEOUT(peer, srx_open_checks_the_owner_context, 300)
 	char buf[8];
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->domain, &attr, &srx, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->domain, &attr, &srx, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->fi.domain, &attr, &srx,
+					     NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->fi.domain, &attr, &srx,
+					     &ctx));
 	ctx.srx = &bad;
-	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->domain, &attr, &srx, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_srx_context(self->fi.domain, &attr, &srx,
+					     &ctx));
 	ASSERT_EQ(0, open_peer_srx(self, &srx));
 	/* kfab filled in its callbacks before returning (fi_peer(3)). */
 	EXPECT_NE(NULL, owner.srx_peer_ops.start_msg);
@@ -885,7 +842,7 @@ TEST_F_TIMEOUT(peer, srx_expected_and_unexpected_flows, 300)
 	ASSERT_EQ(0, owner_post(rbuf[0], sizeof(rbuf[0]), (void *)0x601));
 	ASSERT_EQ(0, fi_send(self->tx, "expected", 9, NULL, rx_addr,
 			     (void *)0x701));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_FREE, 1));
 	g = ev_find(EV_GET_MSG, 0);
 	w = ev_find(EV_WRITE, 0);
 	f = ev_find(EV_FREE, 0);
@@ -910,7 +867,7 @@ TEST_F_TIMEOUT(peer, srx_expected_and_unexpected_flows, 300)
 	n = owner.n;
 	ASSERT_EQ(0, fi_send(self->tx, "unexpected", 11, NULL, rx_addr,
 			     (void *)0x702));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_MSG, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_QUEUE_MSG, 1));
 	g = ev_find(EV_GET_MSG, n);
 	q = ev_find(EV_QUEUE_MSG, n);
 	ASSERT_LE(0, g);
@@ -922,7 +879,7 @@ TEST_F_TIMEOUT(peer, srx_expected_and_unexpected_flows, 300)
 	EXPECT_EQ(1, owner.nqueued);
 	n = owner.n;
 	ASSERT_EQ(0, owner_post(rbuf[1], sizeof(rbuf[1]), (void *)0x602));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 2));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_FREE, 2));
 	w = ev_find(EV_WRITE, n);
 	f = ev_find(EV_FREE, n);
 	ASSERT_LE(0, w);
@@ -936,7 +893,7 @@ TEST_F_TIMEOUT(peer, srx_expected_and_unexpected_flows, 300)
 	ASSERT_EQ(0, owner_post(rbuf[2], sizeof(rbuf[2]), (void *)0x603));
 	ASSERT_EQ(0, fi_tsenddata(self->tx, "tagged", 7, NULL, 55, rx_addr,
 				  0xabc, (void *)0x703));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 3));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_FREE, 3));
 	g = ev_find(EV_GET_TAG, n);
 	w = ev_find(EV_WRITE, n);
 	ASSERT_LE(0, g);
@@ -952,7 +909,7 @@ TEST_F_TIMEOUT(peer, srx_expected_and_unexpected_flows, 300)
 	ASSERT_EQ(0, owner_post(rbuf[3], 4, (void *)0x604));
 	ASSERT_EQ(0, fi_send(self->tx, "0123456789", 10, NULL, rx_addr,
 			     (void *)0x704));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 4));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_FREE, 4));
 	w = ev_find(EV_WRITEERR, n);
 	ASSERT_LE(0, w);
 	EXPECT_EQ((void *)0x604, owner.ev[w].ctx);
@@ -982,10 +939,10 @@ TEST_F_TIMEOUT(peer, srx_discard_drops_the_message_without_a_completion, 300)
 
 	ASSERT_EQ(0, fi_tsend(self->tx, "drop me", 8, NULL, rx_addr, 3,
 			      (void *)0x801));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_TAG, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_QUEUE_TAG, 1));
 	n = owner.n;
 	ASSERT_EQ(0, owner_discard());
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_FREE, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_FREE, 1));
 	for (i = 0; i < 10; i++)
 		EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
 	/* No completion for a discarded message, and its entry came back. */
@@ -996,7 +953,7 @@ TEST_F_TIMEOUT(peer, srx_discard_drops_the_message_without_a_completion, 300)
 	ASSERT_EQ(0, owner_post(rbuf, sizeof(rbuf), (void *)0x602));
 	ASSERT_EQ(0, fi_send(self->tx, "next", 5, NULL, rx_addr,
 			     (void *)0x802));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 1));
 	EXPECT_STREQ("next", rbuf);
 	EXPECT_EQ(0, fi_close(&rx->fid));
 	EXPECT_EQ(0, fi_close(&srx->fid));
@@ -1020,10 +977,10 @@ TEST_F_TIMEOUT(peer, srx_two_endpoints_in_arrival_order, 300)
 	ASSERT_EQ(0, fi_send(self->tx, "one", 4, NULL, a2, NULL));
 	ASSERT_EQ(0, fi_send(self->tx, "two", 4, NULL, a1, NULL));
 	ASSERT_EQ(0, fi_send(self->tx, "three", 6, NULL, a2, NULL));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_MSG, 3));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_QUEUE_MSG, 3));
 	for (i = 0; i < 3; i++)
 		ASSERT_EQ(0, owner_post(rbuf[i], 16, (void *)(uintptr_t)(0xd01 + i)));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 3));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 3));
 	/* The oldest queued message got the first receive, and so on. */
 	EXPECT_STREQ("one", rbuf[0]);
 	EXPECT_STREQ("two", rbuf[1]);
@@ -1057,7 +1014,7 @@ TEST_F_TIMEOUT(peer, srx_closed_under_the_owner, 300)
 	ASSERT_EQ(0, open_peer_srx(self, &srx));
 	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx, &rx_addr));
 	ASSERT_EQ(0, fi_send(self->tx, "orphan", 7, NULL, rx_addr, NULL));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_QUEUE_MSG, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_QUEUE_MSG, 1));
 	/* Progress again: new peeks are in the kernel when kfab closes. */
 	EXPECT_EQ(0, fi_cq_read(pcq, NULL, 0));
 	EXPECT_EQ(0, fi_close(&rx->fid));
@@ -1095,17 +1052,17 @@ TEST_F_TIMEOUT(peer, srx_sender_not_in_the_av, 300)
 	ASSERT_EQ(0, open_peer_srx(self, &srx));
 	ASSERT_EQ(0, open_srx_ep(self, pcq, srx, &rx, &rx_addr));
 	/* A sender with an AV of its own, which knows rx; rx's knows not it. */
-	ASSERT_EQ(0, fi_av_open(self->domain, &av_attr, &av2, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &tx2, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &av_attr, &av2, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->fi.domain, self->fi.info, &tx2, NULL));
 	ASSERT_EQ(0, fi_ep_bind(tx2, &av2->fid, 0));
-	ASSERT_EQ(0, fi_ep_bind(tx2, &self->cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_bind(tx2, &self->fi.cq->fid, FI_TRANSMIT | FI_RECV));
 	ASSERT_EQ(0, fi_enable(tx2));
 	ASSERT_EQ(0, fi_getname(&rx->fid, &a, &len));
 	ASSERT_EQ(1, fi_av_insert(av2, &a, 1, &to_rx, 0, NULL));
 
 	ASSERT_EQ(0, owner_post(rbuf, sizeof(rbuf), (void *)0x901));
 	ASSERT_EQ(0, fi_send(tx2, "stranger", 9, NULL, to_rx, (void *)0x902));
-	ASSERT_TRUE(owner_progress_until(pcq, self->cq, EV_WRITE, 1));
+	ASSERT_TRUE(owner_progress_until(pcq, self->fi.cq, EV_WRITE, 1));
 	g = ev_find(EV_GET_MSG, 0);
 	w = ev_find(EV_WRITE, 0);
 	ASSERT_LE(0, g);
@@ -1133,18 +1090,18 @@ TEST_F_TIMEOUT(peer, av_takes_the_owner_attributes, 300)
 	size_t len;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->domain, &attr, &av, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_open(self->fi.domain, &attr, &av, &ctx));
 	EXPECT_EQ(0, owner.n);
 	ctx.av = (void *)&owner.peer_av;
 	owner.av_query_ret = -FI_EOTHER;
-	EXPECT_EQ(-FI_EOTHER, fi_av_open(self->domain, &attr, &av, &ctx));
+	EXPECT_EQ(-FI_EOTHER, fi_av_open(self->fi.domain, &attr, &av, &ctx));
 	EXPECT_EQ(1, owner_count(EV_AV_QUERY));
 
 	owner.av_query_ret = 0;
 	owner.av_type = FI_AV_MAP;
 	owner.av_count = 16;
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, &ctx));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, &ctx));
 	EXPECT_EQ(2, owner_count(EV_AV_QUERY));
 	EXPECT_EQ(NULL, av->fid.context);
 	/* A table of kfab's own: kfab's addresses work in it. */
@@ -1168,9 +1125,10 @@ TEST_F_TIMEOUT(peer, cntr_peer_open_is_einval_without_peer_counters, 300)
 #if FI_MAJOR_VERSION >= 2
 	SKIP(return, "a libfabric with peer counters: not covered yet");
 #endif
-	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->domain, &attr, &cntr,
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->fi.domain, &attr, &cntr,
 					   dummy_context));
-	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->domain, &attr, &cntr, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_cntr_open(self->fi.domain, &attr, &cntr,
+					   NULL));
 }
 
 TEST_F_TIMEOUT(peer, domain2_needs_the_owner_domain, 300)
@@ -1179,18 +1137,20 @@ TEST_F_TIMEOUT(peer, domain2_needs_the_owner_domain, 300)
 	struct fid_domain *dom;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &dom,
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fi.fabric, self->fi.info, &dom,
 					 FI_PEER, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &dom,
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fi.fabric, self->fi.info, &dom,
 					 FI_PEER, &ctx));
-	ctx.domain = self->domain;
+	ctx.domain = self->fi.domain;
 	ctx.size = sizeof(ctx) - 1;
-	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fabric, self->info, &dom,
+	EXPECT_EQ(-FI_EINVAL, fi_domain2(self->fi.fabric, self->fi.info, &dom,
 					 FI_PEER, &ctx));
 	ctx.size = sizeof(ctx);
-	EXPECT_EQ(-FI_EBADFLAGS, fi_domain2(self->fabric, self->info, &dom,
+	EXPECT_EQ(-FI_EBADFLAGS, fi_domain2(self->fi.fabric, self->fi.info,
+					    &dom,
 					    FI_PEER | FI_PEER_TRANSFER, &ctx));
-	ASSERT_EQ(0, fi_domain2(self->fabric, self->info, &dom, FI_PEER, &ctx));
+	ASSERT_EQ(0, fi_domain2(self->fi.fabric, self->fi.info, &dom, FI_PEER,
+				&ctx));
 	EXPECT_EQ(NULL, dom->fid.context);
 	EXPECT_EQ(0, fi_close(&dom->fid));
 }
@@ -1205,7 +1165,7 @@ static void eq_av_insert(struct __test_metadata *_metadata,
 	fi_addr_t fa;
 	size_t len = sizeof(a);
 
-	ASSERT_EQ(0, fi_av_open(self->domain, &attr, &av, NULL));
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(0, fi_av_bind(av, &peq->fid, 0));
 	EXPECT_EQ(-FI_EBUSY, fi_close(&peq->fid));
 	ASSERT_EQ(0, fi_getname(&self->tx->fid, &a, &len));
@@ -1224,12 +1184,12 @@ TEST_F_TIMEOUT(peer, eq_events_go_to_the_owner_eq, 300)
 	uint32_t event;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_eq_open(self->fabric, &attr, &peq, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_eq_open(self->fabric, &attr, &peq, &ctx));
+	EXPECT_EQ(-FI_EINVAL, fi_eq_open(self->fi.fabric, &attr, &peq, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_eq_open(self->fi.fabric, &attr, &peq, &ctx));
 
 	/* An owner written here: kfab calls its fi_eq_write(). */
 	ctx.eq = &owner.eq;
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, &peq, &ctx));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &attr, &peq, &ctx));
 	EXPECT_EQ(NULL, peq->fid.context);
 	EXPECT_EQ(-FI_ENOSYS, fi_eq_read(peq, &event, &entry, sizeof(entry), 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_eq_readerr(peq, &err, 0));
@@ -1246,9 +1206,9 @@ TEST_F_TIMEOUT(peer, eq_events_go_to_the_owner_eq, 300)
 	EXPECT_EQ(0, fi_close(&peq->fid));
 
 	/* A kfab EQ as the owner gets the event in its queue. */
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &kattr, &keq, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &kattr, &keq, NULL));
 	ctx.eq = keq;
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &attr, &peq, &ctx));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &attr, &peq, &ctx));
 	eq_av_insert(_metadata, self, peq);
 	ASSERT_EQ(sizeof(entry), fi_eq_read(keq, &event, &entry,
 					    sizeof(entry), 0));
@@ -1269,15 +1229,15 @@ TEST_F_TIMEOUT(peer, transfer_endpoint_sets_its_callbacks, 300)
 	struct fid_ep *ep;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(self->domain, self->info, &ep,
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(self->fi.domain, self->fi.info, &ep,
 					   FI_PEER_TRANSFER, NULL));
 	ctx.size = 1;
-	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(self->domain, self->info, &ep,
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(self->fi.domain, self->fi.info, &ep,
 					   FI_PEER_TRANSFER, &ctx));
 	ctx.size = sizeof(ctx);
-	ctx.info = self->info;
+	ctx.info = self->fi.info;
 	ctx.ep = self->tx;
-	ASSERT_EQ(0, fi_endpoint2(self->domain, self->info, &ep,
+	ASSERT_EQ(0, fi_endpoint2(self->fi.domain, self->fi.info, &ep,
 				  FI_PEER_TRANSFER, &ctx));
 	ASSERT_NE(NULL, ops.complete);
 	ASSERT_NE(NULL, ops.comperr);
@@ -1309,27 +1269,29 @@ TEST_F_TIMEOUT(peer, import_fid_is_enosys_where_it_means_nothing, 300)
 	struct fid_ep *ep;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cntr_open(self->domain, &cattr, &cntr, NULL));
-	ASSERT_EQ(0, fi_eq_open(self->fabric, &eattr, &eq, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fabric->fid, &monitor, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->domain->fid, &monitor, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->av->fid, &monitor, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->av->fid, &log, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->cq->fid, &log, 0));
+	ASSERT_EQ(0, fi_cntr_open(self->fi.domain, &cattr, &cntr, NULL));
+	ASSERT_EQ(0, fi_eq_open(self->fi.fabric, &eattr, &eq, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->fi.domain, self->fi.info, &ep, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fi.fabric->fid, &monitor,
+					    0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fi.domain->fid, &monitor,
+					    0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fi.av->fid, &monitor, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fi.av->fid, &log, 0));
+	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&self->fi.cq->fid, &log, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&cntr->fid, &monitor, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&eq->fid, &monitor, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &monitor, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_import_fid(&ep->fid, &owner.peer_cq.fid, 0));
 	/* fi_export_fid() is reserved (fi_peer(3)): nothing kfab knows. */
-	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->cq->fid, 0, &exp, NULL));
+	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->fi.cq->fid, 0, &exp, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&ep->fid, 0, &exp, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&eq->fid, 0, &exp, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->domain->fid, 0, &exp,
+	EXPECT_EQ(-FI_ENOSYS, fi_export_fid(&self->fi.domain->fid, 0, &exp,
 					    NULL));
 	EXPECT_EQ(NULL, exp);
 	/* A plain bind of a wrong object stays -FI_EINVAL. */
-	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &self->domain->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(ep, &self->fi.domain->fid, 0));
 	EXPECT_EQ(0, fi_close(&ep->fid));
 	EXPECT_EQ(0, fi_close(&eq->fid));
 	EXPECT_EQ(0, fi_close(&cntr->fid));
@@ -1363,7 +1325,7 @@ TEST_F_TIMEOUT(peer, owner_cq_takes_what_a_peer_writes, 300)
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_get_val(&cq->fid, KFAB_FID_PEER_EXPORT, NULL));
 	p1 = export_cq(cq);
 	p2 = export_cq(cq);
@@ -1461,7 +1423,7 @@ TEST_F_TIMEOUT(peer, owner_cq_wakes_a_waiter_when_a_peer_writes, 300)
 	pthread_t t;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &a.cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &a.cq, NULL));
 	p = export_cq(a.cq);
 	ASSERT_NE(NULL, p);
 	start = kfab_now_ms();
@@ -1515,7 +1477,7 @@ TEST_F_TIMEOUT(peer, owner_cq_takes_concurrent_writers, 300)
 	struct fid_cq *cq;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	for (i = 0; i < WRITERS; i++) {
 		w[i] = (struct writer_arg){ .p = export_cq(cq), .id = i };
 		ASSERT_NE(NULL, w[i].p);
@@ -1564,13 +1526,14 @@ TEST_F_TIMEOUT(peer, owner_cq_progresses_an_imported_peer_cq, 300)
 	ssize_t rc;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &ocq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &ocq, NULL));
 	ctx.cq = export_cq(ocq);
 	ASSERT_NE(NULL, ctx.cq);
-	ASSERT_EQ(0, fi_cq_open(self->domain, &pattr, &pcq, &ctx));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &pattr, &pcq, &ctx));
 	/* Importing: wrong flags, wrong class, itself, twice. */
 	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&ctx.cq->fid, &pcq->fid, 1));
-	EXPECT_EQ(-FI_EINVAL, fi_import_fid(&ctx.cq->fid, &self->av->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_import_fid(&ctx.cq->fid, &self->fi.av->fid,
+					    0));
 	EXPECT_EQ(-FI_EINVAL, fi_import_fid(&ctx.cq->fid, &ocq->fid, 0));
 	ASSERT_EQ(0, fi_import_fid(&ctx.cq->fid, &pcq->fid, 0));
 	EXPECT_EQ(-FI_EBUSY, fi_import_fid(&ctx.cq->fid, &pcq->fid, 0));
@@ -1581,7 +1544,7 @@ TEST_F_TIMEOUT(peer, owner_cq_progresses_an_imported_peer_cq, 300)
 	ASSERT_EQ(0, fi_send(self->tx, "hi", 2, NULL, rx_addr, (void *)0x72));
 	end = kfab_now_ms() + TIMEOUT_MS;
 	do {
-		(void)fi_cq_read(self->cq, &e, 0);
+		(void)fi_cq_read(self->fi.cq, &e, 0);
 		rc = fi_cq_read(ocq, &e, 1);
 	} while (rc == -FI_EAGAIN && kfab_now_ms() < end);
 	ASSERT_EQ(1, rc);
@@ -1600,11 +1563,7 @@ TEST_F_TIMEOUT(peer, owner_cq_progresses_an_imported_peer_cq, 300)
 struct shm {
 	bool plain_cq;		/* shm's CQ refused FI_PEER: drained by kfab */
 	struct fid_ep *srx;	/* what shm's fi_srx_context returned, if any */
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
+	struct kfab_test_fi fi;	/* fi.ep unused: shm's endpoints are ep[] */
 	struct fid_ep *ep[2];
 	fi_addr_t addr[2];
 };
@@ -1646,25 +1605,28 @@ static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
 	hints->mode = FI_CONTEXT;
 	hints->domain_attr->mr_mode = FI_MR_VIRT_ADDR;
 #define STEP(x) (shm_step = #x, (x))
-	rc = STEP(fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &s->info));
+	rc = STEP(fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints,
+			     &s->fi.info));
 	fi_freeinfo(hints);
 	if (rc)
 		return rc;
-	rc = STEP(fi_fabric(s->info->fabric_attr, &s->fabric, NULL));
+	rc = STEP(fi_fabric(s->fi.info->fabric_attr, &s->fi.fabric, NULL));
 	if (!rc)
-		rc = STEP(fi_domain(s->fabric, s->info, &s->domain, NULL));
+		rc = STEP(fi_domain(s->fi.fabric, s->fi.info, &s->fi.domain,
+				    NULL));
 	if (!rc)
-		rc = STEP(fi_av_open(s->domain, &av_attr, &s->av, NULL));
+		rc = STEP(fi_av_open(s->fi.domain, &av_attr, &s->fi.av, NULL));
 	/*
 	 * libfabric 1.17's shm refuses FI_PEER on a CQ (-FI_EINVAL, "invalid
 	 * flags"); then its own CQ, which kfab drains (KFAB_IMPORT_DRAIN).
 	 */
 	if (!rc) {
-		rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, &ctx));
+		rc = STEP(fi_cq_open(s->fi.domain, &cq_attr, &s->fi.cq, &ctx));
 		if (rc == -FI_EINVAL) {
 			cq_attr.flags = 0;
 			s->plain_cq = true;
-			rc = STEP(fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
+			rc = STEP(fi_cq_open(s->fi.domain, &cq_attr, &s->fi.cq,
+					     NULL));
 		}
 	}
 	/*
@@ -1672,17 +1634,19 @@ static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
 	 * of its own; its endpoints bind to the fid_peer_srx itself.
 	 */
 	if (!rc && peer_srx)
-		rc = STEP(fi_srx_context(s->domain, &rx_attr, &shm_srx, &sctx));
+		rc = STEP(fi_srx_context(s->fi.domain, &rx_attr, &shm_srx,
+					 &sctx));
 	if (!rc && shm_srx)
 		s->srx = shm_srx;
 	for (i = 0; !rc && i < 2; i++) {
-		rc = STEP(fi_endpoint(s->domain, s->info, &s->ep[i], NULL));
+		rc = STEP(fi_endpoint(s->fi.domain, s->fi.info, &s->ep[i],
+				      NULL));
 		if (!rc)
-			rc = STEP(fi_ep_bind(s->ep[i], &s->av->fid, 0));
+			rc = STEP(fi_ep_bind(s->ep[i], &s->fi.av->fid, 0));
 		if (!rc && peer_srx && i == 1)
 			rc = STEP(fi_ep_bind(s->ep[i], &peer_srx->ep_fid.fid, 0));
 		if (!rc)
-			rc = STEP(fi_ep_bind(s->ep[i], &s->cq->fid,
+			rc = STEP(fi_ep_bind(s->ep[i], &s->fi.cq->fid,
 					     FI_TRANSMIT | FI_RECV));
 		if (!rc)
 			rc = STEP(fi_enable(s->ep[i]));
@@ -1690,7 +1654,8 @@ static int shm_setup_srx(struct shm *s, struct fid_peer_cq *peer_cq,
 		if (!rc)
 			rc = STEP(fi_getname(&s->ep[i]->fid, name, &len));
 		if (!rc)
-			rc = STEP(fi_av_insert(s->av, name, 1, &s->addr[i], 0,
+			rc = STEP(fi_av_insert(s->fi.av, name, 1, &s->addr[i],
+					       0,
 					       NULL)) == 1 ? 0 : -FI_EOTHER;
 	}
 #undef STEP
@@ -1713,16 +1678,7 @@ static void shm_close(struct __test_metadata *_metadata, struct shm *s)
 	shm_close_eps(_metadata, s);
 	if (s->srx)
 		EXPECT_EQ(0, fi_close(&s->srx->fid));
-	if (s->cq)
-		EXPECT_EQ(0, fi_close(&s->cq->fid));
-	if (s->av)
-		EXPECT_EQ(0, fi_close(&s->av->fid));
-	if (s->domain)
-		EXPECT_EQ(0, fi_close(&s->domain->fid));
-	if (s->fabric)
-		EXPECT_EQ(0, fi_close(&s->fabric->fid));
-	if (s->info)
-		fi_freeinfo(s->info);
+	test_fi_close(&s->fi);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -1758,7 +1714,7 @@ TEST_F_TIMEOUT(peer, shm_writes_its_completions_into_a_kfab_cq, 300)
 	int i, rc, sends = 0, recvs = 0;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	p = export_cq(cq);
 	ASSERT_NE(NULL, p);
 	rc = shm_setup(&s, p);
@@ -1772,8 +1728,8 @@ TEST_F_TIMEOUT(peer, shm_writes_its_completions_into_a_kfab_cq, 300)
 	/* kfab keeps shm's CQ: its reads progress it, its close closes it. */
 	TH_LOG("shm's CQ is %s", s.plain_cq ? "a plain CQ, drained" :
 					      "a peer CQ");
-	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&p->fid, &s.cq->fid, 1));
-	ASSERT_EQ(0, fi_import_fid(&p->fid, &s.cq->fid,
+	EXPECT_EQ(-FI_EBADFLAGS, fi_import_fid(&p->fid, &s.fi.cq->fid, 1));
+	ASSERT_EQ(0, fi_import_fid(&p->fid, &s.fi.cq->fid,
 				   s.plain_cq ? KFAB_IMPORT_DRAIN : 0));
 
 	ASSERT_EQ(0, fi_trecv(s.ep[1], rbuf, sizeof(rbuf), NULL,
@@ -1809,7 +1765,7 @@ TEST_F_TIMEOUT(peer, shm_writes_its_completions_into_a_kfab_cq, 300)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&cq->fid));
 	shm_close_eps(_metadata, &s);
 	EXPECT_EQ(0, fi_close(&cq->fid));
-	s.cq = NULL;
+	s.fi.cq = NULL;
 	shm_close(_metadata, &s);
 }
 
@@ -1823,7 +1779,7 @@ TEST_F_TIMEOUT(peer, shm_peer_cq_closed_before_the_owner, 300)
 	int rc;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
 	p = export_cq(cq);
 	ASSERT_NE(NULL, p);
 	rc = shm_setup(&s, p);
@@ -1891,8 +1847,8 @@ TEST_F_TIMEOUT(peer, owner_srx_matches_kfab_traffic_in_posting_order, 300)
 
 	RETURN_IF_SETUP_SKIPPED();
 	iov.iov_base = rbuf[5];
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
-	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->fi.domain, NULL, &srx, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_get_val(&srx->fid, KFAB_FID_PEER_EXPORT,
 					 NULL));
 	p = export_srx(srx);
@@ -1903,8 +1859,8 @@ TEST_F_TIMEOUT(peer, owner_srx_matches_kfab_traffic_in_posting_order, 300)
 	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx1, &a1));
 	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx2, &a2));
 	/* Too late to export an SRX whose endpoints match in the kernel. */
-	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx2, NULL));
-	ASSERT_EQ(0, fi_endpoint(self->domain, self->info, &ep, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->fi.domain, NULL, &srx2, NULL));
+	ASSERT_EQ(0, fi_endpoint(self->fi.domain, self->fi.info, &ep, NULL));
 	ASSERT_EQ(0, fi_ep_bind(ep, &srx2->fid, 0));
 	EXPECT_EQ(NULL, export_srx(srx2));
 	EXPECT_EQ(0, fi_close(&ep->fid));
@@ -2019,7 +1975,7 @@ TEST_F_TIMEOUT(peer, owner_srx_ops_called_by_a_peer, 300)
 
 	RETURN_IF_SETUP_SKIPPED();
 	nstarted = 0;
-	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->fi.domain, NULL, &srx, NULL));
 	p = export_srx(srx);
 	ASSERT_NE(NULL, p);
 	/* The peer sets its callbacks (fi_peer(3)). */
@@ -2074,7 +2030,7 @@ TEST_F_TIMEOUT(peer, owner_srx_ops_called_by_a_peer, 300)
 	EXPECT_EQ(0, p->owner_ops->queue_tag(e));
 	EXPECT_EQ(1, nstarted);
 	for (i = 0; i < 3 && nstarted < 2; i++)
-		(void)fi_cq_read(self->cq, NULL, 0);
+		(void)fi_cq_read(self->fi.cq, NULL, 0);
 	ASSERT_EQ(2, nstarted);
 	EXPECT_EQ(e, started[1]);
 	EXPECT_EQ((void *)0xc04, e->context);
@@ -2108,8 +2064,8 @@ TEST_F_TIMEOUT(peer, owner_srx_serves_shm_and_kfab_from_one_srx, 300)
 	bool seen_k = false, seen_s = false;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_cq_open(self->domain, &attr, &cq, NULL));
-	ASSERT_EQ(0, fi_srx_context(self->domain, NULL, &srx, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->fi.domain, &attr, &cq, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->fi.domain, NULL, &srx, NULL));
 	psrx = export_srx(srx);
 	pcq = export_cq(cq);
 	ASSERT_NE(NULL, psrx);
@@ -2127,7 +2083,7 @@ TEST_F_TIMEOUT(peer, owner_srx_serves_shm_and_kfab_from_one_srx, 300)
 	/* shm filled in its callbacks (1.17: its own table). */
 	ASSERT_NE(NULL, psrx->peer_ops);
 	ASSERT_NE(NULL, psrx->peer_ops->start_msg);
-	ASSERT_EQ(0, fi_import_fid(&pcq->fid, &s.cq->fid,
+	ASSERT_EQ(0, fi_import_fid(&pcq->fid, &s.fi.cq->fid,
 				   s.plain_cq ? KFAB_IMPORT_DRAIN : 0));
 	ASSERT_EQ(0, open_srx_ep(self, cq, srx, &rx, &a));
 
@@ -2206,7 +2162,7 @@ TEST_F_TIMEOUT(peer, owner_srx_serves_shm_and_kfab_from_one_srx, 300)
 	EXPECT_EQ(0, fi_close(&psrx->ep_fid.fid));
 	EXPECT_EQ(0, fi_close(&srx->fid));
 	EXPECT_EQ(0, fi_close(&cq->fid));	/* closes shm's CQ */
-	s.cq = NULL;
+	s.fi.cq = NULL;
 	shm_close(_metadata, &s);
 }
 

@@ -35,35 +35,21 @@
 #include <rdma/fi_tagged.h>
 
 #include <linux/kfab.h>
-/* kfab_test.h has a kfab_query() of its own: rename the extension's. */
-#define kfab_query kfab_ext_query
 #include <kfab/kfab.h>
-#undef kfab_query
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
 
-#define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define TIMEOUT_MS	10000
 #define NEP		4
 
-static bool have_srx(void)
-{
-	struct kfab_srx_open cmd = { .size = sizeof(cmd) };
-
-	return kfab_knows(KFAB_IOC_SRX_OPEN, &cmd);
-}
-
 static struct fi_info *srx_hints(void)
 {
-	struct fi_info *hints = fi_allocinfo();
+	struct fi_info *hints = kfab_test_rdm_hints();
 
 	if (!hints)
 		return NULL;
-	hints->fabric_attr->prov_name = strdup("kfab");
-	hints->ep_attr->type = FI_EP_RDM;
-	hints->caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE |
-		      FI_MULTI_RECV;
+	hints->caps |= FI_MULTI_RECV;
 	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	return hints;
 }
@@ -77,66 +63,19 @@ static int get_info(struct fi_info **info, bool shared)
 		return -FI_ENOMEM;
 	if (!shared)
 		hints->ep_attr->rx_ctx_cnt = 0;
-	rc = fi_getinfo(API_VERSION, NULL, NULL, 0, hints, info);
+	rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, info);
 	fi_freeinfo(hints);
 	return rc;
 }
 
 /* A sender: fabric, domain, AV, CQ and an enabled endpoint of its own. */
-struct side {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-};
-
-static int side_open(struct side *s)
+static int side_open(struct kfab_test_fi *s)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	int rc;
+	struct fi_info *hints = srx_hints();
 
-	memset(s, 0, sizeof(*s));
-	rc = get_info(&s->info, false);
-	if (!rc)
-		rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
-	if (!rc)
-		rc = fi_domain(s->fabric, s->info, &s->domain, NULL);
-	if (!rc)
-		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
-	if (!rc)
-		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
-	if (!rc)
-		rc = fi_endpoint(s->domain, s->info, &s->ep, NULL);
-	if (!rc)
-		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
-	if (!rc)
-		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!rc)
-		rc = fi_enable(s->ep);
-	return rc;
-}
-
-static int side_close(struct side *s)
-{
-	int rc = 0;
-
-	if (s->ep)
-		rc |= fi_close(&s->ep->fid);
-	if (s->cq)
-		rc |= fi_close(&s->cq->fid);
-	if (s->av)
-		rc |= fi_close(&s->av->fid);
-	if (s->domain)
-		rc |= fi_close(&s->domain->fid);
-	if (s->fabric)
-		rc |= fi_close(&s->fabric->fid);
-	if (s->info)
-		fi_freeinfo(s->info);
-	memset(s, 0, sizeof(*s));
-	return rc;
+	if (hints)
+		hints->ep_attr->rx_ctx_cnt = 0;
+	return _test_fi_side_open(s, hints, true);
 }
 
 static int name_of(struct fid_ep *ep, struct kfab_addr *addr)
@@ -153,32 +92,6 @@ static int insert(struct fid_av *av, const struct kfab_addr *addr,
 	       0 : -FI_EINVAL;
 }
 
-/*
- * One completion from @cq while @other is progressed: 1, -FI_EAVAIL
- * (with @err filled when given), or -FI_EAGAIN after @ms.
- */
-static ssize_t wait_cq(struct fid_cq *cq, struct fid_cq *other,
-		       struct fi_cq_tagged_entry *e, fi_addr_t *src,
-		       struct fi_cq_err_entry *err, int ms)
-{
-	uint64_t end = kfab_now_ms() + ms;
-	ssize_t rc;
-
-	do {
-		if (other)
-			(void)fi_cq_read(other, NULL, 0);
-		rc = fi_cq_readfrom(cq, e, 1, src);
-		if (rc == -FI_EAVAIL && err) {
-			memset(err, 0, sizeof(*err));
-			if (fi_cq_readerr(cq, err, 0) != 1)
-				return -FI_EOTHER;
-		}
-		if (rc != -FI_EAGAIN)
-			return rc;
-	} while (kfab_now_ms() < end);
-	return -FI_EAGAIN;
-}
-
 /* ---- the receiving side: one SRX, four endpoints ---- */
 
 FIXTURE(srx) {
@@ -190,7 +103,7 @@ FIXTURE(srx) {
 	struct fid_ep *ep[NEP];
 	struct fid_cq *cq[NEP];
 	struct kfab_addr name[NEP];
-	struct side s;			/* a sender */
+	struct kfab_test_fi s;			/* a sender */
 	fi_addr_t to[NEP];		/* ep[i] in the sender's AV */
 	fi_addr_t s_at_rx;		/* the sender in the receivers' AV */
 	bool ready;
@@ -225,9 +138,9 @@ FIXTURE_SETUP(srx)
 	int i;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (access(KFAB_DEV, R_OK | W_OK))
+	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!have_srx())
+	if (!kfab_have_srx())
 		SKIP(return, "kfab.ko without shared receive contexts");
 	ASSERT_EQ(0, get_info(&self->info, true));
 	ASSERT_EQ(0, fi_fabric(self->info->fabric_attr, &self->fabric, NULL));
@@ -251,7 +164,7 @@ FIXTURE_TEARDOWN(srx)
 
 	if (!self->ready)
 		return;
-	EXPECT_EQ(0, side_close(&self->s));
+	EXPECT_EQ(0, _test_fi_close(&self->s));
 	for (i = 0; i < NEP; i++) {
 		if (self->ep[i])
 			EXPECT_EQ(0, fi_close(&self->ep[i]->fid));
@@ -268,14 +181,16 @@ FIXTURE_TEARDOWN(srx)
 
 /* ep[i]'s next completion, with the sender progressed meanwhile. */
 #define WAIT_RX(i, e, src, err) \
-	wait_cq(self->cq[i], self->s.cq, (e), (src), (err), TIMEOUT_MS)
+	kfab_test_wait_cq(self->cq[i], self->s.cq, (e), (src), (err), \
+			  TIMEOUT_MS)
 #define WAIT_TX(e) \
-	wait_cq(self->s.cq, NULL, (e), NULL, NULL, TIMEOUT_MS)
+	kfab_test_wait_cq(self->s.cq, NULL, (e), NULL, NULL, TIMEOUT_MS)
 /* Nothing more arrives at ep[i] within a short while. */
 #define EXPECT_RX_EMPTY(i) do {						\
 		struct fi_cq_tagged_entry _e;				\
-		EXPECT_EQ(-FI_EAGAIN, wait_cq(self->cq[i], self->s.cq,	\
-					      &_e, NULL, NULL, 100));	\
+		EXPECT_EQ(-FI_EAGAIN,					\
+			  kfab_test_wait_cq(self->cq[i], self->s.cq,	\
+					    &_e, NULL, NULL, 100));	\
 	} while (0)
 
 /* Send @v to ep[@i] (tagged with @tag unless it is ~0) and see it complete. */
@@ -293,7 +208,7 @@ static int send_to(FIXTURE_DATA(srx) *self, int i, const uint32_t *v,
 			      tag, (void *)v);
 	if (rc)
 		return (int)rc;
-	rc = wait_cq(self->s.cq, NULL, &e, NULL, NULL, TIMEOUT_MS);
+	rc = kfab_test_wait_cq(self->s.cq, NULL, &e, NULL, NULL, TIMEOUT_MS);
 	if (rc != 1 || e.op_context != v)
 		return -1;
 	return 0;
@@ -623,7 +538,7 @@ TEST_F(srx, unexpected_messages_in_arrival_order)
 /* FI_DIRECTED_RECV and tag/ignore matching on the SRX. */
 TEST_F(srx, directed_and_tagged_receives)
 {
-	struct side c;
+	struct kfab_test_fi c;
 	struct kfab_addr cname;
 	fi_addr_t c_at_rx, c_to1, src;
 	uint32_t from_s = 0x5, from_c = 0xc, r_for_c = 0, r_any = 0;
@@ -646,12 +561,13 @@ TEST_F(srx, directed_and_tagged_receives)
 	EXPECT_EQ(0x5U, r_any);
 	ASSERT_EQ(0, fi_send(c.ep, &from_c, sizeof(from_c), NULL, c_to1,
 			     NULL));
-	ASSERT_EQ(1, wait_cq(self->cq[1], c.cq, &e, &src, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->cq[1], c.cq, &e, &src, NULL,
+				       TIMEOUT_MS));
 	EXPECT_EQ((void *)&r_for_c, e.op_context);
 	EXPECT_EQ(0xcU, r_for_c);
 	EXPECT_EQ(c_at_rx, src);
-	ASSERT_EQ(1, wait_cq(c.cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
-	EXPECT_EQ(0, side_close(&c));
+	ASSERT_EQ(1, kfab_test_wait_cq(c.cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	EXPECT_EQ(0, _test_fi_close(&c));
 
 	/* Tags 0xab00-0xabff; 0xac00 waits, unexpected, for its own. */
 	ASSERT_EQ(0, fi_trecv(self->srx, &r1, sizeof(r1), NULL,
@@ -773,7 +689,8 @@ TEST_F(srx, receives_posted_before_enable)
 	ASSERT_EQ(0, name_of(ep, &name));
 	ASSERT_EQ(0, insert(self->s.av, &name, &to));
 	ASSERT_EQ(0, fi_send(self->s.ep, &v, sizeof(v), NULL, to, NULL));
-	ASSERT_EQ(1, wait_cq(cq, self->s.cq, &e, NULL, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(cq, self->s.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
 	EXPECT_EQ((void *)&r, e.op_context);
 	EXPECT_EQ(77U, r);
 	EXPECT_EQ(0, fi_close(&ep->fid));
@@ -945,15 +862,16 @@ TEST_F(srx, peek_and_claim_on_a_plain_endpoint)
 	ASSERT_EQ(0, name_of(ep, &name));
 	ASSERT_EQ(0, insert(self->s.av, &name, &to));
 	ASSERT_EQ(0, trecvmsg(ep, NULL, 0, 5, &ctx, FI_PEEK));
-	ASSERT_EQ(-FI_EAVAIL, wait_cq(cq, NULL, &e, NULL, &err, TIMEOUT_MS));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(cq, NULL, &e, NULL, &err,
+						TIMEOUT_MS));
 	EXPECT_EQ(FI_ENOMSG, err.err);
 	ASSERT_EQ(0, fi_tsend(self->s.ep, &v, sizeof(v), NULL, to, 5, NULL));
 	ASSERT_EQ(1, WAIT_TX(&e));
 	ASSERT_EQ(0, trecvmsg(ep, NULL, 0, 5, &ctx, FI_PEEK | FI_CLAIM));
-	ASSERT_EQ(1, wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
 	EXPECT_EQ(sizeof(v), e.len);
 	ASSERT_EQ(0, trecvmsg(ep, &r, sizeof(r), 5, &ctx, FI_CLAIM));
-	ASSERT_EQ(1, wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	ASSERT_EQ(1, kfab_test_wait_cq(cq, NULL, &e, NULL, NULL, TIMEOUT_MS));
 	EXPECT_EQ((void *)&ctx, e.op_context);
 	EXPECT_EQ(47U, r);
 	EXPECT_EQ(0, fi_close(&ep->fid));
@@ -964,16 +882,6 @@ TEST_F(srx, peek_and_claim_on_a_plain_endpoint)
 /* ---- four processes, four endpoints, one SRX ---- */
 
 #define PROC_MSGS	200
-
-static int xwrite(int fd, const void *buf, size_t len)
-{
-	return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
-
-static int xread(int fd, void *buf, size_t len)
-{
-	return read(fd, buf, len) == (ssize_t)len ? 0 : -1;
-}
 
 struct hello {
 	uint32_t id;
@@ -988,7 +896,7 @@ struct hello {
 static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
 		       int go_fd, int fin_fd)
 {
-	struct side s;
+	struct kfab_test_fi s;
 	struct kfab_addr me;
 	struct hello hello;
 	struct fi_cq_tagged_entry e;
@@ -1002,7 +910,8 @@ static int proc_sender(uint32_t id, const struct kfab_addr *to, int name_fd,
 	/* One write (atomic on a pipe): the four children share it. */
 	hello.id = id;
 	hello.addr = me;
-	if (xwrite(name_fd, &hello, sizeof(hello)) || xread(go_fd, &go, 1))
+	if (kfab_write_all(name_fd, &hello, sizeof(hello)) ||
+	    kfab_read_all(go_fd, &go, 1))
 		return 2;
 	for (seq = 0; seq < PROC_MSGS; seq++) {
 		msg[seq][0] = id;
@@ -1058,14 +967,14 @@ TEST_F_TIMEOUT(srx, four_processes_to_four_endpoints, 120)
 	for (i = 0; i < NEP; i++) {
 		struct hello h;
 
-		ASSERT_EQ(0, xread(names[0], &h, sizeof(h)));
+		ASSERT_EQ(0, kfab_read_all(names[0], &h, sizeof(h)));
 		ASSERT_LT(h.id, NEP);
 		ASSERT_EQ(0, insert(self->av, &h.addr, &src_of[h.id]));
 	}
 	for (i = 0; i < POSTED; i++)
 		ASSERT_EQ(0, fi_recv(self->srx, rbuf[i], sizeof(rbuf[i]), NULL,
 				     FI_ADDR_UNSPEC, rbuf[i]));
-	ASSERT_EQ(0, xwrite(go[1], "gggg", NEP));
+	ASSERT_EQ(0, kfab_write_all(go[1], "gggg", NEP));
 	last = kfab_now_ms();
 	while (got < NEP * PROC_MSGS) {
 		bool any = false;
