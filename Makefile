@@ -6,9 +6,10 @@
 #   make demo       install what is missing, boot a VM with kfab loaded and
 #                   show `fi_info -p kfab` (README's first command)
 #   make test       host tests, checkpatch, sparse, then the selftests in a VM
-#                   on the stock Debian kernel and on a debug kernel (KASAN,
-#                   lockdep, kmemleak, UBSAN, failslab), built once and cached
-#   make test-6.12  the stock VM suite on Debian's 6.12 kernel
+#                   on the stock Debian kernel (6.1, and 6.12) and on a debug
+#                   kernel (KASAN, lockdep, kmemleak, UBSAN, failslab), built
+#                   once and cached
+#   make test-6.12  only the stock VM suite on Debian's 6.12 kernel
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
 #                   VM: latency, bandwidth, message rate; build/bench/
@@ -132,7 +133,7 @@ sparse:
 check: checkpatch sparse
 
 test: deps
-	$(MAKE) all module-test module-debug
+	$(MAKE) all module-test module-test-6.12 module-debug
 	selftests/run-tests
 
 # The stock VM suite on Debian's 6.12, in a guest booted from its image.
