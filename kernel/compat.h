@@ -7,6 +7,7 @@
 #ifndef KFAB_COMPAT_H
 #define KFAB_COMPAT_H
 
+#include <linux/blk-mq.h>
 #include <linux/eventfd.h>
 #include <linux/mm.h>
 #include <linux/uio.h>
@@ -50,6 +51,55 @@ static inline const struct iovec *kfab_iter_iov(const struct iov_iter *it)
 #else
 	return it->iov;
 #endif
+}
+
+/* What kfab_blk asks of its queue; see kfab_blk_mq_alloc_disk(). */
+struct kfab_blk_limits {
+	unsigned int block_size;	/* logical and physical */
+	unsigned int max_hw_sectors;
+	unsigned short max_segments;
+	bool write_cache;		/* volatile: flushes go through */
+};
+
+/*
+ * A blk-mq disk with its queue limits.  6.9 made blk_mq_alloc_disk() take
+ * the limits (struct queue_limits) and 6.11 removed the blk_queue_*()
+ * setters called after it, turning the write cache into a feature flag of
+ * the limits (BLK_FEAT_WRITE_CACHE).
+ */
+static inline struct gendisk *
+kfab_blk_mq_alloc_disk(struct blk_mq_tag_set *set,
+		       const struct kfab_blk_limits *kl, void *queuedata)
+{
+	struct gendisk *disk;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 9, 0)
+	struct queue_limits lim = {
+		.logical_block_size = kl->block_size,
+		.physical_block_size = kl->block_size,
+		.max_hw_sectors = kl->max_hw_sectors,
+		.max_segments = kl->max_segments,
+	};
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+	if (kl->write_cache)
+		lim.features |= BLK_FEAT_WRITE_CACHE;
+#endif
+	disk = blk_mq_alloc_disk(set, &lim, queuedata);
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 11, 0)
+	if (!IS_ERR(disk))
+		blk_queue_write_cache(disk->queue, kl->write_cache, false);
+#endif
+#else
+	disk = blk_mq_alloc_disk(set, queuedata);
+	if (IS_ERR(disk))
+		return disk;
+	blk_queue_logical_block_size(disk->queue, kl->block_size);
+	blk_queue_physical_block_size(disk->queue, kl->block_size);
+	blk_queue_max_hw_sectors(disk->queue, kl->max_hw_sectors);
+	blk_queue_max_segments(disk->queue, kl->max_segments);
+	blk_queue_write_cache(disk->queue, kl->write_cache, false);
+#endif
+	return disk;
 }
 
 #endif /* KFAB_COMPAT_H */

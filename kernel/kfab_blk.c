@@ -21,6 +21,7 @@
 
 #include <linux/kfab_blk.h>
 
+#include "compat.h"
 #include "kfab_kapi.h"
 
 static char *kfab_blk_av;
@@ -422,6 +423,12 @@ static void kfab_blk_disconnect(struct kfab_blk_dev *dev)
 static int __init kfab_blk_init(void)
 {
 	struct kfab_blk_dev *dev = &kfab_blk;
+	struct kfab_blk_limits limits = {
+		.max_hw_sectors = KFAB_BLK_MAX_DATA >> SECTOR_SHIFT,
+		.max_segments = KFAB_BLK_MAX_SEGS,
+		/* The server's page cache: fsync goes through as a flush. */
+		.write_cache = true,
+	};
 	struct kfab_blk_info info;
 	struct gendisk *disk;
 	int rc;
@@ -468,7 +475,8 @@ static int __init kfab_blk_init(void)
 	if (rc)
 		goto err_blkdev;
 
-	disk = blk_mq_alloc_disk(&dev->tag_set, dev);
+	limits.block_size = info.block_size;
+	disk = kfab_blk_mq_alloc_disk(&dev->tag_set, &limits, dev);
 	if (IS_ERR(disk)) {
 		rc = PTR_ERR(disk);
 		goto err_tag_set;
@@ -481,12 +489,6 @@ static int __init kfab_blk_init(void)
 	disk->private_data = dev;
 	strscpy(disk->disk_name, "kfab_blk0", sizeof(disk->disk_name));
 	set_capacity(disk, (kfab_blk_size ?: info.size) >> SECTOR_SHIFT);
-	blk_queue_logical_block_size(disk->queue, info.block_size);
-	blk_queue_physical_block_size(disk->queue, info.block_size);
-	blk_queue_max_hw_sectors(disk->queue, KFAB_BLK_MAX_DATA >> SECTOR_SHIFT);
-	blk_queue_max_segments(disk->queue, KFAB_BLK_MAX_SEGS);
-	/* The server's page cache: fsync goes through as a flush. */
-	blk_queue_write_cache(disk->queue, true, false);
 	rc = add_disk(disk);
 	if (rc)
 		goto err_disk;
