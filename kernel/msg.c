@@ -402,7 +402,8 @@ err_free:
  * @context: the send's context
  *
  * Return: 0 (the send completes when a receive takes the message, or with
- * -ECONNRESET when the receiver goes first), -ENOMEM, -EFAULT, -ENOBUFS.
+ * -ECONNRESET when the receiver goes first), -ENOMEM (also past
+ * RLIMIT_MEMLOCK), -EFAULT.
  */
 int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 			  struct kfab_ep_core *target,
