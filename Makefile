@@ -169,7 +169,7 @@ sparse:
 check: checkpatch sparse
 
 test: deps
-	$(MAKE) all man module module-test module-test-6.12 module-debug deb
+	$(MAKE) all man module-test module-test-6.12 module-debug deb
 	selftests/run-tests
 
 # The stock VM suite on Debian's 6.12, in a guest booted from its image.
