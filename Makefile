@@ -5,10 +5,12 @@
 #   make            build kernel/kfab.ko, libshim, tools and selftests
 #   make demo       install what is missing, boot a VM with kfab loaded and
 #                   show `fi_info -p kfab` (README's first command)
-#   make test       host tests, checkpatch, sparse, then the selftests in a VM
-#                   on the stock Debian kernel (6.1, and 6.12) and on a debug
-#                   kernel (KASAN, lockdep, kmemleak, UBSAN, failslab), built
-#                   once and cached
+#   make test       host tests (checkpatch, sparse, make install DESTDIR, the
+#                   man pages, the packages' DKMS build), then the selftests
+#                   in a VM on the stock Debian kernel (6.1, and 6.12) and on
+#                   a debug kernel (KASAN, lockdep, kmemleak, UBSAN,
+#                   failslab), built once and cached, and the packages
+#                   installed, used and purged in a VM of each stock kernel
 #   make test-6.12  only the stock VM suite on Debian's 6.12 kernel
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
