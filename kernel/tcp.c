@@ -137,6 +137,15 @@ static void kfab_listener_accept_work(struct work_struct *work)
 			sock_release(sock);
 			continue;
 		}
+		/*
+		 * A child inherits the listener's callbacks: give it back its
+		 * own, or its readers are never woken.  Data that came before
+		 * is seen by the reader's first look at the queue.
+		 */
+		write_lock_bh(&sock->sk->sk_callback_lock);
+		sock->sk->sk_user_data = NULL;
+		sock->sk->sk_data_ready = l->saved_data_ready;
+		write_unlock_bh(&sock->sk->sk_callback_lock);
 		kfab_tcp_tune(sock);
 		conn->node = node;
 		conn->sock = sock;
@@ -150,6 +159,8 @@ static void kfab_listener_accept_work(struct work_struct *work)
 		}
 		list_add_tail(&conn->link, &node->conns);
 		mutex_unlock(&node->lock);
+		pr_debug("kfab: netns %u: connection accepted\n",
+			 node->net->ns.inum);
 		queue_work(kfab_net_wq, &conn->rx_work);
 	}
 }
