@@ -72,16 +72,14 @@ struct kfab_node {
  * @node: the node it came to
  * @sock: the engine's socket
  * @peer: who called, once its HELLO came (a reference)
- * @thread: reads and carries out its frames until it ends
- * @reap_work: closes it after that
+ * @rx_work: reads and carries out its frames until it ends
  */
 struct kfab_conn {
 	struct list_head link;
 	struct kfab_node *node;
 	struct socket *sock;
 	struct kfab_peer *peer;
-	struct task_struct *thread;
-	struct work_struct reap_work;
+	struct work_struct rx_work;
 };
 
 extern u32 kfab_incarnation;
