@@ -104,6 +104,40 @@ int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
 
+/* ---- addresses (addr.c) ---- */
+
+/*
+ * Two kinds of struct kfab_addr (shim_addr_check()): SHIM_ADDR_EP names an
+ * endpoint (AV entries, fi_getname, dest_addr); SHIM_ADDR_SRC is what an
+ * endpoint is opened with (src_addr: family UNSPEC for any address of this
+ * node, ep 0 for a number of the module's, never an incarnation).
+ */
+#define SHIM_ADDR_EP		1u
+#define SHIM_ADDR_SRC		2u
+/* The longest string form of an address, with its NUL, and a bit more. */
+#define SHIM_ADDR_STRLEN	96
+/* The longest host name a node may carry, with its NUL. */
+#define SHIM_ADDR_HOSTLEN	256
+
+int shim_addr_check(const struct kfab_addr *a, unsigned int kinds);
+int shim_addr_parse(const char *s, unsigned int kinds, struct kfab_addr *a);
+size_t shim_addr_format(const struct kfab_addr *a, char *buf, size_t len);
+bool shim_addr_is_v4mapped(const uint8_t node[16]);
+bool shim_addr_is_str(const char *node);
+int shim_addr_service(const char *service, uint64_t *ep);
+int shim_addr_split_node(const char *node, char *host, size_t hostlen,
+			 uint16_t *port, bool *v6);
+int shim_addr_resolve_host(const char *host, bool v6, bool numeric,
+			   uint8_t node[16]);
+int shim_addr_from_node(const char *node, bool numeric, struct kfab_addr *a);
+int shim_addr_sym_nodes(const char *node, size_t nodecnt,
+			struct kfab_addr *out);
+/* An address in an application's @format (FI_ADDR_STR or the struct). */
+bool shim_addr_out(const struct kfab_addr *a, uint32_t format, void *buf,
+		   size_t *len);
+int shim_addr_in(const void *buf, size_t len, uint32_t format,
+		 unsigned int kinds, struct kfab_addr *a);
+
 /* ---- device (dev.c): each returns 0 or -errno ---- */
 
 int shim_dev_open(const char *path, int *fd);
