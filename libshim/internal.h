@@ -10,6 +10,7 @@
  *   info.c    the fi_info kfab offers and the matching of hints against it
  *   fabric.c  fid_fabric: one open file of the device per fabric
  *   domain.c  fid_domain: one kernel domain object per domain
+ *   addr.c    addresses: their kinds, their strings, nodes and services
  *   av.c      fid_av: a kernel AV handle and its table, mapped read-only
  *   eq.c      fid_eq: event queues, user-space objects of the fabric
  *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
@@ -103,6 +104,23 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
+
+/**
+ * struct shim_info_addrs - fi_getinfo()'s node and service as addresses
+ * @format: FI_FORMAT_UNSPEC or FI_ADDR_STR (hints->addr_format)
+ * @has_src: @src is src_addr (FI_SOURCE, or hints->src_addr)
+ * @has_dest: @dest is dest_addr (no FI_SOURCE, or hints->dest_addr)
+ */
+struct shim_info_addrs {
+	uint32_t format;
+	bool has_src, has_dest;
+	struct kfab_addr src, dest;
+};
+
+int shim_info_addrs(const char *node, const char *service, uint64_t flags,
+		    const struct fi_info *hints, struct shim_info_addrs *out);
+int shim_info_set_addrs(struct fi_info *info,
+			const struct shim_info_addrs *addrs);
 
 /* ---- addresses (addr.c) ---- */
 
@@ -216,6 +234,8 @@ struct shim_mr;
  * @fabric: the parent; holds one count in its domain_cnt for us
  * @id: the kernel's id of the domain in @fabric's file
  * @mr_mode: the mr_mode of the fi_info the domain was opened with
+ * @addr_format: its addr_format: FI_FORMAT_UNSPEC (struct kfab_addr) or
+ *	FI_ADDR_STR (strings), the form of its AVs' addresses (fi_av(3))
  * @mr_lock: protects @mrs and @next_key
  * @mrs: the open memory registrations (mr.c), newest first
  * @next_key: the next provider-chosen key (FI_MR_BASIC, FI_MR_PROV_KEY)
@@ -225,6 +245,7 @@ struct shim_domain {
 	struct shim_fabric *fabric;
 	uint32_t id;
 	int mr_mode;
+	uint32_t addr_format;
 	pthread_mutex_t mr_lock;
 	struct shim_mr *mrs;
 	uint64_t next_key;
@@ -461,6 +482,8 @@ struct shim_srx_hooks;
  * @fd: the fabric's device file
  * @id: the kernel's id of the endpoint
  * @addr: its address (fi_getname)
+ * @addr_format: the addr_format of its fi_info: fi_getname() and
+ *	fi_setname() take FI_ADDR_STR addresses as strings
  * @caps: the capabilities it was opened with
  * @shared_rx: opened with ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT: it
  *	needs an SRX before fi_enable()
@@ -486,6 +509,7 @@ struct shim_ep {
 	int fd;
 	uint32_t id;
 	struct kfab_addr addr;
+	uint32_t addr_format;
 	uint64_t caps;
 	bool shared_rx;
 	pthread_mutex_t lock;

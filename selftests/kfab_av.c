@@ -8,6 +8,7 @@
  * the permission tests drop to other uids in forked children.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -34,9 +35,25 @@
 #define PARAMS		"/sys/module/kfab/parameters/"
 #define DEBUGFS_AVS	"/sys/kernel/debug/kfab/avs"
 
+/*
+ * An endpoint of this machine: a service up to KFAB_SERVICE_MAX, else a
+ * number of the module's with an incarnation (any will do in an AV).
+ */
+#define TEST_INCARNATION	0x6b666162
+
 static struct kfab_addr local_addr(uint64_t ep)
 {
-	return (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .ep = ep };
+	return (struct kfab_addr){
+		.family = KFAB_ADDR_LOCAL,
+		.incarnation = htobe32(ep > KFAB_SERVICE_MAX ?
+				       TEST_INCARNATION : 0),
+		.ep = htobe64(ep),
+	};
+}
+
+static uint64_t ep_of(const struct kfab_addr *a)
+{
+	return be64toh(a->ep);
 }
 
 /* A name unique to this test process, so tests never share AVs. */
@@ -284,28 +301,39 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 
 TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
 {
-	struct kfab_addr bad[5] = {
-		{ .family = KFAB_ADDR_UNSPEC, .ep = 1 },
-		{ .family = KFAB_ADDR_LOCAL, .__reserved = 1, .ep = 1 },
-		{ .family = KFAB_ADDR_LOCAL, .node = 7, .ep = 1 },
-		{ .family = KFAB_ADDR_LOCAL, .ep = 0 },
-		{ .family = KFAB_ADDR_LOCAL, .ep = 5 },
+	struct kfab_addr bad[11] = {
+		local_addr(1), local_addr(1), local_addr(1), local_addr(0),
+		local_addr(1), local_addr(70000), local_addr(1), local_addr(1),
+		local_addr(1), local_addr(1), local_addr(5),
 	};
 	struct kfab_av_open o;
-	uint32_t idx[5], inserted, i;
-	int32_t errs[5];
+	uint32_t idx[11], inserted, i;
+	int32_t errs[11];
 
 	RETURN_IF_SETUP_SKIPPED();
+	bad[0].family = KFAB_ADDR_UNSPEC;
+	bad[1].__reserved = 1;
+	bad[2].node[15] = 7;		/* LOCAL names no node */
+	bad[4].incarnation = htobe32(1);	/* a service has none */
+	bad[5].incarnation = 0;		/* the module's number has one */
+	bad[6].port = htobe16(KFAB_PORT_DEFAULT);	/* LOCAL has no port */
+	bad[7].family = KFAB_ADDR_INET;	/* INET with no port... */
+	bad[7].node[15] = 1;
+	bad[8].family = KFAB_ADDR_INET;	/* ...or no node */
+	bad[8].port = htobe16(KFAB_PORT_DEFAULT);
+	bad[9].family = 9;
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
-	test_cmd_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+	test_cmd_av_insert(self->fd, o.out_av_id, bad, 11, idx, errs,
 			       &inserted);
 	EXPECT_EQ(1, inserted);
-	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(-EINVAL, errs[i]);
+	for (i = 0; i < 10; i++) {
+		EXPECT_EQ(-EINVAL, errs[i]) {
+			TH_LOG("address %u", i);
+		}
 		EXPECT_EQ(KFAB_AV_INDEX_NONE, idx[i]);
 	}
-	EXPECT_EQ(0, errs[4]);
-	EXPECT_EQ(0, idx[4]);
+	EXPECT_EQ(0, errs[10]);
+	EXPECT_EQ(0, idx[10]);
 
 	/* Fill the table: the next address finds no room. */
 	for (i = 1; i < o.out_count; i++)
@@ -500,7 +528,7 @@ TEST_F(ioctl, named_av_is_one_table_for_every_opener)
 	ASSERT_EQ(0, av_insert_one(fd2, b.out_av_id, 43, &ib));
 	/* What one file inserted, the other reads without a system call. */
 	ASSERT_TRUE(av_map_read(&ma, ib, &got));
-	EXPECT_EQ(43, got.ep);
+	EXPECT_EQ(43, ep_of(&got));
 	EXPECT_EQ(2, ma.hdr->used);
 	EXPECT_EQ(ma.hdr->generation, mb.hdr->generation);
 
@@ -812,11 +840,11 @@ static int stress_child(const char *name, int n, int report)
 			return 3;
 		for (i = 0; i < STRESS_OWN; i++)
 			if (!av_map_read(&m, own[i], &got) ||
-			    got.ep != addrs[i].ep)
+			    ep_of(&got) != ep_of(&addrs[i]))
 				return 4;
 		for (i = 0; i < STRESS_SHARED; i++)
 			if (!av_map_read(&m, shared[i], &got) ||
-			    got.ep != 1000 + i)
+			    ep_of(&got) != 1000 + i)
 				return 5;
 		if (_test_cmd_av_remove(fd, o.out_av_id, own, STRESS_OWN))
 			return 6;
@@ -1023,7 +1051,7 @@ TEST_F(fi_av, open_reports_the_type_and_inserts_sequential_indices)
 	EXPECT_EQ(1, fi_av_insert(av, addrs, 1, NULL, 0, NULL));
 	len = sizeof(got);
 	ASSERT_EQ(0, fi_av_lookup(av, 3, &got, &len));
-	EXPECT_EQ(4, got.ep);
+	EXPECT_EQ(4, ep_of(&got));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	free((void *)attr.name);
 }
@@ -1094,7 +1122,7 @@ TEST_F(fi_av, remove_then_reinsert_takes_the_lowest_index)
 TEST_F(fi_av, failed_inserts_are_fi_addr_notavail_and_sync_err_says_why)
 {
 	struct fi_av_attr attr = av_attr(variant, "fail");
-	struct kfab_addr addrs[3] = { local_addr(1), { .family = 9, .ep = 2 },
+	struct kfab_addr addrs[3] = { local_addr(1), { .family = 9, .ep = htobe64(2) },
 				      local_addr(3) };
 	fi_addr_t fa[3];
 	int errs[3] = { -1, -1, -1 };
@@ -1258,7 +1286,7 @@ TEST_F(fi_av, insertsvc_insertsym_and_straddr)
 	EXPECT_EQ(fa[0], fa[2]);
 	len = sizeof(got);
 	ASSERT_EQ(0, fi_av_lookup(av, fa[1], &got, &len));
-	EXPECT_EQ(43, got.ep);
+	EXPECT_EQ(43, ep_of(&got));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "zero", "42", fa, 0, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "4x2", fa, 0, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL));
@@ -1274,7 +1302,7 @@ TEST_F(fi_av, insertsvc_insertsym_and_straddr)
 	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[5]);
 	len = sizeof(got);
 	ASSERT_EQ(0, fi_av_lookup(av, fa[2], &got, &len));
-	EXPECT_EQ(102, got.ep);
+	EXPECT_EQ(102, ep_of(&got));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 0, "1", 1, fa, 0, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "a", 1, "1", 1, fa, 0, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "18446744073709551615",
@@ -1302,7 +1330,7 @@ TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)
 	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
 	ASSERT_EQ(0, fi_av_lookup(av, fi_rx_addr(fa, 3, 4), &got, &len));
-	EXPECT_EQ(9, got.ep);
+	EXPECT_EQ(9, ep_of(&got));
 	rx = fi_rx_addr(fa, 1, 4);
 	ASSERT_EQ(0, fi_av_remove(av, &rx, 1, 0));
 	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa, &got, &len));
@@ -1414,7 +1442,7 @@ TEST_F(fi_av, forked_reader_shares_a_named_av)
 		    read(to_child[0], &c, 1) != 1)
 			_exit(4);
 		len = sizeof(got);
-		if (fi_av_lookup(rav, 2, &got, &len) || got.ep != 23)
+		if (fi_av_lookup(rav, 2, &got, &len) || ep_of(&got) != 23)
 			_exit(5);
 		if (fi_close(&rav->fid) || fi_close(&domain->fid) ||
 		    fi_close(&fabric->fid))

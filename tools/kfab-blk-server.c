@@ -13,6 +13,7 @@
  * serves until SIGINT or SIGTERM.  kfab_blk loads with av=NAME
  * server_index=INDEX, or server_ep=EP.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -66,6 +67,8 @@ static struct fid_domain *domain;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fid_ep *ep;
+/* Our own address (fi_getname): the template of clients not in the AV */
+static struct kfab_addr self;
 static struct slot *slots;
 static int fd = -1;
 static char *mem;
@@ -212,7 +215,6 @@ static void setup_fabric(void)
 		.name = opt.av_name,
 	};
 	struct fi_info *hints, *info;
-	struct kfab_addr self;
 	size_t len = sizeof(self);
 	fi_addr_t index;
 	int ret;
@@ -261,7 +263,7 @@ static void setup_fabric(void)
 	if (ret != 1)
 		die("fi_av_insert (self)", ret < 0 ? ret : -FI_EINVAL);
 	printf("kfab-blk-server: ep %" PRIu64 " index %" PRIu64 " size %" PRIu64 "\n",
-	       (uint64_t)self.ep, (uint64_t)index, opt.size);
+	       (uint64_t)be64toh(self.ep), (uint64_t)index, opt.size);
 	fflush(stdout);
 }
 
@@ -298,14 +300,22 @@ static void send_answer(struct slot *s)
 	}
 }
 
-/* The source of a request: by the AV index, or by the address it gives. */
+/*
+ * The source of a request: by the AV index, or by the endpoint number it
+ * gives.  A client that is not in the AV yet is a kernel endpoint of this
+ * machine, so its address is ours (node, module incarnation) but for the
+ * number.
+ */
 static fi_addr_t source_of(fi_addr_t src, const struct kfab_blk_req *req)
 {
-	struct kfab_addr a = { .family = KFAB_ADDR_LOCAL, .ep = req->client_ep };
+	struct kfab_addr a = self;
 	fi_addr_t index;
 
 	if (src != FI_ADDR_NOTAVAIL)
 		return src;
+	a.ep = htobe64(req->client_ep);
+	if (req->client_ep <= KFAB_SERVICE_MAX)
+		a.incarnation = 0;
 	if (fi_av_insert(av, &a, 1, &index, 0, NULL) != 1)
 		return FI_ADDR_NOTAVAIL;
 	return index;
