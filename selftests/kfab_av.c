@@ -19,8 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1260,57 +1262,390 @@ TEST_F(fi_av, close_carries_out_an_unfinished_batch)
 	free((void *)attr.name);
 }
 
-TEST_F(fi_av, insertsvc_insertsym_and_straddr)
+/* A node's address (@ip IPv4 or IPv6) with a service or module number */
+static struct kfab_addr inet_addr_of(const char *ip, uint16_t port,
+				     uint64_t ep)
 {
-	struct fi_av_attr attr = av_attr(variant, "svc");
-	struct kfab_addr got, a = local_addr(42);
-	fi_addr_t fa[8];
-	char buf[64], tiny[8];
-	size_t len;
+	struct kfab_addr a = {
+		.family = KFAB_ADDR_INET,
+		.port = htobe16(port),
+		.incarnation = htobe32(ep > KFAB_SERVICE_MAX ?
+				       TEST_INCARNATION : 0),
+		.ep = htobe64(ep),
+	};
+	struct in_addr in4;
+
+	if (inet_pton(AF_INET, ip, &in4) == 1) {
+		a.node[10] = a.node[11] = 0xff;
+		memcpy(a.node + 12, &in4, 4);
+	} else if (inet_pton(AF_INET6, ip, a.node) != 1) {
+		abort();
+	}
+	return a;
+}
+
+/* Does the AV hold @want at @fa? */
+static bool av_holds(struct fid_av *av, fi_addr_t fa,
+		     const struct kfab_addr *want)
+{
+	struct kfab_addr got;
+	size_t len = sizeof(got);
+
+	return fa != FI_ADDR_NOTAVAIL && !fi_av_lookup(av, fa, &got, &len) &&
+	       len == sizeof(got) && !memcmp(&got, want, sizeof(got));
+}
+
+/* fi_av_straddr(@av, @a): the string, with *len checked */
+static bool straddr_is(struct fid_av *av, struct kfab_addr a,
+		       const char *want)
+{
+	char buf[128];
+	size_t len = sizeof(buf);
+
+	return fi_av_straddr(av, &a, buf, &len) == buf &&
+	       !strcmp(want, buf) && len == strlen(want) + 1;
+}
+
+/* fi_av_straddr: every form, truncation, and what is no address. */
+TEST_F(fi_av, straddr_prints_every_form)
+{
+	struct fi_av_attr attr = av_attr(variant, "str");
+	struct kfab_addr a;
+	char buf[128], tiny[8];
 	struct fid_av *av;
+	size_t len;
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	EXPECT_TRUE(straddr_is(av, local_addr(42), "fi_kfab://local/42"));
+	EXPECT_TRUE(straddr_is(av, local_addr(70000),
+			       "fi_kfab://local/70000.6b666162"));
+	EXPECT_TRUE(straddr_is(av, inet_addr_of("10.0.0.1", 7471, 5),
+			       "fi_kfab://10.0.0.1:7471/5"));
+	EXPECT_TRUE(straddr_is(av, inet_addr_of("fd00::1", 9000, 65535),
+			       "fi_kfab://[fd00::1]:9000/65535"));
+	EXPECT_TRUE(straddr_is(av, inet_addr_of("2001:db8::2", 1, UINT64_MAX),
+			       "fi_kfab://[2001:db8::2]:1/18446744073709551615.6b666162"));
+	/* What is no address says so, with its bytes. */
+	a = local_addr(42);
+	a.family = 9;
 	len = sizeof(buf);
 	EXPECT_TRUE(buf == fi_av_straddr(av, &a, buf, &len));
-	EXPECT_STREQ("fi_kfab://0/42", buf);
+	EXPECT_EQ(0, strncmp("fi_kfab://invalid/09", buf, 20));
 	EXPECT_EQ(strlen(buf) + 1, len);
+
+	/* Too small: cut, with a NUL, and the size needed. */
+	a = local_addr(42);
 	len = sizeof(tiny);
 	EXPECT_TRUE(tiny == fi_av_straddr(av, &a, tiny, &len));
 	EXPECT_STREQ("fi_kfab", tiny);
-	EXPECT_EQ(strlen("fi_kfab://0/42") + 1, len);
-
-	EXPECT_EQ(1, fi_av_insertsvc(av, "0", "42", &fa[0], 0, NULL));
-	EXPECT_EQ(1, fi_av_insertsvc(av, NULL, "43", &fa[1], 0, NULL));
-	EXPECT_EQ(1, fi_av_insertsvc(av, buf, NULL, &fa[2], 0, NULL));
-	EXPECT_EQ(fa[0], fa[2]);
-	len = sizeof(got);
-	ASSERT_EQ(0, fi_av_lookup(av, fa[1], &got, &len));
-	EXPECT_EQ(43, ep_of(&got));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "zero", "42", fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "4x2", fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://0", NULL, fa, 0,
-					      NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "-1", fa, 0, NULL));
-
-	/* Nodes 0 and 1, endpoints 100..102 each: node 1 is not reachable. */
-	EXPECT_EQ(3, fi_av_insertsym(av, "0", 2, "100", 3, fa, 0, NULL));
-	EXPECT_NE(FI_ADDR_NOTAVAIL, fa[0]);
-	EXPECT_NE(FI_ADDR_NOTAVAIL, fa[2]);
-	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[3]);
-	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[5]);
-	len = sizeof(got);
-	ASSERT_EQ(0, fi_av_lookup(av, fa[2], &got, &len));
-	EXPECT_EQ(102, ep_of(&got));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 0, "1", 1, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "a", 1, "1", 1, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "18446744073709551615",
-					      2, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", SIZE_MAX, "1", SIZE_MAX,
-					      fa, 0, NULL));
+	EXPECT_EQ(strlen("fi_kfab://local/42") + 1, len);
+	len = 0;
+	EXPECT_TRUE(NULL == fi_av_straddr(av, &a, NULL, &len));
+	EXPECT_EQ(strlen("fi_kfab://local/42") + 1, len);
+	EXPECT_TRUE(NULL == fi_av_straddr(av, &a, buf, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	free((void *)attr.name);
+}
+
+/*
+ * fi_av_insertsvc: a node (NULL and "local": this machine; a numeric
+ * address or host name, with a port or not) and a service, or a whole
+ * "fi_kfab://..." and no service.  Exact answers for what names nothing.
+ */
+TEST_F(fi_av, insertsvc_takes_nodes_services_and_strings)
+{
+	struct fi_av_attr attr = av_attr(variant, "svc");
+	struct kfab_addr want;
+	fi_addr_t fa[10], again;
+	char str[128];
+	int errs[1] = { 1 };
+	struct fid_av *av;
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	ASSERT_EQ(1, fi_av_insertsvc(av, NULL, "42", &fa[0], 0, NULL));
+	want = local_addr(42);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "local", "43", &fa[1], 0, NULL));
+	want = local_addr(43);
+	EXPECT_TRUE(av_holds(av, fa[1], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "10.0.0.1", "5", &fa[2], 0, NULL));
+	want = inet_addr_of("10.0.0.1", KFAB_PORT_DEFAULT, 5);
+	EXPECT_TRUE(av_holds(av, fa[2], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "10.0.0.1:9000", "5", &fa[3], 0,
+				     NULL));
+	want = inet_addr_of("10.0.0.1", 9000, 5);
+	EXPECT_TRUE(av_holds(av, fa[3], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "fd00::1", "6", &fa[4], 0, NULL));
+	want = inet_addr_of("fd00::1", KFAB_PORT_DEFAULT, 6);
+	EXPECT_TRUE(av_holds(av, fa[4], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "[fd00::1]:9000", "65535", &fa[5], 0,
+				     NULL));
+	want = inet_addr_of("fd00::1", 9000, 65535);
+	EXPECT_TRUE(av_holds(av, fa[5], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "localhost", "7", &fa[6], 0, NULL));
+	len = sizeof(want);
+	ASSERT_EQ(0, fi_av_lookup(av, fa[6], &want, &len));
+	EXPECT_EQ(KFAB_ADDR_INET, want.family);
+	EXPECT_EQ(7, ep_of(&want));
+	/* A whole address; what straddr prints comes back to the same entry. */
+	ASSERT_EQ(1, fi_av_insertsvc(av, "fi_kfab://10.0.0.2/70000.6b666162",
+				     NULL, &fa[7], 0, NULL));
+	want = inet_addr_of("10.0.0.2", KFAB_PORT_DEFAULT, 70000);
+	EXPECT_TRUE(av_holds(av, fa[7], &want));
+	len = sizeof(str);
+	fi_av_straddr(av, &want, str, &len);
+	ASSERT_EQ(1, fi_av_insertsvc(av, str, NULL, &again, 0, NULL));
+	EXPECT_EQ(fa[7], again);
+	/* FI_SYNC_ERR works here too. */
+	ASSERT_EQ(1, fi_av_insertsvc(av, "local", "44", &fa[8], FI_SYNC_ERR,
+				     errs));
+	EXPECT_EQ(0, errs[0]);
+
+	/* No endpoint named: -FI_EINVAL, nothing inserted. */
+	fa[9] = 12345;
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, NULL, &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "local", NULL, &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "0", &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "65536", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "4x2", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "-1", &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "042", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://local/5", "5",
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://local", NULL,
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://local/0", NULL,
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://any/5", NULL,
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_sockaddr://1.2.3.4:5",
+					      NULL, &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "local:7471", "5", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "42", &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0.0.0.0", "42", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "10.0.0.1:0", "42", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsvc(av, "no-such-node.invalid", "5",
+					       &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insertsvc(av, NULL, "5", &fa[9],
+						 FI_COMPLETION, NULL));
+	EXPECT_EQ(12345, fa[9]);
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+/*
+ * fi_av_insertsym: fi_av(3)'s order (every service of a node before the
+ * next node), numeric nodes counting up across octets, and what fails.
+ */
+TEST_F(fi_av, insertsym_counts_nodes_then_services)
+{
+	static const char *const ips[3] = { "10.0.0.254", "10.0.0.255",
+					    "10.0.1.0" };
+	struct fi_av_attr attr = av_attr(variant, "sym");
+	struct kfab_addr want;
+	fi_addr_t fa[6];
+	struct fid_av *av;
+	int i, j;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	ASSERT_EQ(6, fi_av_insertsym(av, "10.0.0.254", 3, "100", 2, fa, 0,
+				     NULL));
+	for (i = 0; i < 3; i++) {
+		for (j = 0; j < 2; j++) {
+			want = inet_addr_of(ips[i], KFAB_PORT_DEFAULT, 100 + j);
+			EXPECT_TRUE(av_holds(av, fa[i * 2 + j], &want)) {
+				TH_LOG("node %d service %d", i, j);
+			}
+		}
+	}
+	ASSERT_EQ(3, fi_av_insertsym(av, NULL, 1, "7", 3, fa, 0, NULL));
+	for (j = 0; j < 3; j++) {
+		want = local_addr(7 + j);
+		EXPECT_TRUE(av_holds(av, fa[j], &want));
+	}
+	ASSERT_EQ(2, fi_av_insertsym(av, "[fd00::ff]:9000", 2, "65535", 1, fa,
+				     0, NULL));
+	want = inet_addr_of("fd00::ff", 9000, 65535);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	want = inet_addr_of("fd00::100", 9000, 65535);
+	EXPECT_TRUE(av_holds(av, fa[1], &want));
+
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 0, "1", 1, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, "1", 0, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, "65535", 2,
+					      fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, "0", 1, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, NULL, 1, fa,
+					      0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "local", 2, "1", 1, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "255.255.255.255", 2, "1", 1,
+					      fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "localhost", 2, "1", 1, fa,
+					      0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "fi_kfab://local/5", 1, "1",
+					      1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "1", 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", SIZE_MAX, "1",
+					      SIZE_MAX, fa, 0, NULL));
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsym(av, "no-such-node1.invalid", 2,
+					       "1", 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insertsym(av, "10.0.0.1", 1, "1", 1, fa,
+						 FI_COMPLETION, NULL));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+/*
+ * Host names count up by their numeric suffix, keeping its width (fi_av(3):
+ * "host10", "host11"), each one looked up: here in an /etc/hosts of this
+ * test's own mount namespace.
+ */
+TEST_F(fi_av, insertsym_counts_host_names_up)
+{
+	static const char hosts[] = "10.9.0.8 kfabnode08\n"
+				    "10.9.0.9 kfabnode09\n"
+				    "10.9.0.10 kfabnode10\n"
+				    "fd00::99 kfabnode99\n";
+	char path[] = "/tmp/kfab_av_hostsXXXXXX";
+	struct fi_av_attr attr = av_attr(variant, "hosts");
+	struct kfab_addr want;
+	fi_addr_t fa[6];
+	struct fid_av *av;
+	int fd;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(sizeof(hosts) - 1, write(fd, hosts, sizeof(hosts) - 1));
+	close(fd);
+	if (unshare(CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+	    mount(path, "/etc/hosts", NULL, MS_BIND, NULL)) {
+		unlink(path);
+		SKIP(return, "no /etc/hosts of our own: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	ASSERT_EQ(6, fi_av_insertsym(av, "kfabnode08:9000", 3, "1", 2, fa, 0,
+				     NULL));
+	want = inet_addr_of("10.9.0.8", 9000, 1);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	want = inet_addr_of("10.9.0.8", 9000, 2);
+	EXPECT_TRUE(av_holds(av, fa[1], &want));
+	want = inet_addr_of("10.9.0.9", 9000, 1);
+	EXPECT_TRUE(av_holds(av, fa[2], &want));
+	want = inet_addr_of("10.9.0.10", 9000, 2);
+	EXPECT_TRUE(av_holds(av, fa[5], &want));
+	/* One name too many: kfabnode11 resolves to nothing. */
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsym(av, "kfabnode10", 2, "1", 1, fa,
+					       0, NULL));
+	/* A name that is IPv6 in /etc/hosts */
+	ASSERT_EQ(1, fi_av_insertsvc(av, "kfabnode99", "3", fa, 0, NULL));
+	want = inet_addr_of("fd00::99", KFAB_PORT_DEFAULT, 3);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	umount("/etc/hosts");
+	unlink(path);
+	free((void *)attr.name);
+}
+
+/*
+ * A domain opened with FI_ADDR_STR: fi_av_insert() takes strings (an
+ * array of char *), fi_av_lookup() and fi_av_straddr() give them.
+ */
+FIXTURE(fi_av_str) {
+	struct kfab_test_fi fi;
+	struct fid_av *av;
+};
+
+FIXTURE_SETUP(fi_av_str)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = kfab_test_hints();
+
+	self->fi = (struct kfab_test_fi){ 0 };
+	self->av = NULL;
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	ASSERT_NE(NULL, hints);
+	hints->addr_format = FI_ADDR_STR;
+	test_fi_domain_open(&self->fi, hints);
+	ASSERT_EQ(FI_ADDR_STR, self->fi.info->addr_format);
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &self->av, NULL));
+}
+
+FIXTURE_TEARDOWN(fi_av_str)
+{
+	if (self->av)
+		fi_close(&self->av->fid);
+	test_fi_close(&self->fi);
+}
+
+TEST_F(fi_av_str, insert_lookup_and_straddr_take_strings)
+{
+	const char *strs[4] = {
+		"fi_kfab://local/42",
+		"fi_kfab://local/0",		/* no endpoint */
+		"fi_kfab://10.0.0.1/70000.0000abcd",
+		"junk",
+	};
+	char buf[128], small[12];
+	fi_addr_t fa[4];
+	int errs[4];
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(2, fi_av_insert(self->av, strs, 4, fa, FI_SYNC_ERR, errs));
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-FI_EINVAL, errs[1]);
+	EXPECT_EQ(0, errs[2]);
+	EXPECT_EQ(-FI_EINVAL, errs[3]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[1]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[3]);
+
+	len = sizeof(buf);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[0], buf, &len));
+	EXPECT_STREQ("fi_kfab://local/42", buf);
+	EXPECT_EQ(strlen(buf) + 1, len);
+	len = sizeof(buf);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[2], buf, &len));
+	EXPECT_STREQ("fi_kfab://10.0.0.1:7471/70000.0000abcd", buf);
+	EXPECT_EQ(strlen(buf) + 1, len);
+	/* Too small: cut with a NUL, and the size needed */
+	len = sizeof(small);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[2], small, &len));
+	EXPECT_STREQ("fi_kfab://1", small);
+	EXPECT_EQ(strlen(buf) + 1, len);
+
+	/* straddr reads a string: printed back in the canonical form */
+	len = sizeof(buf);
+	EXPECT_TRUE(buf == fi_av_straddr(self->av, "fi_kfab://[FD00::1]/5",
+					 buf, &len));
+	EXPECT_STREQ("fi_kfab://[fd00::1]:7471/5", buf);
+	len = sizeof(buf);
+	EXPECT_TRUE(buf == fi_av_straddr(self->av, "junk", buf, &len));
+	EXPECT_STREQ("fi_kfab://invalid", buf);
+
+	/* insertsvc and insertsym work the same in either format */
+	ASSERT_EQ(1, fi_av_insertsvc(self->av, "10.0.0.3", "9", fa, 0, NULL));
+	len = sizeof(buf);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[0], buf, &len));
+	EXPECT_STREQ("fi_kfab://10.0.0.3:7471/9", buf);
 }
 
 TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)

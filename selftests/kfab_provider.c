@@ -15,7 +15,9 @@
  * which libfabric has not been initialised yet.
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <dirent.h>
+#include <endian.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -251,7 +253,7 @@ TEST_F(provider, getinfo_lists_kfab)
 	info = NULL;
 	hints->domain_attr->av_type = FI_AV_UNSPEC;
 
-	/* node and service are accepted (and ignored) for now. */
+	/* A node and a service: a destination, or with FI_SOURCE a source. */
 	EXPECT_EQ(0, fi_getinfo(API_VERSION, "localhost", "4711", 0, hints,
 				&info));
 	fi_freeinfo(info);
@@ -275,7 +277,6 @@ static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
 static void ask_shared_av(struct fi_info *h) { h->caps = FI_MSG | FI_SHARED_AV; }
 static void ask_remote_comm(struct fi_info *h) { h->caps = FI_REMOTE_COMM; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
-static void ask_addr_str(struct fi_info *h) { h->addr_format = FI_ADDR_STR; }
 static void ask_auto_data_progress(struct fi_info *h)
 {
 	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
@@ -331,7 +332,6 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "caps FI_SHARED_AV", ask_shared_av },
 		{ "caps FI_REMOTE_COMM", ask_remote_comm },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
-		{ "addr_format FI_ADDR_STR", ask_addr_str },
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
@@ -435,6 +435,452 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 	EXPECT_EQ(1U, info->ep_attr->rx_ctx_cnt);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+}
+
+/* ---- addresses: node, service, src_addr, dest_addr ---- */
+
+static struct kfab_addr svc_addr(uint8_t family, uint64_t ep)
+{
+	return (struct kfab_addr){ .family = family, .ep = htobe64(ep) };
+}
+
+static struct kfab_addr inet_addr_of(const char *ip, uint16_t port,
+				     uint64_t ep)
+{
+	struct kfab_addr a = {
+		.family = KFAB_ADDR_INET,
+		.port = htobe16(port),
+		.ep = htobe64(ep),
+	};
+	struct in_addr in4;
+
+	if (inet_pton(AF_INET, ip, &in4) == 1) {
+		a.node[10] = a.node[11] = 0xff;
+		memcpy(a.node + 12, &in4, 4);
+	} else if (inet_pton(AF_INET6, ip, a.node) != 1) {
+		abort();
+	}
+	return a;
+}
+
+/* fi_getinfo() for kfab with @hints' addr_format: 0 or its error. */
+static int getinfo(const char *node, const char *service, uint64_t flags,
+		   uint32_t format, struct fi_info **info)
+{
+	struct fi_info *hints = kfab_hints();
+	int rc;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->addr_format = format;
+	*info = NULL;
+	rc = fi_getinfo(API_VERSION, node, service, flags, hints, info);
+	fi_freeinfo(hints);
+	return rc;
+}
+
+/* Is @buf of @len bytes exactly the address @want? */
+static bool is_addr(const void *buf, size_t len, struct kfab_addr want)
+{
+	return buf && len == sizeof(want) && !memcmp(buf, &want, len);
+}
+
+/* Is @buf of @len bytes exactly the string @want, with its NUL? */
+static bool is_str(const void *buf, size_t len, const char *want)
+{
+	return buf && len == strlen(want) + 1 && !memcmp(buf, want, len);
+}
+
+/* A fabric, domain and endpoint of @info, not enabled. */
+struct side {
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_av *av;
+	struct fid_cq *cq;
+	struct fid_ep *ep;
+};
+
+static int side_open(struct fi_info *info, struct side *s, bool enable)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	int rc;
+
+	*s = (struct side){ 0 };
+	rc = fi_fabric(info->fabric_attr, &s->fabric, NULL);
+	if (!rc)
+		rc = fi_domain(s->fabric, info, &s->domain, NULL);
+	if (!rc)
+		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
+	if (!rc)
+		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
+	if (!rc)
+		rc = fi_endpoint(s->domain, info, &s->ep, NULL);
+	if (!rc && enable)
+		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+	if (!rc && enable)
+		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc && enable)
+		rc = fi_enable(s->ep);
+	return rc;
+}
+
+static void side_close(struct side *s)
+{
+	if (s->ep)
+		fi_close(&s->ep->fid);
+	if (s->cq)
+		fi_close(&s->cq->fid);
+	if (s->av)
+		fi_close(&s->av->fid);
+	if (s->domain)
+		fi_close(&s->domain->fid);
+	if (s->fabric)
+		fi_close(&s->fabric->fid);
+	*s = (struct side){ 0 };
+}
+
+/* The endpoint's name, as a struct kfab_addr. */
+static struct kfab_addr name_of(struct fid_ep *ep)
+{
+	struct kfab_addr a = { .family = 0xff };
+	size_t len = sizeof(a);
+
+	if (fi_getname(&ep->fid, &a, &len) || len != sizeof(a))
+		a.family = 0xff;
+	return a;
+}
+
+/*
+ * fi_getinfo(node, service, FI_SOURCE): src_addr is what the endpoint is
+ * opened on, so a service asked for is the endpoint's name.  No listener
+ * in the VM's namespace: the name is of this machine (KFAB_ADDR_LOCAL).
+ */
+TEST_F(provider, getinfo_source_service_is_the_endpoint_name)
+{
+	struct fi_info *info, *info2;
+	struct kfab_addr name;
+	struct side a, b;
+
+	NEED_DEVICE(self->have_dev);
+	ASSERT_EQ(0, getinfo(NULL, "5", FI_SOURCE, FI_FORMAT_UNSPEC, &info));
+	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+			    svc_addr(KFAB_ADDR_UNSPEC, 5)));
+	EXPECT_EQ(NULL, info->dest_addr);
+	EXPECT_EQ(0, info->dest_addrlen);
+	ASSERT_EQ(0, side_open(info, &a, false));
+	name = name_of(a.ep);
+	EXPECT_EQ(KFAB_ADDR_LOCAL, name.family);
+	EXPECT_EQ(5, be64toh(name.ep));
+	EXPECT_EQ(0, name.incarnation);
+	/* One endpoint per service */
+	EXPECT_EQ(-FI_EADDRINUSE, fi_endpoint(a.domain, info, &b.ep, NULL));
+	side_close(&a);
+	ASSERT_EQ(0, side_open(info, &a, false));
+	EXPECT_EQ(5, be64toh(name_of(a.ep).ep));
+	side_close(&a);
+	fi_freeinfo(info);
+
+	/* "local": this machine even with a listener; no service: any number */
+	ASSERT_EQ(0, getinfo("local", "6", FI_SOURCE, 0, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+			    svc_addr(KFAB_ADDR_LOCAL, 6)));
+	ASSERT_EQ(0, side_open(info, &a, false));
+	name = svc_addr(KFAB_ADDR_LOCAL, 6);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
+	side_close(&a);
+	fi_freeinfo(info);
+	ASSERT_EQ(0, getinfo("local", NULL, FI_SOURCE, 0, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+			    svc_addr(KFAB_ADDR_LOCAL, 0)));
+	ASSERT_EQ(0, side_open(info, &a, false));
+	name = name_of(a.ep);
+	EXPECT_EQ(KFAB_ADDR_LOCAL, name.family);
+	EXPECT_LT(KFAB_SERVICE_MAX, be64toh(name.ep));
+	EXPECT_NE(0, name.incarnation);
+	side_close(&a);
+	fi_freeinfo(info);
+
+	/* A node address this namespace has no listener for */
+	ASSERT_EQ(0, getinfo("10.0.0.1", "5", FI_SOURCE, 0, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+			    inet_addr_of("10.0.0.1", KFAB_PORT_DEFAULT, 5)));
+	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &a.fabric, NULL));
+	ASSERT_EQ(0, fi_domain(a.fabric, info, &a.domain, NULL));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_endpoint(a.domain, info, &a.ep, NULL));
+	a.ep = NULL;
+	/* An src_addr that is no source address: the library says so */
+	ASSERT_EQ(0, getinfo(NULL, "7", FI_SOURCE, 0, &info2));
+	((struct kfab_addr *)info2->src_addr)->incarnation = htobe32(1);
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, info2, &a.ep, NULL));
+	info2->src_addrlen--;
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, info2, &a.ep, NULL));
+	a.ep = NULL;
+	side_close(&a);
+	fi_freeinfo(info2);
+	fi_freeinfo(info);
+
+	/* FI_SOURCE with neither node nor service: no src_addr */
+	ASSERT_EQ(0, getinfo(NULL, NULL, FI_SOURCE, 0, &info));
+	EXPECT_EQ(NULL, info->src_addr);
+	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
+	fi_freeinfo(info);
+}
+
+/* fi_getinfo(node, service, 0): dest_addr, and no src_addr. */
+TEST_F(provider, getinfo_destination_from_node_and_service)
+{
+	struct fi_info *info;
+	struct kfab_addr want;
+
+	NEED_DEVICE(self->have_dev);
+#define DEST_IS(node, service, flags, addr)				\
+	do {								\
+		ASSERT_EQ(0, getinfo(node, service, flags, 0, &info)) {	\
+			TH_LOG("%s %s", node ?: "-", service ?: "-");	\
+		}							\
+		want = (addr);						\
+		EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen, \
+				    want)) {				\
+			TH_LOG("%s %s", node ?: "-", service ?: "-");	\
+		}							\
+		EXPECT_EQ(NULL, info->src_addr);			\
+		EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);	\
+		fi_freeinfo(info);					\
+	} while (0)
+	DEST_IS(NULL, "5", 0, svc_addr(KFAB_ADDR_LOCAL, 5));
+	DEST_IS("local", "65535", 0, svc_addr(KFAB_ADDR_LOCAL, 65535));
+	DEST_IS("10.0.0.1", "5", 0,
+		inet_addr_of("10.0.0.1", KFAB_PORT_DEFAULT, 5));
+	DEST_IS("10.0.0.1:9000", "5", 0, inet_addr_of("10.0.0.1", 9000, 5));
+	DEST_IS("[fd00::1]:9000", "1", 0, inet_addr_of("fd00::1", 9000, 1));
+	DEST_IS("fd00::1", "1", FI_NUMERICHOST,
+		inet_addr_of("fd00::1", KFAB_PORT_DEFAULT, 1));
+	want = svc_addr(KFAB_ADDR_LOCAL, 70000);
+	want.incarnation = htobe32(1);
+	DEST_IS("fi_kfab://local/70000.00000001", NULL, 0, want);
+	DEST_IS("fi_kfab://[fd00::2]/3", NULL, 0,
+		inet_addr_of("fd00::2", KFAB_PORT_DEFAULT, 3));
+#undef DEST_IS
+	/* localhost, looked up: the loopback of either family */
+	ASSERT_EQ(0, getinfo("localhost", "5", 0, 0, &info));
+	ASSERT_NE(NULL, info->dest_addr);
+	EXPECT_EQ(KFAB_ADDR_INET,
+		  ((struct kfab_addr *)info->dest_addr)->family);
+	fi_freeinfo(info);
+}
+
+/* Nodes and services that name nothing: -FI_ENODATA (fi_getinfo(3)). */
+TEST_F(provider, getinfo_refuses_what_names_nothing)
+{
+	static const struct {
+		const char *node, *service;
+		uint64_t flags;
+	} cases[] = {
+		{ NULL, "0", 0 }, { NULL, "65536", 0 }, { NULL, "abc", 0 },
+		{ NULL, "05", 0 }, { NULL, "-1", 0 }, { NULL, "", 0 },
+		{ NULL, "0", FI_SOURCE }, { NULL, "http", FI_SOURCE },
+		{ "local", NULL, 0 }, { "10.0.0.1", NULL, 0 },
+		{ "fi_kfab://local/5", "5", 0 }, { "fi_kfab://junk", NULL, 0 },
+		{ "fi_kfab://any/5", NULL, 0 },
+		{ "fi_kfab://local/0", NULL, 0 },
+		{ "fi_kfab://local/70000.00000001", NULL, FI_SOURCE },
+		{ "fi_sockaddr_in://10.0.0.1:7471", NULL, 0 },
+		{ "no-such-node.invalid", "5", 0 },
+		{ "no-such-node.invalid", "5", FI_SOURCE },
+		{ "localhost", "5", FI_NUMERICHOST },
+		{ "0.0.0.0", "5", 0 }, { "::", "5", FI_SOURCE },
+		{ "10", "5", 0 }, { "local:7471", "5", 0 },
+		{ "10.0.0.1:0", "5", 0 }, { "[10.0.0.1]", "5", 0 },
+	};
+	struct fi_info *info;
+	size_t i;
+
+	NEED_DEVICE(self->have_dev);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		EXPECT_EQ(-FI_ENODATA, getinfo(cases[i].node, cases[i].service,
+					       cases[i].flags, 0, &info)) {
+			TH_LOG("node \"%s\" service \"%s\"%s",
+			       cases[i].node ?: "(null)",
+			       cases[i].service ?: "(null)",
+			       cases[i].flags & FI_SOURCE ? " FI_SOURCE" : "");
+		}
+		EXPECT_EQ(NULL, info);
+	}
+}
+
+/* hints->src_addr and dest_addr: checked, passed on, or ignored. */
+TEST_F(provider, getinfo_checks_the_addresses_of_the_hints)
+{
+	struct kfab_addr src = svc_addr(KFAB_ADDR_LOCAL, 7);
+	struct kfab_addr dest = svc_addr(KFAB_ADDR_LOCAL, 8);
+	struct kfab_addr bad = svc_addr(KFAB_ADDR_LOCAL, 70000);
+	struct fi_info *hints, *info = NULL;
+
+	NEED_DEVICE(self->have_dev);
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	hints->src_addr = malloc(sizeof(src));
+	hints->dest_addr = malloc(sizeof(dest));
+	ASSERT_TRUE(hints->src_addr && hints->dest_addr);
+	memcpy(hints->src_addr, &src, sizeof(src));
+	memcpy(hints->dest_addr, &dest, sizeof(dest));
+	hints->src_addrlen = sizeof(src);
+	hints->dest_addrlen = sizeof(dest);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen, src));
+	EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen, dest));
+	fi_freeinfo(info);
+
+	/* FI_SOURCE: the service wins over hints->src_addr. */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, "9", FI_SOURCE, hints,
+				&info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+			    svc_addr(KFAB_ADDR_UNSPEC, 9)));
+	EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen, dest));
+	fi_freeinfo(info);
+	/* Without FI_SOURCE, node and service win over hints->dest_addr. */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, "10", 0, hints, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen, src));
+	EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen,
+			    svc_addr(KFAB_ADDR_LOCAL, 10)));
+	fi_freeinfo(info);
+
+	/* What is no address of its kind, or of another length */
+	hints->src_addrlen = sizeof(src) - 1;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	hints->src_addrlen = sizeof(src);
+	bad.incarnation = htobe32(1);
+	memcpy(hints->src_addr, &bad, sizeof(bad));	/* not a source */
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	/* ...which FI_SOURCE ignores */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, "9", FI_SOURCE, hints,
+				&info));
+	fi_freeinfo(info);
+	memcpy(hints->src_addr, &src, sizeof(src));
+	memcpy(hints->dest_addr, &src, sizeof(src));
+	((struct kfab_addr *)hints->dest_addr)->ep = 0;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	fi_freeinfo(hints);
+}
+
+/*
+ * FI_ADDR_STR: src_addr, dest_addr, fi_getname() and fi_setname() in the
+ * string form; hints' addresses are strings too.
+ */
+TEST_F(provider, addr_str_names_endpoints_with_strings)
+{
+	const char *any8 = "fi_kfab://any/8", *local8 = "fi_kfab://local/8";
+	struct fi_info *hints, *info;
+	char name[128];
+	struct side a;
+	size_t len;
+
+	NEED_DEVICE(self->have_dev);
+	ASSERT_EQ(0, getinfo(NULL, NULL, 0, FI_ADDR_STR, &info));
+	EXPECT_EQ(FI_ADDR_STR, (int)info->addr_format);
+	EXPECT_EQ(NULL, info->src_addr);
+	/* Room for the longest name there is */
+	EXPECT_LE(strlen("fi_kfab://[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535/18446744073709551615.ffffffff") + 1,
+		  info->src_addrlen);
+	fi_freeinfo(info);
+	ASSERT_EQ(0, getinfo("10.0.0.1", "5", 0, FI_ADDR_STR, &info));
+	EXPECT_TRUE(is_str(info->dest_addr, info->dest_addrlen,
+			   "fi_kfab://10.0.0.1:7471/5"));
+	fi_freeinfo(info);
+
+	ASSERT_EQ(0, getinfo(NULL, "8", FI_SOURCE, FI_ADDR_STR, &info));
+	EXPECT_TRUE(is_str(info->src_addr, info->src_addrlen, any8));
+	ASSERT_EQ(0, side_open(info, &a, false));
+	len = 0;
+	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&a.ep->fid, NULL, &len));
+	EXPECT_EQ(strlen(local8) + 1, len);
+	len = 4;
+	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&a.ep->fid, name, &len));
+	EXPECT_STREQ("fi_", name);
+	len = sizeof(name);
+	ASSERT_EQ(0, fi_getname(&a.ep->fid, name, &len));
+	EXPECT_STREQ(local8, name);
+	EXPECT_EQ(strlen(local8) + 1, len);
+	EXPECT_EQ(0, fi_setname(&a.ep->fid, name, len));
+	EXPECT_EQ(0, fi_setname(&a.ep->fid, name, sizeof(name)));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&a.ep->fid,
+						(char *)"fi_kfab://local/9",
+						sizeof(name)));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, (char *)"junk", 5));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, name, strlen(name)));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, (char *)any8,
+					 strlen(any8) + 1));
+	side_close(&a);
+	fi_freeinfo(info);
+
+	/* hints->src_addr as a string, checked and printed canonically */
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	hints->addr_format = FI_ADDR_STR;
+	hints->src_addr = strdup("fi_kfab://[FD00::1]/7");
+	hints->src_addrlen = strlen(hints->src_addr) + 1;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_TRUE(is_str(info->src_addr, info->src_addrlen,
+			   "fi_kfab://[fd00::1]:7471/7"));
+	fi_freeinfo(info);
+	hints->src_addrlen--;	/* no NUL within it */
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	fi_freeinfo(hints);
+}
+
+/*
+ * The way libfabric programs find each other: a server opens its
+ * endpoint on a service (FI_SOURCE), a client gets that service as
+ * dest_addr, inserts it and sends; in both address formats.
+ */
+TEST_F(provider, a_client_reaches_a_service_through_dest_addr)
+{
+	static const uint32_t formats[] = { FI_FORMAT_UNSPEC, FI_ADDR_STR };
+	struct fi_cq_tagged_entry e;
+	struct fi_info *sinfo, *cinfo;
+	struct side server, client;
+	uint64_t sent, got;
+	fi_addr_t to;
+	size_t f;
+	int i;
+
+	NEED_DEVICE(self->have_dev);
+	for (f = 0; f < ARRAY_SIZE(formats); f++) {
+		ASSERT_EQ(0, getinfo(NULL, "11", FI_SOURCE, formats[f],
+				     &sinfo));
+		ASSERT_EQ(0, side_open(sinfo, &server, true));
+		ASSERT_EQ(0, getinfo("local", "11", 0, formats[f], &cinfo));
+		ASSERT_EQ(0, side_open(cinfo, &client, true));
+		ASSERT_EQ(1, fi_av_insert(client.av,
+					  formats[f] == FI_ADDR_STR ?
+					  (void *)&cinfo->dest_addr :
+					  cinfo->dest_addr,
+					  1, &to, 0, NULL));
+		got = 0;
+		sent = 0x6b666162 + f;
+		ASSERT_EQ(0, fi_recv(server.ep, &got, sizeof(got), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+		ASSERT_EQ(0, fi_send(client.ep, &sent, sizeof(sent), NULL, to,
+				     NULL));
+		for (i = 0; i < 10000; i++) {
+			if (fi_cq_read(server.cq, &e, 1) == 1)
+				break;
+			fi_cq_read(client.cq, &e, 0);
+			usleep(100);
+		}
+		EXPECT_LT(i, 10000);
+		EXPECT_EQ(sent, got);
+		side_close(&client);
+		side_close(&server);
+		fi_freeinfo(cinfo);
+		fi_freeinfo(sinfo);
+	}
 }
 
 /* ---- fabrics and domains ---- */
