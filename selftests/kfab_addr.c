@@ -9,7 +9,6 @@
  * What needs the provider and the kernel (fi_getinfo, fi_av_insertsvc,
  * endpoints) is in kfab_av and kfab_provider, in the VM.
  */
-#include <arpa/inet.h>
 #include <endian.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
+#include "kfab_test.h"
 
 #define EP	SHIM_ADDR_EP
 #define SRC	SHIM_ADDR_SRC
@@ -30,36 +30,18 @@
 
 static struct kfab_addr local_addr(uint64_t ep, uint32_t inc)
 {
-	return (struct kfab_addr){
-		.family = KFAB_ADDR_LOCAL,
-		.incarnation = htobe32(inc),
-		.ep = htobe64(ep),
-	};
+	return kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0, ep, inc);
 }
 
 static struct kfab_addr net_addr(const char *ip, uint16_t port, uint64_t ep,
-				  uint32_t inc)
+				 uint32_t inc)
 {
-	struct kfab_addr a = {
-		.family = KFAB_ADDR_INET,
-		.port = htobe16(port),
-		.incarnation = htobe32(inc),
-		.ep = htobe64(ep),
-	};
-	struct in_addr in4;
-
-	if (inet_pton(AF_INET, ip, &in4) == 1) {
-		a.node[10] = a.node[11] = 0xff;
-		memcpy(a.node + 12, &in4, 4);
-	} else if (inet_pton(AF_INET6, ip, a.node) != 1) {
-		abort();
-	}
-	return a;
+	return kfab_test_addr(KFAB_ADDR_INET, ip, port, ep, inc);
 }
 
 static struct kfab_addr any_addr(uint64_t ep)
 {
-	return (struct kfab_addr){ .ep = htobe64(ep) };
+	return kfab_test_addr(KFAB_ADDR_UNSPEC, NULL, 0, ep, 0);
 }
 
 static bool addr_eq(const struct kfab_addr *a, const struct kfab_addr *b)

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -45,12 +44,8 @@
 
 static struct kfab_addr local_addr(uint64_t ep)
 {
-	return (struct kfab_addr){
-		.family = KFAB_ADDR_LOCAL,
-		.incarnation = htobe32(ep > KFAB_SERVICE_MAX ?
-				       TEST_INCARNATION : 0),
-		.ep = htobe64(ep),
-	};
+	return kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0, ep,
+			      ep > KFAB_SERVICE_MAX ? TEST_INCARNATION : 0);
 }
 
 static uint64_t ep_of(const struct kfab_addr *a)
@@ -1266,22 +1261,8 @@ TEST_F(fi_av, close_carries_out_an_unfinished_batch)
 static struct kfab_addr inet_addr_of(const char *ip, uint16_t port,
 				     uint64_t ep)
 {
-	struct kfab_addr a = {
-		.family = KFAB_ADDR_INET,
-		.port = htobe16(port),
-		.incarnation = htobe32(ep > KFAB_SERVICE_MAX ?
-				       TEST_INCARNATION : 0),
-		.ep = htobe64(ep),
-	};
-	struct in_addr in4;
-
-	if (inet_pton(AF_INET, ip, &in4) == 1) {
-		a.node[10] = a.node[11] = 0xff;
-		memcpy(a.node + 12, &in4, 4);
-	} else if (inet_pton(AF_INET6, ip, a.node) != 1) {
-		abort();
-	}
-	return a;
+	return kfab_test_addr(KFAB_ADDR_INET, ip, port, ep,
+			      ep > KFAB_SERVICE_MAX ? TEST_INCARNATION : 0);
 }
 
 /* Does the AV hold @want at @fa? */

@@ -15,9 +15,7 @@
  * which libfabric has not been initialised yet.
  */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
 #include <dirent.h>
-#include <endian.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -45,6 +43,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
+#include "kfab_test.h"
 
 #define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define NR_DOMAINS	64
@@ -439,40 +438,37 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 
 /* ---- addresses: node, service, src_addr, dest_addr ---- */
 
+/* A service @ep (or 0) of this machine (LOCAL) or any node (UNSPEC) */
 static struct kfab_addr svc_addr(uint8_t family, uint64_t ep)
 {
-	return (struct kfab_addr){ .family = family, .ep = htobe64(ep) };
+	return kfab_test_addr(family, NULL, 0, ep, 0);
 }
 
-static struct kfab_addr inet_addr_of(const char *ip, uint16_t port,
-				     uint64_t ep)
+/* A service @ep (or 0) of the node @ip */
+static struct kfab_addr inet_svc(const char *ip, uint16_t port, uint64_t ep)
 {
-	struct kfab_addr a = {
-		.family = KFAB_ADDR_INET,
-		.port = htobe16(port),
-		.ep = htobe64(ep),
-	};
-	struct in_addr in4;
+	return kfab_test_addr(KFAB_ADDR_INET, ip, port, ep, 0);
+}
 
-	if (inet_pton(AF_INET, ip, &in4) == 1) {
-		a.node[10] = a.node[11] = 0xff;
-		memcpy(a.node + 12, &in4, 4);
-	} else if (inet_pton(AF_INET6, ip, a.node) != 1) {
-		abort();
-	}
-	return a;
+/* kfab's hints in address format @format */
+static struct fi_info *hints_in(uint32_t format)
+{
+	struct fi_info *hints = kfab_hints();
+
+	if (hints)
+		hints->addr_format = format;
+	return hints;
 }
 
 /* fi_getinfo() for kfab with @hints' addr_format: 0 or its error. */
 static int getinfo(const char *node, const char *service, uint64_t flags,
 		   uint32_t format, struct fi_info **info)
 {
-	struct fi_info *hints = kfab_hints();
+	struct fi_info *hints = hints_in(format);
 	int rc;
 
 	if (!hints)
 		return -FI_ENOMEM;
-	hints->addr_format = format;
 	*info = NULL;
 	rc = fi_getinfo(API_VERSION, node, service, flags, hints, info);
 	fi_freeinfo(hints);
@@ -491,56 +487,7 @@ static bool is_str(const void *buf, size_t len, const char *want)
 	return buf && len == strlen(want) + 1 && !memcmp(buf, want, len);
 }
 
-/* A fabric, domain and endpoint of @info, not enabled. */
-struct side {
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-};
-
-static int side_open(struct fi_info *info, struct side *s, bool enable)
-{
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
-	int rc;
-
-	*s = (struct side){ 0 };
-	rc = fi_fabric(info->fabric_attr, &s->fabric, NULL);
-	if (!rc)
-		rc = fi_domain(s->fabric, info, &s->domain, NULL);
-	if (!rc)
-		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
-	if (!rc)
-		rc = fi_cq_open(s->domain, &cq_attr, &s->cq, NULL);
-	if (!rc)
-		rc = fi_endpoint(s->domain, info, &s->ep, NULL);
-	if (!rc && enable)
-		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
-	if (!rc && enable)
-		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!rc && enable)
-		rc = fi_enable(s->ep);
-	return rc;
-}
-
-static void side_close(struct side *s)
-{
-	if (s->ep)
-		fi_close(&s->ep->fid);
-	if (s->cq)
-		fi_close(&s->cq->fid);
-	if (s->av)
-		fi_close(&s->av->fid);
-	if (s->domain)
-		fi_close(&s->domain->fid);
-	if (s->fabric)
-		fi_close(&s->fabric->fid);
-	*s = (struct side){ 0 };
-}
-
-/* The endpoint's name, as a struct kfab_addr. */
+/* The endpoint's name, as a struct kfab_addr (family 0xff: none). */
 static struct kfab_addr name_of(struct fid_ep *ep)
 {
 	struct kfab_addr a = { .family = 0xff };
@@ -558,111 +505,109 @@ static struct kfab_addr name_of(struct fid_ep *ep)
  */
 TEST_F(provider, getinfo_source_service_is_the_endpoint_name)
 {
-	struct fi_info *info, *info2;
+	struct kfab_test_fi a;
 	struct kfab_addr name;
-	struct side a, b;
+	struct fid_ep *ep2;
+	void *src;
 
 	NEED_DEVICE(self->have_dev);
-	ASSERT_EQ(0, getinfo(NULL, "5", FI_SOURCE, FI_FORMAT_UNSPEC, &info));
-	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
-	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, NULL, "5", FI_SOURCE,
+					   hints_in(FI_FORMAT_UNSPEC), false));
+	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)a.info->addr_format);
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
 			    svc_addr(KFAB_ADDR_UNSPEC, 5)));
-	EXPECT_EQ(NULL, info->dest_addr);
-	EXPECT_EQ(0, info->dest_addrlen);
-	ASSERT_EQ(0, side_open(info, &a, false));
-	name = name_of(a.ep);
-	EXPECT_EQ(KFAB_ADDR_LOCAL, name.family);
-	EXPECT_EQ(5, be64toh(name.ep));
-	EXPECT_EQ(0, name.incarnation);
-	/* One endpoint per service */
-	EXPECT_EQ(-FI_EADDRINUSE, fi_endpoint(a.domain, info, &b.ep, NULL));
-	side_close(&a);
-	ASSERT_EQ(0, side_open(info, &a, false));
-	EXPECT_EQ(5, be64toh(name_of(a.ep).ep));
-	side_close(&a);
-	fi_freeinfo(info);
+	EXPECT_EQ(NULL, a.info->dest_addr);
+	EXPECT_EQ(0, a.info->dest_addrlen);
+	name = svc_addr(KFAB_ADDR_LOCAL, 5);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
+	/* One endpoint per service; free again once it is closed */
+	EXPECT_EQ(-FI_EADDRINUSE, fi_endpoint(a.domain, a.info, &ep2, NULL));
+	EXPECT_EQ(0, fi_close(&a.ep->fid));
+	ASSERT_EQ(0, fi_endpoint(a.domain, a.info, &a.ep, NULL));
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
 
-	/* "local": this machine even with a listener; no service: any number */
-	ASSERT_EQ(0, getinfo("local", "6", FI_SOURCE, 0, &info));
-	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+	/* An src_addr that is no source address: the library says so */
+	src = a.info->src_addr;
+	((struct kfab_addr *)src)->incarnation = htobe32(1);
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, a.info, &ep2, NULL));
+	((struct kfab_addr *)src)->incarnation = 0;
+	a.info->src_addrlen--;
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, a.info, &ep2, NULL));
+	EXPECT_EQ(0, _test_fi_close(&a));
+
+	/* "local": this machine even with a listener */
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, "local", "6", FI_SOURCE,
+					   kfab_hints(), false));
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
 			    svc_addr(KFAB_ADDR_LOCAL, 6)));
-	ASSERT_EQ(0, side_open(info, &a, false));
 	name = svc_addr(KFAB_ADDR_LOCAL, 6);
 	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
-	side_close(&a);
-	fi_freeinfo(info);
-	ASSERT_EQ(0, getinfo("local", NULL, FI_SOURCE, 0, &info));
-	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+	EXPECT_EQ(0, _test_fi_close(&a));
+	/* No service: a number of the module's */
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, "local", NULL, FI_SOURCE,
+					   kfab_hints(), false));
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
 			    svc_addr(KFAB_ADDR_LOCAL, 0)));
-	ASSERT_EQ(0, side_open(info, &a, false));
 	name = name_of(a.ep);
 	EXPECT_EQ(KFAB_ADDR_LOCAL, name.family);
 	EXPECT_LT(KFAB_SERVICE_MAX, be64toh(name.ep));
 	EXPECT_NE(0, name.incarnation);
-	side_close(&a);
-	fi_freeinfo(info);
+	EXPECT_EQ(0, _test_fi_close(&a));
 
 	/* A node address this namespace has no listener for */
-	ASSERT_EQ(0, getinfo("10.0.0.1", "5", FI_SOURCE, 0, &info));
-	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
-			    inet_addr_of("10.0.0.1", KFAB_PORT_DEFAULT, 5)));
-	ASSERT_EQ(0, fi_fabric(info->fabric_attr, &a.fabric, NULL));
-	ASSERT_EQ(0, fi_domain(a.fabric, info, &a.domain, NULL));
-	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_endpoint(a.domain, info, &a.ep, NULL));
-	a.ep = NULL;
-	/* An src_addr that is no source address: the library says so */
-	ASSERT_EQ(0, getinfo(NULL, "7", FI_SOURCE, 0, &info2));
-	((struct kfab_addr *)info2->src_addr)->incarnation = htobe32(1);
-	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, info2, &a.ep, NULL));
-	info2->src_addrlen--;
-	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, info2, &a.ep, NULL));
-	a.ep = NULL;
-	side_close(&a);
-	fi_freeinfo(info2);
-	fi_freeinfo(info);
+	ASSERT_EQ(0, _test_fi_domain_open_at(&a, "10.0.0.1", "5", FI_SOURCE,
+					     kfab_hints()));
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
+			    inet_svc("10.0.0.1", KFAB_PORT_DEFAULT, 5)));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_endpoint(a.domain, a.info, &ep2,
+						 NULL));
+	EXPECT_EQ(0, _test_fi_close(&a));
 
 	/* FI_SOURCE with neither node nor service: no src_addr */
-	ASSERT_EQ(0, getinfo(NULL, NULL, FI_SOURCE, 0, &info));
-	EXPECT_EQ(NULL, info->src_addr);
-	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
+	ASSERT_EQ(0, _test_fi_domain_open_at(&a, NULL, NULL, FI_SOURCE,
+					     kfab_hints()));
+	EXPECT_EQ(NULL, a.info->src_addr);
+	EXPECT_EQ(sizeof(struct kfab_addr), a.info->src_addrlen);
+	EXPECT_EQ(0, _test_fi_close(&a));
+}
+
+/* fi_getinfo(@node, @service, @flags) gives dest_addr @want, no src_addr */
+static bool dest_is(const char *node, const char *service, uint64_t flags,
+		    struct kfab_addr want)
+{
+	struct fi_info *info;
+	bool ok;
+
+	if (getinfo(node, service, flags, 0, &info))
+		return false;
+	ok = is_addr(info->dest_addr, info->dest_addrlen, want) &&
+	     !info->src_addr && info->src_addrlen == sizeof(want);
 	fi_freeinfo(info);
+	return ok;
 }
 
 /* fi_getinfo(node, service, 0): dest_addr, and no src_addr. */
 TEST_F(provider, getinfo_destination_from_node_and_service)
 {
-	struct fi_info *info;
 	struct kfab_addr want;
+	struct fi_info *info;
 
 	NEED_DEVICE(self->have_dev);
-#define DEST_IS(node, service, flags, addr)				\
-	do {								\
-		ASSERT_EQ(0, getinfo(node, service, flags, 0, &info)) {	\
-			TH_LOG("%s %s", node ?: "-", service ?: "-");	\
-		}							\
-		want = (addr);						\
-		EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen, \
-				    want)) {				\
-			TH_LOG("%s %s", node ?: "-", service ?: "-");	\
-		}							\
-		EXPECT_EQ(NULL, info->src_addr);			\
-		EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);	\
-		fi_freeinfo(info);					\
-	} while (0)
-	DEST_IS(NULL, "5", 0, svc_addr(KFAB_ADDR_LOCAL, 5));
-	DEST_IS("local", "65535", 0, svc_addr(KFAB_ADDR_LOCAL, 65535));
-	DEST_IS("10.0.0.1", "5", 0,
-		inet_addr_of("10.0.0.1", KFAB_PORT_DEFAULT, 5));
-	DEST_IS("10.0.0.1:9000", "5", 0, inet_addr_of("10.0.0.1", 9000, 5));
-	DEST_IS("[fd00::1]:9000", "1", 0, inet_addr_of("fd00::1", 9000, 1));
-	DEST_IS("fd00::1", "1", FI_NUMERICHOST,
-		inet_addr_of("fd00::1", KFAB_PORT_DEFAULT, 1));
-	want = svc_addr(KFAB_ADDR_LOCAL, 70000);
-	want.incarnation = htobe32(1);
-	DEST_IS("fi_kfab://local/70000.00000001", NULL, 0, want);
-	DEST_IS("fi_kfab://[fd00::2]/3", NULL, 0,
-		inet_addr_of("fd00::2", KFAB_PORT_DEFAULT, 3));
-#undef DEST_IS
+	EXPECT_TRUE(dest_is(NULL, "5", 0, svc_addr(KFAB_ADDR_LOCAL, 5)));
+	EXPECT_TRUE(dest_is("local", "65535", 0,
+			    svc_addr(KFAB_ADDR_LOCAL, 65535)));
+	EXPECT_TRUE(dest_is("10.0.0.1", "5", 0,
+			    inet_svc("10.0.0.1", KFAB_PORT_DEFAULT, 5)));
+	EXPECT_TRUE(dest_is("10.0.0.1:9000", "5", 0,
+			    inet_svc("10.0.0.1", 9000, 5)));
+	EXPECT_TRUE(dest_is("[fd00::1]:9000", "1", 0,
+			    inet_svc("fd00::1", 9000, 1)));
+	EXPECT_TRUE(dest_is("fd00::1", "1", FI_NUMERICHOST,
+			    inet_svc("fd00::1", KFAB_PORT_DEFAULT, 1)));
+	want = kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0, 70000, 1);
+	EXPECT_TRUE(dest_is("fi_kfab://local/70000.00000001", NULL, 0, want));
+	EXPECT_TRUE(dest_is("fi_kfab://[fd00::2]/3", NULL, 0,
+			    inet_svc("fd00::2", KFAB_PORT_DEFAULT, 3)));
 	/* localhost, looked up: the loopback of either family */
 	ASSERT_EQ(0, getinfo("localhost", "5", 0, 0, &info));
 	ASSERT_NE(NULL, info->dest_addr);
@@ -715,7 +660,8 @@ TEST_F(provider, getinfo_checks_the_addresses_of_the_hints)
 {
 	struct kfab_addr src = svc_addr(KFAB_ADDR_LOCAL, 7);
 	struct kfab_addr dest = svc_addr(KFAB_ADDR_LOCAL, 8);
-	struct kfab_addr bad = svc_addr(KFAB_ADDR_LOCAL, 70000);
+	struct kfab_addr bad = kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0,
+					      70000, 1);
 	struct fi_info *hints, *info = NULL;
 
 	NEED_DEVICE(self->have_dev);
@@ -752,7 +698,6 @@ TEST_F(provider, getinfo_checks_the_addresses_of_the_hints)
 	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
 					  &info));
 	hints->src_addrlen = sizeof(src);
-	bad.incarnation = htobe32(1);
 	memcpy(hints->src_addr, &bad, sizeof(bad));	/* not a source */
 	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
 					  &info));
@@ -761,8 +706,8 @@ TEST_F(provider, getinfo_checks_the_addresses_of_the_hints)
 				&info));
 	fi_freeinfo(info);
 	memcpy(hints->src_addr, &src, sizeof(src));
-	memcpy(hints->dest_addr, &src, sizeof(src));
-	((struct kfab_addr *)hints->dest_addr)->ep = 0;
+	memcpy(hints->dest_addr, &bad, sizeof(bad));
+	((struct kfab_addr *)hints->dest_addr)->ep = 0;	/* no endpoint */
 	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
 					  &info));
 	fi_freeinfo(hints);
@@ -776,8 +721,8 @@ TEST_F(provider, addr_str_names_endpoints_with_strings)
 {
 	const char *any8 = "fi_kfab://any/8", *local8 = "fi_kfab://local/8";
 	struct fi_info *hints, *info;
+	struct kfab_test_fi a;
 	char name[128];
-	struct side a;
 	size_t len;
 
 	NEED_DEVICE(self->have_dev);
@@ -793,9 +738,9 @@ TEST_F(provider, addr_str_names_endpoints_with_strings)
 			   "fi_kfab://10.0.0.1:7471/5"));
 	fi_freeinfo(info);
 
-	ASSERT_EQ(0, getinfo(NULL, "8", FI_SOURCE, FI_ADDR_STR, &info));
-	EXPECT_TRUE(is_str(info->src_addr, info->src_addrlen, any8));
-	ASSERT_EQ(0, side_open(info, &a, false));
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, NULL, "8", FI_SOURCE,
+					   hints_in(FI_ADDR_STR), false));
+	EXPECT_TRUE(is_str(a.info->src_addr, a.info->src_addrlen, any8));
 	len = 0;
 	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&a.ep->fid, NULL, &len));
 	EXPECT_EQ(strlen(local8) + 1, len);
@@ -810,18 +755,16 @@ TEST_F(provider, addr_str_names_endpoints_with_strings)
 	EXPECT_EQ(0, fi_setname(&a.ep->fid, name, sizeof(name)));
 	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&a.ep->fid,
 						(char *)"fi_kfab://local/9",
-						sizeof(name)));
+						sizeof("fi_kfab://local/9")));
 	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, (char *)"junk", 5));
 	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, name, strlen(name)));
 	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, (char *)any8,
 					 strlen(any8) + 1));
-	side_close(&a);
-	fi_freeinfo(info);
+	EXPECT_EQ(0, _test_fi_close(&a));
 
 	/* hints->src_addr as a string, checked and printed canonically */
-	hints = kfab_hints();
+	hints = hints_in(FI_ADDR_STR);
 	ASSERT_NE(NULL, hints);
-	hints->addr_format = FI_ADDR_STR;
 	hints->src_addr = strdup("fi_kfab://[FD00::1]/7");
 	hints->src_addrlen = strlen(hints->src_addr) + 1;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
@@ -842,25 +785,23 @@ TEST_F(provider, addr_str_names_endpoints_with_strings)
 TEST_F(provider, a_client_reaches_a_service_through_dest_addr)
 {
 	static const uint32_t formats[] = { FI_FORMAT_UNSPEC, FI_ADDR_STR };
+	struct kfab_test_fi server, client;
 	struct fi_cq_tagged_entry e;
-	struct fi_info *sinfo, *cinfo;
-	struct side server, client;
 	uint64_t sent, got;
 	fi_addr_t to;
 	size_t f;
-	int i;
 
 	NEED_DEVICE(self->have_dev);
 	for (f = 0; f < ARRAY_SIZE(formats); f++) {
-		ASSERT_EQ(0, getinfo(NULL, "11", FI_SOURCE, formats[f],
-				     &sinfo));
-		ASSERT_EQ(0, side_open(sinfo, &server, true));
-		ASSERT_EQ(0, getinfo("local", "11", 0, formats[f], &cinfo));
-		ASSERT_EQ(0, side_open(cinfo, &client, true));
+		ASSERT_EQ(0, _test_fi_side_open_at(&server, NULL, "11",
+						   FI_SOURCE,
+						   hints_in(formats[f]), true));
+		ASSERT_EQ(0, _test_fi_side_open_at(&client, "local", "11", 0,
+						   hints_in(formats[f]), true));
 		ASSERT_EQ(1, fi_av_insert(client.av,
 					  formats[f] == FI_ADDR_STR ?
-					  (void *)&cinfo->dest_addr :
-					  cinfo->dest_addr,
+					  (void *)&client.info->dest_addr :
+					  client.info->dest_addr,
 					  1, &to, 0, NULL));
 		got = 0;
 		sent = 0x6b666162 + f;
@@ -868,18 +809,13 @@ TEST_F(provider, a_client_reaches_a_service_through_dest_addr)
 				     FI_ADDR_UNSPEC, NULL));
 		ASSERT_EQ(0, fi_send(client.ep, &sent, sizeof(sent), NULL, to,
 				     NULL));
-		for (i = 0; i < 10000; i++) {
-			if (fi_cq_read(server.cq, &e, 1) == 1)
-				break;
-			fi_cq_read(client.cq, &e, 0);
-			usleep(100);
-		}
-		EXPECT_LT(i, 10000);
+		EXPECT_EQ(1, kfab_test_wait_cq(server.cq, client.cq, &e, NULL,
+					       NULL, 10000));
 		EXPECT_EQ(sent, got);
-		side_close(&client);
-		side_close(&server);
-		fi_freeinfo(cinfo);
-		fi_freeinfo(sinfo);
+		EXPECT_EQ(1, kfab_test_wait_cq(client.cq, server.cq, &e, NULL,
+					       NULL, 10000));
+		EXPECT_EQ(0, _test_fi_close(&client));
+		EXPECT_EQ(0, _test_fi_close(&server));
 	}
 }
 
