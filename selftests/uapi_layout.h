@@ -332,7 +332,7 @@ KFAB_CHECK_OFF(kfab_net_listen, out_addr, 40);
 KFAB_CHECK_CMD(KFAB_IOC_NET_LISTEN, kfab_net_listen);
 
 /* uapi/linux/kfab_blk.h: the wire protocol of kfab_blk and its server */
-KFAB_CHECK_SIZE(kfab_blk_req, 40);
+KFAB_CHECK_SIZE(kfab_blk_req, 64);
 KFAB_CHECK_OFF(kfab_blk_req, magic, 0);
 KFAB_CHECK_OFF(kfab_blk_req, op, 4);
 KFAB_CHECK_OFF(kfab_blk_req, __reserved, 6);
@@ -340,7 +340,7 @@ KFAB_CHECK_OFF(kfab_blk_req, tag, 8);
 KFAB_CHECK_OFF(kfab_blk_req, offset, 16);
 KFAB_CHECK_OFF(kfab_blk_req, len, 24);
 KFAB_CHECK_OFF(kfab_blk_req, __reserved2, 28);
-KFAB_CHECK_OFF(kfab_blk_req, client_ep, 32);
+KFAB_CHECK_OFF(kfab_blk_req, client, 32);
 KFAB_CHECK_SIZE(kfab_blk_info, 16);
 KFAB_CHECK_OFF(kfab_blk_info, size, 0);
 KFAB_CHECK_OFF(kfab_blk_info, block_size, 8);

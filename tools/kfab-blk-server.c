@@ -67,8 +67,6 @@ static struct fid_domain *domain;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static struct fid_ep *ep;
-/* Our own address (fi_getname): the template of clients not in the AV */
-static struct kfab_addr self;
 static struct slot *slots;
 static int fd = -1;
 static char *mem;
@@ -215,6 +213,7 @@ static void setup_fabric(void)
 		.name = opt.av_name,
 	};
 	struct fi_info *hints, *info;
+	struct kfab_addr self;
 	size_t len = sizeof(self);
 	fi_addr_t index;
 	int ret;
@@ -300,23 +299,14 @@ static void send_answer(struct slot *s)
 	}
 }
 
-/*
- * The source of a request: by the AV index, or by the endpoint number it
- * gives.  A client that is not in the AV yet is a kernel endpoint of this
- * machine, so its address is ours (node, module incarnation) but for the
- * number.
- */
+/* The source of a request: by the AV index, or by the address it gives. */
 static fi_addr_t source_of(fi_addr_t src, const struct kfab_blk_req *req)
 {
-	struct kfab_addr a = self;
 	fi_addr_t index;
 
 	if (src != FI_ADDR_NOTAVAIL)
 		return src;
-	a.ep = htobe64(req->client_ep);
-	if (req->client_ep <= KFAB_SERVICE_MAX)
-		a.incarnation = 0;
-	if (fi_av_insert(av, &a, 1, &index, 0, NULL) != 1)
+	if (fi_av_insert(av, &req->client, 1, &index, 0, NULL) != 1)
 		return FI_ADDR_NOTAVAIL;
 	return index;
 }
