@@ -794,7 +794,7 @@ TEST_F(ioctl, debugfs_lists_each_av)
 		else if (seen_av && strstr(line, "\topener context") &&
 			 strstr(line, " rw"))
 			seen_opener = true;
-		else if (seen_av && strstr(line, "\tentry 0 local:0:4242"))
+		else if (seen_av && strstr(line, "\tentry 0 fi_kfab://local/4242"))
 			seen_entry = true;
 	}
 	fclose(f);
@@ -1483,8 +1483,11 @@ TEST_F(fi_av, insertsym_counts_nodes_then_services)
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "1", 1, fa, 0, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", SIZE_MAX, "1",
 					      SIZE_MAX, fa, 0, NULL));
-	EXPECT_EQ(-FI_ENODATA, fi_av_insertsym(av, "no-such-node1.invalid", 2,
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsym(av, "no-such-node.invalid", 1,
 					       "1", 1, fa, 0, NULL));
+	/* Several nodes of a name: it must end in a number. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "no-such-node1.invalid", 2,
+					      "1", 1, fa, 0, NULL));
 	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insertsym(av, "10.0.0.1", 1, "1", 1, fa,
 						 FI_COMPLETION, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
