@@ -16,6 +16,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <net/if.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -817,6 +820,112 @@ TEST_F(provider, a_client_reaches_a_service_through_dest_addr)
 		EXPECT_EQ(0, _test_fi_close(&client));
 		EXPECT_EQ(0, _test_fi_close(&server));
 	}
+}
+
+/* Bring up this namespace's loopback (a new network namespace has it down). */
+static int loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = -1;
+
+	if (sock < 0)
+		return -1;
+	if (!ioctl(sock, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(sock, SIOCSIFFLAGS, &ifr);
+	}
+	close(sock);
+	return rc;
+}
+
+/* KFAB_IOC_NET_LISTEN on @a (or remove it): 0 or -errno. */
+static int net_listen(const struct kfab_addr *a, bool remove)
+{
+	struct kfab_net_listen l = {
+		.size = sizeof(l),
+		.flags = remove ? KFAB_NET_LISTEN_REMOVE : 0,
+		.addr = *a,
+	};
+	int fd = kfab_open(), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = kfab_ioctl(fd, KFAB_IOC_NET_LISTEN, &l);
+	close(fd);
+	return rc;
+}
+
+/*
+ * In a network namespace with a listener, the namespace is a node: a
+ * service asked for with FI_SOURCE is named by the listener's address, and
+ * a client that names that node and service reaches it (on this machine,
+ * the kernel's local path).  "local" still gives an address of this
+ * machine alone.
+ */
+TEST_F(provider, a_node_with_a_listener_names_its_services)
+{
+	struct kfab_addr lo = inet_svc("127.0.0.1", 7471, 0), name;
+	struct kfab_test_fi server, client;
+	struct fi_cq_tagged_entry e;
+	uint64_t sent = 0x6e6f6465, got = 0;
+	char str[128];
+	fi_addr_t to;
+	size_t len;
+
+	NEED_DEVICE(self->have_dev);
+	if (unshare(CLONE_NEWNET) || loopback_up())
+		SKIP(return, "no network namespace of our own: %s",
+		     strerror(errno));
+	ASSERT_EQ(0, net_listen(&lo, false));
+
+	ASSERT_EQ(0, _test_fi_side_open_at(&server, NULL, "12", FI_SOURCE,
+					   kfab_hints(), true));
+	name = inet_svc("127.0.0.1", 7471, 12);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(server.ep)));
+	/* The same with the node named, and as a string */
+	ASSERT_EQ(0, _test_fi_side_open_at(&client, "127.0.0.1", "12", 0,
+					   hints_in(FI_ADDR_STR), false));
+	EXPECT_TRUE(is_str(client.info->dest_addr, client.info->dest_addrlen,
+			   "fi_kfab://127.0.0.1:7471/12"));
+	len = sizeof(str);
+	ASSERT_EQ(0, fi_getname(&client.ep->fid, str, &len));
+	EXPECT_EQ(0, strncmp("fi_kfab://127.0.0.1:7471/", str, 25)) {
+		TH_LOG("%s", str);
+	}
+	EXPECT_EQ(0, _test_fi_close(&client));
+
+	ASSERT_EQ(0, _test_fi_side_open_at(&client, "127.0.0.1", "12", 0,
+					   kfab_hints(), true));
+	EXPECT_TRUE(is_addr(client.info->dest_addr, client.info->dest_addrlen,
+			    name));
+	ASSERT_EQ(1, fi_av_insert(client.av, client.info->dest_addr, 1, &to, 0,
+				  NULL));
+	ASSERT_EQ(0, fi_recv(server.ep, &got, sizeof(got), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(client.ep, &sent, sizeof(sent), NULL, to, NULL));
+	EXPECT_EQ(1, kfab_test_wait_cq(server.cq, client.cq, &e, NULL, NULL,
+				       10000));
+	EXPECT_EQ(sent, got);
+	EXPECT_EQ(1, kfab_test_wait_cq(client.cq, server.cq, &e, NULL, NULL,
+				       10000));
+	EXPECT_EQ(0, _test_fi_close(&client));
+
+	/* "local": this machine alone, listener or not */
+	ASSERT_EQ(0, _test_fi_side_open_at(&client, "local", "13", FI_SOURCE,
+					   kfab_hints(), false));
+	name = svc_addr(KFAB_ADDR_LOCAL, 13);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(client.ep)));
+	EXPECT_EQ(0, _test_fi_close(&client));
+	/* A listener's node with another port is another node */
+	ASSERT_EQ(0, _test_fi_domain_open_at(&client, "127.0.0.1:7472", "14",
+					     FI_SOURCE, kfab_hints()));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_endpoint(client.domain, client.info,
+						 &client.ep, NULL));
+	client.ep = NULL;
+	EXPECT_EQ(0, _test_fi_close(&client));
+	EXPECT_EQ(0, _test_fi_close(&server));
+	EXPECT_EQ(0, net_listen(&lo, true));
 }
 
 /* ---- fabrics and domains ---- */
