@@ -1518,8 +1518,8 @@ TEST_F(fi_av, insertsym_counts_host_names_up)
 	ASSERT_EQ(sizeof(hosts) - 1, write(fd, hosts, sizeof(hosts) - 1));
 	close(fd);
 	if (unshare(CLONE_NEWNS) ||
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
-	    mount(path, "/etc/hosts", NULL, MS_BIND, NULL)) {
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
+	    mount(path, "/etc/hosts", "none", MS_BIND, NULL)) {
 		unlink(path);
 		SKIP(return, "no /etc/hosts of our own: %s", strerror(errno));
 	}
