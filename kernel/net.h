@@ -72,14 +72,16 @@ struct kfab_node {
  * @node: the node it came to
  * @sock: the engine's socket
  * @peer: who called, once its HELLO came (a reference)
- * @rx_work: reads and carries out its frames until it ends
+ * @thread: reads and carries out its frames until it ends
+ * @reap_work: closes it after that
  */
 struct kfab_conn {
 	struct list_head link;
 	struct kfab_node *node;
 	struct socket *sock;
 	struct kfab_peer *peer;
-	struct work_struct rx_work;
+	struct task_struct *thread;
+	struct work_struct reap_work;
 };
 
 extern u32 kfab_incarnation;

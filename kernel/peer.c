@@ -120,6 +120,8 @@ enum kfab_peer_state {
  * @out: the connection this node sends on
  * @in: the connection the remote node sends on
  * @txq: frames to send, in order
+ * @tx_busy: someone sends @txq now (the transmit work, or a doorbell or
+ *	receive loop that found the connection idle): the one sender
  * @tx_work: connects and sends @txq
  * @ops: sends in flight (struct kfab_op) by id
  * @next_op: for ids
@@ -141,6 +143,7 @@ struct kfab_peer {
 	struct socket *out;
 	struct kfab_conn *in;
 	struct list_head txq;
+	bool tx_busy;
 	struct work_struct tx_work;
 	struct xarray ops;
 	u32 next_op;
@@ -154,6 +157,7 @@ struct kfab_peer {
 /* ---- peers ---- */
 
 static void kfab_peer_tx_work(struct work_struct *work);
+static void kfab_peer_kick(struct kfab_peer *peer);
 
 static void kfab_peer_release(struct kref *ref)
 {
@@ -248,8 +252,13 @@ static void kfab_frame_free(struct kfab_frame *f)
 	kfree(f);
 }
 
-/* Queue @f (NULL: out of memory, dropped like a lost connection would). */
-static void kfab_peer_queue(struct kfab_peer *peer, struct kfab_frame *f)
+/*
+ * Queue @f (NULL: out of memory, dropped like a lost connection would).
+ * @direct: the caller calls kfab_peer_kick() once it drops the lock, and
+ * sends it from there.
+ */
+static void kfab_peer_queue_how(struct kfab_peer *peer, struct kfab_frame *f,
+				bool direct)
 {
 	lockdep_assert_held(&peer->lock);
 	if (!f)
@@ -259,7 +268,20 @@ static void kfab_peer_queue(struct kfab_peer *peer, struct kfab_frame *f)
 		return;
 	}
 	list_add_tail(&f->link, &peer->txq);
-	queue_work(kfab_net_wq, &peer->tx_work);
+	/* The hot paths kick it themselves once unlocked. */
+	if (!peer->tx_busy && !direct)
+		queue_work(kfab_net_wq, &peer->tx_work);
+}
+
+static void kfab_peer_queue(struct kfab_peer *peer, struct kfab_frame *f)
+{
+	kfab_peer_queue_how(peer, f, false);
+}
+
+static void kfab_peer_queue_direct(struct kfab_peer *peer,
+				   struct kfab_frame *f)
+{
+	kfab_peer_queue_how(peer, f, true);
 }
 
 static void kfab_peer_result(struct kfab_peer *peer, u32 op, int status)
@@ -271,7 +293,7 @@ static void kfab_peer_result(struct kfab_peer *peer, u32 op, int status)
 		f->body.result.op = cpu_to_be32(op);
 		f->body.result.status = cpu_to_be32((u32)status);
 	}
-	kfab_peer_queue(peer, f);
+	kfab_peer_queue_direct(peer, f);
 }
 
 /* Give credit back: in the next frame, or a frame of its own. */
@@ -412,8 +434,9 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		kref_get(&op->ref);
 		f->op = op;
 	}
-	kfab_peer_queue(peer, f);
+	kfab_peer_queue_direct(peer, f);
 	mutex_unlock(&peer->lock);
+	kfab_peer_kick(peer);
 	kfab_peer_put(peer);
 	return 0;
 
@@ -452,6 +475,7 @@ void kfab_remote_release(struct kfab_remote *r, int status)
 		kfab_peer_result(peer, r->op, status);
 	kfab_peer_return_credit(peer, r->cost, r->gen);
 	mutex_unlock(&peer->lock);
+	kfab_peer_kick(peer);
 	kfab_remote_free(r);
 }
 
@@ -624,6 +648,7 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 		mutex_lock(&peer->lock);
 		kfab_peer_result(peer, r->op, 0);
 		mutex_unlock(&peer->lock);
+		kfab_peer_kick(peer);
 	}
 	if (out.pull)
 		kfab_pull_start(out.pull);
@@ -883,7 +908,8 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct socket *sock,
 	if (rc || f->hdr.type != KFAB_WIRE_DATA)
 		return rc;
 	/* The message's own pages go out as they are: no copy. */
-	rc = kfab_tcp_send_pages(sock, &f->op->buf, f->off, payload, more);
+	rc = kfab_tcp_send_pages(sock, &f->op->buf, f->off, payload,
+				 more || f->left > payload);
 	if (rc)
 		return rc;
 	f->off += payload;
@@ -961,31 +987,28 @@ static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 	kfab_peer_fail_ops(peer, rc);
 }
 
-static void kfab_peer_tx_work(struct work_struct *work)
+/*
+ * Send what is queued, as the one sender of @peer (@tx_busy is ours).
+ * @direct: in a doorbell or a receive loop, which keep small frames moving
+ * without waking the transmit work; a DATA frame (a large message's bytes)
+ * is left to the work.
+ */
+static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 {
-	struct kfab_peer *peer = container_of(work, struct kfab_peer,
-					      tx_work);
 	struct kfab_frame *f;
 	struct socket *sock;
 	bool more;
 	int rc;
 
-	mutex_lock(&peer->lock);
-	sock = peer->out;
-	mutex_unlock(&peer->lock);
-	if (!sock) {
-		rc = kfab_peer_call(peer);
-		if (rc) {
-			kfab_peer_out_failed(peer, rc);
-			return;
-		}
-		sock = peer->out;
-	}
 	for (;;) {
 		mutex_lock(&peer->lock);
 		f = list_first_entry_or_null(&peer->txq, struct kfab_frame,
 					     link);
-		if (!f || peer->state != KFAB_PEER_UP) {
+		sock = peer->out;
+		if (!f || !sock || (direct && f->hdr.type == KFAB_WIRE_DATA)) {
+			peer->tx_busy = false;
+			if (f)
+				queue_work(kfab_net_wq, &peer->tx_work);
 			mutex_unlock(&peer->lock);
 			return;
 		}
@@ -997,6 +1020,9 @@ static void kfab_peer_tx_work(struct work_struct *work)
 		rc = kfab_peer_xmit(peer, sock, f, more);
 		if (rc) {
 			/* The credit in @f is lost with the connection. */
+			mutex_lock(&peer->lock);
+			peer->tx_busy = false;
+			mutex_unlock(&peer->lock);
 			kfab_peer_out_failed(peer, rc);
 			return;
 		}
@@ -1009,6 +1035,56 @@ static void kfab_peer_tx_work(struct work_struct *work)
 		mutex_unlock(&peer->lock);
 		kfab_frame_free(f);
 	}
+}
+
+/* Become @peer's sender, unless someone is.  Return: whether we are. */
+static bool kfab_peer_tx_claim(struct kfab_peer *peer)
+{
+	bool mine;
+
+	mutex_lock(&peer->lock);
+	mine = !peer->tx_busy;
+	peer->tx_busy = true;
+	mutex_unlock(&peer->lock);
+	return mine;
+}
+
+/*
+ * Send @peer's queue from here (a doorbell, a receive loop) when the
+ * connection is up and nobody else sends; else the transmit work does.
+ */
+static void kfab_peer_kick(struct kfab_peer *peer)
+{
+	bool up;
+
+	mutex_lock(&peer->lock);
+	up = peer->out && peer->state == KFAB_PEER_UP;
+	if (!up && !list_empty(&peer->txq))
+		queue_work(kfab_net_wq, &peer->tx_work);
+	mutex_unlock(&peer->lock);
+	if (up && kfab_peer_tx_claim(peer))
+		kfab_peer_drain(peer, true);
+}
+
+static void kfab_peer_tx_work(struct work_struct *work)
+{
+	struct kfab_peer *peer = container_of(work, struct kfab_peer,
+					      tx_work);
+	int rc;
+
+	if (!kfab_peer_tx_claim(peer))
+		return;
+	if (!peer->out) {
+		rc = kfab_peer_call(peer);
+		if (rc) {
+			mutex_lock(&peer->lock);
+			peer->tx_busy = false;
+			mutex_unlock(&peer->lock);
+			kfab_peer_out_failed(peer, rc);
+			return;
+		}
+	}
+	kfab_peer_drain(peer, false);
 }
 
 /* ---- the end of a node ---- */
@@ -1063,8 +1139,9 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 
 int kfab_peer_init(void)
 {
-	kfab_net_wq = alloc_workqueue("kfab_net", WQ_UNBOUND | WQ_MEM_RECLAIM,
-				      0);
+	/* High priority: its workers compete with programs polling CQs. */
+	kfab_net_wq = alloc_workqueue("kfab_net", WQ_UNBOUND | WQ_HIGHPRI |
+				      WQ_MEM_RECLAIM, 0);
 	return kfab_net_wq ? 0 : -ENOMEM;
 }
 

@@ -6,9 +6,9 @@
  * Listening sockets live in their node's namespace (sock_create_kern(), so
  * they hold no reference on it: the namespace's exit closes them).  A new
  * connection is taken by the listener's accept work, which the socket's
- * data-ready callback queues; each connection then has a receive work that
- * blocks reading frames (peer.c's kfab_conn_rx()) until it fails or is
- * shut down.  Sending is blocking too, from a peer's transmit work; pages
+ * data-ready callback queues; each connection then has a receive thread
+ * that blocks reading frames (peer.c's kfab_conn_rx()) until it fails or
+ * is shut down.  Sending is blocking too, from a peer's transmit work; pages
  * of a large message go with MSG_SPLICE_PAGES (sendpage before 6.5), so
  * TCP takes references on them instead of copying.
  *
@@ -16,7 +16,11 @@
  * nothing for kfab_peer_timeout_ms, so nothing waits forever on a node
  * that is gone.
  */
+#include <linux/delay.h>
 #include <linux/in6.h>
+#include <linux/kthread.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
 #include <linux/net.h>
 #include <linux/slab.h>
 #include <linux/tcp.h>
@@ -54,23 +58,47 @@ static void kfab_tcp_tune(struct socket *sock)
 
 /* ---- incoming connections ---- */
 
-static void kfab_conn_rx_work(struct work_struct *work)
+/* After the receive thread: stop it, close the socket, free. */
+static void kfab_conn_reap_work(struct work_struct *work)
 {
-	struct kfab_conn *conn = container_of(work, struct kfab_conn, rx_work);
+	struct kfab_conn *conn = container_of(work, struct kfab_conn,
+					      reap_work);
 	struct kfab_node *node = conn->node;
+
+	kthread_stop(conn->thread);
+	put_task_struct(conn->thread);
+	sock_release(conn->sock);
+	mutex_lock(&node->lock);
+	list_del(&conn->link);
+	mutex_unlock(&node->lock);
+	kfree(conn);
+}
+
+/*
+ * A connection's receive thread: reads and carries out frames until the
+ * connection fails or is shut down, then leaves the rest to the reap work
+ * and waits to be stopped (so no module code runs after the module's
+ * exit has waited for the connections).
+ */
+static int kfab_conn_rx_thread(void *arg)
+{
+	struct kfab_conn *conn = arg;
 	int rc;
 
 	do {
 		rc = kfab_conn_rx(conn);
-	} while (!rc);
+	} while (!rc && !kthread_should_stop());
 	if (rc != -ESHUTDOWN && rc != -ECONNRESET && rc != -EPIPE)
 		pr_debug("kfab: connection dropped: %d\n", rc);
 	kfab_conn_closed(conn);
-	mutex_lock(&node->lock);
-	list_del(&conn->link);
-	mutex_unlock(&node->lock);
-	sock_release(conn->sock);
-	kfree(conn);
+	queue_work(kfab_net_wq, &conn->reap_work);
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+	return 0;
 }
 
 /**
@@ -119,7 +147,7 @@ void kfab_conns_close(struct kfab_node *node)
 		mutex_unlock(&node->lock);
 		if (!conn)
 			return;
-		flush_workqueue(kfab_net_wq);
+		msleep(20);
 	}
 }
 
@@ -137,20 +165,47 @@ static void kfab_listener_accept_work(struct work_struct *work)
 			sock_release(sock);
 			continue;
 		}
+		/*
+		 * A child inherits the listener's callbacks: give it back its
+		 * own, or its readers are never woken.  Data that came before
+		 * is seen by the reader's first look at the queue.
+		 */
+		write_lock_bh(&sock->sk->sk_callback_lock);
+		sock->sk->sk_user_data = NULL;
+		sock->sk->sk_data_ready = l->saved_data_ready;
+		write_unlock_bh(&sock->sk->sk_callback_lock);
 		kfab_tcp_tune(sock);
 		conn->node = node;
 		conn->sock = sock;
-		INIT_WORK(&conn->rx_work, kfab_conn_rx_work);
+		INIT_WORK(&conn->reap_work, kfab_conn_reap_work);
+		conn->thread = kthread_create(kfab_conn_rx_thread, conn,
+					      "kfab_rx/%u", node->net->ns.inum);
+		if (IS_ERR(conn->thread)) {
+			sock_release(sock);
+			kfree(conn);
+			continue;
+		}
+		get_task_struct(conn->thread);
+		/*
+		 * Just above normal: frames wake it next to programs that
+		 * poll their CQs on every CPU, and a message's latency is
+		 * its wakeups.
+		 */
+		sched_set_fifo_low(conn->thread);
 		mutex_lock(&node->lock);
 		if (node->dying) {
 			mutex_unlock(&node->lock);
+			kthread_stop(conn->thread);
+			put_task_struct(conn->thread);
 			sock_release(sock);
 			kfree(conn);
 			continue;
 		}
 		list_add_tail(&conn->link, &node->conns);
 		mutex_unlock(&node->lock);
-		queue_work(kfab_net_wq, &conn->rx_work);
+		pr_debug("kfab: netns %u: connection accepted\n",
+			 node->net->ns.inum);
+		wake_up_process(conn->thread);
 	}
 }
 
