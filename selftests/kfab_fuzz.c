@@ -71,6 +71,7 @@
  * the same files, and is unmapped by a later munmap action or at exit.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -1022,7 +1023,8 @@ static void done_ep_open(struct fuzz_thread *t, const void *p,
 	const struct kfab_ep_open *c = p;
 
 	if (!c->out_ep_id || c->out_ep_id > cfg.max_objects ||
-	    c->out_addr.family != KFAB_ADDR_LOCAL || !c->out_addr.ep ||
+	    (c->out_addr.family != KFAB_ADDR_LOCAL &&
+	     c->out_addr.family != KFAB_ADDR_INET) || !c->out_addr.ep ||
 	    !is_pow2(c->out_sq.entries) ||
 	    c->out_sq.entry_size != sizeof(struct kfab_sqe) ||
 	    c->out_sq.region.offset % cfg.page ||
@@ -1248,13 +1250,17 @@ static uint64_t rnd_addrs(struct fuzz_thread *t, uint32_t n)
 	struct kfab_addr *a = (struct kfab_addr *)t->buf;
 	uint32_t i, max = 3 * cfg.page / sizeof(*a);
 
-	for (i = 0; i < n && i < max; i++)
+	for (i = 0; i < n && i < max; i++) {
 		a[i] = (struct kfab_addr){
-			.family = chance(t, 1, 8) ? (uint16_t)rnd(t) :
+			.family = chance(t, 1, 8) ? (uint8_t)rnd(t) :
 						    KFAB_ADDR_LOCAL,
-			.node = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0,
-			.ep = rnd_below(t, 64),
+			.port = chance(t, 1, 8) ? (uint16_t)rnd(t) : 0,
+			.incarnation = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0,
+			.ep = htobe64(rnd_below(t, 64)),
 		};
+		if (chance(t, 1, 8))
+			a[i].node[rnd_below(t, 16)] = rnd(t);
+	}
 	return chance(t, 1, 8) ? rnd_user_ptr(t) : (uintptr_t)a;
 }
 
