@@ -35,7 +35,7 @@
 
 /* What kfab offers when fi_info's caps leave it to the provider. */
 #define SHIM_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-				 FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_SOURCE)
+				 SHIM_COMM_CAPS | FI_DIRECTED_RECV | FI_SOURCE)
 
 /* ---- progress ---- */
 

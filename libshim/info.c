@@ -7,14 +7,16 @@
  * messages between endpoints of this node.  So:
  *
  *  - caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
- *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM.  FI_LOCAL_COMM says where peers may be (on
- *    this host: kfab is a kernel module of one machine); FI_REMOTE_COMM is
- *    never claimed.  FI_SOURCE: the kernel fills the source of every
+ *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM.
+ *    The last two say where peers may be: on this machine, and on other
+ *    nodes through the module's transport (Documentation/net.rst), offered
+ *    whenever the module is loaded because Open MPI asks for it even on
+ *    one node.  FI_SOURCE: the kernel fills the source of every
  *    receive completion.  FI_MULTI_RECV: untagged receives.  FI_RMA,
  *    FI_ATOMIC, FI_SHARED_AV... appear when
  *    they work, so until then hints asking for any of them get -FI_ENODATA
  *    and the application moves on to a provider that can serve it.  When
- *    hints name caps, the answer carries those (plus FI_LOCAL_COMM), not
+ *    hints name caps, the answer carries those (plus both), not
  *    more: e.g. FI_DIRECTED_RECV changes what fi_recv()'s src_addr means.
  *  - addr_format = FI_FORMAT_UNSPEC: a provider-specific, opaque address
  *    (struct kfab_addr, src_addrlen bytes) that applications exchange out
@@ -72,7 +74,7 @@
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
 /* Secondary caps kfab adds to an answer whatever the hints named. */
-#define SHIM_CAPS_ALWAYS	FI_LOCAL_COMM
+#define SHIM_CAPS_ALWAYS	SHIM_COMM_CAPS
 /* Default op_flags a hint may ask for (msg.c honours them). */
 #define SHIM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
@@ -136,7 +138,7 @@ static struct fi_domain_attr shim_domain_attr = {
 	.cntr_cnt = SHIM_OBJECTS,
 	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
-	.caps = FI_LOCAL_COMM,
+	.caps = SHIM_COMM_CAPS,
 	.mode = 0,
 	.mr_cnt = SHIM_MR_CNT,
 };

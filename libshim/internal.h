@@ -92,10 +92,16 @@ const char *shim_dev_path(void);
 
 /* ---- fi_info (info.c) ---- */
 
+/*
+ * Where peers may be: on this machine, and (the transport, once a listener
+ * makes the namespace a node) on others.  Open MPI asks for FI_REMOTE_COMM
+ * even when all its ranks share one node.
+ */
+#define SHIM_COMM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* The capabilities kfab offers, per direction. */
-#define SHIM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
+#define SHIM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | SHIM_COMM_CAPS | \
 			 FI_FENCE)
-#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
+#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | SHIM_COMM_CAPS | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
 #define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 

@@ -190,14 +190,14 @@ TEST_F(provider, getinfo_lists_kfab)
 
 	/* Truthful: node-local messages and tagged messages, nothing more. */
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM |
-		  FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | FI_FENCE,
-		  info->caps);
-	EXPECT_EQ(FI_LOCAL_COMM, info->domain_attr->caps);
-	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | FI_FENCE,
-		  info->tx_attr->caps);
+		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
+		  FI_MULTI_RECV | FI_FENCE, info->caps);
+	EXPECT_EQ(FI_LOCAL_COMM | FI_REMOTE_COMM, info->domain_attr->caps);
+	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM |
+		  FI_REMOTE_COMM | FI_FENCE, info->tx_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM |
-		  FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV,
-		  info->rx_attr->caps);
+		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
+		  FI_MULTI_RECV, info->rx_attr->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
 	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
@@ -277,7 +277,6 @@ static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
 static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
 static void ask_shared_av(struct fi_info *h) { h->caps = FI_MSG | FI_SHARED_AV; }
-static void ask_remote_comm(struct fi_info *h) { h->caps = FI_REMOTE_COMM; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void ask_auto_data_progress(struct fi_info *h)
 {
@@ -332,7 +331,6 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "caps FI_RMA", ask_rma },
 		{ "caps FI_ATOMIC", ask_atomic },
 		{ "caps FI_SHARED_AV", ask_shared_av },
-		{ "caps FI_REMOTE_COMM", ask_remote_comm },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
@@ -388,20 +386,21 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
-	/* The caps asked for, and the secondary FI_LOCAL_COMM: no more. */
-	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM, info->caps);
+	/* The caps asked for, and where peers may be: no more. */
+	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM, info->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(0, info->domain_attr->mr_mode);
 	fi_freeinfo(info);
 	info = NULL;
 	hints->caps = FI_MSG;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
-	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM, info->caps);
+	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM, info->caps);
 	fi_freeinfo(info);
 	info = NULL;
 
 	/* Open MPI's mtl: tagged, directed receives, completions, a tclass. */
-	hints->caps = FI_TAGGED | FI_LOCAL_COMM | FI_DIRECTED_RECV;
+	hints->caps = FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM |
+		      FI_DIRECTED_RECV;
 	hints->tx_attr->op_flags = FI_COMPLETION;
 	hints->rx_attr->op_flags = FI_COMPLETION;
 	hints->tx_attr->tclass = FI_TC_BULK_DATA;
