@@ -114,7 +114,7 @@ void kfab_node_debugfs_show(struct seq_file *s);
 int kfab_tcp_listen(struct kfab_listener *l);
 void kfab_tcp_unlisten(struct kfab_listener *l);
 int kfab_tcp_connect(struct kfab_node *node, const struct kfab_addr *addr,
-		     struct socket **out);
+		     void (*down)(void *arg), void *arg, struct socket **out);
 void kfab_tcp_release(struct socket *sock);
 int kfab_tcp_send_kvec(struct socket *sock, struct kvec *kv, unsigned int nr,
 		       size_t len, bool more);

@@ -17,6 +17,9 @@
  * for its bytes, which go out of those pages without a copy.  What a peer
  * may make this node hold is bounded by credits (wire.h).
  *
+ * Only the peer's one sender (@tx_busy) sends on its connection out or
+ * closes it (kfab_peer_out_failed()).
+ *
  * When a connection fails, every operation that depends on it ends with
  * an error completion and pinned pages are let go; the next send calls
  * again.  A HELLO with a new incarnation means the remote module was
@@ -29,6 +32,7 @@
  * socket; msg.c never calls back into a peer with a receive context's
  * lock held.
  */
+#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 
@@ -123,6 +127,7 @@ enum kfab_peer_state {
  * @tx_busy: someone sends @txq now (the transmit work, or a doorbell or
  *	receive loop that found the connection idle): the one sender
  * @tx_work: connects and sends @txq
+ * @down_work: the connection out ended while idle: fail what waits on it
  * @ops: sends in flight (struct kfab_op) by id
  * @next_op: for ids
  * @pulls: receives waiting for data from it (struct kfab_pull) by id
@@ -145,6 +150,7 @@ struct kfab_peer {
 	struct list_head txq;
 	bool tx_busy;
 	struct work_struct tx_work;
+	struct work_struct down_work;
 	struct xarray ops;
 	u32 next_op;
 	struct xarray pulls;
@@ -157,6 +163,9 @@ struct kfab_peer {
 /* ---- peers ---- */
 
 static void kfab_peer_tx_work(struct work_struct *work);
+static void kfab_peer_down_work(struct work_struct *work);
+static void kfab_peer_out_down(void *arg);
+static void kfab_peer_tx_release(struct kfab_peer *peer);
 static void kfab_peer_kick(struct kfab_peer *peer);
 
 static void kfab_peer_release(struct kref *ref)
@@ -205,6 +214,7 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			mutex_init(&found->lock);
 			INIT_LIST_HEAD(&found->txq);
 			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
+			INIT_WORK(&found->down_work, kfab_peer_down_work);
 			xa_init_flags(&found->ops, XA_FLAGS_ALLOC1);
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
 			found->credit = KFAB_WIRE_CREDIT_MAX;
@@ -942,7 +952,8 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	rc = -EHOSTUNREACH;
 	if (!l)
 		goto out;
-	rc = kfab_tcp_connect(node, &peer->addr, &sock);
+	rc = kfab_tcp_connect(node, &peer->addr, kfab_peer_out_down, peer,
+			      &sock);
 	if (rc)
 		goto out;
 	rc = kfab_peer_xmit(peer, sock, f, false);
@@ -1020,10 +1031,8 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 		rc = kfab_peer_xmit(peer, sock, f, more);
 		if (rc) {
 			/* The credit in @f is lost with the connection. */
-			mutex_lock(&peer->lock);
-			peer->tx_busy = false;
-			mutex_unlock(&peer->lock);
 			kfab_peer_out_failed(peer, rc);
+			kfab_peer_tx_release(peer);
 			return;
 		}
 		if (f->hdr.type == KFAB_WIRE_DATA && f->left) {
@@ -1047,6 +1056,19 @@ static bool kfab_peer_tx_claim(struct kfab_peer *peer)
 	peer->tx_busy = true;
 	mutex_unlock(&peer->lock);
 	return mine;
+}
+
+/*
+ * Stop being @peer's sender.  Frames queued meanwhile found it busy and
+ * rely on us: hand them to the transmit work.
+ */
+static void kfab_peer_tx_release(struct kfab_peer *peer)
+{
+	mutex_lock(&peer->lock);
+	peer->tx_busy = false;
+	if (!list_empty(&peer->txq))
+		queue_work(kfab_net_wq, &peer->tx_work);
+	mutex_unlock(&peer->lock);
 }
 
 /*
@@ -1077,14 +1099,36 @@ static void kfab_peer_tx_work(struct work_struct *work)
 	if (!peer->out) {
 		rc = kfab_peer_call(peer);
 		if (rc) {
-			mutex_lock(&peer->lock);
-			peer->tx_busy = false;
-			mutex_unlock(&peer->lock);
 			kfab_peer_out_failed(peer, rc);
+			kfab_peer_tx_release(peer);
 			return;
 		}
 	}
 	kfab_peer_drain(peer, false);
+}
+
+/*
+ * The connection out ended by itself (the engine's watcher, any context):
+ * what waits on it must not wait forever.
+ */
+static void kfab_peer_out_down(void *arg)
+{
+	struct kfab_peer *peer = arg;
+
+	queue_work(kfab_net_wq, &peer->down_work);
+}
+
+static void kfab_peer_down_work(struct work_struct *work)
+{
+	struct kfab_peer *peer = container_of(work, struct kfab_peer,
+					      down_work);
+
+	/* A sender at work fails on the dead socket and cleans up itself. */
+	if (!kfab_peer_tx_claim(peer))
+		return;
+	if (peer->out)
+		kfab_peer_out_failed(peer, -ECONNRESET);
+	kfab_peer_tx_release(peer);
 }
 
 /* ---- the end of a node ---- */
@@ -1109,6 +1153,10 @@ void kfab_node_close_peers(struct kfab_node *node)
 			kfab_conn_shutdown(peer->in);
 		mutex_unlock(&peer->lock);
 		cancel_work_sync(&peer->tx_work);
+		cancel_work_sync(&peer->down_work);
+		/* Only the sender may close the socket it sends on. */
+		while (!kfab_peer_tx_claim(peer))
+			msleep(20);
 		kfab_peer_out_failed(peer, -ECONNRESET);
 		kfab_peer_fail_pulls(peer, -ECONNRESET);
 		kfab_peer_put(peer);

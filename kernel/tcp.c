@@ -229,39 +229,100 @@ void kfab_tcp_unlisten(struct kfab_listener *l)
 
 /* ---- the connection out ---- */
 
+/*
+ * A connection out carries nothing in, so nobody would notice it end
+ * while nothing is sent (the other side closed it, keepalive gave up):
+ * its state change tells the peer, which fails what waits on it.
+ */
+struct kfab_tcp_out {
+	void (*saved_state_change)(struct sock *sk);
+	void (*down)(void *arg);
+	void *arg;
+};
+
+static void kfab_tcp_out_state_change(struct sock *sk)
+{
+	struct kfab_tcp_out *out;
+	void (*saved)(struct sock *sk) = NULL;
+
+	read_lock_bh(&sk->sk_callback_lock);
+	out = sk->sk_user_data;
+	if (out) {
+		saved = out->saved_state_change;
+		if (sk->sk_state != TCP_ESTABLISHED &&
+		    sk->sk_state != TCP_SYN_SENT)
+			out->down(out->arg);
+	}
+	read_unlock_bh(&sk->sk_callback_lock);
+	if (saved)
+		saved(sk);
+}
+
 /**
  * kfab_tcp_connect() - call another node
  * @node: the calling node (its namespace)
  * @addr: the node called
+ * @down: called (any context, no sleep) when the connection ends later
+ * @arg: for @down
  * @out: the connected socket
  *
  * Blocks for at most kfab_peer_timeout_ms.  Return: 0 or a negative errno.
  */
 int kfab_tcp_connect(struct kfab_node *node, const struct kfab_addr *addr,
-		     struct socket **out)
+		     void (*down)(void *arg), void *arg, struct socket **out)
 {
+	struct kfab_tcp_out *watch;
 	struct sockaddr_in6 sin6;
 	struct socket *sock;
 	int rc;
 
+	watch = kzalloc(sizeof(*watch), GFP_KERNEL);
+	if (!watch)
+		return -ENOMEM;
+	watch->down = down;
+	watch->arg = arg;
+
 	kfab_tcp_init_addr(addr, &sin6);
 	rc = sock_create_kern(node->net, AF_INET6, SOCK_STREAM, IPPROTO_TCP,
 			      &sock);
-	if (rc)
+	if (rc) {
+		kfree(watch);
 		return rc;
+	}
 	kfab_tcp_tune(sock);
 	sock->sk->sk_sndtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
 	rc = kernel_connect(sock, (struct sockaddr *)&sin6, sizeof(sin6), 0);
 	if (rc) {
 		sock_release(sock);
+		kfree(watch);
 		return rc;
 	}
+	write_lock_bh(&sock->sk->sk_callback_lock);
+	watch->saved_state_change = sock->sk->sk_state_change;
+	sock->sk->sk_user_data = watch;
+	sock->sk->sk_state_change = kfab_tcp_out_state_change;
+	write_unlock_bh(&sock->sk->sk_callback_lock);
+	/* It may have ended already: nobody would be told. */
+	if (sock->sk->sk_state != TCP_ESTABLISHED)
+		down(arg);
 	*out = sock;
 	return 0;
 }
 
+/* Close a connection out: its watcher goes first, so @down is not called. */
 void kfab_tcp_release(struct socket *sock)
 {
+	struct sock *sk = sock->sk;
+	struct kfab_tcp_out *watch;
+
+	write_lock_bh(&sk->sk_callback_lock);
+	watch = sk->sk_user_data;
+	if (watch) {
+		sk->sk_state_change = watch->saved_state_change;
+		sk->sk_user_data = NULL;
+	}
+	write_unlock_bh(&sk->sk_callback_lock);
+	kfree(watch);
 	kernel_sock_shutdown(sock, SHUT_RDWR);
 	sock_release(sock);
 }
