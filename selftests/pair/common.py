@@ -27,7 +27,7 @@ def echo(pair, src, dst, addr, port):
                           "EXEC:cat" % port)
     host = "[%s]" % addr if ":" in addr else addr
     line = "kfab pair %s -> %s" % (src, dst)
-    r = pair.run(src, "echo '%s' | socat -t 5 - TCP:%s:%d,retry=50,"
+    r = pair.run(src, "echo '%s' | socat -t 30 - TCP:%s:%d,retry=50,"
                       "interval=0.2" % (line, host, port),
                  timeout=60, check=True)
     pair.wait(srv, 30, check=True)
