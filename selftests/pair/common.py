@@ -11,8 +11,10 @@ STREAM = os.path.join(TOP, "selftests/lib/kfab-stream")
 
 
 def ping(pair, g, addr, count=2, check=True):
-    """Ping addr from guest g; a Result (CommandFailed if check)."""
-    return pair.run(g, "ping -q -c %d -i 0.3 -W 5 %s" % (count, addr),
+    """Ping addr from guest g until `count` answers (15 s at most: the
+    neighbour may need resolving again after a cut); a Result
+    (CommandFailed if check)."""
+    return pair.run(g, "ping -q -c %d -i 0.3 -w 15 %s" % (count, addr),
                     timeout=60, check=check)
 
 
@@ -23,7 +25,10 @@ def unreachable(pair, g, addr):
 
 def echo(pair, src, dst, addr, port):
     """A TCP echo through socat: src sends a line to dst's echo server."""
-    srv = pair.spawn(dst, "socat TCP6-LISTEN:%d,reuseaddr,ipv6only=0 "
+    # -t 30 on both ends: socat waits 0.5 s by default for the other
+    # direction after an EOF, less than a loaded TCG guest may need to
+    # start cat and have it answer.
+    srv = pair.spawn(dst, "socat -t 30 TCP6-LISTEN:%d,reuseaddr,ipv6only=0 "
                           "EXEC:cat" % port)
     host = "[%s]" % addr if ":" in addr else addr
     line = "kfab pair %s -> %s" % (src, dst)
