@@ -10,8 +10,10 @@
 #                   kernel (KASAN, lockdep, kmemleak, UBSAN, failslab), built
 #                   once and cached
 #   make test-6.12  only the stock VM suite on Debian's 6.12 kernel
-#   make test-pair  the two-guest bed (tools/kfab-vm-pair): its scenarios,
-#                   Open MPI between the guests, on the three kernels
+#   make test-pair  the network test beds' long run: the two-guest bed's
+#                   scenarios (tools/kfab-vm-pair), Open MPI between the
+#                   guests, on the three kernels; the netns bed on 6.12
+#                   and the debug kernel
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
 #                   VM: latency, bandwidth, message rate; build/bench/
@@ -144,8 +146,9 @@ test-6.12: deps
 	tools/kfab-vm --kver 6.12 --module build/ktest-6.12/kernel/kfab.ko \
 		--timeout 1500 -- selftests/vm-suite
 
-# The two-guest bed's scenarios (selftests/pair), the long ones included;
-# make test runs only its smoke test.
+# The two-guest bed's scenarios (selftests/pair), the long ones included,
+# and the netns bed on the other kernels; make test runs the smoke test
+# and the netns bed on the stock kernel.
 test-pair: deps
 	$(MAKE) all module-test module-test-6.12 module-debug build/mpi/mpi_ring
 	selftests/run-tests --pair-only
