@@ -132,7 +132,7 @@ SPARSE_DIR := $(CURDIR)/build/sparse$(KSUFFIX)
 sparse:
 	$(call copy-tree,$(SPARSE_DIR))
 	$(MAKE) -C $(KDIR) M=$(SPARSE_DIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
-		C=2 CF="-Wsparse-error -Wsparse-all" modules
+		C=2 CHECK=$(CURDIR)/tools/sparse-check CF="-Wsparse-error -Wsparse-all" modules
 
 check: checkpatch sparse
 

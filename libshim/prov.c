@@ -31,23 +31,17 @@ unsigned int shim_av_create_mode(void)
  * exclude kfab, including the rxm/rxd utility providers probing for MSG and
  * DGRAM endpoints, so the hints are matched before the device is touched,
  * and a missing device is only worth an info line: it is the normal state of
- * a machine without the module.
+ * a machine without the module.  Node and service are looked at last (a
+ * host name may mean a name lookup): they give src_addr (FI_SOURCE) or
+ * dest_addr (info.c, shim_info_addrs()).
  */
 static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
 			const struct fi_info *hints, struct fi_info **info)
 {
+	struct shim_info_addrs addrs;
 	struct kfab_query abi;
 	int fd, ret;
-
-	(void)flags;
-	/*
-	 * kfab has no addresses yet (no endpoints): node, service and
-	 * FI_SOURCE select nothing, so they are accepted and ignored.
-	 */
-	if (node || service)
-		SHIM_INFO(CORE, "node \"%s\" / service \"%s\" ignored: kfab has no addressing yet\n",
-			  node ? node : "", service ? service : "");
 
 	ret = shim_info_check(hints);
 	if (ret)
@@ -61,7 +55,18 @@ static int shim_getinfo(uint32_t version, const char *node,
 	}
 	shim_dev_close(fd);
 
-	return shim_info_get(version, hints, info);
+	ret = shim_info_addrs(node, service, flags, hints, &addrs);
+	if (ret)
+		return ret;
+	ret = shim_info_get(version, hints, info);
+	if (ret)
+		return ret;
+	ret = shim_info_set_addrs(*info, &addrs);
+	if (ret) {
+		fi_freeinfo(*info);
+		*info = NULL;
+	}
+	return ret;
 }
 
 static void shim_cleanup(void)
