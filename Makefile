@@ -12,6 +12,10 @@
 #                   failslab), built once and cached, and the packages
 #                   installed, used and purged in a VM of each stock kernel
 #   make test-6.12  only the stock VM suite on Debian's 6.12 kernel
+#   make test-pair  the network test beds' long run: the two-guest bed's
+#                   scenarios (tools/kfab-vm-pair), Open MPI between the
+#                   guests, on the three kernels; the netns bed on 6.12
+#                   and the debug kernel
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
 #                   VM: latency, bandwidth, message rate; build/bench/
@@ -75,7 +79,7 @@ KBUILD_ARGS = $(if $(wildcard $(KDIR)/vmlinux),,CONFIG_DEBUG_INFO_BTF_MODULES=)
 
 export KFAB_CACHE
 
-.PHONY: all module module-test module-test-6.12 test-6.12 module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
+.PHONY: all module module-test module-test-6.12 test-6.12 test-pair module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
 	checkpatch sparse test demo bench install install-module install-user uninstall man dkms-src dkms \
 	dkms-remove clean
 
@@ -166,7 +170,7 @@ SPARSE_DIR := $(CURDIR)/build/sparse$(KSUFFIX)
 sparse:
 	$(call copy-tree,$(SPARSE_DIR))
 	$(MAKE) -C $(KDIR) M=$(SPARSE_DIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
-		C=2 CF="-Wsparse-error -Wsparse-all" modules
+		C=2 CHECK=$(CURDIR)/tools/sparse-check CF="-Wsparse-error -Wsparse-all" modules
 
 check: checkpatch sparse
 
@@ -179,6 +183,18 @@ test-6.12: deps
 	$(MAKE) all module-test-6.12
 	tools/kfab-vm --kver 6.12 --module build/ktest-6.12/kernel/kfab.ko \
 		--timeout 1500 -- selftests/vm-suite
+
+# The two-guest bed's scenarios (selftests/pair), the long ones included,
+# and the netns bed on the other kernels; make test runs the smoke test
+# and the netns bed on the stock kernel.
+test-pair: deps
+	$(MAKE) all module-test module-test-6.12 module-debug build/mpi/mpi_ring
+	selftests/run-tests --pair-only
+
+# A small MPI program for the launcher's checks (selftests/pair/mpi.py).
+build/mpi/mpi_ring: selftests/mpi/mpi_ring.c
+	@mkdir -p $(dir $@)
+	mpicc -O2 -Wall -Wextra -Werror -o $@ $<
 
 fuzz: deps
 	$(MAKE) all module-test module-debug

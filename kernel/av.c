@@ -27,6 +27,7 @@
 #include <linux/uaccess.h>
 
 #include "kfab.h"
+#include "net.h"
 
 static unsigned int kfab_av_default_count = 1024;
 module_param_named(av_default_count, kfab_av_default_count, uint, 0444);
@@ -709,9 +710,8 @@ static void kfab_av_entry_publish(struct kfab_av_table *t, u32 i,
 	/* The odd seq before the entry: pairs with the reader's smp_rmb(). */
 	smp_wmb();
 	WRITE_ONCE(e->flags, flags);
-	WRITE_ONCE(e->addr.family, addr->family);
-	WRITE_ONCE(e->addr.node, addr->node);
-	WRITE_ONCE(e->addr.ep, addr->ep);
+	/* Readers copy it between seq loads and retry a torn copy. */
+	memcpy(&e->addr, addr, sizeof(e->addr));
 	/* The entry before the even seq: pairs with the reader's acquire. */
 	smp_store_release(&e->seq, seq + 2);
 }
@@ -722,13 +722,6 @@ static void kfab_av_header_publish(struct kfab_av_table *t)
 	WRITE_ONCE(t->hdr->used, t->used);
 	/* The entries before the generation: pairs with the reader's acquire. */
 	smp_store_release(&t->hdr->generation, ++t->generation);
-}
-
-static bool kfab_addr_valid(const struct kfab_addr *addr)
-{
-	/* Only this node's endpoints exist so far. */
-	return addr->family == KFAB_ADDR_LOCAL && !addr->__reserved &&
-	       !addr->node && addr->ep;
 }
 
 static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
@@ -1025,9 +1018,11 @@ static void kfab_av_debugfs_show_table(struct seq_file *s,
 			   av->obj.ctx->id, av->obj.ctx->tgid, av->obj.id,
 			   av->read_only ? "ro" : "rw");
 	mutex_lock(&t->lock);
-	for_each_set_bit(i, t->used_map, t->capacity)
-		seq_printf(s, "\tentry %lu local:%u:%llu\n", i,
-			   t->slots[i].addr.node, t->slots[i].addr.ep);
+	for_each_set_bit(i, t->used_map, t->capacity) {
+		seq_printf(s, "\tentry %lu ", i);
+		kfab_addr_show(s, &t->slots[i].addr);
+		seq_putc(s, '\n');
+	}
 	mutex_unlock(&t->lock);
 }
 

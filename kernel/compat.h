@@ -10,6 +10,8 @@
 #include <linux/blk-mq.h>
 #include <linux/eventfd.h>
 #include <linux/mm.h>
+#include <linux/net.h>
+#include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/version.h>
 
@@ -52,6 +54,56 @@ static inline const struct iovec *kfab_iter_iov(const struct iov_iter *it)
 	return it->iov;
 #endif
 }
+
+/*
+ * Send a bvec iterator's pages by reference, not by copy: MSG_SPLICE_PAGES
+ * since 6.5, sendpage (now gone) before.  Return: 0 or a negative errno.
+ */
+static inline int kfab_sock_send_pages(struct socket *sock, struct msghdr *msg)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	msg->msg_flags |= MSG_SPLICE_PAGES;
+	while (msg_data_left(msg)) {
+		int rc = sock_sendmsg(sock, msg);
+
+		if (rc <= 0)
+			return rc ? rc : -EPIPE;
+	}
+	return 0;
+#else
+	int flags = msg->msg_flags;
+
+	while (msg_data_left(msg)) {
+		const struct bio_vec *bv = msg->msg_iter.bvec;
+		size_t off = bv->bv_offset + msg->msg_iter.iov_offset;
+		size_t n = min3(msg_data_left(msg),
+				bv->bv_len - msg->msg_iter.iov_offset,
+				PAGE_SIZE - offset_in_page(off));
+		int rc;
+
+		rc = kernel_sendpage(sock, nth_page(bv->bv_page,
+						    off >> PAGE_SHIFT),
+				     offset_in_page(off), n,
+				     n < msg_data_left(msg) ? flags | MSG_MORE :
+							     flags);
+		if (rc <= 0)
+			return rc ? rc : -EPIPE;
+		iov_iter_advance(&msg->msg_iter, rc);
+	}
+	return 0;
+#endif
+}
+
+/*
+ * Since 6.2 a kernel socket may share its task's page fragment; a socket
+ * that sends from a work item must not (a macro: struct sock is not
+ * defined here).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define kfab_sock_own_frag(sk)	((sk)->sk_use_task_frag = false)
+#else
+#define kfab_sock_own_frag(sk)	do { } while (0)
+#endif
 
 /* What kfab_blk asks of its queue; see kfab_blk_mq_alloc_disk(). */
 struct kfab_blk_limits {

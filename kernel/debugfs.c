@@ -12,6 +12,7 @@
 #include <linux/seq_file.h>
 
 #include "kfab.h"
+#include "net.h"
 
 struct dentry *kfab_debugfs_root;
 
@@ -54,6 +55,13 @@ static int kfab_debugfs_avs_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_avs);
 
+static int kfab_debugfs_net_show(struct seq_file *s, void *unused)
+{
+	kfab_node_debugfs_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_net);
+
 void kfab_debugfs_init(void)
 {
 	/* debugfs failures are not fatal: the module works without it. */
@@ -62,6 +70,8 @@ void kfab_debugfs_init(void)
 			    &kfab_debugfs_contexts_fops);
 	debugfs_create_file("avs", 0400, kfab_debugfs_root, NULL,
 			    &kfab_debugfs_avs_fops);
+	debugfs_create_file("net", 0400, kfab_debugfs_root, NULL,
+			    &kfab_debugfs_net_fops);
 }
 
 void kfab_debugfs_exit(void)

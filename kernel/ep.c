@@ -19,13 +19,18 @@
  * Requests come through a submission ring (sq.c) and its doorbell.
  */
 #include <linux/lockdep.h>
+#include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "kfab.h"
+#include "net.h"
 
-/* Node-unique endpoint numbers: never 0, never reused while loaded. */
-static atomic64_t kfab_ep_next_num = ATOMIC64_INIT(0);
+/*
+ * Machine-unique endpoint numbers: above the services, never reused while
+ * loaded (kfab_incarnation tells loads apart).
+ */
+static atomic64_t kfab_ep_next_num = ATOMIC64_INIT(KFAB_SERVICE_MAX);
 /* Number -> struct kfab_ep_core, looked up under RCU. */
 static DEFINE_XARRAY(kfab_eps);
 
@@ -41,6 +46,7 @@ static void kfab_ep_core_release(struct kref *ref)
 
 	if (core->rxc)
 		kfab_rx_ctx_put(core->rxc);
+	kfab_node_release(core);
 	kfree_rcu(core, rcu);
 }
 
@@ -118,8 +124,9 @@ void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp)
 	kfab_cq_post_payload(cq, &comp->entry, comp->payload, &overflowed);
 }
 
-/* The core of a new endpoint, with its own receive context. */
-static int kfab_ep_core_new(struct kfab_ep *ep)
+/* The core of a new endpoint, with its own receive context and address. */
+static int kfab_ep_core_new(struct kfab_ep *ep, struct net *net,
+			    const struct kfab_addr *src)
 {
 	struct kfab_ep_core *core;
 
@@ -135,13 +142,15 @@ static int kfab_ep_core_new(struct kfab_ep *ep)
 	core->rxc = kfab_rx_ctx_alloc();
 	if (!core->rxc)
 		return -ENOMEM;
-	return 0;
+	return kfab_node_bind(net, src, core);
 }
 
 /**
  * kfab_ep_create() - a new endpoint, not yet published in @ctx
  * @ctx: the owner's context
  * @domain: the parent (the endpoint takes a user of it)
+ * @net: the network namespace it lives in
+ * @src: the address asked for (struct kfab_ep_open's @src)
  * @sq_entries: entries of its submission ring, or 0 for a kernel caller's
  *	endpoint, which has none (its requests come through kfab_msg_post())
  * @kops: a kernel caller's hooks, or NULL
@@ -151,10 +160,13 @@ static int kfab_ep_core_new(struct kfab_ep *ep)
  * publishes it with kfab_object_finalize() or drops it with
  * kfab_object_abort().  May sleep.
  *
- * Return: the endpoint, or an ERR_PTR: -ENOMEM, -ENOSPC.
+ * Return: the endpoint, or an ERR_PTR: -ENOMEM, -ENOSPC, or
+ * kfab_node_bind()'s address errors.
  */
 static struct kfab_ep *kfab_ep_create(struct kfab_ctx *ctx,
 				      struct kfab_object *domain,
+				      struct net *net,
+				      const struct kfab_addr *src,
 				      u32 sq_entries,
 				      const struct kfab_ep_kops *kops,
 				      void *kpriv)
@@ -174,7 +186,7 @@ static struct kfab_ep *kfab_ep_create(struct kfab_ctx *ctx,
 	rc = -ENOMEM;
 	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
-	rc = kfab_ep_core_new(ep);
+	rc = kfab_ep_core_new(ep, net, src);
 	if (rc)
 		goto err_abort;
 	if (sq_entries) {
@@ -207,16 +219,14 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 	domain = kfab_object_get(ctx, cmd->domain_id, KFAB_OBJ_DOMAIN);
 	if (!domain)
 		return -ENOENT;
-	ep = kfab_ep_create(ctx, domain, entries, NULL, NULL);
+	ep = kfab_ep_create(ctx, domain, current->nsproxy->net_ns, &cmd->src,
+			    entries, NULL, NULL);
 	kfab_object_put(domain);
 	if (IS_ERR(ep))
 		return PTR_ERR(ep);
 
 	cmd->out_ep_id = ep->obj.id;
-	cmd->out_addr = (struct kfab_addr){
-		.family = KFAB_ADDR_LOCAL,
-		.ep = ep->core->num,
-	};
+	cmd->out_addr = ep->core->addr;
 	kfab_sq_layout(&ep->sq, &cmd->out_sq);
 	rc = kfab_ucmd_respond(ucmd, sizeof(*cmd));
 	if (rc) {
@@ -252,6 +262,7 @@ void kfab_ep_destroy(struct kfab_object *obj)
 	if (core) {
 		if (ep->enabled)
 			xa_erase(&kfab_eps, core->num);
+		kfab_node_unbind(core);
 		/* Its unexpected messages go, their senders are told. */
 		if (core->rxc) {
 			kfab_msg_detach(core);
@@ -424,6 +435,11 @@ static int kfab_ep_publish(struct kfab_ep *ep)
 		return rc;
 	rc = xa_err(xa_store(&kfab_eps, ep->core->num, ep->core,
 			     GFP_KERNEL_ACCOUNT));
+	if (!rc) {
+		rc = kfab_node_publish(ep->core);
+		if (rc)
+			xa_erase(&kfab_eps, ep->core->num);
+	}
 	if (rc) {
 		mutex_lock(&ep->core->rxc->lock);
 		list_del_init(&ep->core->rx_link);
@@ -498,8 +514,11 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 {
 	struct kfab_ep *ep = to_kfab_ep(obj);
 
-	seq_printf(s, " addr local:0:%llu enabled %d sq %u head %u av %u srx %u cq %u/%u selective %d/%d cntr %u/%u",
-		   ep->core->num, ep->enabled, ep->sq.entries,
+	seq_puts(s, " addr ");
+	kfab_addr_show(s, &ep->core->addr);
+	seq_printf(s, " num %llu enabled %d sq %u head %u av %u srx %u cq %u/%u selective %d/%d cntr %u/%u",
+		   ep->core->num, ep->enabled,
+		   ep->sq.entries,
 		   READ_ONCE(ep->sq.head), ep->av ? ep->av->obj.id : 0,
 		   ep->srx ? ep->srx->obj.id : 0,
 		   ep->cq[KFAB_TX] ? ep->cq[KFAB_TX]->obj.id : 0,
@@ -514,21 +533,24 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
  * @ctx: the consumer's context
  * @domain: the parent (a user is taken)
  * @av: the AV to bind (a user is taken)
+ * @src: the address asked for, as struct kfab_ep_open's @src
  * @kops: where its completions go instead of a CQ
  * @kpriv: the consumer's, for @kops
  * @out: the endpoint, published in @ctx
  *
- * It has no submission ring: kernel requests come through kfab_msg_post().
- * May sleep.  Return: 0, -ENOMEM, -ENOSPC.
+ * It lives in the initial network namespace and has no submission ring:
+ * kernel requests come through kfab_msg_post().  May sleep.  Return: 0,
+ * -ENOMEM, -ENOSPC, kfab_node_bind()'s address errors.
  */
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
-		  struct kfab_av *av, const struct kfab_ep_kops *kops,
-		  void *kpriv, struct kfab_ep **out)
+		  struct kfab_av *av, const struct kfab_addr *src,
+		  const struct kfab_ep_kops *kops, void *kpriv,
+		  struct kfab_ep **out)
 {
 	struct kfab_ep *ep;
 	int rc;
 
-	ep = kfab_ep_create(ctx, domain, 0, kops, kpriv);
+	ep = kfab_ep_create(ctx, domain, &init_net, src, 0, kops, kpriv);
 	if (IS_ERR(ep))
 		return PTR_ERR(ep);
 	refcount_inc(&av->obj.users);

@@ -669,11 +669,13 @@ DEFINE_SHOW_ATTRIBUTE(kfab_kep_stats);
  * peer, in the kernel or in user space, inserts in its own AV.  Statistics
  * are in /sys/kernel/debug/kfab/kapi/DOMAIN/NAME.  Sleeps.
  *
- * Return: the endpoint, or an ERR_PTR: -ENOMEM, -ENOSPC.
+ * Return: the endpoint, or an ERR_PTR: -ENOMEM, -ENOSPC, or an address
+ * error as KFAB_IOC_EP_OPEN's (-EINVAL, -EADDRNOTAVAIL, -EADDRINUSE).
  */
 struct kfab_kep *kfab_kep_open(struct kfab_kdomain *dom, struct kfab_kav *av,
 			       const struct kfab_kep_attr *attr)
 {
+	static const struct kfab_addr any;
 	struct kfab_kep *kep;
 	int rc;
 
@@ -691,8 +693,9 @@ struct kfab_kep *kfab_kep_open(struct kfab_kdomain *dom, struct kfab_kav *av,
 	strscpy(kep->name, attr && attr->name ? attr->name : "ep",
 		sizeof(kep->name));
 
-	rc = kfab_ep_kopen(dom->ctx, dom->domain, av->av, &kfab_kapi_kops, kep,
-			   &kep->ep);
+	rc = kfab_ep_kopen(dom->ctx, dom->domain, av->av,
+			   attr && attr->src ? attr->src : &any, &kfab_kapi_kops,
+			   kep, &kep->ep);
 	if (rc) {
 		mutex_destroy(&kep->lock);
 		kfree(kep);
@@ -721,10 +724,7 @@ EXPORT_SYMBOL_GPL(kfab_kep_open);
  */
 void kfab_kep_addr(struct kfab_kep *ep, struct kfab_addr *addr)
 {
-	*addr = (struct kfab_addr){
-		.family = KFAB_ADDR_LOCAL,
-		.ep = ep->ep->core->num,
-	};
+	*addr = ep->ep->core->addr;
 }
 EXPORT_SYMBOL_GPL(kfab_kep_addr);
 

@@ -489,7 +489,10 @@ struct kfab_rx_ctx {
  * @ref: one for the endpoint, one per sender working on it, one per
  *	unexpected message it sent that waits at a receiver
  * @rcu: frees it after kfab_ep_core_find()'s lookups are done
- * @num: the endpoint's number, its address on this node
+ * @num: the endpoint's number on this machine (kfab_eps)
+ * @addr: its address (node.c), as fi_getname() and receivers see it
+ * @net: the network namespace it lives in (a reference)
+ * @service: a service endpoint's number in @net, else 0
  * @rxc: where messages to it are matched (a reference); its lock covers
  *	@dead, @ep and @rx_link
  * @rx_link: on @rxc's cores while enabled and not dead
@@ -501,6 +504,9 @@ struct kfab_ep_core {
 	struct kref ref;
 	struct rcu_head rcu;
 	u64 num;
+	struct kfab_addr addr;
+	struct net *net;
+	u64 service;
 	struct kfab_rx_ctx *rxc;
 	struct list_head rx_link;
 	bool dead;
@@ -627,7 +633,8 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
-		  struct kfab_av *av, const struct kfab_ep_kops *kops,
+		  struct kfab_av *av, const struct kfab_addr *src,
+		  const struct kfab_ep_kops *kops,
 		  void *kpriv, struct kfab_ep **out);
 
 /* srx.c */

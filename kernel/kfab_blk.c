@@ -34,7 +34,7 @@ MODULE_PARM_DESC(server_index, "The server's index in the named AV (default 0)")
 
 static ulong kfab_blk_server_ep;
 module_param_named(server_ep, kfab_blk_server_ep, ulong, 0444);
-MODULE_PARM_DESC(server_ep, "The server's endpoint number (kfab_addr.ep), without av");
+MODULE_PARM_DESC(server_ep, "The server's endpoint number on this machine (kfab_addr.ep), without av");
 
 static ulong kfab_blk_size;
 module_param_named(size, kfab_blk_size, ulong, 0444);
@@ -60,7 +60,7 @@ struct kfab_blk_dev {
 	struct kfab_kav *av;
 	struct kfab_kep *ep;
 	u64 server;		/* the server's index in @av */
-	u64 self_ep;
+	struct kfab_addr self;
 	u64 self_index;		/* ours in a named @av, or KFAB_KADDR_ANY */
 	atomic64_t next_tag;
 	struct blk_mq_tag_set tag_set;
@@ -163,7 +163,7 @@ static blk_status_t kfab_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	hdr->tag = atomic64_inc_return(&dev->next_tag);
 	hdr->offset = (u64)blk_rq_pos(rq) << SECTOR_SHIFT;
 	hdr->len = len;
-	hdr->client_ep = dev->self_ep;
+	hdr->client = dev->self;
 	cmd->status = BLK_STS_OK;
 	/* The send, the receive, and this function until it is done with cmd. */
 	atomic_set(&cmd->pending, 3);
@@ -300,7 +300,7 @@ static int kfab_blk_info(struct kfab_blk_dev *dev, struct kfab_blk_info *info)
 		.op = KFAB_BLK_OP_INFO,
 		.tag = atomic64_inc_return(&dev->next_tag),
 		.len = sizeof(*info),
-		.client_ep = dev->self_ep,
+		.client = dev->self,
 	};
 	struct kvec hvec = { .iov_base = &hdr, .iov_len = sizeof(hdr) };
 	struct kvec ivec = { .iov_base = info, .iov_len = sizeof(*info) };
@@ -379,8 +379,7 @@ static int kfab_blk_connect(struct kfab_blk_dev *dev)
 		rc = PTR_ERR(dev->ep);
 		goto err_av;
 	}
-	kfab_kep_addr(dev->ep, &addr);
-	dev->self_ep = addr.ep;
+	kfab_kep_addr(dev->ep, &dev->self);
 
 	if (kfab_blk_av) {
 		dev->server = kfab_blk_server_index;
@@ -391,9 +390,12 @@ static int kfab_blk_connect(struct kfab_blk_dev *dev)
 		kfab_kep_addr(dev->ep, &addr);
 		rc = kfab_kav_insert(dev->av, &addr, 1, &dev->self_index);
 	} else {
+		/* This machine's: its numbers carry our module's load. */
 		addr = (struct kfab_addr){
 			.family = KFAB_ADDR_LOCAL,
-			.ep = kfab_blk_server_ep,
+			.ep = cpu_to_be64(kfab_blk_server_ep),
+			.incarnation = kfab_blk_server_ep > KFAB_SERVICE_MAX ?
+				       dev->self.incarnation : 0,
 		};
 		rc = kfab_kav_insert(dev->av, &addr, 1, &dev->server);
 	}
@@ -493,7 +495,8 @@ static int __init kfab_blk_init(void)
 	if (rc)
 		goto err_disk;
 	pr_info("kfab_blk: kfab_blk0, %llu bytes, endpoint %llu, server index %llu\n",
-		(u64)get_capacity(disk) << SECTOR_SHIFT, dev->self_ep,
+		(u64)get_capacity(disk) << SECTOR_SHIFT,
+		be64_to_cpu(dev->self.ep),
 		dev->server);
 	return 0;
 

@@ -166,11 +166,14 @@ struct kfab_kreq {
  * @wq: the workqueue that runs the callbacks; NULL: kfab's own (unbound,
  *	WQ_MEM_RECLAIM, so a block driver may rely on it under memory
  *	pressure)
+ * @src: the address wanted, as KFAB_IOC_EP_OPEN's @src (a service, a
+ *	listener of the initial network namespace); NULL: any
  */
 struct kfab_kep_attr {
 	const char *name;
 	struct kfab_kcq *cq;
 	struct workqueue_struct *wq;
+	const struct kfab_addr *src;
 };
 
 struct kfab_kdomain *kfab_kdomain_open(const char *name);

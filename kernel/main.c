@@ -15,6 +15,7 @@
 #include <linux/uaccess.h>
 
 #include "kfab.h"
+#include "net.h"
 
 unsigned int kfab_max_objects = 4096;
 module_param_named(max_objects, kfab_max_objects, uint, 0444);
@@ -219,6 +220,8 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_ep_enable, __reserved),
 	KFAB_IOCTL_OP(KFAB_CMD_SRX_OPEN, kfab_ioctl_srx_open,
 		      struct kfab_srx_open, out_sq),
+	KFAB_IOCTL_OP(KFAB_CMD_NET_LISTEN, kfab_ioctl_net_listen,
+		      struct kfab_net_listen, out_addr),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_fired),
@@ -295,6 +298,12 @@ static int __init kfab_init(void)
 	rc = kfab_av_init();
 	if (rc)
 		return rc;
+	rc = kfab_peer_init();
+	if (rc)
+		goto err_av;
+	rc = kfab_node_init();
+	if (rc)
+		goto err_peer;
 
 	kfab_debugfs_init();
 	rc = kfab_kapi_init();
@@ -309,6 +318,10 @@ err_kapi:
 	kfab_kapi_exit();
 err_debugfs:
 	kfab_debugfs_exit();
+	kfab_node_exit();
+err_peer:
+	kfab_peer_exit();
+err_av:
 	kfab_av_exit();
 	return rc;
 }
@@ -318,6 +331,9 @@ static void __exit kfab_exit(void)
 	misc_deregister(&kfab_misc);
 	kfab_kapi_exit();
 	kfab_debugfs_exit();
+	/* Every node's listeners and peers close with it. */
+	kfab_node_exit();
+	kfab_peer_exit();
 	/* No file is open any more: only persistent named AVs are left. */
 	kfab_av_exit();
 }

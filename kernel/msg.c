@@ -43,13 +43,12 @@
 
 #include "kfab.h"
 #include "msg.h"
+#include "net.h"
 
 /* Unexpected messages up to this size are buffered in the kernel. */
 #define KFAB_MSG_EAGER_MAX	(64 * 1024)
 /* Kernel memory one receive context may hold for unexpected messages. */
 #define KFAB_MSG_UNEXP_MAX	(1024 * 1024)
-/* The largest message (ep_attr->max_msg_size). */
-#define KFAB_MSG_MAX		BIT_ULL(30)
 
 #define KFAB_SQE_FLAGS	(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA | \
 			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
@@ -276,8 +275,31 @@ static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 {
 	lockdep_assert_held(&rxc->lock);
 	list_del(&u->link);
-	if (u->kbuf)
+	/* A remote message is charged to its peer's credit instead. */
+	if (u->kbuf && !u->remote)
 		rxc->unexp_bytes -= kfab_unexp_cost(u->msg.len);
+}
+
+/**
+ * kfab_send_done() - a send that waited at its receiver is over
+ * @sender: the sending endpoint (the caller's reference), counted in its
+ *	@tx_waiting
+ * @kind: KFAB_KIND_*
+ * @context: the send's context
+ * @flags: the send's KFAB_SQE_*
+ * @status: 0 or a negative errno
+ *
+ * No receive context's lock held: the sender's is taken.
+ */
+void kfab_send_done(struct kfab_ep_core *sender, int kind, u64 context,
+		    u32 flags, int status)
+{
+	mutex_lock(&sender->rxc->lock);
+	if (!sender->dead)
+		kfab_complete_send(sender->ep, kind, context, flags, status);
+	mutex_unlock(&sender->rxc->lock);
+	/* After the completion: a fenced send may go once it is seen. */
+	atomic_dec(&sender->tx_waiting);
 }
 
 /*
@@ -290,16 +312,12 @@ void kfab_unexp_finish(struct kfab_unexp *u, int status)
 	struct kfab_ep_core *sender = u->sender;
 
 	if (sender) {
-		mutex_lock(&sender->rxc->lock);
-		if (!sender->dead)
-			kfab_complete_send(sender->ep, u->msg.kind,
-					   u->sender_context, u->msg.flags,
-					   status);
-		mutex_unlock(&sender->rxc->lock);
-		/* After the completion: a fenced send may go once it is seen. */
-		atomic_dec(&sender->tx_waiting);
+		kfab_send_done(sender, u->msg.kind, u->sender_context,
+			       u->msg.flags, status);
 		kfab_ep_core_put(sender);
 	}
+	if (u->remote)
+		kfab_remote_release(u->remote, status);
 	kfab_buf_put(&u->buf);
 	kvfree(u->kbuf);
 	kfree(u);
@@ -432,8 +450,10 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 
 /* ---- posted receives ---- */
 
-void kfab_recv_free(struct kfab_recv *recv)
+void kfab_recv_put(struct kfab_recv *recv)
 {
+	if (!refcount_dec_and_test(&recv->users))
+		return;
 	kfab_buf_put(&recv->buf);
 	kfree(recv);
 }
@@ -461,7 +481,7 @@ static bool kfab_recv_take(struct kfab_recv *recv, size_t n)
  * @data: the payload, @msg->len bytes
  *
  * The receive completes here.  A receive that is done leaves @rxc's list;
- * the caller frees it (kfab_recv_free()) once @rxc is unlocked.
+ * the caller frees it (kfab_recv_put()) once @rxc is unlocked.
  *
  * Return: the copy's status (0 or -EFAULT), for the send's completion;
  * *@done: whether @recv is done.
@@ -496,6 +516,239 @@ int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	if (*done && (recv->flags & KFAB_SQE_MULTI_RECV))
 		list_del(&recv->link);
 	return rc;
+}
+
+/* ---- messages from other nodes ---- */
+
+/* A remote message whose payload is still at its sender. */
+static bool kfab_unexp_at_sender(const struct kfab_unexp *u)
+{
+	return u->remote && u->remote->rts;
+}
+
+/*
+ * A pull of @n bytes of remote message @msg (from @remote) into @recv's
+ * buffer at @at, reported with @context, @flags and @buf.  Takes a user
+ * of @recv and a reference on @target; @remote moves into the pull.
+ */
+static struct kfab_pull *kfab_pull_new(struct kfab_rx_ctx *rxc,
+				       struct kfab_ep_core *target,
+				       const struct kfab_msg *msg,
+				       struct kfab_remote *remote,
+				       struct kfab_recv *recv, size_t at,
+				       size_t n, u64 context, u32 flags,
+				       u64 buf)
+{
+	struct kfab_pull *pull;
+
+	lockdep_assert_held(&rxc->lock);
+	pull = kzalloc(sizeof(*pull), GFP_KERNEL_ACCOUNT);
+	if (!pull)
+		return NULL;
+	kref_get(&target->ref);
+	pull->target = target;
+	pull->msg = *msg;
+	pull->src = kfab_av_index_of(rxc->av, &msg->src);
+	refcount_inc(&recv->users);
+	pull->recv = recv;
+	pull->at = at;
+	pull->len = n;
+	pull->context = context;
+	pull->flags = flags;
+	pull->buf = buf;
+	pull->remote = remote;
+	return pull;
+}
+
+/* A receive of its own over the next @n bytes of @iter, pinned. */
+static struct kfab_recv *kfab_recv_pin_next(struct iov_iter *iter, size_t n)
+{
+	struct iov_iter part = *iter;
+	struct kfab_recv *recv;
+	int rc;
+
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	if (!recv)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&recv->users, 1);
+	iov_iter_truncate(&part, n);
+	rc = kfab_buf_get(&recv->buf, &part, true);
+	if (rc) {
+		kfab_recv_put(recv);
+		return ERR_PTR(rc);
+	}
+	recv->len = n;
+	iov_iter_advance(iter, n);
+	return recv;
+}
+
+/*
+ * A receive takes @n (> 0) bytes of @u, whose payload is at its sender:
+ * pin them and queue a pull on @pulls, started once @rxc is unlocked.
+ * Return: 0, or a negative errno for the receive (nothing queued).
+ */
+static int kfab_unexp_pull(struct kfab_rx_ctx *rxc, struct kfab_unexp *u,
+			   struct kfab_req *req, size_t n, u32 flags, u64 buf,
+			   struct list_head *pulls)
+{
+	struct kfab_recv *recv = kfab_recv_pin_next(&req->iter, n);
+	struct kfab_pull *pull;
+
+	if (IS_ERR(recv))
+		return PTR_ERR(recv);
+	pull = kfab_pull_new(rxc, u->target, &u->msg, u->remote, recv, 0, n,
+			     req->context, flags, buf);
+	kfab_recv_put(recv);
+	if (!pull)
+		return -ENOMEM;
+	u->remote = NULL;
+	list_add_tail(&pull->link, pulls);
+	return 0;
+}
+
+static void kfab_pulls_start(struct list_head *pulls)
+{
+	struct kfab_pull *pull, *next;
+
+	list_for_each_entry_safe(pull, next, pulls, link) {
+		list_del_init(&pull->link);
+		kfab_pull_start(pull);
+	}
+}
+
+/**
+ * kfab_pull_complete() - the end of a pull: its receive completes
+ * @pull: the pull; its @remote is the caller's to release, the rest is
+ *	let go here (the caller frees @pull)
+ * @status: 0 once all its bytes arrived, or a negative errno
+ */
+void kfab_pull_complete(struct kfab_pull *pull, int status)
+{
+	struct kfab_ep_core *target = pull->target;
+	struct kfab_rx_ctx *rxc = target->rxc;
+
+	mutex_lock(&rxc->lock);
+	if (!target->dead)
+		kfab_complete_recv(target->ep, &(struct kfab_recv_end){
+			.kind = pull->msg.kind,
+			.context = pull->context,
+			.flags = pull->flags,
+			.buf = pull->buf,
+			.len = pull->len,
+			.msg_len = pull->msg.len,
+			.msg = &pull->msg,
+			.src = pull->src,
+			.status = status,
+		});
+	mutex_unlock(&rxc->lock);
+	kfab_recv_put(pull->recv);
+	kfab_ep_core_put(target);
+}
+
+/*
+ * A remote message with its payload at the sender reaches a posted
+ * receive: it takes what fits, as kfab_recv_deliver() would.  Under the
+ * lock; the receive is put by the caller when *@done.
+ */
+static void kfab_recv_take_remote(struct kfab_rx_ctx *rxc,
+				  struct kfab_ep_core *target,
+				  struct kfab_recv *recv,
+				  const struct kfab_msg *msg, u64 from,
+				  struct kfab_remote *remote, bool *done,
+				  struct kfab_arrival *out)
+{
+	size_t at = recv->used, n = min(msg->len, recv->len - at);
+	u32 flags;
+
+	*done = kfab_recv_take(recv, n);
+	flags = *done ? recv->flags : recv->flags & ~KFAB_SQE_MULTI_RECV;
+	if (*done && (recv->flags & KFAB_SQE_MULTI_RECV))
+		list_del(&recv->link);
+	out->pull = n ? kfab_pull_new(rxc, target, msg, remote, recv, at, n,
+				      recv->context, flags,
+				      recv->base + at) : NULL;
+	if (out->pull) {
+		out->told = false;
+		return;
+	}
+	/* Nothing to pull (an empty buffer), or no memory for it. */
+	out->status = n ? -ENOMEM : 0;
+	kfab_complete_recv(target->ep, &(struct kfab_recv_end){
+		.kind = msg->kind,
+		.context = recv->context,
+		.flags = flags,
+		.buf = recv->base + at,
+		.msg_len = msg->len,
+		.msg = msg,
+		.src = from,
+		.status = out->status,
+	});
+}
+
+/**
+ * kfab_msg_arrive() - a message from another node reached its endpoint
+ * @target: the endpoint (a reference the caller keeps)
+ * @msg: the message
+ * @kbuf: its payload (kvmalloc'd, @msg->len bytes), or NULL when it is at
+ *	the sender (@remote->rts); taken here either way
+ * @remote: its origin
+ * @out: what happened
+ *
+ * Matched as a local message would be; unmatched, it waits without the
+ * receive context's budget (its peer's credit bounds it).  @remote stays
+ * the caller's when the message went nowhere (delivered or failed: the
+ * caller releases it with @out->status); else the message or the pull
+ * owns it, and *@out says whether the sender may have its RESULT now.
+ */
+void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
+		     void *kbuf, struct kfab_remote *remote,
+		     struct kfab_arrival *out)
+{
+	struct kfab_rx_ctx *rxc = target->rxc;
+	struct kfab_recv *recv;
+	struct kfab_unexp *u;
+	struct iov_iter it;
+	struct kvec kv;
+	bool done = false;
+	u64 from;
+
+	*out = (struct kfab_arrival){ .told = true, .kept = false };
+	mutex_lock(&rxc->lock);
+	out->status = -EHOSTUNREACH;
+	if (target->dead)
+		goto out_unlock;
+	from = kfab_av_index_of(rxc->av, &msg->src);
+	recv = kfab_match_recv(rxc, msg, from);
+	if (recv && remote->rts) {
+		kfab_recv_take_remote(rxc, target, recv, msg, from, remote,
+				      &done, out);
+		out->kept = !!out->pull;
+	} else if (recv) {
+		kv = (struct kvec){ .iov_base = kbuf, .iov_len = msg->len };
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, msg->len);
+		out->status = kfab_recv_deliver(rxc, target, recv, msg, from,
+						&it, &done);
+	} else {
+		out->status = -ENOMEM;
+		u = kfab_unexp_new(target, msg);
+		if (!u)
+			goto out_unlock;
+		u->kbuf = kbuf;
+		kbuf = NULL;
+		u->remote = remote;
+		list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+		out->status = 0;
+		out->kept = true;
+		/* FI_DELIVERY_COMPLETE, or a pull: the receive tells it. */
+		out->told = !remote->rts &&
+			    !(msg->flags & KFAB_SQE_DELIVERY_COMPLETE);
+		remote->told = out->told;
+	}
+out_unlock:
+	mutex_unlock(&rxc->lock);
+	if (done)
+		kfab_recv_put(recv);
+	kvfree(kbuf);
 }
 
 /* ---- sends ---- */
@@ -539,7 +792,7 @@ static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 				       &req->iter, &done);
 		mutex_unlock(&rxc->lock);
 		if (done)
-			kfab_recv_free(recv);
+			kfab_recv_put(recv);
 		return rc;
 	}
 	/* A large message, or one to be delivered first, stays with us. */
@@ -560,7 +813,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_msg msg = {
 		.kind = kind,
-		.src = { .family = KFAB_ADDR_LOCAL, .ep = ep->core->num },
+		.src = ep->core->addr,
 		.tag = req->tag,
 		.data = req->data,
 		.flags = req->flags,
@@ -580,13 +833,15 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		return -EAGAIN;
 
 	rc = kfab_av_addr_of(ep->av, req->addr, &dst);
+	if (!rc)
+		rc = kfab_node_resolve(ep->core->net, &dst, &target);
 	if (!rc) {
-		target = kfab_ep_core_find(dst.ep);
-		rc = -EHOSTUNREACH;
-		if (target) {
-			rc = kfab_send_to(ep, target, &msg, req, &later);
-			kfab_ep_core_put(target);
-		}
+		rc = kfab_send_to(ep, target, &msg, req, &later);
+		kfab_ep_core_put(target);
+	} else if (rc == -EREMOTE) {
+		/* Another node's: its peer completes the send. */
+		rc = kfab_peer_send(ep, &dst, &msg, req);
+		later = !rc;
 	}
 	if (rc == -EAGAIN)
 		return rc;
@@ -660,10 +915,12 @@ static struct kfab_unexp *kfab_msg_peek(struct kfab_rx_ctx *rxc,
 
 /*
  * FI_CLAIM: take the message set aside for this context, into the
- * receive's buffers or (FI_DISCARD) nowhere.  Return: as kfab_msg_peek().
+ * receive's buffers or (FI_DISCARD) nowhere; one still at its sender on
+ * another node is pulled (@pulls).  Return: as kfab_msg_peek().
  */
 static struct kfab_unexp *kfab_msg_claim(struct kfab_rx_ctx *rxc,
-					 struct kfab_req *req, int kind)
+					 struct kfab_req *req, int kind,
+					 struct list_head *pulls)
 {
 	struct kfab_unexp *u = NULL, *c;
 	u64 base;
@@ -688,6 +945,13 @@ static struct kfab_unexp *kfab_msg_claim(struct kfab_rx_ctx *rxc,
 	/* The buffer's address before the copy advances the iter. */
 	base = kfab_req_base(req);
 	n = min(iov_iter_count(&req->iter), u->msg.len);
+	if (n && kfab_unexp_at_sender(u)) {
+		rc = kfab_unexp_pull(rxc, u, req, n, req->flags, base, pulls);
+		if (rc)
+			kfab_complete_unexp(rxc, u, req, req->flags, base, 0, 0,
+					    rc);
+		return u;
+	}
 	rc = kfab_unexp_copy_out(u, &req->iter, n);
 	kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->msg.len, rc);
 	return u;
@@ -698,6 +962,7 @@ static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 			       int kind)
 {
 	struct kfab_unexp *u = NULL;
+	LIST_HEAD(pulls);
 
 	mutex_lock(&rxc->lock);
 	if (kfab_recv_check_src(rxc, req->addr))
@@ -706,8 +971,9 @@ static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	else if (req->flags & KFAB_SQE_PEEK)
 		u = kfab_msg_peek(rxc, req, kind);
 	else
-		u = kfab_msg_claim(rxc, req, kind);
+		u = kfab_msg_claim(rxc, req, kind, &pulls);
 	mutex_unlock(&rxc->lock);
+	kfab_pulls_start(&pulls);
 	/* Taken (discarded or delivered): the sender's send is done. */
 	if (u)
 		kfab_unexp_finish(u, 0);
@@ -750,10 +1016,11 @@ static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
 	if (!recv)
 		return -ENOMEM;
+	refcount_set(&recv->users, 1);
 	if (!unpinned) {
 		rc = kfab_buf_get(&recv->buf, &req->iter, true);
 		if (rc) {
-			kfab_recv_free(recv);
+			kfab_recv_put(recv);
 			return rc;
 		}
 	}
@@ -779,7 +1046,9 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	u64 base = kfab_req_base(req);
 	struct kfab_unexp *u;
 	LIST_HEAD(taken);
+	LIST_HEAD(pulls);
 	bool done;
+	u32 flags;
 	int rc;
 
 	if (owner && kfab_ep_cq_busy(owner, KFAB_RX))
@@ -808,13 +1077,21 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 			break;
 		kfab_unexp_take(rxc, u);
 		n = min(len - used, u->msg.len);
-		rc = kfab_unexp_copy_out(u, &req->iter, n);
 		done = !multi ||
 		       len - (used + n) < max_t(size_t, req->data, 1);
-		kfab_complete_unexp(rxc, u, req,
-				    done ? req->flags :
-					   req->flags & ~KFAB_SQE_MULTI_RECV,
-				    base + used, n, u->msg.len, rc);
+		flags = done ? req->flags : req->flags & ~KFAB_SQE_MULTI_RECV;
+		if (n && kfab_unexp_at_sender(u)) {
+			/* Its pull completes the receive when the data is in. */
+			rc = kfab_unexp_pull(rxc, u, req, n, flags, base + used,
+					     &pulls);
+			if (rc)
+				kfab_complete_unexp(rxc, u, req, flags,
+						    base + used, 0, 0, rc);
+		} else {
+			rc = kfab_unexp_copy_out(u, &req->iter, n);
+			kfab_complete_unexp(rxc, u, req, flags, base + used, n,
+					    u->msg.len, rc);
+		}
 		used += n;
 		list_add_tail(&u->link, &taken);
 		if (done)
@@ -827,6 +1104,7 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req, rc);
 out_unlock:
 	mutex_unlock(&rxc->lock);
+	kfab_pulls_start(&pulls);
 	kfab_unexp_finish_list(&taken, 0);
 	return 0;
 }
@@ -1059,7 +1337,7 @@ int kfab_msg_cancel(struct kfab_rx_ctx *rxc, u64 context)
 	mutex_unlock(&rxc->lock);
 	if (!recv)
 		return -ENOENT;
-	kfab_recv_free(recv);
+	kfab_recv_put(recv);
 	return 0;
 }
 
@@ -1123,6 +1401,6 @@ void kfab_msg_flush_rx(struct kfab_rx_ctx *rxc)
 	mutex_unlock(&rxc->lock);
 
 	list_for_each_entry_safe(recv, next, &posted, link)
-		kfab_recv_free(recv);
+		kfab_recv_put(recv);
 	kfab_unexp_finish_list(&gone, -ECONNRESET);
 }

@@ -11,6 +11,9 @@
 
 #include "kfab.h"
 
+/* The largest message (ep_attr->max_msg_size). */
+#define KFAB_MSG_MAX		BIT_ULL(30)
+
 /**
  * struct kfab_msg - a message as its receiver sees it: the envelope
  * @kind: KFAB_KIND_MSG or KFAB_KIND_TAGGED
@@ -43,10 +46,12 @@ struct kfab_msg {
  * @used: FI_MULTI_RECV: bytes taken so far
  * @min_free: FI_MULTI_RECV: the least free space the buffer keeps serving
  * @unpinned: small: nothing pinned, the message travels in the completion
+ * @users: the poster's, and one per pull (peer.c) that writes into @buf
  * @buf: the pinned buffers (unless @unpinned)
  */
 struct kfab_recv {
 	struct list_head link;
+	refcount_t users;
 	u64 context;
 	u64 tag;
 	u64 ignore;
@@ -73,6 +78,8 @@ struct kfab_recv {
  * @buf: rendezvous: the sender's pinned buffers (or a kernel caller's)
  * @sender: rendezvous: the sending endpoint's core (a reference)
  * @sender_context: rendezvous: the send's context, for its completion
+ * @remote: a message from another node: where it came from (peer.c
+ *	owns it); its payload is in @kbuf, or still at the sender
  */
 struct kfab_unexp {
 	struct list_head link;
@@ -83,6 +90,73 @@ struct kfab_unexp {
 	struct kfab_buf buf;
 	struct kfab_ep_core *sender;
 	u64 sender_context;
+	struct kfab_remote *remote;
+};
+
+/**
+ * struct kfab_remote - where a message from another node came from
+ * @peer: the node it came from (a reference)
+ * @op: the sender's operation
+ * @cost: the credit it holds at the sender
+ * @gen: the peer's session it came in
+ * @rts: its payload is still at the sender: a receive pulls it
+ * @told: the sender has had its RESULT
+ */
+struct kfab_remote {
+	struct kfab_peer *peer;
+	u32 op;
+	u32 cost;
+	u32 gen;
+	bool rts;
+	bool told;
+};
+
+/**
+ * struct kfab_pull - a receive that takes a message from another node's
+ *	pages: the data arrives later, straight into @recv's pages
+ * @link: on a list of pulls to start, then in its peer's table
+ * @id: its number in the peer's table (the DATA frames' @pull)
+ * @target: the receiving endpoint (a reference)
+ * @msg: the message's envelope
+ * @src: the sender's index in the receiving AV
+ * @recv: the receive whose pages take it (a user of it)
+ * @at: where in @recv's buffer the message starts
+ * @len: bytes taken (at most @msg.len)
+ * @got: bytes arrived so far
+ * @context: the receive's context
+ * @flags: the receive's flags for the completion
+ * @buf: the address reported in the completion
+ * @remote: its origin (owned)
+ */
+struct kfab_pull {
+	struct list_head link;
+	u32 id;
+	struct kfab_ep_core *target;
+	struct kfab_msg msg;
+	u64 src;
+	struct kfab_recv *recv;
+	size_t at;
+	size_t len;
+	size_t got;
+	u64 context;
+	u32 flags;
+	u64 buf;
+	struct kfab_remote *remote;
+};
+
+/**
+ * struct kfab_arrival - what became of a message from another node
+ * @status: its status for the sender, when @told
+ * @told: the sender may have its RESULT now (else a receive or the
+ *	message's end tells it later)
+ * @pull: a receive took it and waits for its data: start this pull
+ * @kept: its struct kfab_remote is kept (by a waiting message or @pull)
+ */
+struct kfab_arrival {
+	int status;
+	bool told;
+	struct kfab_pull *pull;
+	bool kept;
 };
 
 /* Under the receive context's lock (kfab.h "Locking" 4) */
@@ -99,7 +173,17 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 			  struct kfab_ep_core *sender, u64 context);
 
 /* With no receive context's lock held (they may take one, or sleep) */
-void kfab_recv_free(struct kfab_recv *recv);
+void kfab_recv_put(struct kfab_recv *recv);
 void kfab_unexp_finish(struct kfab_unexp *u, int status);
+void kfab_send_done(struct kfab_ep_core *sender, int kind, u64 context,
+		    u32 flags, int status);
+void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
+		     void *kbuf, struct kfab_remote *remote,
+		     struct kfab_arrival *out);
+void kfab_pull_complete(struct kfab_pull *pull, int status);
+
+/* peer.c: the other end of a message from another node */
+void kfab_remote_release(struct kfab_remote *r, int status);
+void kfab_pull_start(struct kfab_pull *pull);
 
 #endif /* KFAB_MSG_H */

@@ -11,9 +11,15 @@
  * rx_ctx_bits, the top bits carry a receive context (fi_rx_addr()); the
  * index is what is left below them.
  *
- * Addresses are struct kfab_addr (16 bytes, <linux/kfab.h>); as a string
- * (fi_av_straddr, fi_av_insertsvc) an address reads "fi_kfab://NODE/EP",
- * NODE 0 being this node.
+ * Addresses are struct kfab_addr (32 bytes, <linux/kfab.h>), or their
+ * strings (addr.c) when the domain's addr_format is FI_ADDR_STR: then
+ * fi_av_insert() takes an array of strings (char **), fi_av_lookup() gives
+ * a string and fi_av_straddr() reads one.  fi_av_insertsvc() and
+ * fi_av_insertsym() take nodes and services as fi_getinfo() does
+ * (Documentation/av.rst, "Addresses").  The kernel judges every address
+ * inserted; a string that is no address is inserted as the all-zero
+ * address, which the kernel refuses (KFAB_ADDR_UNSPEC), so it fails alone
+ * with -FI_EINVAL as any other bad address does.
  *
  * FI_EVENT inserts are carried out at once (or, with FI_MORE, at the next
  * insert without it) and reported on the bound EQ: an error entry per
@@ -21,9 +27,8 @@
  * asynchronous inserts: a synchronous insert must return how many
  * addresses it inserted, so it cannot wait for the next call.
  */
-#include <inttypes.h>
+#include <endian.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,7 +38,6 @@
 #include "barrier.h"
 #include "internal.h"
 
-#define SHIM_ADDR_PREFIX	"fi_kfab://"
 #define SHIM_AV_OPEN_FLAGS	(FI_EVENT | FI_READ | FI_SYMMETRIC)
 #define SHIM_AV_INSERT_FLAGS	(FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID)
 /* rx_ctx_bits beyond this would eat into the 32-bit index. */
@@ -101,6 +105,25 @@ static const struct kfab_av_entry *shim_av_entry(const struct shim_av *av,
 }
 
 /*
+ * An address of the table, read as the words it is made of (each one
+ * untorn; the seqcount below makes the whole consistent).
+ */
+static void shim_av_copy_addr(const struct kfab_addr *from,
+			      struct kfab_addr *to)
+{
+	const uint64_t *w = (const uint64_t *)from;
+	uint64_t words[sizeof(*to) / sizeof(uint64_t)];
+	size_t i;
+
+	_Static_assert(sizeof(*to) % sizeof(uint64_t) == 0 &&
+		       _Alignof(struct kfab_addr) >= _Alignof(uint64_t),
+		       "struct kfab_addr is made of 64-bit words");
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		words[i] = shim_read_once(&w[i]);
+	memcpy(to, words, sizeof(*to));
+}
+
+/*
  * The reader side of the entry's seqcount (uapi/linux/kfab.h): the acquire
  * load of seq pairs with the kernel's smp_store_release() of the even seq,
  * the rmb with its smp_wmb() after the odd one.
@@ -116,10 +139,7 @@ static bool shim_av_read_entry(const struct shim_av *av, uint32_t index,
 		if (seq & 1)
 			continue;
 		flags = shim_read_once(&e->flags);
-		addr->family = shim_read_once(&e->addr.family);
-		addr->__reserved = 0;
-		addr->node = shim_read_once(&e->addr.node);
-		addr->ep = shim_read_once(&e->addr.ep);
+		shim_av_copy_addr(&e->addr, addr);
 		shim_smp_rmb();
 		if (shim_read_once(&e->seq) == seq)
 			break;
@@ -459,85 +479,105 @@ out:
 	return ret;
 }
 
+/* The form of the AV's addresses: FI_ADDR_STR or the struct. */
+static uint32_t shim_av_format(const struct shim_av *av)
+{
+	return av->domain->addr_format;
+}
+
+/*
+ * FI_ADDR_STR: @strs (char **) as addresses.  One that is no address
+ * becomes the all-zero address, for the kernel to refuse alone.
+ */
+static struct kfab_addr *shim_av_parse_strs(const char *const *strs,
+					    size_t count)
+{
+	struct kfab_addr *addrs = calloc(count ? count : 1, sizeof(*addrs));
+	size_t i;
+
+	if (!addrs)
+		return NULL;
+	for (i = 0; i < count; i++)
+		if (shim_addr_parse(strs[i], SHIM_ADDR_EP, &addrs[i]))
+			memset(&addrs[i], 0, sizeof(addrs[i]));
+	return addrs;
+}
+
 static int shim_av_insert(struct fid_av *av_fid, const void *addr,
 			  size_t count, fi_addr_t *fi_addr, uint64_t flags,
 			  void *context)
 {
 	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
+	struct kfab_addr *addrs;
+	int ret;
 
 	if (count && !addr)
 		return -FI_EINVAL;
-	return shim_av_insert_addrs(av, addr, count, fi_addr, flags, context);
+	if (shim_av_format(av) != FI_ADDR_STR)
+		return shim_av_insert_addrs(av, addr, count, fi_addr, flags,
+					    context);
+	ret = shim_av_insert_check(av, count, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	addrs = shim_av_parse_strs(addr, count);
+	if (!addrs)
+		return -FI_ENOMEM;
+	ret = shim_av_insert_addrs(av, addrs, count, fi_addr, flags, context);
+	free(addrs);
+	return ret;
 }
 
-/* ---- addresses as strings ---- */
-
-/* A whole string of decimal digits that fits @max. */
-static bool shim_parse_u64(const char *s, uint64_t max, uint64_t *val)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return false;
-	errno = 0;
-	*val = strtoull(s, &end, 10);
-	return !errno && !*end && *val <= max;
-}
-
-/* "fi_kfab://NODE/EP" */
-static bool shim_parse_addr_str(const char *s, struct kfab_addr *addr)
-{
-	char node[24], ep[24];
-	uint64_t n, e;
-	const char *slash;
-
-	if (strncmp(s, SHIM_ADDR_PREFIX, strlen(SHIM_ADDR_PREFIX)))
-		return false;
-	s += strlen(SHIM_ADDR_PREFIX);
-	slash = strchr(s, '/');
-	if (!slash || (size_t)(slash - s) >= sizeof(node) ||
-	    strlen(slash + 1) >= sizeof(ep))
-		return false;
-	memcpy(node, s, slash - s);
-	node[slash - s] = '\0';
-	strcpy(ep, slash + 1);
-	if (!shim_parse_u64(node, UINT32_MAX, &n) ||
-	    !shim_parse_u64(ep, UINT64_MAX, &e))
-		return false;
-	*addr = (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .node = n,
-				    .ep = e };
-	return true;
-}
+/* ---- nodes and services, strings ---- */
 
 /*
- * fi_av_insertsvc: node is a node number (NULL: this node, 0) and service
- * an endpoint number, or node is a whole "fi_kfab://NODE/EP" and service
- * NULL.
+ * fi_av_insertsvc: @node and @service as fi_getinfo() takes them
+ * (Documentation/av.rst): @node NULL or "local" (KFAB_ADDR_LOCAL), a host
+ * name or numeric address with an optional ":PORT" ("[IPV6]:PORT"), and
+ * @service a service number, 1..65535; or @node a whole "fi_kfab://..."
+ * and @service NULL.
+ *
+ * Return: 1 or 0 (inserted or not, as fi_av_insert()); -FI_EINVAL for a
+ * node or service that is malformed or names no endpoint; -FI_ENODATA for
+ * a host name that does not resolve; -FI_ENOMEM.
  */
 static int shim_av_insertsvc(struct fid_av *av_fid, const char *node,
 			     const char *service, fi_addr_t *fi_addr,
 			     uint64_t flags, void *context)
 {
 	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
-	struct kfab_addr addr = { .family = KFAB_ADDR_LOCAL };
-	uint64_t n = 0, e;
+	struct kfab_addr addr;
+	uint64_t ep;
+	int ret;
 
-	if (node && !service) {
-		if (!shim_parse_addr_str(node, &addr))
+	ret = shim_av_insert_check(av, 1, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	if (shim_addr_is_str(node)) {
+		if (service || shim_addr_parse(node, SHIM_ADDR_EP, &addr))
 			return -FI_EINVAL;
 	} else {
-		if ((node && !shim_parse_u64(node, UINT32_MAX, &n)) ||
-		    !shim_parse_u64(service, UINT64_MAX, &e))
+		if (shim_addr_service(service, &ep))
 			return -FI_EINVAL;
-		addr.node = n;
-		addr.ep = e;
+		ret = shim_addr_from_node(node, false, &addr);
+		if (ret) {
+			SHIM_INFO(AV, "AV %u: node \"%s\": %s\n", av->id, node,
+				  fi_strerror(-ret));
+			return ret;
+		}
+		addr.ep = htobe64(ep);
 	}
 	return shim_av_insert_addrs(av, &addr, 1, fi_addr, flags, context);
 }
 
 /*
- * fi_av_insertsym: nodes node .. node + nodecnt - 1 (numbers), for each the
- * endpoints service .. service + svccnt - 1, in that order.
+ * fi_av_insertsym: nodes @node .. @node + @nodecnt - 1 (shim_addr_sym_nodes():
+ * numeric addresses count up, host names by their numeric suffix), for each
+ * the services @service .. @service + @svccnt - 1, in that order.
+ *
+ * Return: the number inserted (as fi_av_insert()); -FI_EINVAL for a
+ * malformed node or service, counts of 0, or ranges past the last address
+ * or past service 65535; -FI_ENODATA for a host name that does not
+ * resolve; -FI_ENOMEM.  Nothing is inserted when the call fails.
  */
 static int shim_av_insertsym(struct fid_av *av_fid, const char *node,
 			     size_t nodecnt, const char *service,
@@ -545,56 +585,76 @@ static int shim_av_insertsym(struct fid_av *av_fid, const char *node,
 			     uint64_t flags, void *context)
 {
 	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
-	struct kfab_addr *addrs;
-	uint64_t n, e;
+	struct kfab_addr *nodes, *addrs;
 	size_t i, j, count;
+	uint64_t ep;
 	int ret;
 
-	if (!nodecnt || !svccnt || !shim_parse_u64(node, UINT32_MAX, &n) ||
-	    !shim_parse_u64(service, UINT64_MAX, &e))
-		return -FI_EINVAL;
-	if (nodecnt > UINT32_MAX - n + 1 || svccnt - 1 > UINT64_MAX - e ||
-	    svccnt > SIZE_MAX / nodecnt / sizeof(*addrs))
+	if (!nodecnt || !svccnt || shim_addr_service(service, &ep) ||
+	    svccnt - 1 > KFAB_SERVICE_MAX - ep || nodecnt > INT_MAX / svccnt)
 		return -FI_EINVAL;
 	count = nodecnt * svccnt;
-	addrs = malloc(count * sizeof(*addrs));
-	if (!addrs)
-		return -FI_ENOMEM;
-	for (i = 0; i < nodecnt; i++)
-		for (j = 0; j < svccnt; j++)
-			addrs[i * svccnt + j] = (struct kfab_addr){
-				.family = KFAB_ADDR_LOCAL,
-				.node = n + i,
-				.ep = e + j,
-			};
+	ret = shim_av_insert_check(av, count, fi_addr, flags, context);
+	if (ret)
+		return ret;
+	nodes = calloc(nodecnt, sizeof(*nodes));
+	addrs = calloc(count, sizeof(*addrs));
+	ret = -FI_ENOMEM;
+	if (!nodes || !addrs)
+		goto out;
+	ret = shim_addr_sym_nodes(node ? node : "local", nodecnt, nodes);
+	if (ret) {
+		SHIM_INFO(AV, "AV %u: %zu nodes from \"%s\": %s\n", av->id,
+			  nodecnt, node ? node : "(null)", fi_strerror(-ret));
+		goto out;
+	}
+	for (i = 0; i < nodecnt; i++) {
+		for (j = 0; j < svccnt; j++) {
+			addrs[i * svccnt + j] = nodes[i];
+			addrs[i * svccnt + j].ep = htobe64(ep + j);
+		}
+	}
 	ret = shim_av_insert_addrs(av, addrs, count, fi_addr, flags, context);
+out:
 	free(addrs);
+	free(nodes);
 	return ret;
 }
 
+/*
+ * fi_av_straddr: the string form of @addr (addr.c), in @buf truncated to
+ * *@len bytes with a NUL; *@len set to the size the whole string needs.
+ * @addr is a struct kfab_addr, or a string for an FI_ADDR_STR domain,
+ * printed back in its canonical form.  An address that is none prints as
+ * "fi_kfab://invalid/...", NULL as "fi_kfab://(null)".
+ */
 static const char *shim_av_straddr(struct fid_av *av_fid, const void *addr,
 				   char *buf, size_t *len)
 {
-	const struct kfab_addr *a = addr;
-	char str[64];
-	int n;
+	struct shim_av *av = container_of(av_fid, struct shim_av, av_fid);
+	const char *str = NULL;
+	struct kfab_addr a;
+	size_t n, have;
 
-	(void)av_fid;
 	if (!len)
 		return NULL;
-	if (!a)
-		n = snprintf(str, sizeof(str), SHIM_ADDR_PREFIX "(null)");
-	else if (a->family == KFAB_ADDR_LOCAL)
-		n = snprintf(str, sizeof(str), SHIM_ADDR_PREFIX "%" PRIu32 "/%" PRIu64,
-			     a->node, (uint64_t)a->ep);
-	else
-		n = snprintf(str, sizeof(str), SHIM_ADDR_PREFIX "family%u",
-			     a->family);
-	if (buf && *len) {
-		size_t copy = (size_t)n < *len ? (size_t)n : *len - 1;
+	have = buf ? *len : 0;
+	if (!addr)
+		str = "fi_kfab://(null)";
+	else if (shim_av_format(av) != FI_ADDR_STR)
+		memcpy(&a, addr, sizeof(a));
+	else if (shim_addr_parse(addr, SHIM_ADDR_EP | SHIM_ADDR_SRC, &a))
+		str = "fi_kfab://invalid";
+	if (!str) {
+		n = shim_addr_format(&a, buf, have);
+	} else {
+		n = strlen(str);
+		if (have) {
+			size_t copy = n < have ? n : have - 1;
 
-		memcpy(buf, str, copy);
-		buf[copy] = '\0';
+			memcpy(buf, str, copy);
+			buf[copy] = '\0';
+		}
 	}
 	*len = n + 1;
 	return buf;
@@ -647,6 +707,11 @@ out:
 	return ret;
 }
 
+/*
+ * fi_av_lookup: the address at @fi_addr, in the AV's form (a string for
+ * FI_ADDR_STR), truncated to *@addrlen bytes (a string keeps its NUL);
+ * *@addrlen set to the size of the whole.
+ */
 static int shim_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 			  void *addr, size_t *addrlen)
 {
@@ -659,10 +724,7 @@ static int shim_av_lookup(struct fid_av *av_fid, fi_addr_t fi_addr,
 	ret = shim_av_resolve(av, fi_addr, &found);
 	if (ret)
 		return ret;
-	if (*addrlen)
-		memcpy(addr, &found, *addrlen < sizeof(found) ? *addrlen :
-								  sizeof(found));
-	*addrlen = sizeof(found);
+	shim_addr_out(&found, shim_av_format(av), addr, addrlen);
 	return 0;
 }
 

@@ -120,6 +120,7 @@ int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 		return ret;
 	}
 	dom->mr_mode = info->domain_attr ? info->domain_attr->mr_mode : 0;
+	dom->addr_format = info->addr_format;
 	dom->next_key = 1;
 
 	pthread_mutex_lock(&fab->lock);

@@ -35,7 +35,7 @@
 
 /* What kfab offers when fi_info's caps leave it to the provider. */
 #define SHIM_EP_DEFAULT_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | \
-				 FI_LOCAL_COMM | FI_DIRECTED_RECV | FI_SOURCE)
+				 SHIM_COMM_CAPS | FI_DIRECTED_RECV | FI_SOURCE)
 
 /* ---- progress ---- */
 
@@ -462,22 +462,19 @@ static int shim_ep_close(struct fid *fid)
 /* ---- names (fi_cm) ---- */
 
 /*
- * fi_getname(): the struct kfab_addr the kernel gave the endpoint.  A short
- * buffer gets what fits and -FI_ETOOSMALL, with *addrlen set to the size
- * needed (fi_cm(3)).
+ * fi_getname(): the address the kernel gave the endpoint, as a struct
+ * kfab_addr, or its string form when the endpoint's addr_format is
+ * FI_ADDR_STR (addr.c).  A short buffer gets what fits (a string keeps a
+ * NUL) and -FI_ETOOSMALL, with *addrlen set to the size needed (fi_cm(3)).
  */
 static int shim_ep_getname(fid_t fid, void *addr, size_t *addrlen)
 {
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
-	size_t len;
 
 	if (!addrlen || (*addrlen && !addr))
 		return -FI_EINVAL;
-	len = *addrlen < sizeof(ep->addr) ? *addrlen : sizeof(ep->addr);
-	if (len)
-		memcpy(addr, &ep->addr, len);
-	*addrlen = sizeof(ep->addr);
-	return len < sizeof(ep->addr) ? -FI_ETOOSMALL : 0;
+	return shim_addr_out(&ep->addr, ep->addr_format, addr, addrlen) ?
+	       0 : -FI_ETOOSMALL;
 }
 
 /*
@@ -489,10 +486,11 @@ static int shim_ep_getname(fid_t fid, void *addr, size_t *addrlen)
  * after fi_enable(): it "will be assigned the given addressing", which it
  * has.  "If an address cannot be assigned, or the endpoint address cannot
  * be modified, an appropriate fabric error number is returned": any other
- * well-formed kfab address is -FI_EADDRNOTAVAIL (fi_cm(3) likens
- * fi_setname to bind(2), whose answer for an address that is not the
- * caller's is EADDRNOTAVAIL); a buffer that is no struct kfab_addr
- * ("must match ... fi_info" addr_format) is -FI_EINVAL.
+ * endpoint address is -FI_EADDRNOTAVAIL (fi_cm(3) likens fi_setname to
+ * bind(2), whose answer for an address that is not the caller's is
+ * EADDRNOTAVAIL); what is no endpoint address in the endpoint's
+ * addr_format ("must match ... fi_info": a struct kfab_addr of
+ * src_addrlen bytes, or an FI_ADDR_STR string) is -FI_EINVAL.
  */
 static int shim_ep_setname(fid_t fid, void *addr, size_t addrlen)
 {
@@ -501,13 +499,10 @@ static int shim_ep_setname(fid_t fid, void *addr, size_t addrlen)
 
 	if (!addr)
 		return addrlen ? -FI_EINVAL : 0;
-	if (addrlen != sizeof(want))
+	if (!addrlen ||
+	    shim_addr_in(addr, addrlen, ep->addr_format, SHIM_ADDR_EP, &want))
 		return -FI_EINVAL;
-	memcpy(&want, addr, sizeof(want));
-	if (want.family != KFAB_ADDR_LOCAL || want.__reserved || want.node ||
-	    !want.ep)
-		return -FI_EINVAL;
-	if (want.ep != ep->addr.ep)
+	if (memcmp(&want, &ep->addr, sizeof(want)))
 		return -FI_EADDRNOTAVAIL;
 	return 0;
 }
@@ -1004,9 +999,15 @@ static uint32_t shim_ep_sq_entries(const struct fi_info *info, bool shared_rx)
  * @ep_fid: out: the new endpoint, not enabled
  * @context: the application's context for the fid
  *
- * Return: 0; -FI_EINVAL without @info or @ep_fid; -FI_ENOPROTOOPT for an
+ * The endpoint gets @info->src_addr when it has one (a service, a node's
+ * listener; fi_getinfo() with FI_SOURCE), else an address the module picks.
+ *
+ * Return: 0; -FI_EINVAL without @info or @ep_fid, or for a src_addr that
+ * is no source address in @info's addr_format; -FI_ENOPROTOOPT for an
  * endpoint type other than FI_EP_RDM; -FI_ENODATA when @info asks for what
- * kfab does not offer; -FI_ENOMEM; or the kernel's -errno.
+ * kfab does not offer; -FI_ENOMEM; or the kernel's -errno
+ * (-FI_EADDRINUSE: the service is taken on that node; -FI_EADDRNOTAVAIL:
+ * the node has no such listener).
  */
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep_fid, void *context)
@@ -1024,6 +1025,13 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ret = shim_info_check(info);
 	if (ret)
 		return ret;
+	/* The address wanted (fi_getinfo()'s src_addr), or any. */
+	if (info->src_addr &&
+	    shim_addr_in(info->src_addr, info->src_addrlen, info->addr_format,
+			 SHIM_ADDR_SRC, &cmd.src)) {
+		SHIM_INFO(EP_CTRL, "src_addr is no source address of kfab's\n");
+		return -FI_EINVAL;
+	}
 
 	ep = calloc(1, sizeof(*ep));
 	if (!ep)
@@ -1035,6 +1043,7 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->domain = dom;
 	ep->fd = dom->fabric->fd;
+	ep->addr_format = info->addr_format;
 	ep->caps = info->caps ? info->caps : SHIM_EP_DEFAULT_CAPS;
 	ep->shared_rx = info->ep_attr &&
 			info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT;

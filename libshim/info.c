@@ -7,27 +7,30 @@
  * messages between endpoints of this node.  So:
  *
  *  - caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
- *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM | FI_SHARED_AV.
- *    FI_LOCAL_COMM says where peers may be (on this host: kfab is a kernel
- *    module of one machine); FI_REMOTE_COMM is never claimed.
- *    FI_SHARED_AV: named AVs, shared by the processes of the node
- *    (fi_getinfo(3) defines the bit for them; av.c).  FI_SOURCE: the kernel
- *    fills the source of every receive completion.  FI_MULTI_RECV:
- *    untagged receives.  FI_RMA, FI_ATOMIC... appear when they work, so
- *    until then hints asking for any of them get -FI_ENODATA and the
- *    application moves on to a provider that can serve it.  When hints
- *    name caps, the answer carries those (plus the secondary FI_LOCAL_COMM
- *    and FI_SHARED_AV, true of every kfab domain), not more: e.g.
- *    FI_DIRECTED_RECV changes what fi_recv()'s src_addr means.
+ *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM |
+ *    FI_SHARED_AV.  The _COMM bits say where peers may be: on this
+ *    machine, and on other nodes through the module's transport
+ *    (Documentation/net.rst), offered whenever the module is loaded because
+ *    Open MPI asks for it even on one node.  FI_SHARED_AV: named AVs,
+ *    shared by the processes of the node (fi_getinfo(3) defines the bit for
+ *    them; av.c).  FI_SOURCE: the kernel fills the source of every receive
+ *    completion.  FI_MULTI_RECV: untagged receives.  FI_RMA, FI_ATOMIC...
+ *    appear when they work, so until then hints asking for any of them get
+ *    -FI_ENODATA and the application moves on to a provider that can serve
+ *    it.  When hints name caps, the answer carries those (plus the
+ *    secondary _COMM bits and FI_SHARED_AV, true of every kfab domain), not
+ *    more: e.g. FI_DIRECTED_RECV changes what fi_recv()'s src_addr means.
  *  - mem_tag_format FI_TAG_GENERIC (0xaaaa...): the kernel matches every bit of a
  *    64-bit tag (SHIM_TAG_BITS, the width of struct kfab_sqe's tag), so any
  *    format a hint asks for fits and is echoed back.
  *  - addr_format = FI_FORMAT_UNSPEC: a provider-specific, opaque address
  *    (struct kfab_addr, src_addrlen bytes) that applications exchange out
- *    of band (fi_getinfo(3)).  kfab's endpoint names are kernel-assigned
- *    and mean nothing outside kfab; FI_ADDR_STR or sockaddrs would promise
- *    a parser and a network kfab does not have.  Hints asking for any
- *    concrete format get -FI_ENODATA.
+ *    of band (fi_getinfo(3)); or FI_ADDR_STR when the hints ask for it:
+ *    the same addresses as strings, "fi_kfab://NODE:PORT/EP" (addr.c).
+ *    Sockaddrs cannot name an endpoint of a node, so hints asking for any
+ *    other format get -FI_ENODATA.  Node and service (fi_getinfo(3)) give
+ *    src_addr with FI_SOURCE, dest_addr without (the section "addresses"
+ *    at the end of this file).
  *  - ep_type FI_EP_RDM: the endpoint type kfab is built for.  MSG and
  *    DGRAM are refused, which also keeps the rxm/rxd utility providers from
  *    stacking on kfab.
@@ -69,6 +72,8 @@
  * the hints list what the application can live with.  Each refusal is
  * logged at FI_LOG_INFO with the field that failed (FI_LOG_LEVEL=info).
  */
+#include <endian.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -78,7 +83,7 @@
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
 /* Secondary caps kfab adds to an answer whatever the hints named. */
-#define SHIM_CAPS_ALWAYS	(FI_LOCAL_COMM | FI_SHARED_AV)
+#define SHIM_CAPS_ALWAYS	(SHIM_COMM_CAPS | FI_SHARED_AV)
 /* What fi_info->caps may hold: the endpoints' and the domain's. */
 #define SHIM_INFO_CAPS		(SHIM_CAPS | SHIM_CAPS_ALWAYS)
 /* Tag bits the kernel matches: all of struct kfab_sqe's tag. */
@@ -145,7 +150,7 @@ static struct fi_domain_attr shim_domain_attr = {
 	.max_ep_srx_ctx = 1,
 	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
-	.caps = FI_LOCAL_COMM | FI_SHARED_AV,
+	.caps = SHIM_COMM_CAPS | FI_SHARED_AV,
 	.mode = 0,
 	.mr_cnt = SHIM_MR_CNT,
 };
@@ -252,6 +257,16 @@ static bool shim_tag_format_ok(uint64_t want)
 		return true;
 	SHIM_INFO(CORE, "hints: ep_attr->mem_tag_format 0x%llx wider than kfab's %zu tag bits\n",
 		  (unsigned long long)want, (size_t)SHIM_TAG_BITS);
+	return false;
+}
+
+/* The two forms of kfab's addresses: the struct, or its string. */
+static bool shim_addr_format_ok(uint32_t want)
+{
+	if (want == FI_FORMAT_UNSPEC || want == FI_ADDR_STR)
+		return true;
+	SHIM_INFO(CORE, "hints: addr_format %u not offered (kfab: FI_FORMAT_UNSPEC or FI_ADDR_STR)\n",
+		  want);
 	return false;
 }
 
@@ -407,8 +422,7 @@ int shim_info_check(const struct fi_info *hints)
 		return 0;
 	if (shim_bits_ok("caps", hints->caps, shim_offer.caps) &&
 	    shim_mode_ok("mode", hints->mode, shim_offer.mode) &&
-	    shim_enum_ok("addr_format", hints->addr_format,
-			 shim_offer.addr_format) &&
+	    shim_addr_format_ok(hints->addr_format) &&
 	    shim_tx_attr_ok(hints->tx_attr) &&
 	    shim_rx_attr_ok(hints->rx_attr) &&
 	    shim_ep_attr_ok(hints->ep_attr) &&
@@ -533,5 +547,164 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 
 	*info = fi;
+	return 0;
+}
+
+/* ---- addresses: node, service, src_addr, dest_addr ---- */
+
+/*
+ * A node and service (fi_getinfo(3)) as one address of @kinds: @node a
+ * whole "fi_kfab://..." with @service NULL, or a host (or "local", or
+ * NULL) and a service number.  For a source (SHIM_ADDR_SRC), @node NULL is
+ * any address of this node and @service NULL a number of the module's;
+ * for a destination, @node NULL is this machine (KFAB_ADDR_LOCAL) and a
+ * service is needed.  Return: 0, -FI_ENODATA or -FI_ENOMEM.
+ */
+static int shim_info_node_addr(const char *node, const char *service,
+			       uint64_t flags, unsigned int kinds,
+			       struct kfab_addr *a)
+{
+	uint64_t ep = 0;
+	int ret;
+
+	if (shim_addr_is_str(node)) {
+		if (service || shim_addr_parse(node, kinds, a)) {
+			SHIM_INFO(CORE, "node \"%s\"%s is no %s address of kfab's\n",
+				  node, service ? " with a service" : "",
+				  kinds == SHIM_ADDR_SRC ? "source" : "endpoint");
+			return -FI_ENODATA;
+		}
+		return 0;
+	}
+	if ((service || kinds == SHIM_ADDR_EP) &&
+	    shim_addr_service(service, &ep)) {
+		SHIM_INFO(CORE, "service \"%s\" is no kfab service (1..%u)\n",
+			  service ? service : "(null)", KFAB_SERVICE_MAX);
+		return -FI_ENODATA;
+	}
+	if (!node && kinds == SHIM_ADDR_SRC) {
+		*a = (struct kfab_addr){ .family = KFAB_ADDR_UNSPEC };
+	} else {
+		ret = shim_addr_from_node(node, flags & FI_NUMERICHOST, a);
+		if (ret) {
+			SHIM_INFO(CORE, "node \"%s\": %s\n", node,
+				  fi_strerror(-ret));
+			return ret == -FI_ENOMEM ? ret : -FI_ENODATA;
+		}
+	}
+	a->ep = htobe64(ep);
+	return 0;
+}
+
+/* An address of the hints: its length and form checked. */
+static int shim_info_hint_addr(const char *field, const void *addr,
+			       size_t len, uint32_t format, unsigned int kinds,
+			       struct kfab_addr *a)
+{
+	if (!shim_addr_in(addr, len, format, kinds, a))
+		return 0;
+	SHIM_INFO(CORE, "hints: %s (%zu bytes) is no %s address of kfab's\n",
+		  field, len, kinds == SHIM_ADDR_SRC ? "source" : "endpoint");
+	return -FI_ENODATA;
+}
+
+/**
+ * shim_info_addrs() - the addresses of fi_getinfo()'s answer
+ * @node: fi_getinfo()'s node, or NULL
+ * @service: its service, or NULL
+ * @flags: its flags: FI_SOURCE, FI_NUMERICHOST
+ * @hints: its hints (already accepted by shim_info_check()), or NULL
+ * @out: out: the format and the addresses
+ *
+ * fi_getinfo(3): with FI_SOURCE, @node and @service name src_addr (what
+ * fi_endpoint() opens the endpoint on); without, dest_addr (what
+ * fi_av_insert() takes).  hints->src_addr counts without FI_SOURCE,
+ * hints->dest_addr when @node and @service are NULL or with FI_SOURCE;
+ * either is checked, in hints->addr_format, and passed on.
+ *
+ * Return: 0; -FI_ENODATA for a node, service or address that names nothing
+ * kfab can open or reach (the reason logged at FI_LOG_INFO); -FI_ENOMEM.
+ */
+int shim_info_addrs(const char *node, const char *service, uint64_t flags,
+		    const struct fi_info *hints, struct shim_info_addrs *out)
+{
+	bool source = flags & FI_SOURCE;
+	int ret;
+
+	*out = (struct shim_info_addrs){
+		.format = hints ? hints->addr_format : FI_FORMAT_UNSPEC,
+	};
+	if (node || service) {
+		ret = shim_info_node_addr(node, service, flags,
+					  source ? SHIM_ADDR_SRC : SHIM_ADDR_EP,
+					  source ? &out->src : &out->dest);
+		if (ret)
+			return ret;
+		out->has_src = source;
+		out->has_dest = !source;
+	}
+	if (!source && hints && hints->src_addr) {
+		ret = shim_info_hint_addr("src_addr", hints->src_addr,
+					  hints->src_addrlen, out->format,
+					  SHIM_ADDR_SRC, &out->src);
+		if (ret)
+			return ret;
+		out->has_src = true;
+	}
+	if ((source || (!node && !service)) && hints && hints->dest_addr) {
+		ret = shim_info_hint_addr("dest_addr", hints->dest_addr,
+					  hints->dest_addrlen, out->format,
+					  SHIM_ADDR_EP, &out->dest);
+		if (ret)
+			return ret;
+		out->has_dest = true;
+	}
+	return 0;
+}
+
+/* A copy of @a for fi_info, in @format: 0 or -FI_ENOMEM. */
+static int shim_info_dup_addr(const struct kfab_addr *a, uint32_t format,
+			      void **addr, size_t *len)
+{
+	char str[SHIM_ADDR_STRLEN];
+	size_t n = sizeof(str);
+
+	shim_addr_out(a, format, str, &n);
+	*addr = malloc(n);
+	if (!*addr)
+		return -FI_ENOMEM;
+	memcpy(*addr, str, n);
+	*len = n;
+	return 0;
+}
+
+/**
+ * shim_info_set_addrs() - put shim_info_addrs()'s answer into @info
+ * @info: an fi_info of shim_info_get()
+ * @addrs: the format and addresses
+ *
+ * Without a src_addr, src_addrlen is the size of what fi_getname() gives
+ * (struct kfab_addr, or the longest string).
+ *
+ * Return: 0 or -FI_ENOMEM.
+ */
+int shim_info_set_addrs(struct fi_info *info,
+			const struct shim_info_addrs *addrs)
+{
+	int ret;
+
+	info->addr_format = addrs->format;
+	info->src_addrlen = addrs->format == FI_ADDR_STR ?
+			    SHIM_ADDR_STRLEN : sizeof(struct kfab_addr);
+	if (addrs->has_src) {
+		ret = shim_info_dup_addr(&addrs->src, addrs->format,
+					 &info->src_addr, &info->src_addrlen);
+		if (ret)
+			return ret;
+	}
+	if (addrs->has_dest)
+		return shim_info_dup_addr(&addrs->dest, addrs->format,
+					  &info->dest_addr,
+					  &info->dest_addrlen);
 	return 0;
 }

@@ -10,6 +10,7 @@
  *   info.c    the fi_info kfab offers and the matching of hints against it
  *   fabric.c  fid_fabric: one open file of the device per fabric
  *   domain.c  fid_domain: one kernel domain object per domain
+ *   addr.c    addresses: their kinds, their strings, nodes and services
  *   av.c      fid_av: a kernel AV handle and its table, mapped read-only
  *   eq.c      fid_eq: event queues, user-space objects of the fabric
  *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
@@ -91,10 +92,16 @@ const char *shim_dev_path(void);
 
 /* ---- fi_info (info.c) ---- */
 
+/*
+ * Where peers may be: on this machine, and (the transport, once a listener
+ * makes the namespace a node) on others.  Open MPI asks for FI_REMOTE_COMM
+ * even when all its ranks share one node.
+ */
+#define SHIM_COMM_CAPS	(FI_LOCAL_COMM | FI_REMOTE_COMM)
 /* The capabilities kfab offers, per direction. */
-#define SHIM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | \
+#define SHIM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | SHIM_COMM_CAPS | \
 			 FI_FENCE)
-#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM | \
+#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | SHIM_COMM_CAPS | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
 #define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 
@@ -103,6 +110,57 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
+
+/**
+ * struct shim_info_addrs - fi_getinfo()'s node and service as addresses
+ * @format: FI_FORMAT_UNSPEC or FI_ADDR_STR (hints->addr_format)
+ * @has_src: @src is src_addr (FI_SOURCE, or hints->src_addr)
+ * @has_dest: @dest is dest_addr (no FI_SOURCE, or hints->dest_addr)
+ */
+struct shim_info_addrs {
+	uint32_t format;
+	bool has_src, has_dest;
+	struct kfab_addr src, dest;
+};
+
+int shim_info_addrs(const char *node, const char *service, uint64_t flags,
+		    const struct fi_info *hints, struct shim_info_addrs *out);
+int shim_info_set_addrs(struct fi_info *info,
+			const struct shim_info_addrs *addrs);
+
+/* ---- addresses (addr.c) ---- */
+
+/*
+ * Two kinds of struct kfab_addr (shim_addr_check()): SHIM_ADDR_EP names an
+ * endpoint (AV entries, fi_getname, dest_addr); SHIM_ADDR_SRC is what an
+ * endpoint is opened with (src_addr: family UNSPEC for any address of this
+ * node, ep 0 for a number of the module's, never an incarnation).
+ */
+#define SHIM_ADDR_EP		1u
+#define SHIM_ADDR_SRC		2u
+/* The longest string form of an address, with its NUL, and a bit more. */
+#define SHIM_ADDR_STRLEN	96
+/* The longest host name a node may carry, with its NUL. */
+#define SHIM_ADDR_HOSTLEN	256
+
+int shim_addr_check(const struct kfab_addr *a, unsigned int kinds);
+int shim_addr_parse(const char *s, unsigned int kinds, struct kfab_addr *a);
+size_t shim_addr_format(const struct kfab_addr *a, char *buf, size_t len);
+bool shim_addr_is_v4mapped(const uint8_t node[16]);
+bool shim_addr_is_str(const char *node);
+int shim_addr_service(const char *service, uint64_t *ep);
+int shim_addr_split_node(const char *node, char *host, size_t hostlen,
+			 uint16_t *port, bool *v6);
+int shim_addr_resolve_host(const char *host, bool v6, bool numeric,
+			   uint8_t node[16]);
+int shim_addr_from_node(const char *node, bool numeric, struct kfab_addr *a);
+int shim_addr_sym_nodes(const char *node, size_t nodecnt,
+			struct kfab_addr *out);
+/* An address in an application's @format (FI_ADDR_STR or the struct). */
+bool shim_addr_out(const struct kfab_addr *a, uint32_t format, void *buf,
+		   size_t *len);
+int shim_addr_in(const void *buf, size_t len, uint32_t format,
+		 unsigned int kinds, struct kfab_addr *a);
 
 /* ---- device (dev.c): each returns 0 or -errno ---- */
 
@@ -182,6 +240,8 @@ struct shim_mr;
  * @fabric: the parent; holds one count in its domain_cnt for us
  * @id: the kernel's id of the domain in @fabric's file
  * @mr_mode: the mr_mode of the fi_info the domain was opened with
+ * @addr_format: its addr_format: FI_FORMAT_UNSPEC (struct kfab_addr) or
+ *	FI_ADDR_STR (strings), the form of its AVs' addresses (fi_av(3))
  * @mr_lock: protects @mrs and @next_key
  * @mrs: the open memory registrations (mr.c), newest first
  * @next_key: the next provider-chosen key (FI_MR_BASIC, FI_MR_PROV_KEY)
@@ -191,6 +251,7 @@ struct shim_domain {
 	struct shim_fabric *fabric;
 	uint32_t id;
 	int mr_mode;
+	uint32_t addr_format;
 	pthread_mutex_t mr_lock;
 	struct shim_mr *mrs;
 	uint64_t next_key;
@@ -427,6 +488,8 @@ struct shim_srx_hooks;
  * @fd: the fabric's device file
  * @id: the kernel's id of the endpoint
  * @addr: its address (fi_getname)
+ * @addr_format: the addr_format of its fi_info: fi_getname() and
+ *	fi_setname() take FI_ADDR_STR addresses as strings
  * @caps: the capabilities it was opened with
  * @shared_rx: opened with ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT: it
  *	needs an SRX before fi_enable()
@@ -452,6 +515,7 @@ struct shim_ep {
 	int fd;
 	uint32_t id;
 	struct kfab_addr addr;
+	uint32_t addr_format;
 	uint64_t caps;
 	bool shared_rx;
 	pthread_mutex_t lock;

@@ -104,23 +104,17 @@ static void shim_dev_unusable(const struct fi_info *hints, int err)
  * exclude kfab, including the rxm/rxd utility providers probing for MSG and
  * DGRAM endpoints, so the hints are matched before the device is touched.
  * A missing device is the normal state of a machine without the module:
- * only an application that asked for kfab by name is warned.
+ * only an application that asked for kfab by name is warned.  Node and
+ * service are looked at last (a host name may mean a name lookup): they
+ * give src_addr (FI_SOURCE) or dest_addr (info.c, shim_info_addrs()).
  */
 static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
 			const struct fi_info *hints, struct fi_info **info)
 {
+	struct shim_info_addrs addrs;
 	struct kfab_query abi;
 	int fd, ret;
-
-	(void)flags;
-	/*
-	 * kfab has no addresses yet (no endpoints): node, service and
-	 * FI_SOURCE select nothing, so they are accepted and ignored.
-	 */
-	if (node || service)
-		SHIM_INFO(CORE, "node \"%s\" / service \"%s\" ignored: kfab has no addressing yet\n",
-			  node ? node : "", service ? service : "");
 
 	ret = shim_info_check(hints);
 	if (ret)
@@ -133,7 +127,18 @@ static int shim_getinfo(uint32_t version, const char *node,
 	}
 	shim_dev_close(fd);
 
-	return shim_info_get(version, hints, abi.max_objects, info);
+	ret = shim_info_addrs(node, service, flags, hints, &addrs);
+	if (ret)
+		return ret;
+	ret = shim_info_get(version, hints, abi.max_objects, info);
+	if (ret)
+		return ret;
+	ret = shim_info_set_addrs(*info, &addrs);
+	if (ret) {
+		fi_freeinfo(*info);
+		*info = NULL;
+	}
+	return ret;
 }
 
 static void shim_cleanup(void)

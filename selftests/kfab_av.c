@@ -8,6 +8,7 @@
  * the permission tests drop to other uids in forked children.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,9 +36,21 @@
 #define PARAMS		"/sys/module/kfab/parameters/"
 #define DEBUGFS_AVS	"/sys/kernel/debug/kfab/avs"
 
+/*
+ * An endpoint of this machine: a service up to KFAB_SERVICE_MAX, else a
+ * number of the module's with an incarnation (any will do in an AV).
+ */
+#define TEST_INCARNATION	0x6b666162
+
 static struct kfab_addr local_addr(uint64_t ep)
 {
-	return (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .ep = ep };
+	return kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0, ep,
+			      ep > KFAB_SERVICE_MAX ? TEST_INCARNATION : 0);
+}
+
+static uint64_t ep_of(const struct kfab_addr *a)
+{
+	return be64toh(a->ep);
 }
 
 /* A name unique to this test process, so tests never share AVs. */
@@ -284,28 +298,39 @@ TEST_F(ioctl, insert_takes_the_lowest_free_index_and_lookups_read_the_map)
 
 TEST_F(ioctl, insert_reports_each_bad_address_and_a_full_table)
 {
-	struct kfab_addr bad[5] = {
-		{ .family = KFAB_ADDR_UNSPEC, .ep = 1 },
-		{ .family = KFAB_ADDR_LOCAL, .__reserved = 1, .ep = 1 },
-		{ .family = KFAB_ADDR_LOCAL, .node = 7, .ep = 1 },
-		{ .family = KFAB_ADDR_LOCAL, .ep = 0 },
-		{ .family = KFAB_ADDR_LOCAL, .ep = 5 },
+	struct kfab_addr bad[11] = {
+		local_addr(1), local_addr(1), local_addr(1), local_addr(0),
+		local_addr(1), local_addr(70000), local_addr(1), local_addr(1),
+		local_addr(1), local_addr(1), local_addr(5),
 	};
 	struct kfab_av_open o;
-	uint32_t idx[5], inserted, i;
-	int32_t errs[5];
+	uint32_t idx[11], inserted, i;
+	int32_t errs[11];
 
 	RETURN_IF_SETUP_SKIPPED();
+	bad[0].family = KFAB_ADDR_UNSPEC;
+	bad[1].__reserved = 1;
+	bad[2].node[15] = 7;		/* LOCAL names no node */
+	bad[4].incarnation = htobe32(1);	/* a service has none */
+	bad[5].incarnation = 0;		/* the module's number has one */
+	bad[6].port = htobe16(KFAB_PORT_DEFAULT);	/* LOCAL has no port */
+	bad[7].family = KFAB_ADDR_INET;	/* INET with no port... */
+	bad[7].node[15] = 1;
+	bad[8].family = KFAB_ADDR_INET;	/* ...or no node */
+	bad[8].port = htobe16(KFAB_PORT_DEFAULT);
+	bad[9].family = 9;
 	ASSERT_EQ(0, av_open(self->fd, self->dom, NULL, 0, 0, &o));
-	test_cmd_av_insert(self->fd, o.out_av_id, bad, 5, idx, errs,
+	test_cmd_av_insert(self->fd, o.out_av_id, bad, 11, idx, errs,
 			       &inserted);
 	EXPECT_EQ(1, inserted);
-	for (i = 0; i < 4; i++) {
-		EXPECT_EQ(-EINVAL, errs[i]);
+	for (i = 0; i < 10; i++) {
+		EXPECT_EQ(-EINVAL, errs[i]) {
+			TH_LOG("address %u", i);
+		}
 		EXPECT_EQ(KFAB_AV_INDEX_NONE, idx[i]);
 	}
-	EXPECT_EQ(0, errs[4]);
-	EXPECT_EQ(0, idx[4]);
+	EXPECT_EQ(0, errs[10]);
+	EXPECT_EQ(0, idx[10]);
 
 	/* Fill the table: the next address finds no room. */
 	for (i = 1; i < o.out_count; i++)
@@ -500,7 +525,7 @@ TEST_F(ioctl, named_av_is_one_table_for_every_opener)
 	ASSERT_EQ(0, av_insert_one(fd2, b.out_av_id, 43, &ib));
 	/* What one file inserted, the other reads without a system call. */
 	ASSERT_TRUE(av_map_read(&ma, ib, &got));
-	EXPECT_EQ(43, got.ep);
+	EXPECT_EQ(43, ep_of(&got));
 	EXPECT_EQ(2, ma.hdr->used);
 	EXPECT_EQ(ma.hdr->generation, mb.hdr->generation);
 
@@ -769,7 +794,7 @@ TEST_F(ioctl, debugfs_lists_each_av)
 		else if (seen_av && strstr(line, "\topener context") &&
 			 strstr(line, " rw"))
 			seen_opener = true;
-		else if (seen_av && strstr(line, "\tentry 0 local:0:4242"))
+		else if (seen_av && strstr(line, "\tentry 0 fi_kfab://local/4242"))
 			seen_entry = true;
 	}
 	fclose(f);
@@ -812,11 +837,11 @@ static int stress_child(const char *name, int n, int report)
 			return 3;
 		for (i = 0; i < STRESS_OWN; i++)
 			if (!av_map_read(&m, own[i], &got) ||
-			    got.ep != addrs[i].ep)
+			    ep_of(&got) != ep_of(&addrs[i]))
 				return 4;
 		for (i = 0; i < STRESS_SHARED; i++)
 			if (!av_map_read(&m, shared[i], &got) ||
-			    got.ep != 1000 + i)
+			    ep_of(&got) != 1000 + i)
 				return 5;
 		if (_test_cmd_av_remove(fd, o.out_av_id, own, STRESS_OWN))
 			return 6;
@@ -1023,7 +1048,7 @@ TEST_F(fi_av, open_reports_the_type_and_inserts_sequential_indices)
 	EXPECT_EQ(1, fi_av_insert(av, addrs, 1, NULL, 0, NULL));
 	len = sizeof(got);
 	ASSERT_EQ(0, fi_av_lookup(av, 3, &got, &len));
-	EXPECT_EQ(4, got.ep);
+	EXPECT_EQ(4, ep_of(&got));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	free((void *)attr.name);
 }
@@ -1094,7 +1119,7 @@ TEST_F(fi_av, remove_then_reinsert_takes_the_lowest_index)
 TEST_F(fi_av, failed_inserts_are_fi_addr_notavail_and_sync_err_says_why)
 {
 	struct fi_av_attr attr = av_attr(variant, "fail");
-	struct kfab_addr addrs[3] = { local_addr(1), { .family = 9, .ep = 2 },
+	struct kfab_addr addrs[3] = { local_addr(1), { .family = 9, .ep = htobe64(2) },
 				      local_addr(3) };
 	fi_addr_t fa[3];
 	int errs[3] = { -1, -1, -1 };
@@ -1232,57 +1257,379 @@ TEST_F(fi_av, close_carries_out_an_unfinished_batch)
 	free((void *)attr.name);
 }
 
-TEST_F(fi_av, insertsvc_insertsym_and_straddr)
+/* A node's address (@ip IPv4 or IPv6) with a service or module number */
+static struct kfab_addr inet_addr_of(const char *ip, uint16_t port,
+				     uint64_t ep)
 {
-	struct fi_av_attr attr = av_attr(variant, "svc");
-	struct kfab_addr got, a = local_addr(42);
-	fi_addr_t fa[8];
-	char buf[64], tiny[8];
-	size_t len;
+	return kfab_test_addr(KFAB_ADDR_INET, ip, port, ep,
+			      ep > KFAB_SERVICE_MAX ? TEST_INCARNATION : 0);
+}
+
+/* Does the AV hold @want at @fa? */
+static bool av_holds(struct fid_av *av, fi_addr_t fa,
+		     const struct kfab_addr *want)
+{
+	struct kfab_addr got;
+	size_t len = sizeof(got);
+
+	return fa != FI_ADDR_NOTAVAIL && !fi_av_lookup(av, fa, &got, &len) &&
+	       len == sizeof(got) && !memcmp(&got, want, sizeof(got));
+}
+
+/* fi_av_straddr(@av, @a): the string, with *len checked */
+static bool straddr_is(struct fid_av *av, struct kfab_addr a,
+		       const char *want)
+{
+	char buf[128];
+	size_t len = sizeof(buf);
+
+	return fi_av_straddr(av, &a, buf, &len) == buf &&
+	       !strcmp(want, buf) && len == strlen(want) + 1;
+}
+
+/* fi_av_straddr: every form, truncation, and what is no address. */
+TEST_F(fi_av, straddr_prints_every_form)
+{
+	struct fi_av_attr attr = av_attr(variant, "str");
+	struct kfab_addr a;
+	char buf[128], tiny[8];
 	struct fid_av *av;
+	size_t len;
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	EXPECT_TRUE(straddr_is(av, local_addr(42), "fi_kfab://local/42"));
+	EXPECT_TRUE(straddr_is(av, local_addr(70000),
+			       "fi_kfab://local/70000.6b666162"));
+	EXPECT_TRUE(straddr_is(av, inet_addr_of("10.0.0.1", 7471, 5),
+			       "fi_kfab://10.0.0.1:7471/5"));
+	EXPECT_TRUE(straddr_is(av, inet_addr_of("fd00::1", 9000, 65535),
+			       "fi_kfab://[fd00::1]:9000/65535"));
+	EXPECT_TRUE(straddr_is(av, inet_addr_of("2001:db8::2", 1, UINT64_MAX),
+			       "fi_kfab://[2001:db8::2]:1/18446744073709551615.6b666162"));
+	/* What is no address says so, with its bytes. */
+	a = local_addr(42);
+	a.family = 9;
 	len = sizeof(buf);
 	EXPECT_TRUE(buf == fi_av_straddr(av, &a, buf, &len));
-	EXPECT_STREQ("fi_kfab://0/42", buf);
+	EXPECT_EQ(0, strncmp("fi_kfab://invalid/09", buf, 20));
 	EXPECT_EQ(strlen(buf) + 1, len);
+
+	/* Too small: cut, with a NUL, and the size needed. */
+	a = local_addr(42);
 	len = sizeof(tiny);
 	EXPECT_TRUE(tiny == fi_av_straddr(av, &a, tiny, &len));
 	EXPECT_STREQ("fi_kfab", tiny);
-	EXPECT_EQ(strlen("fi_kfab://0/42") + 1, len);
-
-	EXPECT_EQ(1, fi_av_insertsvc(av, "0", "42", &fa[0], 0, NULL));
-	EXPECT_EQ(1, fi_av_insertsvc(av, NULL, "43", &fa[1], 0, NULL));
-	EXPECT_EQ(1, fi_av_insertsvc(av, buf, NULL, &fa[2], 0, NULL));
-	EXPECT_EQ(fa[0], fa[2]);
-	len = sizeof(got);
-	ASSERT_EQ(0, fi_av_lookup(av, fa[1], &got, &len));
-	EXPECT_EQ(43, got.ep);
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "zero", "42", fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "4x2", fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, NULL, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://0", NULL, fa, 0,
-					      NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "-1", fa, 0, NULL));
-
-	/* Nodes 0 and 1, endpoints 100..102 each: node 1 is not reachable. */
-	EXPECT_EQ(3, fi_av_insertsym(av, "0", 2, "100", 3, fa, 0, NULL));
-	EXPECT_NE(FI_ADDR_NOTAVAIL, fa[0]);
-	EXPECT_NE(FI_ADDR_NOTAVAIL, fa[2]);
-	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[3]);
-	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[5]);
-	len = sizeof(got);
-	ASSERT_EQ(0, fi_av_lookup(av, fa[2], &got, &len));
-	EXPECT_EQ(102, got.ep);
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 0, "1", 1, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "a", 1, "1", 1, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "18446744073709551615",
-					      2, fa, 0, NULL));
-	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", SIZE_MAX, "1", SIZE_MAX,
-					      fa, 0, NULL));
+	EXPECT_EQ(strlen("fi_kfab://local/42") + 1, len);
+	len = 0;
+	EXPECT_TRUE(NULL == fi_av_straddr(av, &a, NULL, &len));
+	EXPECT_EQ(strlen("fi_kfab://local/42") + 1, len);
+	EXPECT_TRUE(NULL == fi_av_straddr(av, &a, buf, NULL));
 	EXPECT_EQ(0, fi_close(&av->fid));
 	free((void *)attr.name);
+}
+
+/*
+ * fi_av_insertsvc: a node (NULL and "local": this machine; a numeric
+ * address or host name, with a port or not) and a service, or a whole
+ * "fi_kfab://..." and no service.  Exact answers for what names nothing.
+ */
+TEST_F(fi_av, insertsvc_takes_nodes_services_and_strings)
+{
+	struct fi_av_attr attr = av_attr(variant, "svc");
+	struct kfab_addr want;
+	fi_addr_t fa[10], again;
+	char str[128];
+	int errs[1] = { 1 };
+	struct fid_av *av;
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	ASSERT_EQ(1, fi_av_insertsvc(av, NULL, "42", &fa[0], 0, NULL));
+	want = local_addr(42);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "local", "43", &fa[1], 0, NULL));
+	want = local_addr(43);
+	EXPECT_TRUE(av_holds(av, fa[1], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "10.0.0.1", "5", &fa[2], 0, NULL));
+	want = inet_addr_of("10.0.0.1", KFAB_PORT_DEFAULT, 5);
+	EXPECT_TRUE(av_holds(av, fa[2], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "10.0.0.1:9000", "5", &fa[3], 0,
+				     NULL));
+	want = inet_addr_of("10.0.0.1", 9000, 5);
+	EXPECT_TRUE(av_holds(av, fa[3], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "fd00::1", "6", &fa[4], 0, NULL));
+	want = inet_addr_of("fd00::1", KFAB_PORT_DEFAULT, 6);
+	EXPECT_TRUE(av_holds(av, fa[4], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "[fd00::1]:9000", "65535", &fa[5], 0,
+				     NULL));
+	want = inet_addr_of("fd00::1", 9000, 65535);
+	EXPECT_TRUE(av_holds(av, fa[5], &want));
+	ASSERT_EQ(1, fi_av_insertsvc(av, "localhost", "7", &fa[6], 0, NULL));
+	len = sizeof(want);
+	ASSERT_EQ(0, fi_av_lookup(av, fa[6], &want, &len));
+	EXPECT_EQ(KFAB_ADDR_INET, want.family);
+	EXPECT_EQ(7, ep_of(&want));
+	/* A whole address; what straddr prints comes back to the same entry. */
+	ASSERT_EQ(1, fi_av_insertsvc(av, "fi_kfab://10.0.0.2/70000.6b666162",
+				     NULL, &fa[7], 0, NULL));
+	want = inet_addr_of("10.0.0.2", KFAB_PORT_DEFAULT, 70000);
+	EXPECT_TRUE(av_holds(av, fa[7], &want));
+	len = sizeof(str);
+	fi_av_straddr(av, &want, str, &len);
+	ASSERT_EQ(1, fi_av_insertsvc(av, str, NULL, &again, 0, NULL));
+	EXPECT_EQ(fa[7], again);
+	/* FI_SYNC_ERR works here too. */
+	ASSERT_EQ(1, fi_av_insertsvc(av, "local", "44", &fa[8], FI_SYNC_ERR,
+				     errs));
+	EXPECT_EQ(0, errs[0]);
+
+	/* No endpoint named: -FI_EINVAL, nothing inserted. */
+	fa[9] = 12345;
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, NULL, &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "local", NULL, &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "0", &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "65536", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "4x2", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "-1", &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, NULL, "042", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://local/5", "5",
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://local", NULL,
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://local/0", NULL,
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_kfab://any/5", NULL,
+					      &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "fi_sockaddr://1.2.3.4:5",
+					      NULL, &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "local:7471", "5", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0", "42", &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "0.0.0.0", "42", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsvc(av, "10.0.0.1:0", "42", &fa[9], 0,
+					      NULL));
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsvc(av, "no-such-node.invalid", "5",
+					       &fa[9], 0, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insertsvc(av, NULL, "5", &fa[9],
+						 FI_COMPLETION, NULL));
+	EXPECT_EQ(12345, fa[9]);
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+/*
+ * fi_av_insertsym: fi_av(3)'s order (every service of a node before the
+ * next node), numeric nodes counting up across octets, and what fails.
+ */
+TEST_F(fi_av, insertsym_counts_nodes_then_services)
+{
+	static const char *const ips[3] = { "10.0.0.254", "10.0.0.255",
+					    "10.0.1.0" };
+	struct fi_av_attr attr = av_attr(variant, "sym");
+	struct kfab_addr want;
+	fi_addr_t fa[6];
+	struct fid_av *av;
+	int i, j;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	ASSERT_EQ(6, fi_av_insertsym(av, "10.0.0.254", 3, "100", 2, fa, 0,
+				     NULL));
+	for (i = 0; i < 3; i++) {
+		for (j = 0; j < 2; j++) {
+			want = inet_addr_of(ips[i], KFAB_PORT_DEFAULT, 100 + j);
+			EXPECT_TRUE(av_holds(av, fa[i * 2 + j], &want)) {
+				TH_LOG("node %d service %d", i, j);
+			}
+		}
+	}
+	ASSERT_EQ(3, fi_av_insertsym(av, NULL, 1, "7", 3, fa, 0, NULL));
+	for (j = 0; j < 3; j++) {
+		want = local_addr(7 + j);
+		EXPECT_TRUE(av_holds(av, fa[j], &want));
+	}
+	ASSERT_EQ(2, fi_av_insertsym(av, "[fd00::ff]:9000", 2, "65535", 1, fa,
+				     0, NULL));
+	want = inet_addr_of("fd00::ff", 9000, 65535);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	want = inet_addr_of("fd00::100", 9000, 65535);
+	EXPECT_TRUE(av_holds(av, fa[1], &want));
+
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 0, "1", 1, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, "1", 0, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, "65535", 2,
+					      fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, "0", 1, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", 1, NULL, 1, fa,
+					      0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "local", 2, "1", 1, fa, 0,
+					      NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "255.255.255.255", 2, "1", 1,
+					      fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "localhost", 2, "1", 1, fa,
+					      0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "fi_kfab://local/5", 1, "1",
+					      1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "0", 1, "1", 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "10.0.0.1", SIZE_MAX, "1",
+					      SIZE_MAX, fa, 0, NULL));
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsym(av, "no-such-node.invalid", 1,
+					       "1", 1, fa, 0, NULL));
+	/* Several nodes of a name: it must end in a number. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_insertsym(av, "no-such-node1.invalid", 2,
+					      "1", 1, fa, 0, NULL));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_av_insertsym(av, "10.0.0.1", 1, "1", 1, fa,
+						 FI_COMPLETION, NULL));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	free((void *)attr.name);
+}
+
+/*
+ * Host names count up by their numeric suffix, keeping its width (fi_av(3):
+ * "host10", "host11"), each one looked up: here in an /etc/hosts of this
+ * test's own mount namespace.
+ */
+TEST_F(fi_av, insertsym_counts_host_names_up)
+{
+	static const char hosts[] = "10.9.0.8 kfabnode08\n"
+				    "10.9.0.9 kfabnode09\n"
+				    "10.9.0.10 kfabnode10\n"
+				    "fd00::99 kfabnode99\n";
+	char path[] = "/tmp/kfab_av_hostsXXXXXX";
+	struct fi_av_attr attr = av_attr(variant, "hosts");
+	struct kfab_addr want;
+	fi_addr_t fa[6];
+	struct fid_av *av;
+	int fd;
+
+	RETURN_IF_SETUP_SKIPPED();
+	fd = mkstemp(path);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(sizeof(hosts) - 1, write(fd, hosts, sizeof(hosts) - 1));
+	close(fd);
+	if (unshare(CLONE_NEWNS) ||
+	    mount("none", "/", "none", MS_REC | MS_PRIVATE, NULL) ||
+	    mount(path, "/etc/hosts", "none", MS_BIND, NULL)) {
+		unlink(path);
+		SKIP(return, "no /etc/hosts of our own: %s", strerror(errno));
+	}
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
+	ASSERT_EQ(6, fi_av_insertsym(av, "kfabnode08:9000", 3, "1", 2, fa, 0,
+				     NULL));
+	want = inet_addr_of("10.9.0.8", 9000, 1);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	want = inet_addr_of("10.9.0.8", 9000, 2);
+	EXPECT_TRUE(av_holds(av, fa[1], &want));
+	want = inet_addr_of("10.9.0.9", 9000, 1);
+	EXPECT_TRUE(av_holds(av, fa[2], &want));
+	want = inet_addr_of("10.9.0.10", 9000, 2);
+	EXPECT_TRUE(av_holds(av, fa[5], &want));
+	/* One name too many: kfabnode11 resolves to nothing. */
+	EXPECT_EQ(-FI_ENODATA, fi_av_insertsym(av, "kfabnode10", 2, "1", 1, fa,
+					       0, NULL));
+	/* A name that is IPv6 in /etc/hosts */
+	ASSERT_EQ(1, fi_av_insertsvc(av, "kfabnode99", "3", fa, 0, NULL));
+	want = inet_addr_of("fd00::99", KFAB_PORT_DEFAULT, 3);
+	EXPECT_TRUE(av_holds(av, fa[0], &want));
+	EXPECT_EQ(0, fi_close(&av->fid));
+	umount("/etc/hosts");
+	unlink(path);
+	free((void *)attr.name);
+}
+
+/*
+ * A domain opened with FI_ADDR_STR: fi_av_insert() takes strings (an
+ * array of char *), fi_av_lookup() and fi_av_straddr() give them.
+ */
+FIXTURE(fi_av_str) {
+	struct kfab_test_fi fi;
+	struct fid_av *av;
+};
+
+FIXTURE_SETUP(fi_av_str)
+{
+	struct fi_av_attr attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = kfab_test_hints();
+
+	self->fi = (struct kfab_test_fi){ 0 };
+	self->av = NULL;
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	ASSERT_NE(NULL, hints);
+	hints->addr_format = FI_ADDR_STR;
+	test_fi_domain_open(&self->fi, hints);
+	ASSERT_EQ(FI_ADDR_STR, self->fi.info->addr_format);
+	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &self->av, NULL));
+}
+
+FIXTURE_TEARDOWN(fi_av_str)
+{
+	if (self->av)
+		fi_close(&self->av->fid);
+	test_fi_close(&self->fi);
+}
+
+TEST_F(fi_av_str, insert_lookup_and_straddr_take_strings)
+{
+	const char *strs[4] = {
+		"fi_kfab://local/42",
+		"fi_kfab://local/0",		/* no endpoint */
+		"fi_kfab://10.0.0.1/70000.0000abcd",
+		"junk",
+	};
+	char buf[128], small[12];
+	fi_addr_t fa[4];
+	int errs[4];
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(2, fi_av_insert(self->av, strs, 4, fa, FI_SYNC_ERR, errs));
+	EXPECT_EQ(0, errs[0]);
+	EXPECT_EQ(-FI_EINVAL, errs[1]);
+	EXPECT_EQ(0, errs[2]);
+	EXPECT_EQ(-FI_EINVAL, errs[3]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[1]);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, fa[3]);
+
+	len = sizeof(buf);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[0], buf, &len));
+	EXPECT_STREQ("fi_kfab://local/42", buf);
+	EXPECT_EQ(strlen(buf) + 1, len);
+	len = sizeof(buf);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[2], buf, &len));
+	EXPECT_STREQ("fi_kfab://10.0.0.1:7471/70000.0000abcd", buf);
+	EXPECT_EQ(strlen(buf) + 1, len);
+	/* Too small: cut with a NUL, and the size needed */
+	len = sizeof(small);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[2], small, &len));
+	EXPECT_STREQ("fi_kfab://1", small);
+	EXPECT_EQ(strlen(buf) + 1, len);
+
+	/* straddr reads a string: printed back in the canonical form */
+	len = sizeof(buf);
+	EXPECT_TRUE(buf == fi_av_straddr(self->av, "fi_kfab://[FD00::1]/5",
+					 buf, &len));
+	EXPECT_STREQ("fi_kfab://[fd00::1]:7471/5", buf);
+	len = sizeof(buf);
+	EXPECT_TRUE(buf == fi_av_straddr(self->av, "junk", buf, &len));
+	EXPECT_STREQ("fi_kfab://invalid", buf);
+
+	/* insertsvc and insertsym work the same in either format */
+	ASSERT_EQ(1, fi_av_insertsvc(self->av, "10.0.0.3", "9", fa, 0, NULL));
+	len = sizeof(buf);
+	ASSERT_EQ(0, fi_av_lookup(self->av, fa[0], buf, &len));
+	EXPECT_STREQ("fi_kfab://10.0.0.3:7471/9", buf);
 }
 
 TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)
@@ -1302,7 +1649,7 @@ TEST_F(fi_av, rx_ctx_bits_leave_the_index_below_them)
 	ASSERT_EQ(0, fi_av_open(self->fi.domain, &attr, &av, NULL));
 	ASSERT_EQ(1, fi_av_insert(av, &a, 1, &fa, 0, NULL));
 	ASSERT_EQ(0, fi_av_lookup(av, fi_rx_addr(fa, 3, 4), &got, &len));
-	EXPECT_EQ(9, got.ep);
+	EXPECT_EQ(9, ep_of(&got));
 	rx = fi_rx_addr(fa, 1, 4);
 	ASSERT_EQ(0, fi_av_remove(av, &rx, 1, 0));
 	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(av, fa, &got, &len));
@@ -1414,7 +1761,7 @@ TEST_F(fi_av, forked_reader_shares_a_named_av)
 		    read(to_child[0], &c, 1) != 1)
 			_exit(4);
 		len = sizeof(got);
-		if (fi_av_lookup(rav, 2, &got, &len) || got.ep != 23)
+		if (fi_av_lookup(rav, 2, &got, &len) || ep_of(&got) != 23)
 			_exit(5);
 		if (fi_close(&rav->fid) || fi_close(&domain->fid) ||
 		    fi_close(&fabric->fid))

@@ -11,6 +11,7 @@
  * Runs inside the test VM with FI_PROVIDER_PATH naming libshim/prov.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -468,9 +469,13 @@ TEST_F(ep, getname)
 	len = sizeof(a);
 	ASSERT_EQ(0, fi_getname(&self->s.ep->fid, &a, &len));
 	EXPECT_EQ(sizeof(a), len);
+	/* No listener in this namespace: an endpoint of this machine. */
 	EXPECT_EQ(KFAB_ADDR_LOCAL, a.family);
-	EXPECT_EQ(0U, a.node);
-	EXPECT_NE(0ULL, a.ep);
+	EXPECT_EQ(0, a.port);
+	EXPECT_EQ(0, a.node[0] | a.node[15]);
+	/* A number of the module's, with its incarnation */
+	EXPECT_LT(KFAB_SERVICE_MAX, be64toh(a.ep));
+	EXPECT_NE(0U, a.incarnation);
 	/* What fit was copied: the start of the address. */
 	EXPECT_EQ(0, memcmp(small, &a, sizeof(small)));
 	/* Every endpoint has a name of its own. */
@@ -516,11 +521,19 @@ TEST_F(ep, setname)
 	bad.family = KFAB_ADDR_UNSPEC;
 	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
 	bad = a;
-	bad.node = 1;
+	bad.node[15] = 1;
 	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
 	bad = a;
 	bad.ep = 0;
 	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
+	bad = a;
+	bad.incarnation = 0;
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&self->s.ep->fid, &bad, sizeof(bad)));
+	/* Another incarnation of the module is another address. */
+	bad = a;
+	bad.incarnation = ~a.incarnation;
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&self->s.ep->fid, &bad,
+						sizeof(bad)));
 	/* The name did not change. */
 	len = sizeof(b);
 	ASSERT_EQ(0, fi_getname(&self->s.ep->fid, &b, &len));
@@ -532,7 +545,7 @@ TEST_F(ep, setname)
 	ASSERT_EQ(0, fi_enable(self->s.ep));
 	EXPECT_EQ(0, fi_setname(&self->s.ep->fid, &a, sizeof(a)));
 	bad = a;
-	bad.ep++;
+	bad.ep = htobe64(be64toh(a.ep) + 1);
 	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&self->s.ep->fid, &bad,
 						sizeof(bad)));
 }

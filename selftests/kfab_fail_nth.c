@@ -23,6 +23,7 @@
  * remove leaves it unchanged or consistent with what the answer says).
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -140,15 +141,16 @@ static struct {
 	uint32_t inserted;
 } av;
 
+/* A service of this machine (1..KFAB_SERVICE_MAX: no incarnation) */
 static struct kfab_addr local_addr(uint64_t ep)
 {
-	return (struct kfab_addr){ .family = KFAB_ADDR_LOCAL, .ep = ep };
+	return (struct kfab_addr){ .family = KFAB_ADDR_LOCAL,
+				   .ep = htobe64(ep) };
 }
 
 static bool addr_eq(const struct kfab_addr *a, const struct kfab_addr *b)
 {
-	return a->family == b->family && a->__reserved == b->__reserved &&
-	       a->node == b->node && a->ep == b->ep;
+	return !memcmp(a, b, sizeof(*a));
 }
 
 static int av_open_cmd(int fd, const char *name, uint32_t flags,
@@ -238,10 +240,10 @@ static bool av_map_consistent(void)
 				break;
 		if (j == av.naddrs)
 			return why("entry %u: ep %llu was never inserted", i,
-				   (unsigned long long)e->addr.ep);
+				   (unsigned long long)be64toh(e->addr.ep));
 		if (av_map_find(&e->addr) != i)
 			return why("entry %u: ep %llu is in the table twice", i,
-				   (unsigned long long)e->addr.ep);
+				   (unsigned long long)be64toh(e->addr.ep));
 	}
 	if (valid != av.map->used)
 		return why("%u valid entries, header says used %u", valid,

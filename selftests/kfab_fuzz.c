@@ -71,6 +71,7 @@
  * the same files, and is unmapped by a later munmap action or at exit.
  */
 #define _GNU_SOURCE
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -134,7 +135,8 @@
 	X(EOVERFLOW, EOVERFLOW) X(EPERM, EPERM) X(EMFILE, EMFILE)	\
 	X(ENFILE, ENFILE) X(EAGAIN, EAGAIN) X(ETIMEDOUT, ETIMEDOUT)	\
 	X(EINTR, EINTR) X(EEXIST, EEXIST) X(EDESTADDRREQ, EDESTADDRREQ)	\
-	X(EDQUOT, EDQUOT) X(ENAMETOOLONG, ENAMETOOLONG)
+	X(EDQUOT, EDQUOT) X(ENAMETOOLONG, ENAMETOOLONG)			\
+	X(EADDRINUSE, EADDRINUSE) X(EADDRNOTAVAIL, EADDRNOTAVAIL)
 
 #define X(name, err) OUTI_##name,
 enum { FUZZ_OUTCOMES(X) OUTI_OTHER };
@@ -992,6 +994,8 @@ static uint32_t expect_test_cq_post(const void *p)
 
 /* KFAB_IOC_EP_OPEN, _BIND, _ENABLE; KFAB_IOC_DOORBELL, _CANCEL */
 
+static void fuzz_node(struct fuzz_thread *t, struct kfab_addr *a);
+
 static void gen_ep_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
 	struct kfab_ep_open *c = p;
@@ -1000,6 +1004,16 @@ static void gen_ep_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 	c->domain_id = pick_id(t);
 	c->type = chance(t, 1, 10) ? (uint32_t)rnd(t) : KFAB_EP_TYPE_RDM;
 	c->sq_entries = chance(t, 1, 2) ? 0 : rnd_entries(t);
+	/* Mostly any address; sometimes a service, a family, or junk. */
+	if (chance(t, 1, 4)) {
+		c->src.family = rnd_below(t, 4);
+		c->src.ep = htobe64(chance(t, 1, 2) ? 1 + rnd_below(t, 4) :
+						      rnd(t));
+		c->src.incarnation = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0;
+		c->src.__reserved = chance(t, 1, 8) ? 1 : 0;
+		if (c->src.family == KFAB_ADDR_INET)
+			fuzz_node(t, &c->src);
+	}
 	op->arg = c->domain_id;
 }
 
@@ -1013,6 +1027,11 @@ static uint32_t expect_ep_open(const void *p)
 	if (c->type != KFAB_EP_TYPE_RDM || !is_pow2(e) ||
 	    e > KFAB_SQ_MAX_ENTRIES)
 		return O(EINVAL);
+	/* The address is checked once the domain was found. */
+	if (c->src.family || c->src.ep || c->src.incarnation ||
+	    c->src.__reserved)
+		return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM) | O(EINVAL) |
+		       O(EADDRINUSE) | O(EADDRNOTAVAIL);
 	return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM);
 }
 
@@ -1022,7 +1041,8 @@ static void done_ep_open(struct fuzz_thread *t, const void *p,
 	const struct kfab_ep_open *c = p;
 
 	if (!c->out_ep_id || c->out_ep_id > cfg.max_objects ||
-	    c->out_addr.family != KFAB_ADDR_LOCAL || !c->out_addr.ep ||
+	    (c->out_addr.family != KFAB_ADDR_LOCAL &&
+	     c->out_addr.family != KFAB_ADDR_INET) || !c->out_addr.ep ||
 	    !is_pow2(c->out_sq.entries) ||
 	    c->out_sq.entry_size != sizeof(struct kfab_sqe) ||
 	    c->out_sq.region.offset % cfg.page ||
@@ -1119,6 +1139,89 @@ static uint32_t expect_cancel(const void *p)
 	if (c->__reserved)
 		return O(EINVAL);
 	return O(OK) | O(ENOENT);
+}
+
+/* KFAB_IOC_NET_LISTEN: on the loopback only, at a few ports */
+
+#define FUZZ_PORT_BASE	17470
+#define FUZZ_PORTS	3
+
+/* A node for an INET address: this machine's loopback, or junk. */
+static void fuzz_node(struct fuzz_thread *t, struct kfab_addr *a)
+{
+	static const uint8_t lo4[16] = { [10] = 0xff, [11] = 0xff, [12] = 127,
+					 [15] = 1 };
+	static const uint8_t lo6[16] = { [15] = 1 };
+
+	switch (rnd_below(t, 5)) {
+	case 0:
+		memcpy(a->node, lo6, sizeof(a->node));
+		break;
+	case 1:
+		for (size_t i = 0; i < sizeof(a->node); i++)
+			a->node[i] = chance(t, 1, 2) ? (uint8_t)rnd(t) : 0;
+		break;
+	default:
+		memcpy(a->node, lo4, sizeof(a->node));
+	}
+	a->port = htobe16(chance(t, 1, 8) ? 0 :
+			  FUZZ_PORT_BASE + rnd_below(t, FUZZ_PORTS));
+}
+
+static void gen_net_listen(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_net_listen *c = p;
+
+	(void)op;
+	c->flags = chance(t, 1, 3) ? KFAB_NET_LISTEN_REMOVE : rnd_flags(t);
+	c->addr.family = chance(t, 1, 10) ? rnd_below(t, 256) : KFAB_ADDR_INET;
+	c->addr.__reserved = chance(t, 1, 20);
+	c->addr.ep = chance(t, 1, 20) ? htobe64(rnd(t)) : 0;
+	c->addr.incarnation = chance(t, 1, 20) ? (uint32_t)rnd(t) : 0;
+	fuzz_node(t, &c->addr);
+}
+
+static uint32_t expect_net_listen(const void *p)
+{
+	const struct kfab_net_listen *c = p;
+	const struct kfab_addr *a = &c->addr;
+	static const uint8_t zero[16];
+
+	if (c->flags & ~KFAB_NET_LISTEN_REMOVE)
+		return O(EOPNOTSUPP);
+	if (a->family != KFAB_ADDR_INET || a->__reserved || a->ep ||
+	    a->incarnation || !memcmp(a->node, zero, sizeof(zero)))
+		return O(EINVAL);
+	if (c->flags & KFAB_NET_LISTEN_REMOVE)
+		return O(OK) | O(ENOENT);
+	return O(OK) | O(EADDRINUSE) | O(EADDRNOTAVAIL) | O(ENOMEM);
+}
+
+/* The listeners the run may have left: removed, so later tests see none. */
+static void fuzz_unlisten_all(void)
+{
+	static const uint8_t lo4[16] = { [10] = 0xff, [11] = 0xff, [12] = 127,
+					 [15] = 1 };
+	static const uint8_t lo6[16] = { [15] = 1 };
+	const uint8_t *nodes[] = { lo4, lo6 };
+	int fd = open(KFAB_DEV, O_RDWR);
+
+	if (fd < 0)
+		return;
+	for (size_t i = 0; i < 2; i++)
+		for (int port = 0; port <= FUZZ_PORTS; port++) {
+			struct kfab_net_listen c = {
+				.size = sizeof(c),
+				.flags = KFAB_NET_LISTEN_REMOVE,
+				.addr = { .family = KFAB_ADDR_INET },
+			};
+
+			memcpy(c.addr.node, nodes[i], sizeof(c.addr.node));
+			c.addr.port = htobe16(port == FUZZ_PORTS ? KFAB_PORT_DEFAULT :
+					      FUZZ_PORT_BASE + port);
+			ioctl(fd, KFAB_IOC_NET_LISTEN, &c);
+		}
+	close(fd);
 }
 
 /* KFAB_IOC_SRX_OPEN: its ring is fuzzed as an endpoint's is. */
@@ -1248,13 +1351,17 @@ static uint64_t rnd_addrs(struct fuzz_thread *t, uint32_t n)
 	struct kfab_addr *a = (struct kfab_addr *)t->buf;
 	uint32_t i, max = 3 * cfg.page / sizeof(*a);
 
-	for (i = 0; i < n && i < max; i++)
+	for (i = 0; i < n && i < max; i++) {
 		a[i] = (struct kfab_addr){
-			.family = chance(t, 1, 8) ? (uint16_t)rnd(t) :
+			.family = chance(t, 1, 8) ? (uint8_t)rnd(t) :
 						    KFAB_ADDR_LOCAL,
-			.node = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0,
-			.ep = rnd_below(t, 64),
+			.port = chance(t, 1, 8) ? (uint16_t)rnd(t) : 0,
+			.incarnation = chance(t, 1, 8) ? (uint32_t)rnd(t) : 0,
+			.ep = htobe64(rnd_below(t, 64)),
 		};
+		if (chance(t, 1, 8))
+			a[i].node[rnd_below(t, 16)] = rnd(t);
+	}
 	return chance(t, 1, 8) ? rnd_user_ptr(t) : (uintptr_t)a;
 }
 
@@ -1482,7 +1589,8 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.ioc = KFAB_IOC_EP_OPEN,
 		.min_size = offsetofend(struct kfab_ep_open, out_sq),
 		.answers = true,
-		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ENOSPC) | O(ENOMEM),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(ENOSPC) | O(ENOMEM) |
+			  O(EADDRINUSE) | O(EADDRNOTAVAIL),
 		.weight = 2,
 		.gen = gen_ep_open,
 		.expect = expect_ep_open,
@@ -1525,6 +1633,17 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 1,
 		.gen = gen_cancel,
 		.expect = expect_cancel,
+	},
+	{
+		.name = "net_listen",
+		.ioc = KFAB_IOC_NET_LISTEN,
+		.min_size = offsetofend(struct kfab_net_listen, out_addr),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(EPERM) | O(ENOENT) |
+			  O(EADDRINUSE) | O(EADDRNOTAVAIL) | O(ENOMEM),
+		.weight = 1,
+		.gen = gen_net_listen,
+		.expect = expect_net_listen,
 	},
 	{
 		.name = "srx_open",
@@ -3091,6 +3210,7 @@ int main(int argc, char **argv)
 
 	for (i = 0; i < NR_SHARED_FDS; i++)
 		close(cfg.shared_fd[i]);
+	fuzz_unlisten_all();
 	final_check();
 
 	if (base >= 0) {

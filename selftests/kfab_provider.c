@@ -16,6 +16,8 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <net/if.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -24,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <rdma/fabric.h>
@@ -43,6 +46,7 @@
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "kselftest_harness.h"
 #pragma GCC diagnostic pop
+#include "kfab_test.h"
 
 #define API_VERSION	((uint32_t)FI_VERSION(1, 17))
 #define NR_DOMAINS	64
@@ -186,14 +190,15 @@ TEST_F(provider, getinfo_lists_kfab)
 
 	/* Truthful: node-local messages and tagged messages, nothing more. */
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM |
-		  FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV | FI_FENCE |
-		  FI_SHARED_AV, info->caps);
-	EXPECT_EQ(FI_LOCAL_COMM | FI_SHARED_AV, info->domain_attr->caps);
-	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM | FI_FENCE,
-		  info->tx_attr->caps);
+		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
+		  FI_MULTI_RECV | FI_FENCE | FI_SHARED_AV, info->caps);
+	EXPECT_EQ(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->domain_attr->caps);
+	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM |
+		  FI_REMOTE_COMM | FI_FENCE, info->tx_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM |
-		  FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV,
-		  info->rx_attr->caps);
+		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
+		  FI_MULTI_RECV, info->rx_attr->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
 	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
@@ -251,7 +256,7 @@ TEST_F(provider, getinfo_lists_kfab)
 	info = NULL;
 	hints->domain_attr->av_type = FI_AV_UNSPEC;
 
-	/* node and service are accepted (and ignored) for now. */
+	/* A node and a service: a destination, or with FI_SOURCE a source. */
 	EXPECT_EQ(0, fi_getinfo(API_VERSION, "localhost", "4711", 0, hints,
 				&info));
 	fi_freeinfo(info);
@@ -272,9 +277,7 @@ static void ask_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
 static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
-static void ask_remote_comm(struct fi_info *h) { h->caps = FI_REMOTE_COMM; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
-static void ask_addr_str(struct fi_info *h) { h->addr_format = FI_ADDR_STR; }
 static void ask_auto_data_progress(struct fi_info *h)
 {
 	h->domain_attr->data_progress = FI_PROGRESS_AUTO;
@@ -327,9 +330,7 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
 		{ "caps FI_RMA", ask_rma },
 		{ "caps FI_ATOMIC", ask_atomic },
-		{ "caps FI_REMOTE_COMM", ask_remote_comm },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
-		{ "addr_format FI_ADDR_STR", ask_addr_str },
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
@@ -385,19 +386,22 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
 	/* The caps asked for, and the secondary caps of every domain. */
-	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM | FI_SHARED_AV, info->caps);
+	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(0, info->domain_attr->mr_mode);
 	fi_freeinfo(info);
 	info = NULL;
 	hints->caps = FI_MSG;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
-	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_SHARED_AV, info->caps);
+	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->caps);
 	fi_freeinfo(info);
 	info = NULL;
 
 	/* Open MPI's mtl: tagged, directed receives, completions, a tclass. */
-	hints->caps = FI_TAGGED | FI_LOCAL_COMM | FI_DIRECTED_RECV;
+	hints->caps = FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM |
+		      FI_DIRECTED_RECV;
 	hints->tx_attr->op_flags = FI_COMPLETION;
 	hints->rx_attr->op_flags = FI_COMPLETION;
 	hints->tx_attr->tclass = FI_TC_BULK_DATA;
@@ -484,7 +488,8 @@ TEST_F(provider, getinfo_attributes_are_the_modules)
 	hints->caps = FI_MSG | FI_SHARED_AV;
 	hints->domain_attr->caps = FI_SHARED_AV;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
-	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_SHARED_AV, info->caps);
+	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->caps);
 	fi_freeinfo(info);
 	info = NULL;
 
@@ -511,6 +516,496 @@ TEST_F(provider, getinfo_attributes_are_the_modules)
 					  &info));
 	EXPECT_EQ(NULL, info);
 	fi_freeinfo(hints);
+}
+
+
+/* ---- addresses: node, service, src_addr, dest_addr ---- */
+
+/* A service @ep (or 0) of this machine (LOCAL) or any node (UNSPEC) */
+static struct kfab_addr svc_addr(uint8_t family, uint64_t ep)
+{
+	return kfab_test_addr(family, NULL, 0, ep, 0);
+}
+
+/* A service @ep (or 0) of the node @ip */
+static struct kfab_addr inet_svc(const char *ip, uint16_t port, uint64_t ep)
+{
+	return kfab_test_addr(KFAB_ADDR_INET, ip, port, ep, 0);
+}
+
+/* kfab's hints in address format @format */
+static struct fi_info *hints_in(uint32_t format)
+{
+	struct fi_info *hints = kfab_hints();
+
+	if (hints)
+		hints->addr_format = format;
+	return hints;
+}
+
+/* fi_getinfo() for kfab with @hints' addr_format: 0 or its error. */
+static int getinfo(const char *node, const char *service, uint64_t flags,
+		   uint32_t format, struct fi_info **info)
+{
+	struct fi_info *hints = hints_in(format);
+	int rc;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	*info = NULL;
+	rc = fi_getinfo(API_VERSION, node, service, flags, hints, info);
+	fi_freeinfo(hints);
+	return rc;
+}
+
+/* Is @buf of @len bytes exactly the address @want? */
+static bool is_addr(const void *buf, size_t len, struct kfab_addr want)
+{
+	return buf && len == sizeof(want) && !memcmp(buf, &want, len);
+}
+
+/* Is @buf of @len bytes exactly the string @want, with its NUL? */
+static bool is_str(const void *buf, size_t len, const char *want)
+{
+	return buf && len == strlen(want) + 1 && !memcmp(buf, want, len);
+}
+
+/* The endpoint's name, as a struct kfab_addr (family 0xff: none). */
+static struct kfab_addr name_of(struct fid_ep *ep)
+{
+	struct kfab_addr a = { .family = 0xff };
+	size_t len = sizeof(a);
+
+	if (fi_getname(&ep->fid, &a, &len) || len != sizeof(a))
+		a.family = 0xff;
+	return a;
+}
+
+/*
+ * fi_getinfo(node, service, FI_SOURCE): src_addr is what the endpoint is
+ * opened on, so a service asked for is the endpoint's name.  No listener
+ * in the VM's namespace: the name is of this machine (KFAB_ADDR_LOCAL).
+ */
+TEST_F(provider, getinfo_source_service_is_the_endpoint_name)
+{
+	struct kfab_test_fi a;
+	struct kfab_addr name;
+	struct fid_ep *ep2;
+	void *src;
+
+	NEED_DEVICE(self->have_dev);
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, NULL, "5", FI_SOURCE,
+					   hints_in(FI_FORMAT_UNSPEC), false));
+	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)a.info->addr_format);
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
+			    svc_addr(KFAB_ADDR_UNSPEC, 5)));
+	EXPECT_EQ(NULL, a.info->dest_addr);
+	EXPECT_EQ(0, a.info->dest_addrlen);
+	name = svc_addr(KFAB_ADDR_LOCAL, 5);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
+	/* One endpoint per service; free again once it is closed */
+	EXPECT_EQ(-FI_EADDRINUSE, fi_endpoint(a.domain, a.info, &ep2, NULL));
+	EXPECT_EQ(0, fi_close(&a.ep->fid));
+	ASSERT_EQ(0, fi_endpoint(a.domain, a.info, &a.ep, NULL));
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
+
+	/* An src_addr that is no source address: the library says so */
+	src = a.info->src_addr;
+	((struct kfab_addr *)src)->incarnation = htobe32(1);
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, a.info, &ep2, NULL));
+	((struct kfab_addr *)src)->incarnation = 0;
+	a.info->src_addrlen--;
+	EXPECT_EQ(-FI_EINVAL, fi_endpoint(a.domain, a.info, &ep2, NULL));
+	EXPECT_EQ(0, _test_fi_close(&a));
+
+	/* "local": this machine even with a listener */
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, "local", "6", FI_SOURCE,
+					   kfab_hints(), false));
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
+			    svc_addr(KFAB_ADDR_LOCAL, 6)));
+	name = svc_addr(KFAB_ADDR_LOCAL, 6);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(a.ep)));
+	EXPECT_EQ(0, _test_fi_close(&a));
+	/* No service: a number of the module's */
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, "local", NULL, FI_SOURCE,
+					   kfab_hints(), false));
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
+			    svc_addr(KFAB_ADDR_LOCAL, 0)));
+	name = name_of(a.ep);
+	EXPECT_EQ(KFAB_ADDR_LOCAL, name.family);
+	EXPECT_LT(KFAB_SERVICE_MAX, be64toh(name.ep));
+	EXPECT_NE(0, name.incarnation);
+	EXPECT_EQ(0, _test_fi_close(&a));
+
+	/* A node address this namespace has no listener for */
+	ASSERT_EQ(0, _test_fi_domain_open_at(&a, "10.0.0.1", "5", FI_SOURCE,
+					     kfab_hints()));
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
+			    inet_svc("10.0.0.1", KFAB_PORT_DEFAULT, 5)));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_endpoint(a.domain, a.info, &ep2,
+						 NULL));
+	EXPECT_EQ(0, _test_fi_close(&a));
+
+	/* FI_SOURCE with neither node nor service: no src_addr */
+	ASSERT_EQ(0, _test_fi_domain_open_at(&a, NULL, NULL, FI_SOURCE,
+					     kfab_hints()));
+	EXPECT_EQ(NULL, a.info->src_addr);
+	EXPECT_EQ(sizeof(struct kfab_addr), a.info->src_addrlen);
+	EXPECT_EQ(0, _test_fi_close(&a));
+}
+
+/* fi_getinfo(@node, @service, @flags) gives dest_addr @want, no src_addr */
+static bool dest_is(const char *node, const char *service, uint64_t flags,
+		    struct kfab_addr want)
+{
+	struct fi_info *info;
+	bool ok;
+
+	if (getinfo(node, service, flags, 0, &info))
+		return false;
+	ok = is_addr(info->dest_addr, info->dest_addrlen, want) &&
+	     !info->src_addr && info->src_addrlen == sizeof(want);
+	fi_freeinfo(info);
+	return ok;
+}
+
+/* fi_getinfo(node, service, 0): dest_addr, and no src_addr. */
+TEST_F(provider, getinfo_destination_from_node_and_service)
+{
+	struct kfab_addr want;
+	struct fi_info *info;
+
+	NEED_DEVICE(self->have_dev);
+	EXPECT_TRUE(dest_is(NULL, "5", 0, svc_addr(KFAB_ADDR_LOCAL, 5)));
+	EXPECT_TRUE(dest_is("local", "65535", 0,
+			    svc_addr(KFAB_ADDR_LOCAL, 65535)));
+	EXPECT_TRUE(dest_is("10.0.0.1", "5", 0,
+			    inet_svc("10.0.0.1", KFAB_PORT_DEFAULT, 5)));
+	EXPECT_TRUE(dest_is("10.0.0.1:9000", "5", 0,
+			    inet_svc("10.0.0.1", 9000, 5)));
+	EXPECT_TRUE(dest_is("[fd00::1]:9000", "1", 0,
+			    inet_svc("fd00::1", 9000, 1)));
+	EXPECT_TRUE(dest_is("fd00::1", "1", FI_NUMERICHOST,
+			    inet_svc("fd00::1", KFAB_PORT_DEFAULT, 1)));
+	want = kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0, 70000, 1);
+	EXPECT_TRUE(dest_is("fi_kfab://local/70000.00000001", NULL, 0, want));
+	EXPECT_TRUE(dest_is("fi_kfab://[fd00::2]/3", NULL, 0,
+			    inet_svc("fd00::2", KFAB_PORT_DEFAULT, 3)));
+	/* localhost, looked up: the loopback of either family */
+	ASSERT_EQ(0, getinfo("localhost", "5", 0, 0, &info));
+	ASSERT_NE(NULL, info->dest_addr);
+	EXPECT_EQ(KFAB_ADDR_INET,
+		  ((struct kfab_addr *)info->dest_addr)->family);
+	fi_freeinfo(info);
+}
+
+/* Nodes and services that name nothing: -FI_ENODATA (fi_getinfo(3)). */
+TEST_F(provider, getinfo_refuses_what_names_nothing)
+{
+	static const struct {
+		const char *node, *service;
+		uint64_t flags;
+	} cases[] = {
+		{ NULL, "0", 0 }, { NULL, "65536", 0 }, { NULL, "abc", 0 },
+		{ NULL, "05", 0 }, { NULL, "-1", 0 }, { NULL, "", 0 },
+		{ NULL, "0", FI_SOURCE }, { NULL, "http", FI_SOURCE },
+		{ "local", NULL, 0 }, { "10.0.0.1", NULL, 0 },
+		{ "fi_kfab://local/5", "5", 0 }, { "fi_kfab://junk", NULL, 0 },
+		{ "fi_kfab://any/5", NULL, 0 },
+		{ "fi_kfab://local/0", NULL, 0 },
+		{ "fi_kfab://local/70000.00000001", NULL, FI_SOURCE },
+		{ "fi_sockaddr_in://10.0.0.1:7471", NULL, 0 },
+		{ "no-such-node.invalid", "5", 0 },
+		{ "no-such-node.invalid", "5", FI_SOURCE },
+		{ "localhost", "5", FI_NUMERICHOST },
+		{ "0.0.0.0", "5", 0 }, { "::", "5", FI_SOURCE },
+		{ "10", "5", 0 }, { "local:7471", "5", 0 },
+		{ "10.0.0.1:0", "5", 0 }, { "[10.0.0.1]", "5", 0 },
+	};
+	struct fi_info *info;
+	size_t i;
+
+	NEED_DEVICE(self->have_dev);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		EXPECT_EQ(-FI_ENODATA, getinfo(cases[i].node, cases[i].service,
+					       cases[i].flags, 0, &info)) {
+			TH_LOG("node \"%s\" service \"%s\"%s",
+			       cases[i].node ?: "(null)",
+			       cases[i].service ?: "(null)",
+			       cases[i].flags & FI_SOURCE ? " FI_SOURCE" : "");
+		}
+		EXPECT_EQ(NULL, info);
+	}
+}
+
+/* hints->src_addr and dest_addr: checked, passed on, or ignored. */
+TEST_F(provider, getinfo_checks_the_addresses_of_the_hints)
+{
+	struct kfab_addr src = svc_addr(KFAB_ADDR_LOCAL, 7);
+	struct kfab_addr dest = svc_addr(KFAB_ADDR_LOCAL, 8);
+	struct kfab_addr bad = kfab_test_addr(KFAB_ADDR_LOCAL, NULL, 0,
+					      70000, 1);
+	struct fi_info *hints, *info = NULL;
+
+	NEED_DEVICE(self->have_dev);
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	hints->src_addr = malloc(sizeof(src));
+	hints->dest_addr = malloc(sizeof(dest));
+	ASSERT_TRUE(hints->src_addr && hints->dest_addr);
+	memcpy(hints->src_addr, &src, sizeof(src));
+	memcpy(hints->dest_addr, &dest, sizeof(dest));
+	hints->src_addrlen = sizeof(src);
+	hints->dest_addrlen = sizeof(dest);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen, src));
+	EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen, dest));
+	fi_freeinfo(info);
+
+	/* FI_SOURCE: the service wins over hints->src_addr. */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, "9", FI_SOURCE, hints,
+				&info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen,
+			    svc_addr(KFAB_ADDR_UNSPEC, 9)));
+	EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen, dest));
+	fi_freeinfo(info);
+	/* Without FI_SOURCE, node and service win over hints->dest_addr. */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, "10", 0, hints, &info));
+	EXPECT_TRUE(is_addr(info->src_addr, info->src_addrlen, src));
+	EXPECT_TRUE(is_addr(info->dest_addr, info->dest_addrlen,
+			    svc_addr(KFAB_ADDR_LOCAL, 10)));
+	fi_freeinfo(info);
+
+	/* What is no address of its kind, or of another length */
+	hints->src_addrlen = sizeof(src) - 1;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	hints->src_addrlen = sizeof(src);
+	memcpy(hints->src_addr, &bad, sizeof(bad));	/* not a source */
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	/* ...which FI_SOURCE ignores */
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, "9", FI_SOURCE, hints,
+				&info));
+	fi_freeinfo(info);
+	memcpy(hints->src_addr, &src, sizeof(src));
+	memcpy(hints->dest_addr, &bad, sizeof(bad));
+	((struct kfab_addr *)hints->dest_addr)->ep = 0;	/* no endpoint */
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	fi_freeinfo(hints);
+}
+
+/*
+ * FI_ADDR_STR: src_addr, dest_addr, fi_getname() and fi_setname() in the
+ * string form; hints' addresses are strings too.
+ */
+TEST_F(provider, addr_str_names_endpoints_with_strings)
+{
+	const char *any8 = "fi_kfab://any/8", *local8 = "fi_kfab://local/8";
+	struct fi_info *hints, *info;
+	struct kfab_test_fi a;
+	char name[128];
+	size_t len;
+
+	NEED_DEVICE(self->have_dev);
+	ASSERT_EQ(0, getinfo(NULL, NULL, 0, FI_ADDR_STR, &info));
+	EXPECT_EQ(FI_ADDR_STR, (int)info->addr_format);
+	EXPECT_EQ(NULL, info->src_addr);
+	/* Room for the longest name there is */
+	EXPECT_LE(strlen("fi_kfab://[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535/18446744073709551615.ffffffff") + 1,
+		  info->src_addrlen);
+	fi_freeinfo(info);
+	ASSERT_EQ(0, getinfo("10.0.0.1", "5", 0, FI_ADDR_STR, &info));
+	EXPECT_TRUE(is_str(info->dest_addr, info->dest_addrlen,
+			   "fi_kfab://10.0.0.1:7471/5"));
+	fi_freeinfo(info);
+
+	ASSERT_EQ(0, _test_fi_side_open_at(&a, NULL, "8", FI_SOURCE,
+					   hints_in(FI_ADDR_STR), false));
+	EXPECT_TRUE(is_str(a.info->src_addr, a.info->src_addrlen, any8));
+	len = 0;
+	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&a.ep->fid, NULL, &len));
+	EXPECT_EQ(strlen(local8) + 1, len);
+	len = 4;
+	EXPECT_EQ(-FI_ETOOSMALL, fi_getname(&a.ep->fid, name, &len));
+	EXPECT_STREQ("fi_", name);
+	len = sizeof(name);
+	ASSERT_EQ(0, fi_getname(&a.ep->fid, name, &len));
+	EXPECT_STREQ(local8, name);
+	EXPECT_EQ(strlen(local8) + 1, len);
+	EXPECT_EQ(0, fi_setname(&a.ep->fid, name, len));
+	EXPECT_EQ(0, fi_setname(&a.ep->fid, name, sizeof(name)));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_setname(&a.ep->fid,
+						(char *)"fi_kfab://local/9",
+						sizeof("fi_kfab://local/9")));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, (char *)"junk", 5));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, name, strlen(name)));
+	EXPECT_EQ(-FI_EINVAL, fi_setname(&a.ep->fid, (char *)any8,
+					 strlen(any8) + 1));
+	EXPECT_EQ(0, _test_fi_close(&a));
+
+	/* hints->src_addr as a string, checked and printed canonically */
+	hints = hints_in(FI_ADDR_STR);
+	ASSERT_NE(NULL, hints);
+	hints->src_addr = strdup("fi_kfab://[FD00::1]/7");
+	hints->src_addrlen = strlen(hints->src_addr) + 1;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_TRUE(is_str(info->src_addr, info->src_addrlen,
+			   "fi_kfab://[fd00::1]:7471/7"));
+	fi_freeinfo(info);
+	hints->src_addrlen--;	/* no NUL within it */
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	fi_freeinfo(hints);
+}
+
+/*
+ * The way libfabric programs find each other: a server opens its
+ * endpoint on a service (FI_SOURCE), a client gets that service as
+ * dest_addr, inserts it and sends; in both address formats.
+ */
+TEST_F(provider, a_client_reaches_a_service_through_dest_addr)
+{
+	static const uint32_t formats[] = { FI_FORMAT_UNSPEC, FI_ADDR_STR };
+	struct kfab_test_fi server, client;
+	struct fi_cq_tagged_entry e;
+	uint64_t sent, got;
+	fi_addr_t to;
+	size_t f;
+
+	NEED_DEVICE(self->have_dev);
+	for (f = 0; f < ARRAY_SIZE(formats); f++) {
+		ASSERT_EQ(0, _test_fi_side_open_at(&server, NULL, "11",
+						   FI_SOURCE,
+						   hints_in(formats[f]), true));
+		ASSERT_EQ(0, _test_fi_side_open_at(&client, "local", "11", 0,
+						   hints_in(formats[f]), true));
+		ASSERT_EQ(1, fi_av_insert(client.av,
+					  formats[f] == FI_ADDR_STR ?
+					  (void *)&client.info->dest_addr :
+					  client.info->dest_addr,
+					  1, &to, 0, NULL));
+		got = 0;
+		sent = 0x6b666162 + f;
+		ASSERT_EQ(0, fi_recv(server.ep, &got, sizeof(got), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+		ASSERT_EQ(0, fi_send(client.ep, &sent, sizeof(sent), NULL, to,
+				     NULL));
+		EXPECT_EQ(1, kfab_test_wait_cq(server.cq, client.cq, &e, NULL,
+					       NULL, 10000));
+		EXPECT_EQ(sent, got);
+		EXPECT_EQ(1, kfab_test_wait_cq(client.cq, server.cq, &e, NULL,
+					       NULL, 10000));
+		EXPECT_EQ(0, _test_fi_close(&client));
+		EXPECT_EQ(0, _test_fi_close(&server));
+	}
+}
+
+/* Bring up this namespace's loopback (a new network namespace has it down). */
+static int loopback_up(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int rc = -1;
+
+	if (sock < 0)
+		return -1;
+	if (!ioctl(sock, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		rc = ioctl(sock, SIOCSIFFLAGS, &ifr);
+	}
+	close(sock);
+	return rc;
+}
+
+/* KFAB_IOC_NET_LISTEN on @a (or remove it): 0 or -errno. */
+static int net_listen(const struct kfab_addr *a, bool remove)
+{
+	struct kfab_net_listen l = {
+		.size = sizeof(l),
+		.flags = remove ? KFAB_NET_LISTEN_REMOVE : 0,
+		.addr = *a,
+	};
+	int fd = kfab_open(), rc;
+
+	if (fd < 0)
+		return -errno;
+	rc = kfab_ioctl(fd, KFAB_IOC_NET_LISTEN, &l);
+	close(fd);
+	return rc;
+}
+
+/*
+ * In a network namespace with a listener, the namespace is a node: a
+ * service asked for with FI_SOURCE is named by the listener's address, and
+ * a client that names that node and service reaches it (on this machine,
+ * the kernel's local path).  "local" still gives an address of this
+ * machine alone.
+ */
+TEST_F(provider, a_node_with_a_listener_names_its_services)
+{
+	struct kfab_addr lo = inet_svc("127.0.0.1", 7471, 0), name;
+	struct kfab_test_fi server, client;
+	struct fi_cq_tagged_entry e;
+	uint64_t sent = 0x6e6f6465, got = 0;
+	char str[128];
+	fi_addr_t to;
+	size_t len;
+
+	NEED_DEVICE(self->have_dev);
+	if (unshare(CLONE_NEWNET) || loopback_up())
+		SKIP(return, "no network namespace of our own: %s",
+		     strerror(errno));
+	ASSERT_EQ(0, net_listen(&lo, false));
+
+	ASSERT_EQ(0, _test_fi_side_open_at(&server, NULL, "12", FI_SOURCE,
+					   kfab_hints(), true));
+	name = inet_svc("127.0.0.1", 7471, 12);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(server.ep)));
+	/* The same with the node named, and as a string */
+	ASSERT_EQ(0, _test_fi_side_open_at(&client, "127.0.0.1", "12", 0,
+					   hints_in(FI_ADDR_STR), false));
+	EXPECT_TRUE(is_str(client.info->dest_addr, client.info->dest_addrlen,
+			   "fi_kfab://127.0.0.1:7471/12"));
+	len = sizeof(str);
+	ASSERT_EQ(0, fi_getname(&client.ep->fid, str, &len));
+	EXPECT_EQ(0, strncmp("fi_kfab://127.0.0.1:7471/", str, 25)) {
+		TH_LOG("%s", str);
+	}
+	EXPECT_EQ(0, _test_fi_close(&client));
+
+	ASSERT_EQ(0, _test_fi_side_open_at(&client, "127.0.0.1", "12", 0,
+					   kfab_hints(), true));
+	EXPECT_TRUE(is_addr(client.info->dest_addr, client.info->dest_addrlen,
+			    name));
+	ASSERT_EQ(1, fi_av_insert(client.av, client.info->dest_addr, 1, &to, 0,
+				  NULL));
+	ASSERT_EQ(0, fi_recv(server.ep, &got, sizeof(got), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_send(client.ep, &sent, sizeof(sent), NULL, to, NULL));
+	EXPECT_EQ(1, kfab_test_wait_cq(server.cq, client.cq, &e, NULL, NULL,
+				       10000));
+	EXPECT_EQ(sent, got);
+	EXPECT_EQ(1, kfab_test_wait_cq(client.cq, server.cq, &e, NULL, NULL,
+				       10000));
+	EXPECT_EQ(0, _test_fi_close(&client));
+
+	/* "local": this machine alone, listener or not */
+	ASSERT_EQ(0, _test_fi_side_open_at(&client, "local", "13", FI_SOURCE,
+					   kfab_hints(), false));
+	name = svc_addr(KFAB_ADDR_LOCAL, 13);
+	EXPECT_TRUE(is_addr(&name, sizeof(name), name_of(client.ep)));
+	EXPECT_EQ(0, _test_fi_close(&client));
+	/* A listener's node with another port is another node */
+	ASSERT_EQ(0, _test_fi_domain_open_at(&client, "127.0.0.1:7472", "14",
+					     FI_SOURCE, kfab_hints()));
+	EXPECT_EQ(-FI_EADDRNOTAVAIL, fi_endpoint(client.domain, client.info,
+						 &client.ep, NULL));
+	client.ep = NULL;
+	EXPECT_EQ(0, _test_fi_close(&client));
+	EXPECT_EQ(0, _test_fi_close(&server));
+	EXPECT_EQ(0, net_listen(&lo, true));
 }
 
 /* ---- fabrics and domains ---- */

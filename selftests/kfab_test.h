@@ -9,6 +9,8 @@
 #ifndef KFAB_TEST_H
 #define KFAB_TEST_H
 
+#include <arpa/inet.h>
+#include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -600,6 +602,34 @@ static inline int kfab_test_module(void)
 	return ret;
 }
 
+/*
+ * An address (every field in network order): @family, the node @ip (IPv4,
+ * mapped into IPv6, or IPv6; NULL for none), @port, @ep and @incarnation.
+ * Whether it is valid is the caller's business.
+ */
+static inline struct kfab_addr kfab_test_addr(uint8_t family, const char *ip,
+					      uint16_t port, uint64_t ep,
+					      uint32_t incarnation)
+{
+	struct kfab_addr a = {
+		.family = family,
+		.port = htobe16(port),
+		.incarnation = htobe32(incarnation),
+		.ep = htobe64(ep),
+	};
+	struct in_addr in4;
+
+	if (!ip)
+		return a;
+	if (inet_pton(AF_INET, ip, &in4) == 1) {
+		a.node[10] = a.node[11] = 0xff;
+		memcpy(a.node + 12, &in4, 4);
+	} else if (inet_pton(AF_INET6, ip, a.node) != 1) {
+		abort();
+	}
+	return a;
+}
+
 /* Milliseconds of CLOCK_MONOTONIC, for the tests' deadlines. */
 static inline uint64_t kfab_now_ms(void)
 {
@@ -705,16 +735,22 @@ static inline struct fi_info *kfab_test_rdm_hints(void)
 	return hints;
 }
 
-/* fi_getinfo() with @hints (freed here), the fabric and the domain. */
-static inline int _test_fi_domain_open(struct kfab_test_fi *s,
-				       struct fi_info *hints)
+/*
+ * fi_getinfo() with @node, @service, @flags and @hints (freed here), the
+ * fabric and the domain.
+ */
+static inline int _test_fi_domain_open_at(struct kfab_test_fi *s,
+					  const char *node,
+					  const char *service, uint64_t flags,
+					  struct fi_info *hints)
 {
 	int rc;
 
 	*s = (struct kfab_test_fi){ 0 };
 	if (!hints)
 		return -FI_ENOMEM;
-	rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, &s->info);
+	rc = fi_getinfo(KFAB_TEST_FI_VERSION, node, service, flags, hints,
+			&s->info);
 	fi_freeinfo(hints);
 	if (!rc)
 		rc = fi_fabric(s->info->fabric_attr, &s->fabric, NULL);
@@ -723,17 +759,25 @@ static inline int _test_fi_domain_open(struct kfab_test_fi *s,
 	return rc;
 }
 
+static inline int _test_fi_domain_open(struct kfab_test_fi *s,
+				       struct fi_info *hints)
+{
+	return _test_fi_domain_open_at(s, NULL, NULL, 0, hints);
+}
+
 /*
  * And an AV (FI_AV_TABLE), a CQ (FI_CQ_FORMAT_TAGGED) and an endpoint;
  * with @enable, the endpoint bound to both (the CQ for transmits and
  * receives) and enabled.  0 or a negative FI_E* code.
  */
-static inline int _test_fi_side_open(struct kfab_test_fi *s,
-				     struct fi_info *hints, bool enable)
+static inline int _test_fi_side_open_at(struct kfab_test_fi *s,
+					const char *node, const char *service,
+					uint64_t flags, struct fi_info *hints,
+					bool enable)
 {
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
-	int rc = _test_fi_domain_open(s, hints);
+	int rc = _test_fi_domain_open_at(s, node, service, flags, hints);
 
 	if (!rc)
 		rc = fi_av_open(s->domain, &av_attr, &s->av, NULL);
@@ -748,6 +792,12 @@ static inline int _test_fi_side_open(struct kfab_test_fi *s,
 	if (!rc && enable)
 		rc = fi_enable(s->ep);
 	return rc;
+}
+
+static inline int _test_fi_side_open(struct kfab_test_fi *s,
+				     struct fi_info *hints, bool enable)
+{
+	return _test_fi_side_open_at(s, NULL, NULL, 0, hints, enable);
 }
 
 /* Close what is open, in reverse: 0, or the fi_close() codes or-ed. */

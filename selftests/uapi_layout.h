@@ -71,11 +71,13 @@ KFAB_CHECK_OFF(kfab_cancel, __reserved, 12);
 KFAB_CHECK_OFF(kfab_cancel, context, 16);
 KFAB_CHECK_CMD(KFAB_IOC_CANCEL, kfab_cancel);
 
-KFAB_CHECK_SIZE(kfab_addr, 16);
+KFAB_CHECK_SIZE(kfab_addr, 32);
 KFAB_CHECK_OFF(kfab_addr, family, 0);
-KFAB_CHECK_OFF(kfab_addr, __reserved, 2);
-KFAB_CHECK_OFF(kfab_addr, node, 4);
-KFAB_CHECK_OFF(kfab_addr, ep, 8);
+KFAB_CHECK_OFF(kfab_addr, __reserved, 1);
+KFAB_CHECK_OFF(kfab_addr, port, 2);
+KFAB_CHECK_OFF(kfab_addr, incarnation, 4);
+KFAB_CHECK_OFF(kfab_addr, node, 8);
+KFAB_CHECK_OFF(kfab_addr, ep, 24);
 
 KFAB_CHECK_SIZE(kfab_av_open, 96);
 KFAB_CHECK_OFF(kfab_av_open, size, 0);
@@ -121,11 +123,11 @@ KFAB_CHECK_OFF(kfab_av_unlink, flags, 4);
 KFAB_CHECK_OFF(kfab_av_unlink, name, 8);
 KFAB_CHECK_CMD(KFAB_IOC_AV_UNLINK, kfab_av_unlink);
 
-KFAB_CHECK_SIZE(kfab_av_entry, 32);
+KFAB_CHECK_SIZE(kfab_av_entry, 48);
 KFAB_CHECK_OFF(kfab_av_entry, seq, 0);
 KFAB_CHECK_OFF(kfab_av_entry, flags, 4);
 KFAB_CHECK_OFF(kfab_av_entry, addr, 8);
-KFAB_CHECK_OFF(kfab_av_entry, __reserved, 24);
+KFAB_CHECK_OFF(kfab_av_entry, __reserved, 40);
 
 KFAB_CHECK_SIZE(kfab_av_header, 64);
 KFAB_CHECK_OFF(kfab_av_header, capacity, 0);
@@ -292,12 +294,13 @@ KFAB_CHECK_OFF(kfab_test_cq_post, out_posted, 104);
 KFAB_CHECK_OFF(kfab_test_cq_post, out_overflowed, 108);
 KFAB_CHECK_CMD(KFAB_IOC_TEST_CQ_POST, kfab_test_cq_post);
 
-KFAB_CHECK_SIZE(kfab_ep_open, 80);
+KFAB_CHECK_SIZE(kfab_ep_open, 128);
 KFAB_CHECK_OFF(kfab_ep_open, domain_id, 8);
 KFAB_CHECK_OFF(kfab_ep_open, sq_entries, 16);
 KFAB_CHECK_OFF(kfab_ep_open, out_ep_id, 20);
-KFAB_CHECK_OFF(kfab_ep_open, out_addr, 24);
-KFAB_CHECK_OFF(kfab_ep_open, out_sq, 40);
+KFAB_CHECK_OFF(kfab_ep_open, src, 24);
+KFAB_CHECK_OFF(kfab_ep_open, out_addr, 56);
+KFAB_CHECK_OFF(kfab_ep_open, out_sq, 88);
 KFAB_CHECK_CMD(KFAB_IOC_EP_OPEN, kfab_ep_open);
 KFAB_CHECK_SIZE(kfab_ep_bind, 16);
 KFAB_CHECK_OFF(kfab_ep_bind, obj_id, 12);
@@ -322,8 +325,14 @@ KFAB_CHECK_OFF(kfab_sqe, len, 48);
 KFAB_CHECK_OFF(kfab_sqe, iov, 64);
 KFAB_CHECK_OFF(kfab_sqe, inline_data, 64);
 
+KFAB_CHECK_SIZE(kfab_net_listen, 72);
+KFAB_CHECK_OFF(kfab_net_listen, flags, 4);
+KFAB_CHECK_OFF(kfab_net_listen, addr, 8);
+KFAB_CHECK_OFF(kfab_net_listen, out_addr, 40);
+KFAB_CHECK_CMD(KFAB_IOC_NET_LISTEN, kfab_net_listen);
+
 /* uapi/linux/kfab_blk.h: the wire protocol of kfab_blk and its server */
-KFAB_CHECK_SIZE(kfab_blk_req, 40);
+KFAB_CHECK_SIZE(kfab_blk_req, 64);
 KFAB_CHECK_OFF(kfab_blk_req, magic, 0);
 KFAB_CHECK_OFF(kfab_blk_req, op, 4);
 KFAB_CHECK_OFF(kfab_blk_req, __reserved, 6);
@@ -331,7 +340,7 @@ KFAB_CHECK_OFF(kfab_blk_req, tag, 8);
 KFAB_CHECK_OFF(kfab_blk_req, offset, 16);
 KFAB_CHECK_OFF(kfab_blk_req, len, 24);
 KFAB_CHECK_OFF(kfab_blk_req, __reserved2, 28);
-KFAB_CHECK_OFF(kfab_blk_req, client_ep, 32);
+KFAB_CHECK_OFF(kfab_blk_req, client, 32);
 KFAB_CHECK_SIZE(kfab_blk_info, 16);
 KFAB_CHECK_OFF(kfab_blk_info, size, 0);
 KFAB_CHECK_OFF(kfab_blk_info, block_size, 8);

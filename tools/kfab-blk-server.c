@@ -13,6 +13,7 @@
  * serves until SIGINT or SIGTERM.  kfab_blk loads with av=NAME
  * server_index=INDEX, or server_ep=EP.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -261,7 +262,7 @@ static void setup_fabric(void)
 	if (ret != 1)
 		die("fi_av_insert (self)", ret < 0 ? ret : -FI_EINVAL);
 	printf("kfab-blk-server: ep %" PRIu64 " index %" PRIu64 " size %" PRIu64 "\n",
-	       (uint64_t)self.ep, (uint64_t)index, opt.size);
+	       (uint64_t)be64toh(self.ep), (uint64_t)index, opt.size);
 	fflush(stdout);
 }
 
@@ -301,12 +302,11 @@ static void send_answer(struct slot *s)
 /* The source of a request: by the AV index, or by the address it gives. */
 static fi_addr_t source_of(fi_addr_t src, const struct kfab_blk_req *req)
 {
-	struct kfab_addr a = { .family = KFAB_ADDR_LOCAL, .ep = req->client_ep };
 	fi_addr_t index;
 
 	if (src != FI_ADDR_NOTAVAIL)
 		return src;
-	if (fi_av_insert(av, &a, 1, &index, 0, NULL) != 1)
+	if (fi_av_insert(av, &req->client, 1, &index, 0, NULL) != 1)
 		return FI_ADDR_NOTAVAIL;
 	return index;
 }

@@ -10,6 +10,12 @@
  *                       containers (root: CAP_SYS_ADMIN, CAP_CHOWN)
  *   kfabctl av rm NAME  remove a name (its owner or root)
  *   kfabctl av list     every AV of the node (from debugfs; root)
+ *   kfabctl net listen ADDR[:PORT]
+ *                       open a listener in this network namespace: it
+ *                       becomes a node others reach (CAP_NET_ADMIN)
+ *   kfabctl net unlisten ADDR[:PORT]
+ *   kfabctl net show    listeners and peers of every namespace (debugfs;
+ *                       root)
  *   kfabctl fault [--ctx ID | --kapi NAME] POINT [NTH]
  *                       a module built with CONFIG_KFAB_TEST only: arm a
  *                       fault point (KFAB_IOC_TEST_FAULT) of a context, or
@@ -20,11 +26,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -351,6 +359,81 @@ usage:
 	return 2;
 }
 
+/* "A.B.C.D[:PORT]", "[IPV6][:PORT]" or a bare IPv6 address. */
+static int parse_node(const char *arg, struct kfab_addr *a)
+{
+	char host[64], *port = NULL, *end;
+	unsigned long p = 0;
+	struct in_addr in4;
+
+	if (strlen(arg) >= sizeof(host))
+		return -1;
+	strcpy(host, arg);
+	if (host[0] == '[') {
+		char *close = strchr(host, ']');
+
+		if (!close || (close[1] && close[1] != ':'))
+			return -1;
+		*close = '\0';
+		if (close[1])
+			port = close + 2;
+		memmove(host, host + 1, strlen(host));
+	} else if (strchr(host, ':') == strrchr(host, ':') &&
+		   strchr(host, ':')) {
+		port = strchr(host, ':');
+		*port++ = '\0';
+	}
+	if (port) {
+		p = strtoul(port, &end, 10);
+		if (!*port || *end || !p || p > 65535)
+			return -1;
+	}
+	*a = (struct kfab_addr){ .family = KFAB_ADDR_INET, .port = htons(p) };
+	if (inet_pton(AF_INET, host, &in4) == 1) {
+		a->node[10] = a->node[11] = 0xff;
+		memcpy(&a->node[12], &in4, 4);
+		return 0;
+	}
+	return inet_pton(AF_INET6, host, a->node) == 1 ? 0 : -1;
+}
+
+static int cmd_net_listen(const char *arg, bool remove)
+{
+	struct kfab_net_listen l = {
+		.size = sizeof(l),
+		.flags = remove ? KFAB_NET_LISTEN_REMOVE : 0,
+	};
+	int fd;
+
+	if (parse_node(arg, &l.addr)) {
+		fprintf(stderr, "kfabctl: net: not an address: %s\n", arg);
+		return 2;
+	}
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, KFAB_IOC_NET_LISTEN, &l)) {
+		fprintf(stderr, "kfabctl: net %s %s: %s\n",
+			remove ? "unlisten" : "listen", arg, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int cmd_net(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "listen"))
+		return cmd_net_listen(argv[2], false);
+	if (argc == 3 && !strcmp(argv[1], "unlisten"))
+		return cmd_net_listen(argv[2], true);
+	if (argc == 2 && !strcmp(argv[1], "show"))
+		return cat_debugfs("net");
+	fprintf(stderr, "usage: kfabctl net listen|unlisten ADDR[:PORT] | net show\n");
+	return 2;
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -361,6 +444,10 @@ static void usage(FILE *out)
 		"             a named AV that stays until removed (root)\n"
 		"  av rm NAME remove a named AV's name (its owner, or root)\n"
 		"  av list    every AV of the node, with owners and entries (root)\n"
+		"  net listen ADDR[:PORT]   make this network namespace a node on ADDR\n"
+		"             (port 7471 by default; CAP_NET_ADMIN)\n"
+		"  net unlisten ADDR[:PORT] close that listener\n"
+		"  net show   listeners and peers of every namespace (root)\n"
 		"  fault [--ctx ID | --kapi NAME] POINT [NTH]\n"
 		"             test builds: the NTH pass through POINT fails (0 disarms);\n"
 		"             without NTH, report; another context than this file's: root\n");
@@ -370,6 +457,8 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "av"))
 		return cmd_av(argc - 1, argv + 1);
+	if (argc >= 2 && !strcmp(argv[1], "net"))
+		return cmd_net(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "fault"))
 		return cmd_fault(argc - 1, argv + 1);
 	if (argc != 2) {

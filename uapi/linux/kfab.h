@@ -35,7 +35,7 @@
 #include <linux/ioctl.h>
 
 #define KFAB_DEVICE_NAME	"kfab"
-#define KFAB_ABI_VERSION	1
+#define KFAB_ABI_VERSION	2
 
 /* ioctl type byte: 0xFA is unassigned in ioctl-number.rst */
 #define KFAB_TYPE		0xFA
@@ -65,6 +65,8 @@ enum kfab_cmd_nr {
 	KFAB_CMD_EP_ENABLE = 0x32,
 	/* Shared receive contexts: 0x40-0x4f */
 	KFAB_CMD_SRX_OPEN = 0x40,
+	/* The transport between nodes: 0x50-0x5f */
+	KFAB_CMD_NET_LISTEN = 0x50,
 	/* Test-only commands (CONFIG_KFAB_TEST): 0xf0-0xff, a range of their own */
 	KFAB_CMD_TEST_BASE = 0xf0,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
@@ -150,29 +152,53 @@ struct kfab_mmap {
 };
 
 /*
- * Addresses.  A struct kfab_addr names one endpoint.  Today every address is
- * KFAB_ADDR_LOCAL: an endpoint of this node, named by a number the module
- * hands out when the endpoint is created and never reuses while it is
- * loaded.  Remote nodes will get a family of their own that fills @node; the
- * size of the address stays 16 bytes.
+ * Addresses (Documentation/net.rst).  A struct kfab_addr names one endpoint
+ * of one node and means the same on every node that receives it as bytes:
+ * every field has a fixed byte order, and only the node that owns the
+ * endpoint interprets @incarnation.
+ *
+ *  - KFAB_ADDR_INET: a node on the network, by the address and TCP port of
+ *    its listener (KFAB_IOC_NET_LISTEN): an IPv6 address, or an IPv4
+ *    address mapped into IPv6 (::ffff:a.b.c.d).  A node is one network
+ *    namespace of one machine.
+ *  - KFAB_ADDR_LOCAL: an endpoint of this machine made while its network
+ *    namespace had no listener; @port and @node are zero.  It reaches the
+ *    endpoint from any namespace of this machine and nothing elsewhere.
+ *
+ * Endpoints are numbered (@ep) in two ranges.  1 to KFAB_SERVICE_MAX are
+ * well-known services, chosen by the application as a TCP port is, one per
+ * node; their @incarnation is 0, so the address is known in advance.
+ * Above KFAB_SERVICE_MAX are numbers the module hands out and never reuses
+ * while it is loaded; their @incarnation is the module's, a random number
+ * drawn at load, so an address kept across a restart of the module never
+ * reaches a new endpoint: sends to it fail.
  */
 enum kfab_addr_family {
 	KFAB_ADDR_UNSPEC = 0,		/* never valid in an AV */
 	KFAB_ADDR_LOCAL = 1,
+	KFAB_ADDR_INET = 2,
 };
+
+#define KFAB_SERVICE_MAX	65535
+/* The listener's TCP port when none is given */
+#define KFAB_PORT_DEFAULT	7471
 
 /**
  * struct kfab_addr - the address of a kfab endpoint (fi_getname's bytes)
  * @family: a KFAB_ADDR_* value
  * @__reserved: must be 0
- * @node: KFAB_ADDR_LOCAL: must be 0
- * @ep: the endpoint's number, never 0
+ * @port: KFAB_ADDR_INET: the node's listener port, big-endian; else 0
+ * @incarnation: the owning node's module load (big-endian), 0 for a service
+ * @node: KFAB_ADDR_INET: the node's IPv6 or IPv4-mapped address; else 0
+ * @ep: the endpoint's number, big-endian, never 0
  */
 struct kfab_addr {
-	__u16 family;
-	__u16 __reserved;
-	__u32 node;
-	__u64 ep;
+	__u8 family;
+	__u8 __reserved;
+	__be16 port;
+	__be32 incarnation;
+	__u8 node[16];
+	__be64 ep;
 };
 
 /*
@@ -899,9 +925,8 @@ struct kfab_cancel {
 
 /*
  * Endpoints (Documentation/ep.rst).  An endpoint is a reliable-datagram
- * (FI_EP_RDM) endpoint of this node.  Creating one gives it an address,
- * KFAB_ADDR_LOCAL with a number never reused while the module is loaded,
- * and a submission ring.  It is bound to one AV and to the CQs and
+ * (FI_EP_RDM) endpoint.  Creating one gives it an address (see "Addresses"
+ * above) and a submission ring.  It is bound to one AV and to the CQs and
  * counters that receive its completions, then enabled; from then on its
  * ring carries its requests.
  */
@@ -922,6 +947,13 @@ enum kfab_ep_type {
  * @sq_entries: submission ring entries: 0 for KFAB_SQ_DEFAULT_ENTRIES,
  *	else a power of two up to KFAB_SQ_MAX_ENTRIES (-EINVAL otherwise)
  * @out_ep_id: out: the endpoint's id in this file
+ * @src: the address wanted (fi_info src_addr), all zero for any.  @family
+ *	KFAB_ADDR_UNSPEC: the first listener of the caller's network
+ *	namespace, or KFAB_ADDR_LOCAL without one; KFAB_ADDR_INET: that
+ *	listener of the namespace (-EADDRNOTAVAIL if it has none such);
+ *	KFAB_ADDR_LOCAL: a local address even with a listener.  @ep 0 for a
+ *	number of the module's, or a service (-EADDRINUSE if taken in the
+ *	namespace); @incarnation 0 (-EINVAL otherwise).
  * @out_addr: out: the endpoint's address
  * @out_sq: out: where its submission ring lives
  */
@@ -932,6 +964,7 @@ struct kfab_ep_open {
 	__u32 type;
 	__u32 sq_entries;
 	__u32 out_ep_id;
+	struct kfab_addr src;
 	struct kfab_addr out_addr;
 	struct kfab_sq_layout out_sq;
 };
@@ -1282,5 +1315,39 @@ struct kfab_test_cq_post {
 
 #define KFAB_IOC_TEST_CQ_POST \
 	_IOWR(KFAB_TYPE, KFAB_CMD_TEST_CQ_POST, struct kfab_test_cq_post)
+
+/*
+ * The transport between nodes (Documentation/net.rst).  A network
+ * namespace has no node address, and kfab opens no port in it, until an
+ * administrator (CAP_NET_ADMIN over the namespace) adds a listener.
+ */
+enum kfab_net_listen_flags {
+	/* Remove the listener instead; its connections close. */
+	KFAB_NET_LISTEN_REMOVE = 1 << 0,
+};
+
+/**
+ * struct kfab_net_listen - KFAB_IOC_NET_LISTEN: add or remove a listener
+ * @size: sizeof(struct kfab_net_listen)
+ * @flags: KFAB_NET_LISTEN_* bits
+ * @addr: KFAB_ADDR_INET with @node (an address of the caller's network
+ *	namespace; not the unspecified address) and @port (0 for
+ *	KFAB_PORT_DEFAULT); @ep and @incarnation 0
+ * @out_addr: out: the listener's node address as endpoints will carry it
+ *
+ * -EPERM without CAP_NET_ADMIN over the caller's network namespace,
+ * -EADDRINUSE for a listener that exists, -ENOENT removing one that does
+ * not, -EADDRNOTAVAIL when the namespace has no such address.  The first
+ * listener of a namespace names its endpoints made from then on.
+ */
+struct kfab_net_listen {
+	__u32 size;
+	__u32 flags;
+	struct kfab_addr addr;
+	struct kfab_addr out_addr;
+};
+
+#define KFAB_IOC_NET_LISTEN \
+	_IOWR(KFAB_TYPE, KFAB_CMD_NET_LISTEN, struct kfab_net_listen)
 
 #endif /* _UAPI_LINUX_KFAB_H */

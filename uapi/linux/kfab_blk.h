@@ -14,6 +14,7 @@
 #define _UAPI_LINUX_KFAB_BLK_H
 
 #include <linux/types.h>
+#include <linux/kfab.h>
 
 #define KFAB_BLK_MAGIC		0x6b66626bU	/* "kfbk" */
 
@@ -36,7 +37,7 @@ enum kfab_blk_op {
  * @offset: bytes from the start of the device
  * @len: bytes to read or write (the write's data follows the header)
  * @__reserved2: 0
- * @client_ep: the sender's endpoint number (kfab_addr.ep), for a server
+ * @client: the sender's address (fi_getname()'s bytes), for a server
  *	whose AV does not hold it yet
  */
 struct kfab_blk_req {
@@ -47,7 +48,7 @@ struct kfab_blk_req {
 	__u64 offset;
 	__u32 len;
 	__u32 __reserved2;
-	__u64 client_ep;
+	struct kfab_addr client;
 };
 
 /* The answer to KFAB_BLK_OP_INFO */

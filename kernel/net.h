@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Nodes and the transport between them (Documentation/net.rst).
+ *
+ * A node is one network namespace of one machine: its identity is the
+ * address of its first listener (node.c).  Messages to endpoints of other
+ * nodes go to a struct kfab_peer (peer.c), one per remote node and
+ * namespace, which owns the operations in flight and speaks kfab's wire
+ * protocol (wire.h) over one connection of an engine: the kernel's TCP
+ * (tcp.c) today, RDMA later, behind struct kfab_engine_ops.
+ *
+ * Locking (kfab.h "Locking" has the module-wide order): kfab_node.lock
+ * (listeners, the peer list) comes before any peer's lock; a peer's
+ * kfab_peer.lock (its operations, its connection, its queues) is taken
+ * without any receive context's lock held, and a receive context's lock
+ * may be taken under it.
+ */
+#ifndef KFAB_NET_H
+#define KFAB_NET_H
+
+#include <linux/in6.h>
+#include <linux/workqueue.h>
+#include <net/net_namespace.h>
+
+#include "kfab.h"
+
+struct kfab_msg;
+struct kfab_peer;
+
+/**
+ * struct kfab_listener - where a node accepts connections
+ * @link: on its node's @listeners, first one first
+ * @addr: its node address (KFAB_ADDR_INET, @ep and @incarnation 0)
+ * @node: the node
+ * @sock: the engine's listening socket
+ * @accept_work: takes new connections off @sock
+ * @saved_data_ready: @sock's own callback, put back when it closes
+ */
+struct kfab_listener {
+	struct list_head link;
+	struct kfab_addr addr;
+	struct kfab_node *node;
+	struct socket *sock;
+	struct work_struct accept_work;
+	void (*saved_data_ready)(struct sock *sk);
+};
+
+/**
+ * struct kfab_node - kfab in one network namespace
+ * @net: the namespace (no reference: the node lives as long as it does)
+ * @lock: @listeners, @peers, @dying
+ * @listeners: struct kfab_listener, the first names the node
+ * @peers: struct kfab_peer, one per remote node reached or reaching us
+ * @services: service number -> struct kfab_ep_core, reserved at creation
+ *	(no entry), published at enable; looked up under RCU
+ * @conns: incoming connections (struct kfab_conn)
+ * @dying: the namespace goes: no new listener, no new peer
+ */
+struct kfab_node {
+	struct net *net;
+	struct mutex lock;	/* see above */
+	struct list_head listeners;
+	struct list_head peers;
+	struct list_head conns;
+	struct xarray services;
+	bool dying;
+};
+
+/**
+ * struct kfab_conn - a connection another node made to this one
+ * @link: on its node's @conns
+ * @node: the node it came to
+ * @sock: the engine's socket
+ * @peer: who called, once its HELLO came (a reference)
+ * @rx_work: reads and carries out its frames until it ends
+ */
+struct kfab_conn {
+	struct list_head link;
+	struct kfab_node *node;
+	struct socket *sock;
+	struct kfab_peer *peer;
+	struct work_struct rx_work;
+};
+
+extern u32 kfab_incarnation;
+extern struct workqueue_struct *kfab_net_wq;
+extern unsigned int kfab_peer_timeout_ms;
+
+/* node.c */
+int kfab_node_init(void);
+void kfab_node_exit(void);
+struct kfab_node *kfab_node_of(struct net *net);
+bool kfab_addr_valid(const struct kfab_addr *addr);
+void kfab_addr_show(struct seq_file *s, const struct kfab_addr *a);
+bool kfab_addr_same_node(const struct kfab_addr *a, const struct kfab_addr *b);
+int kfab_node_bind(struct net *net, const struct kfab_addr *want,
+		   struct kfab_ep_core *core);
+int kfab_node_publish(struct kfab_ep_core *core);
+void kfab_node_unbind(struct kfab_ep_core *core);
+void kfab_node_release(struct kfab_ep_core *core);
+int kfab_node_resolve(struct net *net, const struct kfab_addr *dst,
+		      struct kfab_ep_core **target);
+int kfab_node_find_ep(struct kfab_node *node, const struct kfab_addr *dst,
+		      struct kfab_ep_core **target);
+bool kfab_node_is_self(struct kfab_node *node, const struct kfab_addr *addr);
+int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd);
+void kfab_node_debugfs_show(struct seq_file *s);
+
+/*
+ * tcp.c: the TCP engine.  A second engine (RDMA) provides the same:
+ * listening, calling, sending a frame's bytes and a message's pages,
+ * receiving into any iov_iter, and closing.
+ */
+int kfab_tcp_listen(struct kfab_listener *l);
+void kfab_tcp_unlisten(struct kfab_listener *l);
+int kfab_tcp_connect(struct kfab_node *node, const struct kfab_addr *addr,
+		     void (*down)(void *arg), void *arg, struct socket **out);
+void kfab_tcp_release(struct socket *sock);
+int kfab_tcp_send_kvec(struct socket *sock, struct kvec *kv, unsigned int nr,
+		       size_t len, bool more);
+int kfab_tcp_send_pages(struct socket *sock, struct kfab_buf *buf, size_t off,
+			size_t len, bool more);
+int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to);
+void kfab_conn_shutdown(struct kfab_conn *conn);
+void kfab_conns_close(struct kfab_node *node);
+
+/* peer.c: peers and the wire protocol */
+int kfab_peer_init(void);
+void kfab_peer_exit(void);
+int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
+		   const struct kfab_msg *msg, struct kfab_req *req);
+int kfab_conn_rx(struct kfab_conn *conn);
+void kfab_conn_closed(struct kfab_conn *conn);
+void kfab_node_close_peers(struct kfab_node *node);
+void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
+
+#endif /* KFAB_NET_H */

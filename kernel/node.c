@@ -1,0 +1,468 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Nodes: kfab's identity in each network namespace (Documentation/net.rst).
+ *
+ * An endpoint's address names its node and its number.  A namespace whose
+ * administrator added a listener (KFAB_IOC_NET_LISTEN) is a node on the
+ * network: its endpoints are KFAB_ADDR_INET addresses of its first
+ * listener.  Without one, endpoints get KFAB_ADDR_LOCAL addresses, which
+ * only this machine understands.  Deciding where a destination lives is
+ * kfab_node_resolve(): an address of one of the sender's own listeners, or
+ * a local one, is an endpoint of this machine and keeps the single-copy
+ * path; any other goes to a peer (peer.c).
+ *
+ * Numbers above KFAB_SERVICE_MAX are the module's (kfab_eps in ep.c) and
+ * carry kfab_incarnation, drawn at load, so that addresses kept across a
+ * reload reach nothing.  Services are chosen by applications and are one
+ * per node (kfab_node.services).
+ */
+#include <linux/inet.h>
+#include <linux/random.h>
+#include <linux/nsproxy.h>
+#include <linux/slab.h>
+#include <net/addrconf.h>
+#include <net/netns/generic.h>
+#include <net/route.h>
+
+#include "kfab.h"
+#include "net.h"
+
+u32 kfab_incarnation;
+
+static unsigned int kfab_node_id;
+
+struct kfab_node *kfab_node_of(struct net *net)
+{
+	return net_generic(net, kfab_node_id);
+}
+
+static bool kfab_addr_node_zero(const struct kfab_addr *a)
+{
+	return !memchr_inv(a->node, 0, sizeof(a->node));
+}
+
+/*
+ * Whether an address is well formed, wherever it came from: a family we
+ * know, the fields that family does not use zeroed, and an incarnation
+ * exactly when the number is the module's.
+ */
+bool kfab_addr_valid(const struct kfab_addr *a)
+{
+	u64 ep = be64_to_cpu(a->ep);
+	bool service = ep <= KFAB_SERVICE_MAX;
+
+	if (a->__reserved || !ep || !a->incarnation != service)
+		return false;
+	switch (a->family) {
+	case KFAB_ADDR_LOCAL:
+		return !a->port && kfab_addr_node_zero(a);
+	case KFAB_ADDR_INET:
+		return a->port && !kfab_addr_node_zero(a);
+	default:
+		return false;
+	}
+}
+
+/* Same family, node and port: the same node (LOCAL: this machine). */
+bool kfab_addr_same_node(const struct kfab_addr *a, const struct kfab_addr *b)
+{
+	return a->family == b->family && a->port == b->port &&
+	       !memcmp(a->node, b->node, sizeof(a->node));
+}
+
+/**
+ * kfab_addr_show() - print an address in its string form
+ * @s: where
+ * @a: the address, as struct kfab_addr
+ *
+ * "fi_kfab://NODE/EP" as libshim prints it (Documentation/net.rst): NODE
+ * is "local", "A.B.C.D:PORT" or "[IPV6]:PORT"; EP a service, or
+ * "NUMBER.INCARNATION" (8 hex digits).
+ */
+void kfab_addr_show(struct seq_file *s, const struct kfab_addr *a)
+{
+	const struct in6_addr *a6 = (const struct in6_addr *)a->node;
+
+	seq_puts(s, "fi_kfab://");
+	if (a->family != KFAB_ADDR_INET)
+		seq_puts(s, "local");
+	else if (ipv6_addr_v4mapped(a6))
+		seq_printf(s, "%pI4:%u", &a6->s6_addr32[3], be16_to_cpu(a->port));
+	else
+		seq_printf(s, "[%pI6c]:%u", a6, be16_to_cpu(a->port));
+	seq_printf(s, "/%llu", be64_to_cpu(a->ep));
+	if (a->incarnation)
+		seq_printf(s, ".%08x", be32_to_cpu(a->incarnation));
+}
+
+/* One of @node's listeners has @addr's node address.  May sleep. */
+bool kfab_node_is_self(struct kfab_node *node, const struct kfab_addr *addr)
+{
+	struct kfab_listener *l;
+	bool self = false;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(l, &node->listeners, link)
+		if (kfab_addr_same_node(&l->addr, addr)) {
+			self = true;
+			break;
+		}
+	mutex_unlock(&node->lock);
+	return self;
+}
+
+/**
+ * kfab_node_bind() - give a new endpoint its address
+ * @net: the namespace it lives in
+ * @want: the address asked for (struct kfab_ep_open's @src)
+ * @core: its core, with @num set; @addr, @net and @service are filled in
+ *
+ * A service number is reserved in the node now (like bind()) and
+ * reachable once kfab_node_publish() runs at enable.
+ *
+ * Return: 0, -EINVAL (a malformed request), -EADDRNOTAVAIL (no such
+ * listener), -EADDRINUSE (the service is taken), -ENOMEM.
+ */
+int kfab_node_bind(struct net *net, const struct kfab_addr *want,
+		   struct kfab_ep_core *core)
+{
+	struct kfab_node *node = kfab_node_of(net);
+	u64 ep = be64_to_cpu(want->ep);
+	struct kfab_addr *a = &core->addr;
+	struct kfab_listener *l;
+	int rc = 0;
+
+	if (want->__reserved || want->incarnation || ep > KFAB_SERVICE_MAX)
+		return -EINVAL;
+	*a = (struct kfab_addr){ .family = KFAB_ADDR_LOCAL };
+	mutex_lock(&node->lock);
+	switch (want->family) {
+	case KFAB_ADDR_UNSPEC:
+		l = list_first_entry_or_null(&node->listeners,
+					     struct kfab_listener, link);
+		if (l)
+			*a = l->addr;
+		break;
+	case KFAB_ADDR_LOCAL:
+		break;
+	case KFAB_ADDR_INET:
+		rc = -EADDRNOTAVAIL;
+		list_for_each_entry(l, &node->listeners, link)
+			if (kfab_addr_same_node(&l->addr, want) ||
+			    (!want->port && !memcmp(l->addr.node, want->node,
+						    sizeof(want->node)))) {
+				*a = l->addr;
+				rc = 0;
+				break;
+			}
+		break;
+	default:
+		rc = -EINVAL;
+	}
+	mutex_unlock(&node->lock);
+	if (rc)
+		return rc;
+
+	if (ep) {
+		/* Reserved (no entry) until enable; taken means in use. */
+		rc = xa_insert(&node->services, ep, NULL, GFP_KERNEL_ACCOUNT);
+		if (rc)
+			return rc == -EBUSY ? -EADDRINUSE : rc;
+		core->service = ep;
+		a->ep = want->ep;
+		a->incarnation = 0;
+	} else {
+		a->ep = cpu_to_be64(core->num);
+		a->incarnation = cpu_to_be32(kfab_incarnation);
+	}
+	core->net = get_net(net);
+	return 0;
+}
+
+/* At enable: a service endpoint becomes reachable by its service. */
+int kfab_node_publish(struct kfab_ep_core *core)
+{
+	struct kfab_node *node;
+
+	if (!core->service)
+		return 0;
+	node = kfab_node_of(core->net);
+	return xa_err(xa_store(&node->services, core->service, core,
+			       GFP_KERNEL_ACCOUNT));
+}
+
+/*
+ * The endpoint goes: its service is free again at once (senders that
+ * still hold its core find it dead), its namespace is let go with the core.
+ */
+void kfab_node_unbind(struct kfab_ep_core *core)
+{
+	if (core->service)
+		xa_erase(&kfab_node_of(core->net)->services, core->service);
+	core->service = 0;
+}
+
+void kfab_node_release(struct kfab_ep_core *core)
+{
+	kfab_node_unbind(core);
+	if (core->net)
+		put_net(core->net);
+	core->net = NULL;
+}
+
+static struct kfab_ep_core *kfab_node_service(struct kfab_node *node, u64 ep)
+{
+	struct kfab_ep_core *core;
+
+	rcu_read_lock();
+	core = xa_load(&node->services, ep);
+	if (core && !kref_get_unless_zero(&core->ref))
+		core = NULL;
+	rcu_read_unlock();
+	return core;
+}
+
+/*
+ * The endpoint @dst names on @node (for a LOCAL address: on this machine,
+ * services in @node).  Return: 0 with a reference in *@target,
+ * -EHOSTUNREACH (no such endpoint), -ECONNRESET (a number of an earlier
+ * load of the module).
+ */
+static int kfab_node_lookup(struct kfab_node *node,
+			    const struct kfab_addr *dst,
+			    struct kfab_ep_core **target)
+{
+	u64 ep = be64_to_cpu(dst->ep);
+	struct kfab_ep_core *core;
+
+	if (ep <= KFAB_SERVICE_MAX) {
+		core = kfab_node_service(node, ep);
+	} else {
+		if (be32_to_cpu(dst->incarnation) != kfab_incarnation)
+			return -ECONNRESET;
+		core = kfab_ep_core_find(ep);
+		/* A number names one endpoint: through its own node only. */
+		if (core && dst->family == KFAB_ADDR_INET &&
+		    core->net != node->net) {
+			kfab_ep_core_put(core);
+			core = NULL;
+		}
+	}
+	if (!core)
+		return -EHOSTUNREACH;
+	*target = core;
+	return 0;
+}
+
+/**
+ * kfab_node_resolve() - where a sender's destination lives
+ * @net: the sender's namespace
+ * @dst: the destination, valid (kfab_addr_valid())
+ * @target: out: the endpoint, when it is on this machine
+ *
+ * Return: 0 with a reference in *@target; -EREMOTE for an endpoint of
+ * another node (peer.c sends it); -EHOSTUNREACH, -ECONNRESET as
+ * kfab_node_lookup().
+ */
+int kfab_node_resolve(struct net *net, const struct kfab_addr *dst,
+		      struct kfab_ep_core **target)
+{
+	struct kfab_node *node = kfab_node_of(net);
+
+	if (dst->family == KFAB_ADDR_INET && !kfab_node_is_self(node, dst))
+		return -EREMOTE;
+	return kfab_node_lookup(node, dst, target);
+}
+
+/* A frame from the network names an endpoint of @node: which one. */
+int kfab_node_find_ep(struct kfab_node *node, const struct kfab_addr *dst,
+		      struct kfab_ep_core **target)
+{
+	if (!kfab_addr_valid(dst) || dst->family != KFAB_ADDR_INET ||
+	    !kfab_node_is_self(node, dst))
+		return -EHOSTUNREACH;
+	return kfab_node_lookup(node, dst, target);
+}
+
+/* ---- listeners ---- */
+
+/* An address of @net's own interfaces (v4-mapped or v6). */
+static bool kfab_node_has_addr(struct net *net, const u8 *node)
+{
+	const struct in6_addr *a6 = (const struct in6_addr *)node;
+
+	if (ipv6_addr_v4mapped(a6))
+		return inet_addr_type(net, a6->s6_addr32[3]) == RTN_LOCAL;
+#if IS_ENABLED(CONFIG_IPV6)
+	return ipv6_chk_addr(net, a6, NULL, 0);
+#else
+	return false;
+#endif
+}
+
+static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
+{
+	struct kfab_listener *l, *old;
+	int rc;
+
+	if (!addr->port)
+		addr->port = cpu_to_be16(KFAB_PORT_DEFAULT);
+	if (!kfab_node_has_addr(node->net, addr->node))
+		return -EADDRNOTAVAIL;
+	l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
+	if (!l)
+		return -ENOMEM;
+	l->addr = *addr;
+	l->node = node;
+
+	mutex_lock(&node->lock);
+	rc = -ENODEV;
+	if (node->dying)
+		goto err_unlock;
+	rc = -EADDRINUSE;
+	list_for_each_entry(old, &node->listeners, link)
+		if (kfab_addr_same_node(&old->addr, addr))
+			goto err_unlock;
+	rc = kfab_tcp_listen(l);
+	if (rc)
+		goto err_unlock;
+	list_add_tail(&l->link, &node->listeners);
+	mutex_unlock(&node->lock);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&node->lock);
+	kfree(l);
+	return rc;
+}
+
+static void kfab_listener_free(struct kfab_listener *l)
+{
+	kfab_tcp_unlisten(l);
+	kfree(l);
+}
+
+static int kfab_node_unlisten(struct kfab_node *node,
+			      const struct kfab_addr *addr)
+{
+	struct kfab_listener *l, *found = NULL;
+	struct kfab_addr want = *addr;
+
+	if (!want.port)
+		want.port = cpu_to_be16(KFAB_PORT_DEFAULT);
+	mutex_lock(&node->lock);
+	list_for_each_entry(l, &node->listeners, link)
+		if (kfab_addr_same_node(&l->addr, &want)) {
+			found = l;
+			list_del(&l->link);
+			break;
+		}
+	mutex_unlock(&node->lock);
+	if (!found)
+		return -ENOENT;
+	kfab_listener_free(found);
+	return 0;
+}
+
+int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd)
+{
+	struct kfab_net_listen *cmd = ucmd->cmd;
+	struct net *net = current->nsproxy->net_ns;
+	struct kfab_addr addr = cmd->addr;
+	int rc;
+
+	if (cmd->flags & ~KFAB_NET_LISTEN_REMOVE)
+		return -EOPNOTSUPP;
+	if (addr.family != KFAB_ADDR_INET || addr.__reserved || addr.ep ||
+	    addr.incarnation || kfab_addr_node_zero(&addr))
+		return -EINVAL;
+	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	if (cmd->flags & KFAB_NET_LISTEN_REMOVE) {
+		rc = kfab_node_unlisten(kfab_node_of(net), &addr);
+	} else {
+		rc = kfab_node_listen(kfab_node_of(net), &addr);
+		cmd->out_addr = addr;
+	}
+	if (rc)
+		return rc;
+	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
+}
+
+/* ---- namespaces ---- */
+
+static int __net_init kfab_node_net_init(struct net *net)
+{
+	struct kfab_node *node = kfab_node_of(net);
+
+	node->net = net;
+	mutex_init(&node->lock);
+	INIT_LIST_HEAD(&node->listeners);
+	INIT_LIST_HEAD(&node->peers);
+	INIT_LIST_HEAD(&node->conns);
+	xa_init(&node->services);
+	return 0;
+}
+
+/*
+ * The namespace goes (its last user is gone, so no endpoint is left in
+ * it): close the listeners, then every peer with what it holds.
+ */
+static void __net_exit kfab_node_net_exit(struct net *net)
+{
+	struct kfab_node *node = kfab_node_of(net);
+	struct kfab_listener *l, *n;
+	LIST_HEAD(gone);
+
+	mutex_lock(&node->lock);
+	node->dying = true;
+	list_splice_init(&node->listeners, &gone);
+	mutex_unlock(&node->lock);
+	list_for_each_entry_safe(l, n, &gone, link)
+		kfab_listener_free(l);
+	kfab_node_close_peers(node);
+	WARN_ON(!xa_empty(&node->services));
+	xa_destroy(&node->services);
+	mutex_destroy(&node->lock);
+}
+
+static struct pernet_operations kfab_node_net_ops = {
+	.init = kfab_node_net_init,
+	.exit = kfab_node_net_exit,
+	.id = &kfab_node_id,
+	.size = sizeof(struct kfab_node),
+};
+
+int kfab_node_init(void)
+{
+	kfab_incarnation = get_random_u32() ?: 1;
+	return register_pernet_subsys(&kfab_node_net_ops);
+}
+
+void kfab_node_exit(void)
+{
+	unregister_pernet_subsys(&kfab_node_net_ops);
+}
+
+/* debugfs "net": every node's listeners and peers. */
+void kfab_node_debugfs_show(struct seq_file *s)
+{
+	struct kfab_listener *l;
+	struct net *net;
+
+	seq_printf(s, "incarnation %08x\n", kfab_incarnation);
+	down_read(&net_rwsem);
+	for_each_net(net) {
+		struct kfab_node *node = kfab_node_of(net);
+
+		mutex_lock(&node->lock);
+		list_for_each_entry(l, &node->listeners, link) {
+			seq_printf(s, "netns %u listen ", net->ns.inum);
+			kfab_addr_show(s, &l->addr);
+			seq_putc(s, '\n');
+		}
+		mutex_unlock(&node->lock);
+		kfab_peer_debugfs_show(s, node);
+	}
+	up_read(&net_rwsem);
+}

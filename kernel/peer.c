@@ -1,0 +1,1199 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Peers: the other nodes this node exchanges messages with, and kfab's
+ * wire protocol with them (wire.h, Documentation/net.rst).
+ *
+ * A peer is one remote node as seen from one local node (namespace).  It
+ * sends on a connection it makes itself (@out) and receives on the one the
+ * remote node made to it (struct kfab_conn), so each connection carries
+ * frames one way and either side may call the other at any time.
+ *
+ * A send to another node is a struct kfab_op in the peer's table until
+ * the RESULT of the receiving node ends it: the sender's completion says
+ * what happened over there, and an error never goes unreported.  A small
+ * message travels in its MSG frame (copied once into the op, so the
+ * sender's buffer is free at once); a large one stays pinned in the
+ * sender's pages, announced by RTS, until the receiving node's CTS asks
+ * for its bytes, which go out of those pages without a copy.  What a peer
+ * may make this node hold is bounded by credits (wire.h).
+ *
+ * Only the peer's one sender (@tx_busy) sends on its connection out or
+ * closes it (kfab_peer_out_failed()).
+ *
+ * When a connection fails, every operation that depends on it ends with
+ * an error completion and pinned pages are let go; the next send calls
+ * again.  A HELLO with a new incarnation means the remote module was
+ * reloaded: whatever was in flight with its old self fails with
+ * -ECONNRESET.
+ *
+ * Locking: kfab_peer.lock (a mutex) covers the peer's tables, queues,
+ * credit and state.  It is never held while calling into msg.c (which
+ * takes receive context locks) nor while sending or receiving on a
+ * socket; msg.c never calls back into a peer with a receive context's
+ * lock held.
+ */
+#include <linux/delay.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
+
+#include "kfab.h"
+#include "msg.h"
+#include "net.h"
+#include "wire.h"
+
+unsigned int kfab_peer_timeout_ms = 10000;
+module_param_named(peer_timeout_ms, kfab_peer_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(peer_timeout_ms,
+		 "How long a connection to another node may take to make or to move data before its operations fail (ms)");
+
+struct workqueue_struct *kfab_net_wq;
+
+/**
+ * struct kfab_op - a send to another node, until its RESULT
+ * @ref: the peer's table, and each frame that carries it
+ * @id: its number in the peer's table
+ * @sender: the sending endpoint (a reference), counted in its @tx_waiting
+ * @context: the send's context
+ * @kind: KFAB_KIND_*
+ * @flags: the send's KFAB_SQE_*
+ * @len: the message's bytes
+ * @cost: the credit it holds
+ * @kbuf: MSG: the payload, copied
+ * @buf: RTS: the sender's pages, pinned
+ * @gen: the peer's session it belongs to
+ */
+struct kfab_op {
+	struct kref ref;
+	u32 id;
+	struct kfab_ep_core *sender;
+	u64 context;
+	int kind;
+	u32 flags;
+	size_t len;
+	u32 cost;
+	void *kbuf;
+	struct kfab_buf buf;
+	u32 gen;
+};
+
+/**
+ * struct kfab_frame - a frame waiting to go out
+ * @link: on its peer's @txq
+ * @hdr: its header
+ * @body: its body
+ * @body_len: bytes of @body
+ * @op: MSG: the op whose @kbuf follows; DATA: the op whose pages follow
+ *	(a reference either way)
+ * @off: DATA: where in the message the bytes still to send begin
+ * @left: DATA: how many are left
+ * @pull: DATA: the receiver's pull
+ */
+struct kfab_frame {
+	struct list_head link;
+	struct kfab_wire_hdr hdr;
+	union {
+		struct kfab_wire_hello hello;
+		struct kfab_wire_msg msg;
+		struct kfab_wire_cts cts;
+		struct kfab_wire_data data;
+		struct kfab_wire_result result;
+	} body;
+	size_t body_len;
+	struct kfab_op *op;
+	size_t off;
+	size_t left;
+	u32 pull;
+};
+
+enum kfab_peer_state {
+	KFAB_PEER_IDLE,		/* no connection out; the next send calls */
+	KFAB_PEER_UP,		/* @out is connected */
+	KFAB_PEER_CLOSED,	/* the node goes: nothing more */
+};
+
+/**
+ * struct kfab_peer - a remote node, seen from one local node
+ * @link: on its node's @peers
+ * @node: the local node
+ * @ref: the node's list, each connection in, each message from it
+ * @addr: the remote node's address (@ep and @incarnation 0)
+ * @lock: everything below
+ * @state: enum kfab_peer_state
+ * @incarnation: the remote module's load, from its HELLO (0: not known)
+ * @gen: bumped for each new session (a new incarnation)
+ * @out: the connection this node sends on
+ * @in: the connection the remote node sends on
+ * @txq: frames to send, in order
+ * @tx_busy: someone sends @txq now (the transmit work, or a doorbell or
+ *	receive loop that found the connection idle): the one sender
+ * @tx_work: connects and sends @txq
+ * @down_work: the connection out ended while idle: fail what waits on it
+ * @ops: sends in flight (struct kfab_op) by id
+ * @next_op: for ids
+ * @pulls: receives waiting for data from it (struct kfab_pull) by id
+ * @next_pull: for ids
+ * @credit: bytes of messages this node may still send it
+ * @owed: credit this node has released and not yet returned
+ * @tx_msgs, @rx_msgs, @tx_bytes, @rx_bytes, @failures: counters (debugfs)
+ */
+struct kfab_peer {
+	struct list_head link;
+	struct kfab_node *node;
+	struct kref ref;
+	struct kfab_addr addr;
+	struct mutex lock;	/* see above; net.h "Locking" */
+	enum kfab_peer_state state;
+	u32 incarnation;
+	u32 gen;
+	struct socket *out;
+	struct kfab_conn *in;
+	struct list_head txq;
+	bool tx_busy;
+	struct work_struct tx_work;
+	struct work_struct down_work;
+	struct xarray ops;
+	u32 next_op;
+	struct xarray pulls;
+	u32 next_pull;
+	s64 credit;
+	u32 owed;
+	u64 tx_msgs, rx_msgs, tx_bytes, rx_bytes, failures;
+};
+
+/* ---- peers ---- */
+
+static void kfab_peer_tx_work(struct work_struct *work);
+static void kfab_peer_down_work(struct work_struct *work);
+static void kfab_peer_out_down(void *arg);
+static void kfab_peer_tx_release(struct kfab_peer *peer);
+static void kfab_peer_kick(struct kfab_peer *peer);
+
+static void kfab_peer_release(struct kref *ref)
+{
+	struct kfab_peer *peer = container_of(ref, struct kfab_peer, ref);
+
+	WARN_ON(!xa_empty(&peer->ops) || !xa_empty(&peer->pulls));
+	xa_destroy(&peer->ops);
+	xa_destroy(&peer->pulls);
+	mutex_destroy(&peer->lock);
+	kfree(peer);
+}
+
+static void kfab_peer_put(struct kfab_peer *peer)
+{
+	kref_put(&peer->ref, kfab_peer_release);
+}
+
+/*
+ * The peer of @node for remote node @addr, made on first use (@create).
+ * Return: a reference, or NULL (none, no memory, or the node goes).
+ */
+static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
+				       const struct kfab_addr *addr,
+				       bool create)
+{
+	struct kfab_peer *peer, *found = NULL;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(peer, &node->peers, link)
+		if (kfab_addr_same_node(&peer->addr, addr)) {
+			found = peer;
+			break;
+		}
+	if (!found && create && !node->dying) {
+		found = kzalloc(sizeof(*found), GFP_KERNEL);
+		if (found) {
+			found->node = node;
+			kref_init(&found->ref);
+			found->addr = (struct kfab_addr){
+				.family = addr->family,
+				.port = addr->port,
+			};
+			memcpy(found->addr.node, addr->node,
+			       sizeof(addr->node));
+			mutex_init(&found->lock);
+			INIT_LIST_HEAD(&found->txq);
+			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
+			INIT_WORK(&found->down_work, kfab_peer_down_work);
+			xa_init_flags(&found->ops, XA_FLAGS_ALLOC1);
+			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
+			found->credit = KFAB_WIRE_CREDIT_MAX;
+			list_add_tail(&found->link, &node->peers);
+		}
+	}
+	if (found)
+		kref_get(&found->ref);
+	mutex_unlock(&node->lock);
+	return found;
+}
+
+/* ---- frames out ---- */
+
+static struct kfab_frame *kfab_frame_new(u8 type, size_t body_len)
+{
+	struct kfab_frame *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return NULL;
+	f->hdr.magic = cpu_to_be32(KFAB_WIRE_MAGIC);
+	f->hdr.type = type;
+	f->body_len = body_len;
+	return f;
+}
+
+static void kfab_op_release(struct kref *ref)
+{
+	struct kfab_op *op = container_of(ref, struct kfab_op, ref);
+
+	kfab_buf_put(&op->buf);
+	kvfree(op->kbuf);
+	kfree(op);
+}
+
+static void kfab_op_put(struct kfab_op *op)
+{
+	kref_put(&op->ref, kfab_op_release);
+}
+
+static void kfab_frame_free(struct kfab_frame *f)
+{
+	if (f->op)
+		kfab_op_put(f->op);
+	kfree(f);
+}
+
+/*
+ * Queue @f (NULL: out of memory, dropped like a lost connection would).
+ * @direct: the caller calls kfab_peer_kick() once it drops the lock, and
+ * sends it from there.
+ */
+static void kfab_peer_queue_how(struct kfab_peer *peer, struct kfab_frame *f,
+				bool direct)
+{
+	lockdep_assert_held(&peer->lock);
+	if (!f)
+		return;
+	if (peer->state == KFAB_PEER_CLOSED) {
+		kfab_frame_free(f);
+		return;
+	}
+	list_add_tail(&f->link, &peer->txq);
+	/* The hot paths kick it themselves once unlocked. */
+	if (!peer->tx_busy && !direct)
+		queue_work(kfab_net_wq, &peer->tx_work);
+}
+
+static void kfab_peer_queue(struct kfab_peer *peer, struct kfab_frame *f)
+{
+	kfab_peer_queue_how(peer, f, false);
+}
+
+static void kfab_peer_queue_direct(struct kfab_peer *peer,
+				   struct kfab_frame *f)
+{
+	kfab_peer_queue_how(peer, f, true);
+}
+
+static void kfab_peer_result(struct kfab_peer *peer, u32 op, int status)
+{
+	struct kfab_frame *f = kfab_frame_new(KFAB_WIRE_RESULT,
+					      sizeof(f->body.result));
+
+	if (f) {
+		f->body.result.op = cpu_to_be32(op);
+		f->body.result.status = cpu_to_be32((u32)status);
+	}
+	kfab_peer_queue_direct(peer, f);
+}
+
+/* Give credit back: in the next frame, or a frame of its own. */
+static void kfab_peer_return_credit(struct kfab_peer *peer, u32 cost,
+				    u32 gen)
+{
+	lockdep_assert_held(&peer->lock);
+	if (gen != peer->gen)
+		return;
+	peer->owed += cost;
+	if (list_empty(&peer->txq))
+		kfab_peer_queue(peer, kfab_frame_new(KFAB_WIRE_CREDIT, 0));
+}
+
+/* ---- sends ---- */
+
+/* End an op: its sender's completion, its slot, its credit. */
+static void kfab_op_end(struct kfab_peer *peer, struct kfab_op *op,
+			int status)
+{
+	kfab_send_done(op->sender, op->kind, op->context, op->flags, status);
+	kfab_ep_core_put(op->sender);
+	op->sender = NULL;
+	kfab_op_put(op);
+}
+
+/* Take every op out of the table: they end with @status. */
+static void kfab_peer_fail_ops(struct kfab_peer *peer, int status)
+{
+	struct kfab_op *op;
+	unsigned long id;
+	LIST_HEAD(none);
+
+	mutex_lock(&peer->lock);
+	xa_for_each(&peer->ops, id, op) {
+		xa_erase(&peer->ops, id);
+		mutex_unlock(&peer->lock);
+		kfab_op_end(peer, op, status);
+		mutex_lock(&peer->lock);
+	}
+	mutex_unlock(&peer->lock);
+}
+
+static u32 kfab_wire_flags(const struct kfab_msg *msg)
+{
+	u32 f = 0;
+
+	if (msg->kind == KFAB_KIND_TAGGED)
+		f |= KFAB_WIRE_TAGGED;
+	if (msg->flags & KFAB_SQE_REMOTE_CQ_DATA)
+		f |= KFAB_WIRE_CQ_DATA;
+	if (msg->flags & KFAB_SQE_DELIVERY_COMPLETE)
+		f |= KFAB_WIRE_DELIVERY;
+	return f;
+}
+
+/**
+ * kfab_peer_send() - send a message to an endpoint of another node
+ * @ep: the sender, whose doorbell runs (its process's context)
+ * @dst: the destination, a KFAB_ADDR_INET of another node
+ * @msg: the message
+ * @req: the send; its payload is copied (small) or pinned (large) here
+ *
+ * Return: 0 (the send completes when the receiving node answers, or with
+ * an error when the connection fails), -EAGAIN (no credit: post it again
+ * later), or a negative errno for an error completion now
+ * (-EHOSTUNREACH: the sender has no node address to be answered at).
+ */
+int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
+		   const struct kfab_msg *msg, struct kfab_req *req)
+{
+	struct kfab_node *node = kfab_node_of(ep->core->net);
+	bool eager = msg->len <= KFAB_WIRE_EAGER_MAX;
+	struct kfab_frame *f;
+	struct kfab_peer *peer;
+	struct kfab_op *op;
+	u32 id;
+	int rc;
+
+	/* The receiver answers our node: we need to be one. */
+	if (ep->core->addr.family != KFAB_ADDR_INET)
+		return -EHOSTUNREACH;
+	peer = kfab_peer_get(node, dst, true);
+	if (!peer)
+		return -ENOMEM;
+
+	rc = -ENOMEM;
+	op = kzalloc(sizeof(*op), GFP_KERNEL_ACCOUNT);
+	f = kfab_frame_new(eager ? KFAB_WIRE_MSG : KFAB_WIRE_RTS,
+			   sizeof(f->body.msg));
+	if (!op || !f)
+		goto err_free;
+	kref_init(&op->ref);
+	op->kind = msg->kind;
+	op->flags = msg->flags;
+	op->context = req->context;
+	op->len = msg->len;
+	op->cost = KFAB_WIRE_MSG_COST + (eager ? msg->len : 0);
+	if (eager) {
+		op->kbuf = kvmalloc(msg->len ?: 1, GFP_KERNEL_ACCOUNT);
+		if (!op->kbuf)
+			goto err_free;
+		rc = -EFAULT;
+		if (copy_from_iter(op->kbuf, msg->len, &req->iter) != msg->len)
+			goto err_free;
+	} else {
+		rc = kfab_buf_get(&op->buf, &req->iter, false);
+		if (rc)
+			goto err_free;
+	}
+	f->body.msg = (struct kfab_wire_msg){
+		.src = msg->src,
+		.dst = *dst,
+		.tag = cpu_to_be64(msg->tag),
+		.data = cpu_to_be64(msg->data),
+		.flags = cpu_to_be32(kfab_wire_flags(msg)),
+		.len = cpu_to_be64(msg->len),
+	};
+
+	mutex_lock(&peer->lock);
+	rc = -EAGAIN;
+	if (peer->credit < op->cost)
+		goto err_unlock;
+	rc = xa_alloc_cyclic(&peer->ops, &id, op, xa_limit_32b,
+			     &peer->next_op, GFP_KERNEL_ACCOUNT);
+	if (rc < 0)
+		goto err_unlock;
+	op->id = id;
+	op->gen = peer->gen;
+	peer->credit -= op->cost;
+	peer->tx_msgs++;
+	peer->tx_bytes += msg->len;
+	kref_get(&ep->core->ref);
+	op->sender = ep->core;
+	atomic_inc(&ep->core->tx_waiting);
+	f->body.msg.op = cpu_to_be32(id);
+	if (eager) {
+		kref_get(&op->ref);
+		f->op = op;
+	}
+	kfab_peer_queue_direct(peer, f);
+	mutex_unlock(&peer->lock);
+	kfab_peer_kick(peer);
+	kfab_peer_put(peer);
+	return 0;
+
+err_unlock:
+	mutex_unlock(&peer->lock);
+err_free:
+	kfree(f);
+	if (op)
+		kfab_op_put(op);
+	kfab_peer_put(peer);
+	return rc;
+}
+
+/* ---- the receiving side ---- */
+
+static void kfab_remote_free(struct kfab_remote *r)
+{
+	kfab_peer_put(r->peer);
+	kfree(r);
+}
+
+/**
+ * kfab_remote_release() - a message from another node is done with here
+ * @r: its origin
+ * @status: 0 (taken, or discarded), or why it was not delivered
+ *
+ * Its credit goes back, and its sender hears the status unless it did
+ * already.  No receive context's lock held.
+ */
+void kfab_remote_release(struct kfab_remote *r, int status)
+{
+	struct kfab_peer *peer = r->peer;
+
+	mutex_lock(&peer->lock);
+	if (!r->told && r->gen == peer->gen)
+		kfab_peer_result(peer, r->op, status);
+	kfab_peer_return_credit(peer, r->cost, r->gen);
+	mutex_unlock(&peer->lock);
+	kfab_peer_kick(peer);
+	kfab_remote_free(r);
+}
+
+/* A pull is over: its receive completes, its sender hears. */
+static void kfab_pull_end(struct kfab_peer *peer, struct kfab_pull *pull,
+			  int status)
+{
+	kfab_pull_complete(pull, status);
+	kfab_remote_release(pull->remote, status);
+	kfree(pull);
+}
+
+/**
+ * kfab_pull_start() - ask the sender of a message for its bytes
+ * @pull: a receive that took a message whose payload is at its sender
+ *
+ * No receive context's lock held.
+ */
+void kfab_pull_start(struct kfab_pull *pull)
+{
+	struct kfab_peer *peer = pull->remote->peer;
+	struct kfab_frame *f;
+	u32 id;
+	int rc;
+
+	f = kfab_frame_new(KFAB_WIRE_CTS, sizeof(f->body.cts));
+	mutex_lock(&peer->lock);
+	rc = -ECONNRESET;
+	if (peer->state == KFAB_PEER_CLOSED || pull->remote->gen != peer->gen)
+		goto err_unlock;
+	rc = -ENOMEM;
+	if (!f)
+		goto err_unlock;
+	rc = xa_alloc_cyclic(&peer->pulls, &id, pull, xa_limit_32b,
+			     &peer->next_pull, GFP_KERNEL_ACCOUNT);
+	if (rc < 0)
+		goto err_unlock;
+	pull->id = id;
+	f->body.cts = (struct kfab_wire_cts){
+		.op = cpu_to_be32(pull->remote->op),
+		.pull = cpu_to_be32(id),
+		.len = cpu_to_be64(pull->len),
+	};
+	kfab_peer_queue(peer, f);
+	mutex_unlock(&peer->lock);
+	return;
+
+err_unlock:
+	mutex_unlock(&peer->lock);
+	kfree(f);
+	kfab_pull_end(peer, pull, rc);
+}
+
+/* Fail every pull from @peer (its data will not come). */
+static void kfab_peer_fail_pulls(struct kfab_peer *peer, int status)
+{
+	struct kfab_pull *pull;
+	unsigned long id;
+
+	mutex_lock(&peer->lock);
+	xa_for_each(&peer->pulls, id, pull) {
+		xa_erase(&peer->pulls, id);
+		mutex_unlock(&peer->lock);
+		kfab_pull_end(peer, pull, status);
+		mutex_lock(&peer->lock);
+	}
+	mutex_unlock(&peer->lock);
+}
+
+/* ---- frames in (the connection's receive loop) ---- */
+
+/* Read the rest of a frame into nothing (a duplicate or a late pull). */
+static int kfab_conn_skip(struct kfab_conn *conn, size_t n)
+{
+	struct iov_iter it;
+
+	iov_iter_discard(&it, ITER_DEST, n);
+	return kfab_tcp_recv(conn, &it);
+}
+
+static int kfab_conn_recv_buf(struct kfab_conn *conn, void *buf, size_t n)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = n };
+	struct iov_iter it;
+
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, n);
+	return kfab_tcp_recv(conn, &it);
+}
+
+/* MSG or RTS: a message for an endpoint of this node. */
+static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
+{
+	struct kfab_peer *peer = conn->peer;
+	struct kfab_wire_msg w;
+	struct kfab_arrival out;
+	struct kfab_ep_core *target;
+	struct kfab_remote *r;
+	struct kfab_msg msg;
+	void *kbuf = NULL;
+	u64 mlen;
+	u32 flags;
+	int rc;
+
+	if (len < sizeof(w))
+		return -EPROTO;
+	rc = kfab_conn_recv_buf(conn, &w, sizeof(w));
+	if (rc)
+		return rc;
+	mlen = be64_to_cpu(w.len);
+	flags = be32_to_cpu(w.flags);
+	/* Every length the peer wrote is checked before it is used. */
+	if ((flags & ~KFAB_WIRE_MSG_FLAGS) || !kfab_addr_valid(&w.src) ||
+	    !kfab_addr_same_node(&w.src, &peer->addr))
+		return -EPROTO;
+	if (type == KFAB_WIRE_MSG ? (mlen > KFAB_WIRE_EAGER_MAX ||
+				     len != sizeof(w) + mlen) :
+				    (mlen <= KFAB_WIRE_EAGER_MAX ||
+				     mlen > KFAB_MSG_MAX || len != sizeof(w)))
+		return -EPROTO;
+	if (type == KFAB_WIRE_MSG) {
+		kbuf = kvmalloc(mlen ?: 1, GFP_KERNEL);
+		if (!kbuf)
+			return -ENOMEM;
+		rc = kfab_conn_recv_buf(conn, kbuf, mlen);
+		if (rc) {
+			kvfree(kbuf);
+			return rc;
+		}
+	}
+	msg = (struct kfab_msg){
+		.kind = flags & KFAB_WIRE_TAGGED ? KFAB_KIND_TAGGED :
+						   KFAB_KIND_MSG,
+		.src = w.src,
+		.tag = be64_to_cpu(w.tag),
+		.data = be64_to_cpu(w.data),
+		.flags = (flags & KFAB_WIRE_CQ_DATA ? KFAB_SQE_REMOTE_CQ_DATA : 0) |
+			 (flags & KFAB_WIRE_DELIVERY ? KFAB_SQE_DELIVERY_COMPLETE : 0),
+		.len = mlen,
+	};
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
+		kvfree(kbuf);
+		return -ENOMEM;
+	}
+	kref_get(&peer->ref);
+	r->peer = peer;
+	r->op = be32_to_cpu(w.op);
+	r->cost = KFAB_WIRE_MSG_COST + (kbuf ? mlen : 0);
+	r->rts = type == KFAB_WIRE_RTS;
+	mutex_lock(&peer->lock);
+	r->gen = peer->gen;
+	peer->rx_msgs++;
+	peer->rx_bytes += mlen;
+	mutex_unlock(&peer->lock);
+
+	rc = kfab_node_find_ep(peer->node, &w.dst, &target);
+	if (rc) {
+		kvfree(kbuf);
+		kfab_remote_release(r, rc);
+		return 0;
+	}
+	kfab_msg_arrive(target, &msg, kbuf, r, &out);
+	kfab_ep_core_put(target);
+	if (!out.kept) {
+		kfab_remote_release(r, out.status);
+		return 0;
+	}
+	if (out.told) {
+		mutex_lock(&peer->lock);
+		kfab_peer_result(peer, r->op, 0);
+		mutex_unlock(&peer->lock);
+		kfab_peer_kick(peer);
+	}
+	if (out.pull)
+		kfab_pull_start(out.pull);
+	return 0;
+}
+
+/* CTS: send the bytes a receive asked for, out of the op's pages. */
+static int kfab_conn_rx_cts(struct kfab_conn *conn, u32 len)
+{
+	struct kfab_peer *peer = conn->peer;
+	struct kfab_wire_cts w;
+	struct kfab_frame *f;
+	struct kfab_op *op;
+	u64 want;
+	int rc;
+
+	if (len != sizeof(w))
+		return -EPROTO;
+	rc = kfab_conn_recv_buf(conn, &w, sizeof(w));
+	if (rc)
+		return rc;
+	want = be64_to_cpu(w.len);
+	f = kfab_frame_new(KFAB_WIRE_DATA, sizeof(f->body.data));
+	if (!f)
+		return -ENOMEM;
+	mutex_lock(&peer->lock);
+	op = xa_load(&peer->ops, be32_to_cpu(w.op));
+	/* Not ours (ended already), or not a large one: ignore or refuse. */
+	if (!op || !op->buf.len || want > op->len) {
+		mutex_unlock(&peer->lock);
+		kfree(f);
+		return op ? -EPROTO : 0;
+	}
+	kref_get(&op->ref);
+	f->op = op;
+	f->left = want;
+	f->pull = be32_to_cpu(w.pull);
+	kfab_peer_queue(peer, f);
+	mutex_unlock(&peer->lock);
+	return 0;
+}
+
+/* DATA: bytes of a pulled message, read straight into its pages. */
+static int kfab_conn_rx_data(struct kfab_conn *conn, u32 len)
+{
+	struct kfab_peer *peer = conn->peer;
+	struct kfab_wire_data w;
+	struct kfab_pull *pull;
+	struct iov_iter it;
+	size_t n = len - sizeof(w);
+	u64 off;
+	int rc;
+
+	if (len < sizeof(w) || n > KFAB_WIRE_DATA_MAX)
+		return -EPROTO;
+	rc = kfab_conn_recv_buf(conn, &w, sizeof(w));
+	if (rc)
+		return rc;
+	off = be64_to_cpu(w.offset);
+	mutex_lock(&peer->lock);
+	pull = xa_load(&peer->pulls, be32_to_cpu(w.pull));
+	mutex_unlock(&peer->lock);
+	/* Only this loop reads DATA and ends pulls that got their bytes. */
+	if (!pull)
+		return kfab_conn_skip(conn, n);
+	if (w.__reserved || off != pull->got || n > pull->len - pull->got)
+		return -EPROTO;
+	iov_iter_bvec(&it, ITER_DEST, pull->recv->buf.bv,
+		      pull->recv->buf.nr_bv, pull->recv->buf.len);
+	iov_iter_advance(&it, pull->at + off);
+	iov_iter_truncate(&it, n);
+	rc = kfab_tcp_recv(conn, &it);
+	if (rc)
+		return rc;
+	pull->got += n;
+	if (pull->got < pull->len)
+		return 0;
+	mutex_lock(&peer->lock);
+	xa_erase(&peer->pulls, pull->id);
+	mutex_unlock(&peer->lock);
+	kfab_pull_end(peer, pull, 0);
+	return 0;
+}
+
+/* RESULT: the receiving node is done with one of our sends. */
+static int kfab_conn_rx_result(struct kfab_conn *conn, u32 len)
+{
+	struct kfab_peer *peer = conn->peer;
+	struct kfab_wire_result w;
+	struct kfab_op *op;
+	int status, rc;
+
+	if (len != sizeof(w))
+		return -EPROTO;
+	rc = kfab_conn_recv_buf(conn, &w, sizeof(w));
+	if (rc)
+		return rc;
+	status = (s32)be32_to_cpu(w.status);
+	/* A status is an errno the sender can report: nothing else. */
+	if (status > 0 || status < -MAX_ERRNO)
+		return -EPROTO;
+	mutex_lock(&peer->lock);
+	op = xa_erase(&peer->ops, be32_to_cpu(w.op));
+	mutex_unlock(&peer->lock);
+	if (op)
+		kfab_op_end(peer, op, status);
+	return 0;
+}
+
+/*
+ * HELLO: who called.  A new incarnation of a node we knew ends what was
+ * in flight with its old self.
+ */
+static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
+{
+	struct kfab_wire_hello w;
+	struct kfab_peer *peer;
+	bool reset = false;
+	int rc;
+
+	if (conn->peer || len != sizeof(w))
+		return -EPROTO;
+	rc = kfab_conn_recv_buf(conn, &w, sizeof(w));
+	if (rc)
+		return rc;
+	if (be32_to_cpu(w.version) != KFAB_WIRE_VERSION || !w.incarnation ||
+	    w.node.family != KFAB_ADDR_INET || !w.node.port || w.node.ep ||
+	    w.node.incarnation || w.node.__reserved ||
+	    kfab_node_is_self(conn->node, &w.node))
+		return -EPROTO;
+	peer = kfab_peer_get(conn->node, &w.node, true);
+	if (!peer)
+		return -ENOMEM;
+	mutex_lock(&peer->lock);
+	if (peer->in && peer->in != conn)
+		kfab_conn_shutdown(peer->in);
+	peer->in = conn;
+	if (peer->incarnation != be32_to_cpu(w.incarnation)) {
+		reset = peer->incarnation != 0;
+		peer->incarnation = be32_to_cpu(w.incarnation);
+		peer->gen++;
+		peer->credit = KFAB_WIRE_CREDIT_MAX;
+		peer->owed = 0;
+	}
+	mutex_unlock(&peer->lock);
+	conn->peer = peer;
+	if (reset) {
+		kfab_peer_fail_ops(peer, -ECONNRESET);
+		kfab_peer_fail_pulls(peer, -ECONNRESET);
+	}
+	return 0;
+}
+
+/**
+ * kfab_conn_rx() - read and carry out one frame of an incoming connection
+ * @conn: the connection
+ *
+ * Return: 0, or a negative errno: the connection is to be dropped
+ * (-EPROTO for a malformed frame).
+ */
+int kfab_conn_rx(struct kfab_conn *conn)
+{
+	struct kfab_wire_hdr h;
+	u32 len, credit;
+	int rc;
+
+	rc = kfab_conn_recv_buf(conn, &h, sizeof(h));
+	if (rc)
+		return rc;
+	len = be32_to_cpu(h.len);
+	credit = be32_to_cpu(h.credit);
+	if (be32_to_cpu(h.magic) != KFAB_WIRE_MAGIC ||
+	    memchr_inv(h.__reserved, 0, sizeof(h.__reserved)) ||
+	    !h.type || h.type > KFAB_WIRE_TYPE_MAX ||
+	    len > sizeof(struct kfab_wire_msg) + KFAB_WIRE_DATA_MAX ||
+	    credit > KFAB_WIRE_CREDIT_MAX)
+		return -EPROTO;
+	/* The first frame says who calls; nothing else comes before it. */
+	if (h.type == KFAB_WIRE_HELLO)
+		return credit ? -EPROTO : kfab_conn_rx_hello(conn, len);
+	if (!conn->peer)
+		return -EPROTO;
+	if (credit) {
+		mutex_lock(&conn->peer->lock);
+		/* Never more than it lent: a confused peer gains nothing. */
+		conn->peer->credit = min_t(s64, conn->peer->credit + credit,
+					   KFAB_WIRE_CREDIT_MAX);
+		mutex_unlock(&conn->peer->lock);
+	}
+	switch (h.type) {
+	case KFAB_WIRE_MSG:
+	case KFAB_WIRE_RTS:
+		return kfab_conn_rx_msg(conn, h.type, len);
+	case KFAB_WIRE_CTS:
+		return kfab_conn_rx_cts(conn, len);
+	case KFAB_WIRE_DATA:
+		return kfab_conn_rx_data(conn, len);
+	case KFAB_WIRE_RESULT:
+		return kfab_conn_rx_result(conn, len);
+	default:	/* KFAB_WIRE_CREDIT */
+		return len ? -EPROTO : 0;
+	}
+}
+
+/*
+ * An incoming connection ended: the pulls that waited for data on it
+ * fail, and so do our sends whose answers it carried (the remote node's
+ * own sends fail on its side as its connection out breaks).
+ */
+void kfab_conn_closed(struct kfab_conn *conn)
+{
+	struct kfab_peer *peer = conn->peer;
+
+	if (!peer)
+		return;
+	mutex_lock(&peer->lock);
+	if (peer->in == conn)
+		peer->in = NULL;
+	mutex_unlock(&peer->lock);
+	/* Answers to our sends came this way: they will not come now. */
+	kfab_peer_fail_ops(peer, -ECONNRESET);
+	kfab_peer_fail_pulls(peer, -ECONNRESET);
+	conn->peer = NULL;
+	kfab_peer_put(peer);
+}
+
+/* ---- the connection out ---- */
+
+/* Send one frame (a DATA frame: one piece of it).  Return: 0 or -errno. */
+static int kfab_peer_xmit(struct kfab_peer *peer, struct socket *sock,
+			  struct kfab_frame *f, bool more)
+{
+	struct kvec kv[3];
+	size_t n = 0, payload = 0, total;
+	unsigned int nr = 0;
+	int rc;
+
+	if (f->hdr.type == KFAB_WIRE_DATA) {
+		payload = min_t(size_t, f->left, KFAB_WIRE_DATA_MAX);
+		f->body.data.pull = cpu_to_be32(f->pull);
+		f->body.data.offset = cpu_to_be64(f->off);
+	} else if (f->hdr.type == KFAB_WIRE_MSG) {
+		payload = f->op->len;
+	}
+	f->hdr.len = cpu_to_be32(f->body_len + payload);
+	kv[nr++] = (struct kvec){ .iov_base = &f->hdr, .iov_len = sizeof(f->hdr) };
+	if (f->body_len)
+		kv[nr++] = (struct kvec){ .iov_base = &f->body,
+					  .iov_len = f->body_len };
+	if (f->hdr.type == KFAB_WIRE_MSG && payload)
+		kv[nr++] = (struct kvec){ .iov_base = f->op->kbuf,
+					  .iov_len = payload };
+	for (total = 0; n < nr; n++)
+		total += kv[n].iov_len;
+	rc = kfab_tcp_send_kvec(sock, kv, nr, total,
+				more || f->hdr.type == KFAB_WIRE_DATA);
+	if (rc || f->hdr.type != KFAB_WIRE_DATA)
+		return rc;
+	/* The message's own pages go out as they are: no copy. */
+	rc = kfab_tcp_send_pages(sock, &f->op->buf, f->off, payload,
+				 more || f->left > payload);
+	if (rc)
+		return rc;
+	f->off += payload;
+	f->left -= payload;
+	return 0;
+}
+
+/* The call: connect, then say who we are. */
+static int kfab_peer_call(struct kfab_peer *peer)
+{
+	struct kfab_node *node = peer->node;
+	struct kfab_listener *l;
+	struct kfab_frame *f;
+	struct socket *sock;
+	int rc;
+
+	f = kfab_frame_new(KFAB_WIRE_HELLO, sizeof(f->body.hello));
+	if (!f)
+		return -ENOMEM;
+	mutex_lock(&node->lock);
+	l = list_first_entry_or_null(&node->listeners, struct kfab_listener,
+				     link);
+	if (l)
+		f->body.hello = (struct kfab_wire_hello){
+			.version = cpu_to_be32(KFAB_WIRE_VERSION),
+			.incarnation = cpu_to_be32(kfab_incarnation),
+			.node = l->addr,
+		};
+	mutex_unlock(&node->lock);
+	rc = -EHOSTUNREACH;
+	if (!l)
+		goto out;
+	rc = kfab_tcp_connect(node, &peer->addr, kfab_peer_out_down, peer,
+			      &sock);
+	if (rc)
+		goto out;
+	rc = kfab_peer_xmit(peer, sock, f, false);
+	if (rc) {
+		kfab_tcp_release(sock);
+		goto out;
+	}
+	mutex_lock(&peer->lock);
+	peer->out = sock;
+	if (peer->state == KFAB_PEER_IDLE)
+		peer->state = KFAB_PEER_UP;
+	mutex_unlock(&peer->lock);
+out:
+	kfree(f);
+	return rc;
+}
+
+/*
+ * The connection out failed (or could not be made): what was queued is
+ * dropped, and every send in flight fails.  The next send calls again.
+ */
+static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
+{
+	struct kfab_frame *f, *n;
+	struct socket *sock;
+	LIST_HEAD(gone);
+
+	mutex_lock(&peer->lock);
+	sock = peer->out;
+	peer->out = NULL;
+	if (peer->state == KFAB_PEER_UP)
+		peer->state = KFAB_PEER_IDLE;
+	list_splice_init(&peer->txq, &gone);
+	peer->failures++;
+	mutex_unlock(&peer->lock);
+	if (sock)
+		kfab_tcp_release(sock);
+	list_for_each_entry_safe(f, n, &gone, link)
+		kfab_frame_free(f);
+	if (rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ENETUNREACH)
+		rc = -EHOSTUNREACH;
+	kfab_peer_fail_ops(peer, rc);
+}
+
+/*
+ * Send what is queued, as the one sender of @peer (@tx_busy is ours).
+ * @direct: in a doorbell or a receive loop, which keep small frames moving
+ * without waking the transmit work; a DATA frame (a large message's bytes)
+ * is left to the work.
+ */
+static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
+{
+	struct kfab_frame *f;
+	struct socket *sock;
+	bool more;
+	int rc;
+
+	for (;;) {
+		mutex_lock(&peer->lock);
+		f = list_first_entry_or_null(&peer->txq, struct kfab_frame,
+					     link);
+		sock = peer->out;
+		if (!f || !sock || (direct && f->hdr.type == KFAB_WIRE_DATA)) {
+			peer->tx_busy = false;
+			if (f)
+				queue_work(kfab_net_wq, &peer->tx_work);
+			mutex_unlock(&peer->lock);
+			return;
+		}
+		f->hdr.credit = cpu_to_be32(peer->owed);
+		peer->owed = 0;
+		more = !list_is_singular(&peer->txq);
+		mutex_unlock(&peer->lock);
+
+		rc = kfab_peer_xmit(peer, sock, f, more);
+		if (rc) {
+			/* The credit in @f is lost with the connection. */
+			kfab_peer_out_failed(peer, rc);
+			kfab_peer_tx_release(peer);
+			return;
+		}
+		if (f->hdr.type == KFAB_WIRE_DATA && f->left) {
+			f->hdr.credit = 0;
+			continue;
+		}
+		mutex_lock(&peer->lock);
+		list_del(&f->link);
+		mutex_unlock(&peer->lock);
+		kfab_frame_free(f);
+	}
+}
+
+/* Become @peer's sender, unless someone is.  Return: whether we are. */
+static bool kfab_peer_tx_claim(struct kfab_peer *peer)
+{
+	bool mine;
+
+	mutex_lock(&peer->lock);
+	mine = !peer->tx_busy;
+	peer->tx_busy = true;
+	mutex_unlock(&peer->lock);
+	return mine;
+}
+
+/*
+ * Stop being @peer's sender.  Frames queued meanwhile found it busy and
+ * rely on us: hand them to the transmit work.
+ */
+static void kfab_peer_tx_release(struct kfab_peer *peer)
+{
+	mutex_lock(&peer->lock);
+	peer->tx_busy = false;
+	if (!list_empty(&peer->txq))
+		queue_work(kfab_net_wq, &peer->tx_work);
+	mutex_unlock(&peer->lock);
+}
+
+/*
+ * Send @peer's queue from here (a doorbell, a receive loop) when the
+ * connection is up and nobody else sends; else the transmit work does.
+ */
+static void kfab_peer_kick(struct kfab_peer *peer)
+{
+	bool up;
+
+	mutex_lock(&peer->lock);
+	up = peer->out && peer->state == KFAB_PEER_UP;
+	if (!up && !list_empty(&peer->txq))
+		queue_work(kfab_net_wq, &peer->tx_work);
+	mutex_unlock(&peer->lock);
+	if (up && kfab_peer_tx_claim(peer))
+		kfab_peer_drain(peer, true);
+}
+
+static void kfab_peer_tx_work(struct work_struct *work)
+{
+	struct kfab_peer *peer = container_of(work, struct kfab_peer,
+					      tx_work);
+	int rc;
+
+	if (!kfab_peer_tx_claim(peer))
+		return;
+	if (!peer->out) {
+		rc = kfab_peer_call(peer);
+		if (rc) {
+			kfab_peer_out_failed(peer, rc);
+			kfab_peer_tx_release(peer);
+			return;
+		}
+	}
+	kfab_peer_drain(peer, false);
+}
+
+/*
+ * The connection out ended by itself (the engine's watcher, any context):
+ * what waits on it must not wait forever.
+ */
+static void kfab_peer_out_down(void *arg)
+{
+	struct kfab_peer *peer = arg;
+
+	queue_work(kfab_net_wq, &peer->down_work);
+}
+
+static void kfab_peer_down_work(struct work_struct *work)
+{
+	struct kfab_peer *peer = container_of(work, struct kfab_peer,
+					      down_work);
+
+	/* A sender at work fails on the dead socket and cleans up itself. */
+	if (!kfab_peer_tx_claim(peer))
+		return;
+	if (peer->out)
+		kfab_peer_out_failed(peer, -ECONNRESET);
+	kfab_peer_tx_release(peer);
+}
+
+/* ---- the end of a node ---- */
+
+/*
+ * The node goes: every peer stops, its sends and pulls fail, its
+ * connections close.  Called once no listener is left and no new peer
+ * can come.
+ */
+void kfab_node_close_peers(struct kfab_node *node)
+{
+	struct kfab_peer *peer, *n;
+	LIST_HEAD(gone);
+
+	mutex_lock(&node->lock);
+	list_splice_init(&node->peers, &gone);
+	mutex_unlock(&node->lock);
+	list_for_each_entry_safe(peer, n, &gone, link) {
+		mutex_lock(&peer->lock);
+		peer->state = KFAB_PEER_CLOSED;
+		if (peer->in)
+			kfab_conn_shutdown(peer->in);
+		mutex_unlock(&peer->lock);
+		cancel_work_sync(&peer->tx_work);
+		cancel_work_sync(&peer->down_work);
+		/* Only the sender may close the socket it sends on. */
+		while (!kfab_peer_tx_claim(peer))
+			msleep(20);
+		kfab_peer_out_failed(peer, -ECONNRESET);
+		kfab_peer_fail_pulls(peer, -ECONNRESET);
+		kfab_peer_put(peer);
+	}
+	kfab_conns_close(node);
+}
+
+void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
+{
+	struct kfab_peer *peer;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(peer, &node->peers, link) {
+		mutex_lock(&peer->lock);
+		seq_printf(s, "netns %u peer [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu\n",
+			   node->net->ns.inum, peer->addr.node,
+			   be16_to_cpu(peer->addr.port),
+			   peer->state == KFAB_PEER_UP ? "up" :
+			   peer->state == KFAB_PEER_IDLE ? "idle" : "closed",
+			   peer->incarnation, !!peer->out, !!peer->in,
+			   peer->credit, peer->owed, peer->tx_msgs,
+			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
+			   peer->failures);
+		mutex_unlock(&peer->lock);
+	}
+	mutex_unlock(&node->lock);
+}
+
+int kfab_peer_init(void)
+{
+	/* High priority: its workers compete with programs polling CQs. */
+	kfab_net_wq = alloc_workqueue("kfab_net", WQ_UNBOUND | WQ_HIGHPRI |
+				      WQ_MEM_RECLAIM, 0);
+	return kfab_net_wq ? 0 : -ENOMEM;
+}
+
+void kfab_peer_exit(void)
+{
+	destroy_workqueue(kfab_net_wq);
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * kfab's wire protocol between nodes (Documentation/net.rst has the long
+ * form).  Every frame is a struct kfab_wire_hdr, then @len bytes: the
+ * type's body, then for MSG and DATA the payload.  Every field is
+ * big-endian.  A frame is untrusted input: the receiver checks the magic,
+ * the type, every length against the type and its limits, and drops the
+ * connection on the first malformed frame.
+ *
+ * A message: the sender's node sends MSG (small: the payload follows) or
+ * RTS (large: the envelope only).  The receiving node matches it as a
+ * local message.  An RTS that a receive took is answered by CTS, naming
+ * the pull that will place the data and how many bytes it wants; the
+ * sender sends them as DATA frames, which the receiver reads straight into
+ * the receive's pages.  RESULT ends every operation with its status, so
+ * the sender's completion says what happened at the receiver.
+ *
+ * Memory a peer can make this node hold is bounded by credits: a node may
+ * have at most KFAB_WIRE_CREDIT_MAX bytes of messages (payload plus
+ * KFAB_WIRE_MSG_COST each) that the receiver has not released; the
+ * receiver returns credit in @credit of any frame when it releases them.
+ */
+#ifndef KFAB_WIRE_H
+#define KFAB_WIRE_H
+
+#include <linux/types.h>
+#include <linux/kfab.h>
+
+#define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
+#define KFAB_WIRE_VERSION	1
+/* Bytes of unreleased messages one node may hold at another */
+#define KFAB_WIRE_CREDIT_MAX	(4 << 20)
+/* What each message costs of the credit, besides its eager payload */
+#define KFAB_WIRE_MSG_COST	256
+/* Largest payload of one MSG, and of one DATA frame */
+#define KFAB_WIRE_EAGER_MAX	(16 * 1024)
+#define KFAB_WIRE_DATA_MAX	(256 * 1024)
+
+enum kfab_wire_type {
+	KFAB_WIRE_HELLO = 1,
+	KFAB_WIRE_MSG = 2,
+	KFAB_WIRE_RTS = 3,
+	KFAB_WIRE_CTS = 4,
+	KFAB_WIRE_DATA = 5,
+	KFAB_WIRE_RESULT = 6,
+	KFAB_WIRE_CREDIT = 7,
+	KFAB_WIRE_TYPE_MAX = KFAB_WIRE_CREDIT,
+};
+
+/**
+ * struct kfab_wire_hdr - the head of every frame
+ * @magic: KFAB_WIRE_MAGIC
+ * @type: a KFAB_WIRE_* value
+ * @__reserved: 0
+ * @len: bytes that follow this header
+ * @credit: credit bytes the sender of this frame returns
+ */
+struct kfab_wire_hdr {
+	__be32 magic;
+	__u8 type;
+	__u8 __reserved[3];
+	__be32 len;
+	__be32 credit;
+};
+
+/**
+ * struct kfab_wire_hello - the first frame on a connection, from its
+ *	initiator: who is calling
+ * @version: KFAB_WIRE_VERSION
+ * @incarnation: the caller's module load: a new one means every earlier
+ *	operation with the caller is over
+ * @node: the caller's node address (its listener; @ep 0)
+ */
+struct kfab_wire_hello {
+	__be32 version;
+	__be32 incarnation;
+	struct kfab_addr node;
+};
+
+/* Bits of kfab_wire_msg.flags */
+enum kfab_wire_msg_flags {
+	KFAB_WIRE_TAGGED = 1 << 0,	/* fi_tsend: @tag matters */
+	KFAB_WIRE_CQ_DATA = 1 << 1,	/* @data is remote CQ data */
+	KFAB_WIRE_DELIVERY = 1 << 2,	/* RESULT only once delivered */
+	KFAB_WIRE_MSG_FLAGS = KFAB_WIRE_TAGGED | KFAB_WIRE_CQ_DATA |
+			      KFAB_WIRE_DELIVERY,
+};
+
+/**
+ * struct kfab_wire_msg - MSG and RTS: a message's envelope
+ * @src: the sending endpoint
+ * @dst: the receiving endpoint
+ * @tag: tagged: the tag
+ * @data: with KFAB_WIRE_CQ_DATA: the remote CQ data
+ * @op: the sender's operation, echoed in CTS and RESULT
+ * @flags: KFAB_WIRE_* bits
+ * @len: the message's length (MSG: the payload that follows)
+ */
+struct kfab_wire_msg {
+	struct kfab_addr src;
+	struct kfab_addr dst;
+	__be64 tag;
+	__be64 data;
+	__be32 op;
+	__be32 flags;
+	__be64 len;
+};
+
+/**
+ * struct kfab_wire_cts - clear to send: a receive took an RTS
+ * @op: the sender's operation
+ * @pull: the receiver's pull, for the DATA frames
+ * @len: bytes wanted, at most the message's
+ */
+struct kfab_wire_cts {
+	__be32 op;
+	__be32 pull;
+	__be64 len;
+};
+
+/**
+ * struct kfab_wire_data - a piece of a rendezvous message
+ * @pull: the receiver's pull (from CTS)
+ * @__reserved: 0
+ * @offset: where the payload that follows goes in the message
+ */
+struct kfab_wire_data {
+	__be32 pull;
+	__be32 __reserved;
+	__be64 offset;
+};
+
+/**
+ * struct kfab_wire_result - the end of an operation at the receiver
+ * @op: the sender's operation
+ * @status: 0 or a negative errno (as __be32 of an s32)
+ */
+struct kfab_wire_result {
+	__be32 op;
+	__be32 status;
+};
+
+#endif /* KFAB_WIRE_H */
