@@ -10,12 +10,14 @@
 #                   in a VM on the stock Debian kernel (6.1, and 6.12) and on
 #                   a debug kernel (KASAN, lockdep, kmemleak, UBSAN,
 #                   failslab), built once and cached, and the packages
-#                   installed, used and purged in a VM of each stock kernel
+#                   installed, used and purged in a VM (6.1)
 #   make test-6.12  only the stock VM suite on Debian's 6.12 kernel
 #   make test-pair  the network test beds' long run: the two-guest bed's
 #                   scenarios (tools/kfab-vm-pair), Open MPI between the
 #                   guests, on the three kernels; the netns bed on 6.12
 #                   and the debug kernel
+#   make test-packages  the Debian packages installed, used and purged in
+#                   a guest of each stock kernel (make test: 6.1 only)
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
 #                   VM: latency, bandwidth, message rate; build/bench/
@@ -79,7 +81,7 @@ KBUILD_ARGS = $(if $(wildcard $(KDIR)/vmlinux),,CONFIG_DEBUG_INFO_BTF_MODULES=)
 
 export KFAB_CACHE
 
-.PHONY: all module module-test module-test-6.12 test-6.12 test-pair module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
+.PHONY: all module module-test module-test-6.12 test-6.12 test-pair test-packages module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
 	checkpatch sparse test demo bench install install-module install-user uninstall man dkms-src dkms \
 	dkms-remove clean
 
@@ -190,6 +192,12 @@ test-6.12: deps
 test-pair: deps
 	$(MAKE) all module-test module-test-6.12 module-debug build/mpi/mpi_ring
 	selftests/run-tests --pair-only
+
+# The packages installed, used and purged in guests of both stock kernels
+# (make test does 6.1 only, to stay short).
+test-packages: deps
+	$(MAKE) all deb
+	selftests/run-tests --packages-only
 
 # A small MPI program for the launcher's checks (selftests/pair/mpi.py).
 build/mpi/mpi_ring: selftests/mpi/mpi_ring.c
