@@ -5,19 +5,26 @@
 #   make            build kernel/kfab.ko, libshim, tools and selftests
 #   make demo       install what is missing, boot a VM with kfab loaded and
 #                   show `fi_info -p kfab` (README's first command)
-#   make test       host tests, checkpatch, sparse, then the selftests in a VM
-#                   on the stock Debian kernel (6.1, and 6.12) and on a debug
-#                   kernel (KASAN, lockdep, kmemleak, UBSAN, failslab), built
-#                   once and cached
+#   make test       host tests (checkpatch, sparse, make install DESTDIR, the
+#                   man pages, the packages' DKMS build), then the selftests
+#                   in a VM on the stock Debian kernel (6.1, and 6.12) and on
+#                   a debug kernel (KASAN, lockdep, kmemleak, UBSAN,
+#                   failslab), built once and cached, and the packages
+#                   installed, used and purged in a VM (6.1)
 #   make test-6.12  only the stock VM suite on Debian's 6.12 kernel
 #   make test-pair  the network test beds' long run: the two-guest bed's
 #                   scenarios (tools/kfab-vm-pair), Open MPI between the
 #                   guests, on the three kernels; the netns bed on 6.12
 #                   and the debug kernel
+#   make test-packages  the Debian packages installed, used and purged in
+#                   a guest of each stock kernel (make test: 6.1 only)
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
 #                   VM: latency, bandwidth, message rate; build/bench/
-#   make install    install the module and the library on this host
+#   make install    install what `make all man` built (DESTDIR, PREFIX,
+#                   INSTALL_MOD_PATH; Documentation/install.rst); uninstall
+#   make dkms       the module through DKMS, rebuilt for every new kernel
+#   make deb        the Debian packages, into build/deb/
 #
 # KVER is the kernel to build for: by default the Debian 6.1 headers that
 # match the test VM's kernel (linux-headers-amd64); KVER=6.12 the headers of
@@ -31,8 +38,29 @@ KREL      = $(eval KREL := $(shell tools/kver $(KVER)))$(KREL)
 KDIR     ?= $(firstword $(wildcard /usr/src/linux-headers-$(KREL)) \
 		/lib/modules/$(KREL)/build)
 KFAB_CACHE ?= /var/cache/kfab
+
+# Where `make install` puts things (Documentation/install.rst): PREFIX for
+# everything but the modules, which go to INSTALL_MOD_PATH/lib/modules; both
+# under DESTDIR.  Nothing is written outside DESTDIR when it is set (make
+# test checks), and the live system's depmod and ldconfig only run without.
 PREFIX   ?= /usr/local
 DESTDIR  ?=
+INSTALL_MOD_PATH ?= $(DESTDIR)
+MULTIARCH := $(shell gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+LIBDIR   ?= $(PREFIX)/lib/$(MULTIARCH)
+INCLUDEDIR ?= $(PREFIX)/include
+SBINDIR  ?= $(PREFIX)/sbin
+MANDIR   ?= $(PREFIX)/share/man
+DOCDIR   ?= $(PREFIX)/share/doc/kfab
+# libfabric loads providers from FI_PROVIDER_PATH, or else from its own
+# $libdir/libfabric (Debian: /usr/lib/x86_64-linux-gnu/libfabric): the
+# provider is found without FI_PROVIDER_PATH only with PREFIX=/usr.
+PROVDIR  ?= $(LIBDIR)/libfabric
+# systemd and udev read these below /usr/lib and /usr/local/lib alike.
+MODLOADDIR ?= $(PREFIX)/lib/modules-load.d
+# The version of everything: the module's (kernel/kfab.h).
+VERSION  := $(shell sed -n 's/^\#define KFAB_MODULE_VERSION_\(MAJOR\|MINOR\|PATCH\)[[:space:]]*//p' \
+		kernel/kfab.h | paste -sd.)
 
 # The kselftest harness and checkpatch come from Debian's linux-source-6.1,
 # extracted (never copied into the tree) by tools/ksrc into the cache.
@@ -53,13 +81,14 @@ KBUILD_ARGS = $(if $(wildcard $(KDIR)/vmlinux),,CONFIG_DEBUG_INFO_BTF_MODULES=)
 
 export KFAB_CACHE
 
-.PHONY: all module module-test module-test-6.12 test-6.12 test-pair module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
-	checkpatch sparse test demo bench install clean
+.PHONY: all module module-test module-test-6.12 test-6.12 test-pair test-packages module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
+	checkpatch sparse test demo bench install install-module install-user uninstall man dkms-src dkms \
+	dkms-remove clean
 
 all: module libshim tools selftests
 
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m modules
+	$(MAKE) -C kernel KDIR=$(KDIR) modules
 
 # copy-tree DIR: the module's sources, for a build outside kernel/
 define copy-tree
@@ -112,6 +141,17 @@ selftests: libshim ksrc
 deps:
 	tools/install-deps
 
+# Man pages, roff from Markdown (pandoc): fi_kfab(7), kfabctl(8),
+# kfab-blk-server(8), kfab_blk(4).
+MAN_SRC := $(wildcard Documentation/*.[0-9].md)
+MAN_OUT := $(patsubst Documentation/%.md,build/man/%,$(MAN_SRC))
+
+man: $(MAN_OUT)
+
+build/man/%: Documentation/%.md
+	@mkdir -p $(dir $@)
+	pandoc --standalone --from markdown --to man -o $@ $<
+
 ksrc:
 	@tools/ksrc
 
@@ -137,7 +177,7 @@ sparse:
 check: checkpatch sparse
 
 test: deps
-	$(MAKE) all module-test module-test-6.12 module-debug
+	$(MAKE) all man module-test module-test-6.12 module-debug deb
 	selftests/run-tests
 
 # The stock VM suite on Debian's 6.12, in a guest booted from its image.
@@ -152,6 +192,12 @@ test-6.12: deps
 test-pair: deps
 	$(MAKE) all module-test module-test-6.12 module-debug build/mpi/mpi_ring
 	selftests/run-tests --pair-only
+
+# The packages installed, used and purged in guests of both stock kernels
+# (make test does 6.1 only, to stay short).
+test-packages: deps
+	$(MAKE) all deb
+	selftests/run-tests --packages-only
 
 # A small MPI program for the launcher's checks (selftests/pair/mpi.py).
 build/mpi/mpi_ring: selftests/mpi/mpi_ring.c
@@ -172,16 +218,122 @@ demo: deps
 	tools/kfab-vm -- sh -c 'tools/kfabctl info && echo && fi_info -p kfab'
 
 
-install: module libshim
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m INSTALL_MOD_DIR=extra modules_install
-	depmod -a $(KREL)
-	$(MAKE) -C libshim install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
-	$(MAKE) -C tools install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
-	install -D -m 0644 uapi/linux/kfab.h $(DESTDIR)$(PREFIX)/include/linux/kfab.h
+# What install writes, relative to DESTDIR; uninstall removes exactly these.
+MODDIR    = $(INSTALL_MOD_PATH)/lib/modules/$(KREL)/extra
+UAPI_HDRS = $(notdir $(wildcard uapi/linux/*.h))
+MAN_PAGES = $(notdir $(MAN_SRC:.md=))
+INST_DIRS := LIBDIR=$(LIBDIR) INCLUDEDIR=$(INCLUDEDIR) PROVDIR=$(PROVDIR) \
+	SBINDIR=$(SBINDIR) PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+
+# depmod only where a kernel's whole module tree is (the live system, or an
+# image's root as INSTALL_MOD_PATH), never in a staging directory: the
+# target's packaging runs it there.
+define depmod
+	@if [ -e "$(INSTALL_MOD_PATH)/lib/modules/$(KREL)/modules.order" ]; then \
+		echo depmod -b "$(or $(INSTALL_MOD_PATH),/)" $(KREL); \
+		depmod -b "$(or $(INSTALL_MOD_PATH),/)" $(KREL); \
+	else \
+		echo "depmod skipped: no module tree of $(KREL) in $(or $(INSTALL_MOD_PATH),/)"; \
+	fi
+endef
+
+# Installs what `make all man` built; run that first (install builds
+# nothing, so that it writes only below DESTDIR).  install-module is the
+# module, install-user everything else (what the Debian packages take; the
+# module comes through DKMS there).
+install: install-module install-user
+
+install-module:
+	@for f in kernel/kfab.ko kernel/kfab_blk.ko; do \
+		[ -e $$f ] || { echo "install: no $$f: run make first" >&2; exit 1; }; \
+	done
+	$(MAKE) -C kernel KDIR=$(KDIR) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
+		INSTALL_MOD_DIR=extra modules_install
+	$(depmod)
+
+install-user:
+	@for f in libshim/libkfab.so.1 tools/kfabctl tools/kfab-blk-server \
+		$(MAN_OUT); do \
+		[ -e $$f ] || { echo "install: no $$f: run make all man first" >&2; exit 1; }; \
+	done
+	$(MAKE) -C libshim install $(INST_DIRS)
+	$(MAKE) -C tools install $(INST_DIRS)
+	install -d $(DESTDIR)$(INCLUDEDIR)/kfab/uapi/linux \
+		$(DESTDIR)$(INCLUDEDIR)/kfab/kapi $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(MODLOADDIR) $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 $(addprefix uapi/linux/,$(UAPI_HDRS)) \
+		$(DESTDIR)$(INCLUDEDIR)/kfab/uapi/linux/
+	install -m 0644 kernel/kfab_kapi.h $(DESTDIR)$(INCLUDEDIR)/kfab/kapi/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|; s|@PROVDIR@|$(PROVDIR)|' \
+	    -e 's|@VERSION@|$(VERSION)|' dist/kfab.pc.in \
+		>$(DESTDIR)$(LIBDIR)/pkgconfig/kfab.pc
+	install -m 0644 dist/modules-load.d/kfab.conf $(DESTDIR)$(MODLOADDIR)/
+	install -m 0644 dist/modprobe.d/kfab.conf \
+		$(DESTDIR)$(DOCDIR)/examples/modprobe.d-kfab.conf
+	install -m 0644 dist/udev/70-kfab.rules $(DESTDIR)$(DOCDIR)/examples/
+	for m in $(MAN_PAGES); do \
+		install -D -m 0644 build/man/$$m \
+			$(DESTDIR)$(MANDIR)/man$${m##*.}/$$m || exit; \
+	done
+	[ -n "$(DESTDIR)" ] || ldconfig
+	@[ "$(PROVDIR)" = "$$(pkg-config --variable=libdir libfabric)/libfabric" ] || \
+		echo "install: libfabric finds kfab with FI_PROVIDER_PATH=$(PROVDIR)"
+
+uninstall:
+	rm -f $(MODDIR)/kfab.ko $(MODDIR)/kfab_blk.ko
+	-rmdir $(MODDIR) 2>/dev/null
+	$(depmod)
+	$(MAKE) -C libshim uninstall $(INST_DIRS)
+	$(MAKE) -C tools uninstall $(INST_DIRS)
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/kfab/uapi/linux/,$(UAPI_HDRS)) \
+		$(DESTDIR)$(INCLUDEDIR)/kfab/kapi/kfab_kapi.h \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/kfab.pc \
+		$(DESTDIR)$(MODLOADDIR)/kfab.conf \
+		$(DESTDIR)$(DOCDIR)/examples/modprobe.d-kfab.conf \
+		$(DESTDIR)$(DOCDIR)/examples/70-kfab.rules \
+		$(foreach m,$(MAN_PAGES),$(DESTDIR)$(MANDIR)/man$(subst .,,$(suffix $(m)))/$(m))
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/kfab/uapi/linux $(DESTDIR)$(INCLUDEDIR)/kfab/uapi \
+		$(DESTDIR)$(INCLUDEDIR)/kfab/kapi $(DESTDIR)$(INCLUDEDIR)/kfab \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null
 	[ -n "$(DESTDIR)" ] || ldconfig
 
+# The module's source as DKMS takes it, in DESTDIR/usr/src/kfab-VERSION
+# (the kfab-dkms package's content).  `make dkms` then registers, builds and
+# installs it for the running kernel on this machine, and DKMS keeps it
+# built for every kernel installed later (Documentation/install.rst).
+DKMS_SRC = $(DESTDIR)/usr/src/kfab-$(VERSION)
+
+dkms-src:
+	install -d $(DKMS_SRC)/kernel $(DKMS_SRC)/uapi/linux
+	install -m 0644 $(filter-out %.mod.c,$(wildcard kernel/*.c)) \
+		kernel/*.h kernel/Kbuild kernel/Makefile $(DKMS_SRC)/kernel/
+	install -m 0644 uapi/linux/*.h $(DKMS_SRC)/uapi/linux/
+	install -m 0755 dist/dkms-post-build $(DKMS_SRC)/
+	sed 's/#MODULE_VERSION#/$(VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+
+# The Debian packages (debian/), built with dpkg-buildpackage from a copy of
+# the tree's files (its clean would empty build/), into build/deb/.
+DEB_DIR := build/deb
+
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/kfab-$(VERSION)
+	{ git ls-files -co --exclude-standard 2>/dev/null || \
+	  find . -path ./build -prune -o -path ./.git -prune -o -type f -print; } | \
+		tar -cf - -T - | tar -xf - -C $(DEB_DIR)/kfab-$(VERSION)
+	cd $(DEB_DIR)/kfab-$(VERSION) && dpkg-buildpackage -b -us -uc -j2
+	lintian --fail-on error $(DEB_DIR)/*.deb
+
+dkms: dkms-src
+	dkms add -m kfab -v $(VERSION)
+	dkms install -m kfab -v $(VERSION)
+
+dkms-remove:
+	dkms remove -m kfab -v $(VERSION) --all
+	rm -rf /usr/src/kfab-$(VERSION)
+
 clean:
-	-$(MAKE) -C $(KDIR) M=$(CURDIR)/kernel clean
+	-$(MAKE) -C kernel KDIR=$(KDIR) clean
 	-$(MAKE) -C libshim clean
 	-$(MAKE) -C tools clean
 	-$(MAKE) -C selftests clean

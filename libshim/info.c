@@ -7,17 +7,22 @@
  * messages between endpoints of this node.  So:
  *
  *  - caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
- *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM.
- *    The last two say where peers may be: on this machine, and on other
- *    nodes through the module's transport (Documentation/net.rst), offered
- *    whenever the module is loaded because Open MPI asks for it even on
- *    one node.  FI_SOURCE: the kernel fills the source of every
- *    receive completion.  FI_MULTI_RECV: untagged receives.  FI_RMA,
- *    FI_ATOMIC, FI_SHARED_AV... appear when
- *    they work, so until then hints asking for any of them get -FI_ENODATA
- *    and the application moves on to a provider that can serve it.  When
- *    hints name caps, the answer carries those (plus both), not
+ *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM |
+ *    FI_SHARED_AV.  The _COMM bits say where peers may be: on this
+ *    machine, and on other nodes through the module's transport
+ *    (Documentation/net.rst), offered whenever the module is loaded because
+ *    Open MPI asks for it even on one node.  FI_SHARED_AV: named AVs,
+ *    shared by the processes of the node (fi_getinfo(3) defines the bit for
+ *    them; av.c).  FI_SOURCE: the kernel fills the source of every receive
+ *    completion.  FI_MULTI_RECV: untagged receives.  FI_RMA, FI_ATOMIC...
+ *    appear when they work, so until then hints asking for any of them get
+ *    -FI_ENODATA and the application moves on to a provider that can serve
+ *    it.  When hints name caps, the answer carries those (plus the
+ *    secondary _COMM bits and FI_SHARED_AV, true of every kfab domain), not
  *    more: e.g. FI_DIRECTED_RECV changes what fi_recv()'s src_addr means.
+ *  - mem_tag_format FI_TAG_GENERIC (0xaaaa...): the kernel matches every bit of a
+ *    64-bit tag (SHIM_TAG_BITS, the width of struct kfab_sqe's tag), so any
+ *    format a hint asks for fits and is echoed back.
  *  - addr_format = FI_FORMAT_UNSPEC: a provider-specific, opaque address
  *    (struct kfab_addr, src_addrlen bytes) that applications exchange out
  *    of band (fi_getinfo(3)); or FI_ADDR_STR when the hints ask for it:
@@ -46,10 +51,14 @@
  *    comp_order FI_ORDER_NONE.  op_flags hints among the completion flags
  *    kfab honours are echoed as the endpoint's default flags.  tclass hints
  *    are accepted and echoed: one node, one class of service.
- *  - Counts: CQs, counters and endpoints are kernel objects (the module's
- *    default max_objects); cq_data_size 8; memory registrations live in the
- *    library (mr_cnt, mr_key_size 8, mr_iov_limit KFAB_IOV_MAX); one
- *    transmit and one receive context per endpoint.
+ *  - Counts: CQs, counters, endpoints and SRXs are kernel objects of the
+ *    fabric's open file, which holds at most the module's max_objects
+ *    (KFAB_IOC_QUERY, read when the device is opened), the domain's own
+ *    included: cq_cnt, ep_cnt, cntr_cnt, tx_ctx_cnt and rx_ctx_cnt are
+ *    max_objects - 1, and hints above that get -FI_ENODATA.  cq_data_size
+ *    8; memory registrations live in the library (mr_cnt, mr_key_size 8,
+ *    mr_iov_limit KFAB_IOV_MAX); one transmit and one receive context per
+ *    endpoint, and one SRX (max_ep_srx_ctx).
  *  - threading FI_THREAD_SAFE (objects lock what they change), so any
  *    threading hint is satisfied and echoed back; control progress
  *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
@@ -74,13 +83,20 @@
  * non-const pointers; nothing writes them (answers are fi_dupinfo() copies).
  */
 /* Secondary caps kfab adds to an answer whatever the hints named. */
-#define SHIM_CAPS_ALWAYS	SHIM_COMM_CAPS
+#define SHIM_CAPS_ALWAYS	(SHIM_COMM_CAPS | FI_SHARED_AV)
+/* What fi_info->caps may hold: the endpoints' and the domain's. */
+#define SHIM_INFO_CAPS		(SHIM_CAPS | SHIM_CAPS_ALWAYS)
+/* Tag bits the kernel matches: all of struct kfab_sqe's tag. */
+#define SHIM_TAG_BITS		(8 * sizeof(((struct kfab_sqe *)0)->tag))
+/*
+ * libfabric's own providers' FI_TAG_GENERIC (not in its public headers):
+ * one-bit fields, no structure imposed, narrowed to the bits matched.
+ */
+#define SHIM_TAG_FORMAT		(0xaaaaaaaaaaaaaaaaULL >> (64 - SHIM_TAG_BITS))
 /* Default op_flags a hint may ask for (msg.c honours them). */
 #define SHIM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define SHIM_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
-/* Objects of one kfab file: the module's default max_objects. */
-#define SHIM_OBJECTS		4096
 /* Registrations of one domain (library objects, see mr.c). */
 #define SHIM_MR_CNT		65536
 
@@ -114,6 +130,7 @@ static struct fi_ep_attr shim_ep_attr = {
 	.max_msg_size = SHIM_MAX_MSG_SIZE,
 	.tx_ctx_cnt = 1,
 	.rx_ctx_cnt = 1,	/* FI_SHARED_CONTEXT when the hints ask */
+	.mem_tag_format = SHIM_TAG_FORMAT,
 };
 
 static struct fi_domain_attr shim_domain_attr = {
@@ -126,19 +143,14 @@ static struct fi_domain_attr shim_domain_attr = {
 	.mr_mode = 0,
 	.mr_key_size = sizeof(uint64_t),
 	.cq_data_size = sizeof(uint64_t),
-	/* CQs, counters, endpoints: kernel objects, max_objects of them. */
-	.cq_cnt = SHIM_OBJECTS,
-	.ep_cnt = SHIM_OBJECTS,
-	.tx_ctx_cnt = SHIM_OBJECTS,
-	.rx_ctx_cnt = SHIM_OBJECTS,
+	/* cq_cnt, ep_cnt, ...: the module's, set by shim_info_counts(). */
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
 	/* fi_srx_context(): one SRX per endpoint (fi_endpoint(3)). */
 	.max_ep_srx_ctx = 1,
-	.cntr_cnt = SHIM_OBJECTS,
 	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
-	.caps = SHIM_COMM_CAPS,
+	.caps = SHIM_COMM_CAPS | FI_SHARED_AV,
 	.mode = 0,
 	.mr_cnt = SHIM_MR_CNT,
 };
@@ -150,7 +162,7 @@ static struct fi_fabric_attr shim_fabric_attr = {
 };
 
 static const struct fi_info shim_offer = {
-	.caps = SHIM_CAPS,
+	.caps = SHIM_INFO_CAPS,
 	.mode = 0,
 	.addr_format = FI_FORMAT_UNSPEC,
 	/* The size of an endpoint's name; no address is bound in advance. */
@@ -238,6 +250,16 @@ static bool shim_tclass_ok(const char *field, uint32_t want)
 	return false;
 }
 
+/* A tag format: its fields must fit in the bits the kernel matches. */
+static bool shim_tag_format_ok(uint64_t want)
+{
+	if (SHIM_TAG_BITS >= 64 || !(want >> SHIM_TAG_BITS))
+		return true;
+	SHIM_INFO(CORE, "hints: ep_attr->mem_tag_format 0x%llx wider than kfab's %zu tag bits\n",
+		  (unsigned long long)want, (size_t)SHIM_TAG_BITS);
+	return false;
+}
+
 /* The two forms of kfab's addresses: the struct, or its string. */
 static bool shim_addr_format_ok(uint32_t want)
 {
@@ -314,6 +336,7 @@ static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 			   have->max_order_war_size) &&
 	       shim_max_ok("ep_attr->max_order_waw_size", want->max_order_waw_size,
 			   have->max_order_waw_size) &&
+	       shim_tag_format_ok(want->mem_tag_format) &&
 	       shim_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt, have->tx_ctx_cnt) &&
 	       (want->rx_ctx_cnt == FI_SHARED_CONTEXT ||
 		shim_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt,
@@ -353,12 +376,6 @@ static bool shim_domain_attr_ok(const struct fi_domain_attr *want)
 			   have->mr_key_size) &&
 	       shim_max_ok("domain_attr->cq_data_size", want->cq_data_size,
 			   have->cq_data_size) &&
-	       shim_max_ok("domain_attr->cq_cnt", want->cq_cnt, have->cq_cnt) &&
-	       shim_max_ok("domain_attr->ep_cnt", want->ep_cnt, have->ep_cnt) &&
-	       shim_max_ok("domain_attr->tx_ctx_cnt", want->tx_ctx_cnt,
-			   have->tx_ctx_cnt) &&
-	       shim_max_ok("domain_attr->rx_ctx_cnt", want->rx_ctx_cnt,
-			   have->rx_ctx_cnt) &&
 	       shim_max_ok("domain_attr->max_ep_tx_ctx", want->max_ep_tx_ctx,
 			   have->max_ep_tx_ctx) &&
 	       shim_max_ok("domain_attr->max_ep_rx_ctx", want->max_ep_rx_ctx,
@@ -367,7 +384,6 @@ static bool shim_domain_attr_ok(const struct fi_domain_attr *want)
 			   have->max_ep_stx_ctx) &&
 	       shim_max_ok("domain_attr->max_ep_srx_ctx", want->max_ep_srx_ctx,
 			   have->max_ep_srx_ctx) &&
-	       shim_max_ok("domain_attr->cntr_cnt", want->cntr_cnt, have->cntr_cnt) &&
 	       shim_max_ok("domain_attr->mr_iov_limit", want->mr_iov_limit,
 			   have->mr_iov_limit) &&
 	       shim_bits_ok("domain_attr->caps", want->caps, have->caps) &&
@@ -432,19 +448,45 @@ static int shim_mr_mode(uint32_t version, int hint)
 	return shim_domain_attr.mr_mode;
 }
 
+/*
+ * The counts of kernel objects a domain may open: all of its file's
+ * max_objects but the domain itself.  Hints asking for more than that
+ * cannot be served.
+ */
+static bool shim_info_counts(struct fi_domain_attr *attr,
+			     const struct fi_domain_attr *want,
+			     uint32_t max_objects)
+{
+	size_t objects = max_objects ? max_objects - 1 : 0;
+
+	attr->cq_cnt = objects;
+	attr->ep_cnt = objects;
+	attr->cntr_cnt = objects;
+	attr->tx_ctx_cnt = objects;
+	attr->rx_ctx_cnt = objects;
+	return !want ||
+	       (shim_max_ok("domain_attr->cq_cnt", want->cq_cnt, objects) &&
+		shim_max_ok("domain_attr->ep_cnt", want->ep_cnt, objects) &&
+		shim_max_ok("domain_attr->cntr_cnt", want->cntr_cnt, objects) &&
+		shim_max_ok("domain_attr->tx_ctx_cnt", want->tx_ctx_cnt, objects) &&
+		shim_max_ok("domain_attr->rx_ctx_cnt", want->rx_ctx_cnt, objects));
+}
+
 /**
  * shim_info_get() - the fi_info list kfab answers fi_getinfo() with
  * @version: the API version the caller asked for
  * @hints: the caller's hints, already accepted by shim_info_check(), or NULL
+ * @max_objects: the module's max_objects (struct kfab_query)
  * @info: out: the list, for the caller to fi_freeinfo()
  *
  * Where kfab serves several values of a hint, the answer carries the one the
  * application asked for.
  *
- * Return: 0 or -FI_ENOMEM.
+ * Return: 0, -FI_ENODATA (hints asking for more objects than the module
+ * allows) or -FI_ENOMEM.
  */
 int shim_info_get(uint32_t version, const struct fi_info *hints,
-		  struct fi_info **info)
+		  uint32_t max_objects, struct fi_info **info)
 {
 	const struct fi_domain_attr *want;
 	struct fi_domain_attr *attr;
@@ -456,6 +498,10 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 
 	attr = fi->domain_attr;
 	want = hints ? hints->domain_attr : NULL;
+	if (!shim_info_counts(attr, want, max_objects)) {
+		fi_freeinfo(fi);
+		return -FI_ENODATA;
+	}
 	if (want && want->threading)
 		attr->threading = want->threading;
 	if (want && want->control_progress)
@@ -474,7 +520,7 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	 * move data.
 	 */
 	if (hints && hints->caps) {
-		fi->caps = (hints->caps & SHIM_CAPS) | SHIM_CAPS_ALWAYS;
+		fi->caps = (hints->caps & SHIM_INFO_CAPS) | SHIM_CAPS_ALWAYS;
 		if (!(fi->caps & (FI_MSG | FI_TAGGED)))
 			fi->caps |= FI_MSG | FI_TAGGED;
 	}
@@ -496,6 +542,9 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	if (hints && hints->ep_attr &&
 	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
 		fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	/* The application's own field layout: kfab matches every bit. */
+	if (hints && hints->ep_attr && hints->ep_attr->mem_tag_format)
+		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 
 	*info = fi;
 	return 0;

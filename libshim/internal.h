@@ -106,7 +106,7 @@ const char *shim_dev_path(void);
 #define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 
 int shim_info_get(uint32_t version, const struct fi_info *hints,
-		  struct fi_info **info);
+		  uint32_t max_objects, struct fi_info **info);
 int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);

@@ -8,8 +8,12 @@
  * op tables of the objects kfab hands out.
  */
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -26,14 +30,83 @@ unsigned int shim_av_create_mode(void)
 	return shim_av_mode;
 }
 
+/* Does a list of provider names (";" or "," between them) name kfab? */
+static bool shim_names_kfab(const char *list)
+{
+	size_t len = strlen(SHIM_PROV_NAME);
+	const char *p;
+
+	for (p = list; p && *p; p += strcspn(p, ";,"), p += !!*p)
+		if (!strncasecmp(p, SHIM_PROV_NAME, len) &&
+		    (!p[len] || p[len] == ';' || p[len] == ','))
+			return true;
+	return false;
+}
+
+/*
+ * Whether the application asked for kfab by name: hints naming it
+ * (fi_info -p kfab), or FI_PROVIDER listing it (not as an exclusion, "^").
+ */
+static bool shim_asked_for(const struct fi_info *hints)
+{
+	const char *env = getenv("FI_PROVIDER");
+
+	if (hints && hints->fabric_attr &&
+	    shim_names_kfab(hints->fabric_attr->prov_name))
+		return true;
+	return env && *env != '^' && shim_names_kfab(env);
+}
+
+/*
+ * A device that cannot be opened, said with what to do at FI_LOG_WARN, or at
+ * FI_LOG_INFO when nobody asked for kfab.  fi_info -e calls warn the default
+ * level, but libfabric 1.17 logs nothing at all until FI_LOG_LEVEL is set:
+ * then an application that asked for kfab by name gets the line on stderr
+ * anyway, in libfabric's format, rather than a bare -FI_ENODATA.
+ */
+static void shim_dev_unusable(const struct fi_info *hints, int err)
+{
+	const char *path = shim_dev_path();
+	const char *hint;
+
+	switch (err) {
+	case -ENOENT:
+	case -ENODEV:
+	case -ENXIO:
+		hint = "the kfab module is not loaded: load it with `modprobe kfab` (packages: kfab-dkms; Documentation/install.rst), or name the device with FI_KFAB_DEV";
+		break;
+	case -EACCES:
+	case -EPERM:
+		hint = "this user may not open it: ask the administrator for access (with the optional udev rule, membership of group kfab; see fi_kfab(7))";
+		break;
+	case -ENOTTY:
+		hint = "not a kfab device: check FI_KFAB_DEV";
+		break;
+	case -FI_ENOSYS:
+		hint = "the module speaks another ABI version than this library: install a kfab.ko and libkfab of the same version";
+		break;
+	default:
+		hint = "see fi_kfab(7), REQUIREMENTS";
+		break;
+	}
+	if (!shim_asked_for(hints))
+		SHIM_INFO(CORE, "%s unusable (%s): kfab offers nothing\n", path,
+			  fi_strerror(-err));
+	else if (fi_log_enabled(&shim_prov, FI_LOG_WARN, FI_LOG_CORE))
+		SHIM_WARN(CORE, "%s: %s: %s\n", path, fi_strerror(-err), hint);
+	else
+		fprintf(stderr, "libfabric:%d:kfab: %s: %s: %s\n", (int)getpid(),
+			path, fi_strerror(-err), hint);
+}
+
 /*
  * fi_getinfo() reaches this for every caller of libfabric whose hints do not
  * exclude kfab, including the rxm/rxd utility providers probing for MSG and
- * DGRAM endpoints, so the hints are matched before the device is touched,
- * and a missing device is only worth an info line: it is the normal state of
- * a machine without the module.  Node and service are looked at last (a
- * host name may mean a name lookup): they give src_addr (FI_SOURCE) or
- * dest_addr (info.c, shim_info_addrs()).
+ * DGRAM endpoints, so the hints are matched before the device is touched.
+ * A missing device is the normal state of a machine without the module:
+ * only an application that asked for kfab by name is warned.  Node and
+ * service are looked at last (a host name may mean a name lookup): they
+ * give src_addr (FI_SOURCE) or dest_addr (info.c, shim_info_addrs()).
  */
 static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
@@ -49,8 +122,7 @@ static int shim_getinfo(uint32_t version, const char *node,
 
 	ret = shim_fabric_dev_open(&fd, &abi);
 	if (ret) {
-		SHIM_INFO(CORE, "%s unusable (%s): kfab offers nothing\n",
-			  shim_dev_path(), fi_strerror(-ret));
+		shim_dev_unusable(hints, ret);
 		return -FI_ENODATA;
 	}
 	shim_dev_close(fd);
@@ -58,7 +130,7 @@ static int shim_getinfo(uint32_t version, const char *node,
 	ret = shim_info_addrs(node, service, flags, hints, &addrs);
 	if (ret)
 		return ret;
-	ret = shim_info_get(version, hints, info);
+	ret = shim_info_get(version, hints, abi.max_objects, info);
 	if (ret)
 		return ret;
 	ret = shim_info_set_addrs(*info, &addrs);

@@ -191,8 +191,9 @@ TEST_F(provider, getinfo_lists_kfab)
 	/* Truthful: node-local messages and tagged messages, nothing more. */
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM |
 		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
-		  FI_MULTI_RECV | FI_FENCE, info->caps);
-	EXPECT_EQ(FI_LOCAL_COMM | FI_REMOTE_COMM, info->domain_attr->caps);
+		  FI_MULTI_RECV | FI_FENCE | FI_SHARED_AV, info->caps);
+	EXPECT_EQ(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->domain_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM |
 		  FI_REMOTE_COMM | FI_FENCE, info->tx_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM |
@@ -276,7 +277,6 @@ static void ask_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
 static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
 static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
-static void ask_shared_av(struct fi_info *h) { h->caps = FI_MSG | FI_SHARED_AV; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
 static void ask_auto_data_progress(struct fi_info *h)
 {
@@ -330,7 +330,6 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
 		{ "caps FI_RMA", ask_rma },
 		{ "caps FI_ATOMIC", ask_atomic },
-		{ "caps FI_SHARED_AV", ask_shared_av },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
@@ -386,15 +385,17 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_VIRT_ADDR |
 				      FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
-	/* The caps asked for, and where peers may be: no more. */
-	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM, info->caps);
+	/* The caps asked for, and the secondary caps of every domain. */
+	EXPECT_EQ(FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->caps);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(0, info->domain_attr->mr_mode);
 	fi_freeinfo(info);
 	info = NULL;
 	hints->caps = FI_MSG;
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
-	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM, info->caps);
+	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->caps);
 	fi_freeinfo(info);
 	info = NULL;
 
@@ -437,6 +438,86 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
 }
+
+/* The module's max_objects, from sysfs; 0 when unreadable. */
+static unsigned int max_objects_param(void)
+{
+	FILE *f = fopen("/sys/module/kfab/parameters/max_objects", "r");
+	unsigned int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%u", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * Attributes that tell what kfab really is: named AVs (FI_SHARED_AV), the
+ * tag bits the kernel matches, and object counts from the module's limit.
+ */
+TEST_F(provider, getinfo_attributes_are_the_modules)
+{
+	struct fi_info *hints, *info = NULL;
+	unsigned int max;
+	size_t objects;
+
+	NEED_DEVICE(self->have_dev);
+	max = max_objects_param();
+	ASSERT_LT(1U, max) TH_LOG("no /sys/module/kfab/parameters/max_objects");
+	objects = max - 1;	/* the domain is one of the file's objects */
+
+	hints = kfab_hints();
+	ASSERT_NE(NULL, hints);
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_TRUE(info->caps & FI_SHARED_AV);
+	EXPECT_TRUE(info->domain_attr->caps & FI_SHARED_AV);
+	/* All 64 tag bits, in libfabric's generic format. */
+	EXPECT_EQ(0xaaaaaaaaaaaaaaaaULL, info->ep_attr->mem_tag_format);
+	EXPECT_EQ(objects, info->domain_attr->cq_cnt);
+	EXPECT_EQ(objects, info->domain_attr->ep_cnt);
+	EXPECT_EQ(objects, info->domain_attr->cntr_cnt);
+	EXPECT_EQ(objects, info->domain_attr->tx_ctx_cnt);
+	EXPECT_EQ(objects, info->domain_attr->rx_ctx_cnt);
+	EXPECT_EQ(1U, info->domain_attr->max_ep_srx_ctx);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* FI_SHARED_AV asked for is served, as a cap or a domain cap. */
+	hints->caps = FI_MSG | FI_SHARED_AV;
+	hints->domain_attr->caps = FI_SHARED_AV;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(FI_MSG | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
+		  info->caps);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* Any tag layout fits in 64 matched bits and is echoed back. */
+	hints->ep_attr->mem_tag_format = 0xffff00000000ffffULL;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(0xffff00000000ffffULL, info->ep_attr->mem_tag_format);
+	fi_freeinfo(info);
+	info = NULL;
+
+	/* Counts up to the module's limit are served, beyond it not. */
+	hints->domain_attr->cq_cnt = objects;
+	hints->domain_attr->ep_cnt = objects;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	fi_freeinfo(info);
+	info = NULL;
+	hints->domain_attr->ep_cnt = objects + 1;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	EXPECT_EQ(NULL, info);
+	hints->domain_attr->ep_cnt = 0;
+	hints->domain_attr->cntr_cnt = objects + 1;
+	EXPECT_EQ(-FI_ENODATA, fi_getinfo(API_VERSION, NULL, NULL, 0, hints,
+					  &info));
+	EXPECT_EQ(NULL, info);
+	fi_freeinfo(hints);
+}
+
 
 /* ---- addresses: node, service, src_addr, dest_addr ---- */
 
