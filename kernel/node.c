@@ -18,6 +18,7 @@
  */
 #include <linux/inet.h>
 #include <linux/random.h>
+#include <linux/rculist.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <net/addrconf.h>
@@ -95,19 +96,22 @@ void kfab_addr_show(struct seq_file *s, const struct kfab_addr *a)
 		seq_printf(s, ".%08x", be32_to_cpu(a->incarnation));
 }
 
-/* One of @node's listeners has @addr's node address.  May sleep. */
+/*
+ * One of @node's listeners has @addr's node address.  On every send to
+ * and every message from another node: under RCU, not the node's lock.
+ */
 bool kfab_node_is_self(struct kfab_node *node, const struct kfab_addr *addr)
 {
 	struct kfab_listener *l;
 	bool self = false;
 
-	mutex_lock(&node->lock);
-	list_for_each_entry(l, &node->listeners, link)
+	rcu_read_lock();
+	list_for_each_entry_rcu(l, &node->listeners, link)
 		if (kfab_addr_same_node(&l->addr, addr)) {
 			self = true;
 			break;
 		}
-	mutex_unlock(&node->lock);
+	rcu_read_unlock();
 	return self;
 }
 
@@ -300,6 +304,38 @@ static bool kfab_node_has_addr(struct net *net, const u8 *node)
 #endif
 }
 
+/*
+ * The engine that reaches @addr from @node.  TCP reaches every address;
+ * an RDMA engine would be chosen here when a device reaches the peer.
+ */
+const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
+					  const struct kfab_addr *addr)
+{
+	return &kfab_tcp_engine;
+}
+
+/*
+ * The node goes (no listener left, @dying set, so no connection comes
+ * any more): end every connection in and wait until their readers, on
+ * kfab_net_wq, have closed them.
+ */
+void kfab_conns_close(struct kfab_node *node)
+{
+	struct kfab_conn *conn;
+
+	for (;;) {
+		mutex_lock(&node->lock);
+		list_for_each_entry(conn, &node->conns, link)
+			conn->engine->shutdown(conn);
+		conn = list_first_entry_or_null(&node->conns, struct kfab_conn,
+						link);
+		mutex_unlock(&node->lock);
+		if (!conn)
+			return;
+		flush_workqueue(kfab_net_wq);
+	}
+}
+
 static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
 {
 	struct kfab_listener *l, *old;
@@ -323,10 +359,11 @@ static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
 	list_for_each_entry(old, &node->listeners, link)
 		if (kfab_addr_same_node(&old->addr, addr))
 			goto err_unlock;
-	rc = kfab_tcp_listen(l);
+	l->engine = &kfab_tcp_engine;
+	rc = l->engine->listen(l);
 	if (rc)
 		goto err_unlock;
-	list_add_tail(&l->link, &node->listeners);
+	list_add_tail_rcu(&l->link, &node->listeners);
 	mutex_unlock(&node->lock);
 	return 0;
 
@@ -338,8 +375,8 @@ err_unlock:
 
 static void kfab_listener_free(struct kfab_listener *l)
 {
-	kfab_tcp_unlisten(l);
-	kfree(l);
+	l->engine->unlisten(l);
+	kfree_rcu(l, rcu);
 }
 
 static int kfab_node_unlisten(struct kfab_node *node,
@@ -354,7 +391,7 @@ static int kfab_node_unlisten(struct kfab_node *node,
 	list_for_each_entry(l, &node->listeners, link)
 		if (kfab_addr_same_node(&l->addr, &want)) {
 			found = l;
-			list_del(&l->link);
+			list_del_rcu(&l->link);
 			break;
 		}
 	mutex_unlock(&node->lock);
@@ -411,15 +448,23 @@ static int __net_init kfab_node_net_init(struct net *net)
 static void __net_exit kfab_node_net_exit(struct net *net)
 {
 	struct kfab_node *node = kfab_node_of(net);
-	struct kfab_listener *l, *n;
-	LIST_HEAD(gone);
+	struct kfab_listener *l;
 
 	mutex_lock(&node->lock);
 	node->dying = true;
-	list_splice_init(&node->listeners, &gone);
 	mutex_unlock(&node->lock);
-	list_for_each_entry_safe(l, n, &gone, link)
+	/* One by one: kfab_node_is_self() may walk the list meanwhile. */
+	for (;;) {
+		mutex_lock(&node->lock);
+		l = list_first_entry_or_null(&node->listeners,
+					     struct kfab_listener, link);
+		if (l)
+			list_del_rcu(&l->link);
+		mutex_unlock(&node->lock);
+		if (!l)
+			break;
 		kfab_listener_free(l);
+	}
 	kfab_node_close_peers(node);
 	WARN_ON(!xa_empty(&node->services));
 	xa_destroy(&node->services);
