@@ -16,7 +16,8 @@
 #                   and the debug kernel
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
-#                   VM: latency, bandwidth, message rate; build/bench/
+#                   VM, then kfab against tcp between two VMs: latency,
+#                   bandwidth, message rate; build/bench/
 #   make install    install the module and the library on this host
 #
 # KVER is the kernel to build for: by default the Debian 6.1 headers that
