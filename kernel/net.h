@@ -59,6 +59,9 @@ struct kfab_listener {
  * @services: service number -> struct kfab_ep_core, reserved at creation
  *	(no entry), published at enable; looked up under RCU
  * @conns: incoming connections (struct kfab_conn)
+ * @allowed: struct kfab_allow, the networks of nodes it may exchange
+ *	messages with (empty: any); changed under @lock, walked under RCU
+ * @nr_allowed: entries on @allowed
  * @dying: the namespace goes: no new listener, no new peer
  */
 struct kfab_node {
@@ -67,6 +70,8 @@ struct kfab_node {
 	struct list_head listeners;
 	struct list_head peers;
 	struct list_head conns;
+	struct list_head allowed;
+	unsigned int nr_allowed;
 	struct xarray services;
 	bool dying;
 };
@@ -154,6 +159,8 @@ int kfab_node_find_ep(struct kfab_node *node, const struct kfab_addr *dst,
 		      struct kfab_ep_core **target);
 bool kfab_node_is_self(struct kfab_node *node, const struct kfab_addr *addr);
 int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd);
+int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd);
+bool kfab_node_allows(struct kfab_node *node, const u8 *addr);
 void kfab_node_debugfs_show(struct seq_file *s);
 const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
 					  const struct kfab_addr *addr);
@@ -170,6 +177,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 int kfab_conn_rx(struct kfab_conn *conn);
 void kfab_conn_closed(struct kfab_conn *conn);
 void kfab_node_close_peers(struct kfab_node *node);
+void kfab_node_drop_disallowed(struct kfab_node *node);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
 #endif /* KFAB_NET_H */

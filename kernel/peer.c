@@ -393,7 +393,8 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 	int rc;
 
 	/* The receiver answers our node: we need to be one. */
-	if (ep->core->addr.family != KFAB_ADDR_INET)
+	if (ep->core->addr.family != KFAB_ADDR_INET ||
+	    !kfab_node_allows(node, dst->node))
 		return -EHOSTUNREACH;
 	peer = kfab_peer_get(node, dst, true);
 	if (!peer)
@@ -791,6 +792,9 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	    w.node.incarnation || w.node.__reserved ||
 	    kfab_node_is_self(conn->node, &w.node))
 		return -EPROTO;
+	/* A node off the allow-list, whichever address it called from. */
+	if (!kfab_node_allows(conn->node, w.node.node))
+		return -EACCES;
 	peer = kfab_peer_get(conn->node, &w.node, true);
 	if (!peer)
 		return -ENOMEM;
@@ -1030,7 +1034,9 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 		more = !list_is_singular(&peer->txq);
 		mutex_unlock(&peer->lock);
 
-		rc = kfab_peer_xmit(peer, out, f, more);
+		/* Taken off the allow-list meanwhile: the link goes. */
+		rc = kfab_node_allows(peer->node, peer->addr.node) ?
+		     kfab_peer_xmit(peer, out, f, more) : -EHOSTUNREACH;
 		if (rc) {
 			/* The credit in @f is lost with the connection. */
 			kfab_peer_out_failed(peer, rc);
@@ -1131,6 +1137,28 @@ static void kfab_peer_down_work(struct work_struct *work)
 	if (peer->out)
 		kfab_peer_out_failed(peer, -ECONNRESET);
 	kfab_peer_tx_release(peer);
+}
+
+/*
+ * @node's allow-list changed: peers it no longer allows lose their
+ * connections, and what was in flight with them fails.
+ */
+void kfab_node_drop_disallowed(struct kfab_node *node)
+{
+	struct kfab_peer *peer;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(peer, &node->peers, link) {
+		if (kfab_node_allows(node, peer->addr.node))
+			continue;
+		mutex_lock(&peer->lock);
+		if (peer->in)
+			peer->in->engine->shutdown(peer->in);
+		mutex_unlock(&peer->lock);
+		/* Only the sender closes the link out: the down work is one. */
+		queue_work(kfab_net_wq, &peer->down_work);
+	}
+	mutex_unlock(&node->lock);
 }
 
 /* ---- the end of a node ---- */

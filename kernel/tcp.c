@@ -131,6 +131,18 @@ struct kfab_tcp_listener {
 	void (*saved_data_ready)(struct sock *sk);
 };
 
+/* Is the node that called allowed to (the node's allow-list)? */
+static bool kfab_tcp_allowed(struct kfab_node *node, struct socket *sock)
+{
+	struct sockaddr_in6 sin6;
+
+	/* A dual-stack socket: IPv4 callers come v4-mapped. */
+	if (kernel_getpeername(sock, (struct sockaddr *)&sin6) < 0 ||
+	    sin6.sin6_family != AF_INET6)
+		return false;
+	return kfab_node_allows(node, sin6.sin6_addr.s6_addr);
+}
+
 static void kfab_tcp_accept_work(struct work_struct *work)
 {
 	struct kfab_tcp_listener *tl = container_of(work,
@@ -141,6 +153,10 @@ static void kfab_tcp_accept_work(struct work_struct *work)
 	struct socket *sock;
 
 	while (!kernel_accept(tl->sock, &sock, O_NONBLOCK)) {
+		if (!kfab_tcp_allowed(node, sock)) {
+			sock_release(sock);
+			continue;
+		}
 		tc = kzalloc(sizeof(*tc), GFP_KERNEL);
 		if (!tc) {
 			sock_release(sock);
