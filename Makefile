@@ -20,7 +20,8 @@
 #                   a guest of each stock kernel (make test: 6.1 only)
 #   make fuzz       the ioctl fuzzer for 10^6 operations on both kernels
 #   make bench      kfab against shm (with and without CMA) and tcp in one
-#                   VM: latency, bandwidth, message rate; build/bench/
+#                   VM, then kfab against tcp between two VMs: latency,
+#                   bandwidth, message rate; build/bench/
 #   make install    install what `make all man` built (DESTDIR, PREFIX,
 #                   INSTALL_MOD_PATH; Documentation/install.rst); uninstall
 #   make dkms       the module through DKMS, rebuilt for every new kernel

@@ -23,6 +23,12 @@
  *     cancel, bind or enable of that object at a time.  A kernel
  *     consumer's endpoint has kfab_kep.lock (kapi.c, mutex) in this
  *     place instead: its posts, cancels and close.
+ * 3a. kfab_node.lock (node.c, mutex): one network namespace's listeners
+ *     (also walked under RCU), peers and connections in.
+ * 3b. kfab_peer.lock (peer.c, mutex): one remote node's operations,
+ *     pulls, frames to send, credit and state.  Never held while an
+ *     engine sends or receives, nor while calling into msg.c, which
+ *     takes receive context locks itself (net.h, peer.c).
  *  4. kfab_rx_ctx.lock (msg.c, mutex): a receive context's posted
  *     receives and unexpected messages, its budget and AV, and the cores
  *     that receive through it (their @dead, @ep, @rx_link).  Completions

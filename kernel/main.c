@@ -156,6 +156,8 @@ union kfab_ucmd_buffer {
 	struct kfab_ep_bind ep_bind;
 	struct kfab_ep_enable ep_enable;
 	struct kfab_srx_open srx_open;
+	struct kfab_net_listen net_listen;
+	struct kfab_net_allow net_allow;
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_test_fault test_fault;
 	struct kfab_test_cq_post test_cq_post;
@@ -222,6 +224,8 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_srx_open, out_sq),
 	KFAB_IOCTL_OP(KFAB_CMD_NET_LISTEN, kfab_ioctl_net_listen,
 		      struct kfab_net_listen, out_addr),
+	KFAB_IOCTL_OP(KFAB_CMD_NET_ALLOW, kfab_ioctl_net_allow,
+		      struct kfab_net_allow, node),
 #ifdef CONFIG_KFAB_TEST
 	KFAB_IOCTL_OP(KFAB_CMD_TEST_FAULT, kfab_ioctl_test_fault,
 		      struct kfab_test_fault, out_fired),

@@ -6,8 +6,9 @@
  * address of its first listener (node.c).  Messages to endpoints of other
  * nodes go to a struct kfab_peer (peer.c), one per remote node and
  * namespace, which owns the operations in flight and speaks kfab's wire
- * protocol (wire.h) over one connection of an engine: the kernel's TCP
- * (tcp.c) today, RDMA later, behind struct kfab_engine_ops.
+ * protocol (wire.h) over the connections of an engine: the kernel's TCP
+ * (tcp.c) today, RDMA later, each behind a struct kfab_engine.  peer.c and
+ * node.c know frames and addresses; an engine knows how bytes move.
  *
  * Locking (kfab.h "Locking" has the module-wide order): kfab_node.lock
  * (listeners, the peer list) comes before any peer's lock; a peer's
@@ -24,6 +25,9 @@
 
 #include "kfab.h"
 
+struct kfab_buf;
+struct kfab_conn;
+struct kfab_engine;
 struct kfab_msg;
 struct kfab_peer;
 
@@ -32,28 +36,32 @@ struct kfab_peer;
  * @link: on its node's @listeners, first one first
  * @addr: its node address (KFAB_ADDR_INET, @ep and @incarnation 0)
  * @node: the node
- * @sock: the engine's listening socket
- * @accept_work: takes new connections off @sock
- * @saved_data_ready: @sock's own callback, put back when it closes
+ * @engine: the engine it accepts connections of
+ * @priv: the engine's
+ * @rcu: freed after a grace period (kfab_node_is_self() reads @addr)
  */
 struct kfab_listener {
 	struct list_head link;
 	struct kfab_addr addr;
 	struct kfab_node *node;
-	struct socket *sock;
-	struct work_struct accept_work;
-	void (*saved_data_ready)(struct sock *sk);
+	const struct kfab_engine *engine;
+	void *priv;
+	struct rcu_head rcu;
 };
 
 /**
  * struct kfab_node - kfab in one network namespace
  * @net: the namespace (no reference: the node lives as long as it does)
  * @lock: @listeners, @peers, @dying
- * @listeners: struct kfab_listener, the first names the node
+ * @listeners: struct kfab_listener, the first names the node (changed
+ *	under @lock, walked under @lock or RCU)
  * @peers: struct kfab_peer, one per remote node reached or reaching us
  * @services: service number -> struct kfab_ep_core, reserved at creation
  *	(no entry), published at enable; looked up under RCU
  * @conns: incoming connections (struct kfab_conn)
+ * @allowed: struct kfab_allow, the networks of nodes it may exchange
+ *	messages with (empty: any); changed under @lock, walked under RCU
+ * @nr_allowed: entries on @allowed
  * @dying: the namespace goes: no new listener, no new peer
  */
 struct kfab_node {
@@ -62,6 +70,8 @@ struct kfab_node {
 	struct list_head listeners;
 	struct list_head peers;
 	struct list_head conns;
+	struct list_head allowed;
+	unsigned int nr_allowed;
 	struct xarray services;
 	bool dying;
 };
@@ -70,16 +80,61 @@ struct kfab_node {
  * struct kfab_conn - a connection another node made to this one
  * @link: on its node's @conns
  * @node: the node it came to
- * @sock: the engine's socket
+ * @engine: the engine it came by (which embeds it in its own struct)
  * @peer: who called, once its HELLO came (a reference)
- * @rx_work: reads and carries out its frames until it ends
+ *
+ * The engine reads it with kfab_conn_rx() until that fails, then calls
+ * kfab_conn_closed() and takes it off @conns.
  */
 struct kfab_conn {
 	struct list_head link;
 	struct kfab_node *node;
-	struct socket *sock;
+	const struct kfab_engine *engine;
 	struct kfab_peer *peer;
-	struct work_struct rx_work;
+};
+
+/**
+ * struct kfab_link - a connection this node made to another, to send on
+ * @engine: the engine it goes by (which embeds it in its own struct)
+ */
+struct kfab_link {
+	const struct kfab_engine *engine;
+};
+
+/**
+ * struct kfab_engine - one way of moving frames between nodes
+ * @name: for debugfs
+ * @listen: open a listener (its @addr and @node set; the node's lock held)
+ * @unlisten: close it; no connection is accepted after this returns
+ * @connect: call a node; @down is called (any context, no sleeping) when
+ *	the link ends later, whatever ended it; blocks for at most
+ *	kfab_peer_timeout_ms
+ * @release: close a link; @down is not called for it any more
+ * @send_kvec: send @len bytes of @kv (copied), blocking
+ * @send_pages: send @len bytes of a message's pinned pages from @off,
+ *	without copying them where the engine can, blocking
+ * @recv: read exactly what @to describes from a connection in, blocking
+ *	(-ESHUTDOWN: it ended)
+ * @shutdown: end a connection in; its reader (work on kfab_net_wq) fails
+ *	and closes it
+ *
+ * A second engine (RDMA) provides the same; a peer uses one engine for
+ * all of its connections (kfab_engine_for()).
+ */
+struct kfab_engine {
+	const char *name;
+	int (*listen)(struct kfab_listener *l);
+	void (*unlisten)(struct kfab_listener *l);
+	int (*connect)(struct kfab_node *node, const struct kfab_addr *addr,
+		       void (*down)(void *arg), void *arg,
+		       struct kfab_link **out);
+	void (*release)(struct kfab_link *link);
+	int (*send_kvec)(struct kfab_link *link, struct kvec *kv,
+			 unsigned int nr, size_t len, bool more);
+	int (*send_pages)(struct kfab_link *link, struct kfab_buf *buf,
+			  size_t off, size_t len, bool more);
+	int (*recv)(struct kfab_conn *conn, struct iov_iter *to);
+	void (*shutdown)(struct kfab_conn *conn);
 };
 
 extern u32 kfab_incarnation;
@@ -104,25 +159,15 @@ int kfab_node_find_ep(struct kfab_node *node, const struct kfab_addr *dst,
 		      struct kfab_ep_core **target);
 bool kfab_node_is_self(struct kfab_node *node, const struct kfab_addr *addr);
 int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd);
+int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd);
+bool kfab_node_allows(struct kfab_node *node, const u8 *addr);
 void kfab_node_debugfs_show(struct seq_file *s);
-
-/*
- * tcp.c: the TCP engine.  A second engine (RDMA) provides the same:
- * listening, calling, sending a frame's bytes and a message's pages,
- * receiving into any iov_iter, and closing.
- */
-int kfab_tcp_listen(struct kfab_listener *l);
-void kfab_tcp_unlisten(struct kfab_listener *l);
-int kfab_tcp_connect(struct kfab_node *node, const struct kfab_addr *addr,
-		     void (*down)(void *arg), void *arg, struct socket **out);
-void kfab_tcp_release(struct socket *sock);
-int kfab_tcp_send_kvec(struct socket *sock, struct kvec *kv, unsigned int nr,
-		       size_t len, bool more);
-int kfab_tcp_send_pages(struct socket *sock, struct kfab_buf *buf, size_t off,
-			size_t len, bool more);
-int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to);
-void kfab_conn_shutdown(struct kfab_conn *conn);
+const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
+					  const struct kfab_addr *addr);
 void kfab_conns_close(struct kfab_node *node);
+
+/* tcp.c: the TCP engine */
+extern const struct kfab_engine kfab_tcp_engine;
 
 /* peer.c: peers and the wire protocol */
 int kfab_peer_init(void);
@@ -132,6 +177,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 int kfab_conn_rx(struct kfab_conn *conn);
 void kfab_conn_closed(struct kfab_conn *conn);
 void kfab_node_close_peers(struct kfab_node *node);
+void kfab_node_drop_disallowed(struct kfab_node *node);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
 #endif /* KFAB_NET_H */

@@ -18,6 +18,7 @@
  */
 #include <linux/inet.h>
 #include <linux/random.h>
+#include <linux/rculist.h>
 #include <linux/nsproxy.h>
 #include <linux/slab.h>
 #include <net/addrconf.h>
@@ -95,19 +96,22 @@ void kfab_addr_show(struct seq_file *s, const struct kfab_addr *a)
 		seq_printf(s, ".%08x", be32_to_cpu(a->incarnation));
 }
 
-/* One of @node's listeners has @addr's node address.  May sleep. */
+/*
+ * One of @node's listeners has @addr's node address.  On every send to
+ * and every message from another node: under RCU, not the node's lock.
+ */
 bool kfab_node_is_self(struct kfab_node *node, const struct kfab_addr *addr)
 {
 	struct kfab_listener *l;
 	bool self = false;
 
-	mutex_lock(&node->lock);
-	list_for_each_entry(l, &node->listeners, link)
+	rcu_read_lock();
+	list_for_each_entry_rcu(l, &node->listeners, link)
 		if (kfab_addr_same_node(&l->addr, addr)) {
 			self = true;
 			break;
 		}
-	mutex_unlock(&node->lock);
+	rcu_read_unlock();
 	return self;
 }
 
@@ -300,6 +304,38 @@ static bool kfab_node_has_addr(struct net *net, const u8 *node)
 #endif
 }
 
+/*
+ * The engine that reaches @addr from @node.  TCP reaches every address;
+ * an RDMA engine would be chosen here when a device reaches the peer.
+ */
+const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
+					  const struct kfab_addr *addr)
+{
+	return &kfab_tcp_engine;
+}
+
+/*
+ * The node goes (no listener left, @dying set, so no connection comes
+ * any more): end every connection in and wait until their readers, on
+ * kfab_net_wq, have closed them.
+ */
+void kfab_conns_close(struct kfab_node *node)
+{
+	struct kfab_conn *conn;
+
+	for (;;) {
+		mutex_lock(&node->lock);
+		list_for_each_entry(conn, &node->conns, link)
+			conn->engine->shutdown(conn);
+		conn = list_first_entry_or_null(&node->conns, struct kfab_conn,
+						link);
+		mutex_unlock(&node->lock);
+		if (!conn)
+			return;
+		flush_workqueue(kfab_net_wq);
+	}
+}
+
 static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
 {
 	struct kfab_listener *l, *old;
@@ -323,10 +359,11 @@ static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
 	list_for_each_entry(old, &node->listeners, link)
 		if (kfab_addr_same_node(&old->addr, addr))
 			goto err_unlock;
-	rc = kfab_tcp_listen(l);
+	l->engine = &kfab_tcp_engine;
+	rc = l->engine->listen(l);
 	if (rc)
 		goto err_unlock;
-	list_add_tail(&l->link, &node->listeners);
+	list_add_tail_rcu(&l->link, &node->listeners);
 	mutex_unlock(&node->lock);
 	return 0;
 
@@ -338,8 +375,8 @@ err_unlock:
 
 static void kfab_listener_free(struct kfab_listener *l)
 {
-	kfab_tcp_unlisten(l);
-	kfree(l);
+	l->engine->unlisten(l);
+	kfree_rcu(l, rcu);
 }
 
 static int kfab_node_unlisten(struct kfab_node *node,
@@ -354,7 +391,7 @@ static int kfab_node_unlisten(struct kfab_node *node,
 	list_for_each_entry(l, &node->listeners, link)
 		if (kfab_addr_same_node(&l->addr, &want)) {
 			found = l;
-			list_del(&l->link);
+			list_del_rcu(&l->link);
 			break;
 		}
 	mutex_unlock(&node->lock);
@@ -389,6 +426,144 @@ int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd)
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
+/* ---- the allow-list of peer networks ---- */
+
+/**
+ * struct kfab_allow - a network of nodes a namespace may talk to
+ * @link: on its node's @allowed
+ * @node: the network's address (IPv6 or v4-mapped), zero past @prefix_len
+ * @prefix_len: its leading bits that count
+ * @rcu: freed after a grace period (kfab_node_allows() walks the list)
+ */
+struct kfab_allow {
+	struct list_head link;
+	u8 node[16];
+	u8 prefix_len;
+	struct rcu_head rcu;
+};
+
+/* Do the first @bits bits of @a and @b agree? */
+static bool kfab_prefix_match(const u8 *a, const u8 *b, unsigned int bits)
+{
+	unsigned int bytes = bits / 8, rest = bits % 8;
+
+	if (memcmp(a, b, bytes))
+		return false;
+	return !rest || !((a[bytes] ^ b[bytes]) & (0xff << (8 - rest)));
+}
+
+/*
+ * May @node exchange messages with the node at @addr (16 bytes: IPv6 or
+ * v4-mapped)?  Yes while its list is empty.  On every connection in and
+ * every send to another node: under RCU.
+ */
+bool kfab_node_allows(struct kfab_node *node, const u8 *addr)
+{
+	struct kfab_allow *a;
+	bool ok;
+
+	rcu_read_lock();
+	ok = list_empty(&node->allowed);
+	list_for_each_entry_rcu(a, &node->allowed, link)
+		if (kfab_prefix_match(a->node, addr, a->prefix_len)) {
+			ok = true;
+			break;
+		}
+	rcu_read_unlock();
+	return ok;
+}
+
+static struct kfab_allow *kfab_allow_find(struct kfab_node *node,
+					  const struct kfab_net_allow *cmd)
+{
+	struct kfab_allow *a;
+
+	lockdep_assert_held(&node->lock);
+	list_for_each_entry(a, &node->allowed, link)
+		if (a->prefix_len == cmd->prefix_len &&
+		    !memcmp(a->node, cmd->node, sizeof(a->node)))
+			return a;
+	return NULL;
+}
+
+static void kfab_allow_clear(struct kfab_node *node)
+{
+	struct kfab_allow *a, *n;
+
+	lockdep_assert_held(&node->lock);
+	list_for_each_entry_safe(a, n, &node->allowed, link) {
+		list_del_rcu(&a->link);
+		kfree_rcu(a, rcu);
+	}
+	node->nr_allowed = 0;
+}
+
+static int kfab_node_allow(struct kfab_node *node,
+			   const struct kfab_net_allow *cmd)
+{
+	struct kfab_allow *a, *add = NULL;
+	int rc = 0;
+
+	if (!(cmd->flags & (KFAB_NET_ALLOW_REMOVE | KFAB_NET_ALLOW_CLEAR))) {
+		add = kzalloc(sizeof(*add), GFP_KERNEL_ACCOUNT);
+		if (!add)
+			return -ENOMEM;
+		memcpy(add->node, cmd->node, sizeof(add->node));
+		add->prefix_len = cmd->prefix_len;
+	}
+	mutex_lock(&node->lock);
+	if (cmd->flags & KFAB_NET_ALLOW_CLEAR) {
+		kfab_allow_clear(node);
+	} else if (cmd->flags & KFAB_NET_ALLOW_REMOVE) {
+		a = kfab_allow_find(node, cmd);
+		if (a) {
+			list_del_rcu(&a->link);
+			node->nr_allowed--;
+			kfree_rcu(a, rcu);
+		} else {
+			rc = -ENOENT;
+		}
+	} else if (kfab_allow_find(node, cmd)) {
+		rc = -EEXIST;
+	} else if (node->nr_allowed >= KFAB_NET_ALLOW_MAX) {
+		rc = -ENOSPC;
+	} else {
+		list_add_tail_rcu(&add->link, &node->allowed);
+		node->nr_allowed++;
+		add = NULL;
+	}
+	mutex_unlock(&node->lock);
+	kfree(add);
+	if (!rc)
+		kfab_node_drop_disallowed(node);
+	return rc;
+}
+
+int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd)
+{
+	struct kfab_net_allow *cmd = ucmd->cmd;
+	struct net *net = current->nsproxy->net_ns;
+	static const u8 zero[16];
+	unsigned int i;
+
+	if (cmd->flags & ~(KFAB_NET_ALLOW_REMOVE | KFAB_NET_ALLOW_CLEAR))
+		return -EOPNOTSUPP;
+	if (cmd->prefix_len > 128 ||
+	    memchr_inv(cmd->__reserved, 0, sizeof(cmd->__reserved)))
+		return -EINVAL;
+	/* No bit past the prefix: one network, one way to write it. */
+	for (i = cmd->prefix_len; i < 128; i++)
+		if (cmd->node[i / 8] & (0x80 >> (i % 8)))
+			return -EINVAL;
+	if ((cmd->flags & KFAB_NET_ALLOW_CLEAR) &&
+	    (cmd->flags != KFAB_NET_ALLOW_CLEAR || cmd->prefix_len ||
+	     memcmp(cmd->node, zero, sizeof(zero))))
+		return -EINVAL;
+	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	return kfab_node_allow(kfab_node_of(net), cmd);
+}
+
 /* ---- namespaces ---- */
 
 static int __net_init kfab_node_net_init(struct net *net)
@@ -400,6 +575,7 @@ static int __net_init kfab_node_net_init(struct net *net)
 	INIT_LIST_HEAD(&node->listeners);
 	INIT_LIST_HEAD(&node->peers);
 	INIT_LIST_HEAD(&node->conns);
+	INIT_LIST_HEAD(&node->allowed);
 	xa_init(&node->services);
 	return 0;
 }
@@ -411,16 +587,27 @@ static int __net_init kfab_node_net_init(struct net *net)
 static void __net_exit kfab_node_net_exit(struct net *net)
 {
 	struct kfab_node *node = kfab_node_of(net);
-	struct kfab_listener *l, *n;
-	LIST_HEAD(gone);
+	struct kfab_listener *l;
 
 	mutex_lock(&node->lock);
 	node->dying = true;
-	list_splice_init(&node->listeners, &gone);
 	mutex_unlock(&node->lock);
-	list_for_each_entry_safe(l, n, &gone, link)
+	/* One by one: kfab_node_is_self() may walk the list meanwhile. */
+	for (;;) {
+		mutex_lock(&node->lock);
+		l = list_first_entry_or_null(&node->listeners,
+					     struct kfab_listener, link);
+		if (l)
+			list_del_rcu(&l->link);
+		mutex_unlock(&node->lock);
+		if (!l)
+			break;
 		kfab_listener_free(l);
+	}
 	kfab_node_close_peers(node);
+	mutex_lock(&node->lock);
+	kfab_allow_clear(node);
+	mutex_unlock(&node->lock);
 	WARN_ON(!xa_empty(&node->services));
 	xa_destroy(&node->services);
 	mutex_destroy(&node->lock);
@@ -445,9 +632,19 @@ void kfab_node_exit(void)
 }
 
 /* debugfs "net": every node's listeners and peers. */
+/* A network as an administrator writes it: 10.77.0.0/24, fd77::/64. */
+static void kfab_allow_show(struct seq_file *s, const struct kfab_allow *a)
+{
+	if (a->prefix_len >= 96 && ipv6_addr_v4mapped((void *)a->node))
+		seq_printf(s, "%pI4/%u", &a->node[12], a->prefix_len - 96);
+	else
+		seq_printf(s, "%pI6c/%u", a->node, a->prefix_len);
+}
+
 void kfab_node_debugfs_show(struct seq_file *s)
 {
 	struct kfab_listener *l;
+	struct kfab_allow *a;
 	struct net *net;
 
 	seq_printf(s, "incarnation %08x\n", kfab_incarnation);
@@ -459,6 +656,11 @@ void kfab_node_debugfs_show(struct seq_file *s)
 		list_for_each_entry(l, &node->listeners, link) {
 			seq_printf(s, "netns %u listen ", net->ns.inum);
 			kfab_addr_show(s, &l->addr);
+			seq_putc(s, '\n');
+		}
+		list_for_each_entry(a, &node->allowed, link) {
+			seq_printf(s, "netns %u allow ", net->ns.inum);
+			kfab_allow_show(s, a);
 			seq_putc(s, '\n');
 		}
 		mutex_unlock(&node->lock);

@@ -28,9 +28,8 @@
  *
  * Locking: kfab_peer.lock (a mutex) covers the peer's tables, queues,
  * credit and state.  It is never held while calling into msg.c (which
- * takes receive context locks) nor while sending or receiving on a
- * socket; msg.c never calls back into a peer with a receive context's
- * lock held.
+ * takes receive context locks) nor while an engine sends or receives;
+ * msg.c never calls back into a peer with a receive context's lock held.
  */
 #include <linux/delay.h>
 #include <linux/slab.h>
@@ -121,6 +120,7 @@ enum kfab_peer_state {
  * @state: enum kfab_peer_state
  * @incarnation: the remote module's load, from its HELLO (0: not known)
  * @gen: bumped for each new session (a new incarnation)
+ * @engine: the engine its connections go by
  * @out: the connection this node sends on
  * @in: the connection the remote node sends on
  * @txq: frames to send, in order
@@ -145,7 +145,8 @@ struct kfab_peer {
 	enum kfab_peer_state state;
 	u32 incarnation;
 	u32 gen;
-	struct socket *out;
+	const struct kfab_engine *engine;
+	struct kfab_link *out;
 	struct kfab_conn *in;
 	struct list_head txq;
 	bool tx_busy;
@@ -218,6 +219,7 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			xa_init_flags(&found->ops, XA_FLAGS_ALLOC1);
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
 			found->credit = KFAB_WIRE_CREDIT_MAX;
+			found->engine = kfab_engine_for(node, addr);
 			list_add_tail(&found->link, &node->peers);
 		}
 	}
@@ -331,20 +333,27 @@ static void kfab_op_end(struct kfab_peer *peer, struct kfab_op *op,
 }
 
 /* Take every op out of the table: they end with @status. */
+/* Take any entry out of one of @peer's tables (@ops, @pulls); NULL: empty. */
+static void *kfab_peer_take_any(struct kfab_peer *peer, struct xarray *xa)
+{
+	unsigned long id = 0;
+	void *entry;
+
+	mutex_lock(&peer->lock);
+	entry = xa_find(xa, &id, ULONG_MAX, XA_PRESENT);
+	if (entry)
+		xa_erase(xa, id);
+	mutex_unlock(&peer->lock);
+	return entry;
+}
+
+/* Fail every send to @peer (its answers will not come). */
 static void kfab_peer_fail_ops(struct kfab_peer *peer, int status)
 {
 	struct kfab_op *op;
-	unsigned long id;
-	LIST_HEAD(none);
 
-	mutex_lock(&peer->lock);
-	xa_for_each(&peer->ops, id, op) {
-		xa_erase(&peer->ops, id);
-		mutex_unlock(&peer->lock);
+	while ((op = kfab_peer_take_any(peer, &peer->ops)))
 		kfab_op_end(peer, op, status);
-		mutex_lock(&peer->lock);
-	}
-	mutex_unlock(&peer->lock);
 }
 
 static u32 kfab_wire_flags(const struct kfab_msg *msg)
@@ -384,7 +393,8 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 	int rc;
 
 	/* The receiver answers our node: we need to be one. */
-	if (ep->core->addr.family != KFAB_ADDR_INET)
+	if (ep->core->addr.family != KFAB_ADDR_INET ||
+	    !kfab_node_allows(node, dst->node))
 		return -EHOSTUNREACH;
 	peer = kfab_peer_get(node, dst, true);
 	if (!peer)
@@ -543,16 +553,9 @@ err_unlock:
 static void kfab_peer_fail_pulls(struct kfab_peer *peer, int status)
 {
 	struct kfab_pull *pull;
-	unsigned long id;
 
-	mutex_lock(&peer->lock);
-	xa_for_each(&peer->pulls, id, pull) {
-		xa_erase(&peer->pulls, id);
-		mutex_unlock(&peer->lock);
+	while ((pull = kfab_peer_take_any(peer, &peer->pulls)))
 		kfab_pull_end(peer, pull, status);
-		mutex_lock(&peer->lock);
-	}
-	mutex_unlock(&peer->lock);
 }
 
 /* ---- frames in (the connection's receive loop) ---- */
@@ -563,7 +566,7 @@ static int kfab_conn_skip(struct kfab_conn *conn, size_t n)
 	struct iov_iter it;
 
 	iov_iter_discard(&it, ITER_DEST, n);
-	return kfab_tcp_recv(conn, &it);
+	return conn->engine->recv(conn, &it);
 }
 
 static int kfab_conn_recv_buf(struct kfab_conn *conn, void *buf, size_t n)
@@ -572,7 +575,7 @@ static int kfab_conn_recv_buf(struct kfab_conn *conn, void *buf, size_t n)
 	struct iov_iter it;
 
 	iov_iter_kvec(&it, ITER_DEST, &kv, 1, n);
-	return kfab_tcp_recv(conn, &it);
+	return conn->engine->recv(conn, &it);
 }
 
 /* MSG or RTS: a message for an endpoint of this node. */
@@ -730,7 +733,7 @@ static int kfab_conn_rx_data(struct kfab_conn *conn, u32 len)
 		      pull->recv->buf.nr_bv, pull->recv->buf.len);
 	iov_iter_advance(&it, pull->at + off);
 	iov_iter_truncate(&it, n);
-	rc = kfab_tcp_recv(conn, &it);
+	rc = conn->engine->recv(conn, &it);
 	if (rc)
 		return rc;
 	pull->got += n;
@@ -789,12 +792,15 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	    w.node.incarnation || w.node.__reserved ||
 	    kfab_node_is_self(conn->node, &w.node))
 		return -EPROTO;
+	/* A node off the allow-list, whichever address it called from. */
+	if (!kfab_node_allows(conn->node, w.node.node))
+		return -EACCES;
 	peer = kfab_peer_get(conn->node, &w.node, true);
 	if (!peer)
 		return -ENOMEM;
 	mutex_lock(&peer->lock);
 	if (peer->in && peer->in != conn)
-		kfab_conn_shutdown(peer->in);
+		peer->in->engine->shutdown(peer->in);
 	peer->in = conn;
 	if (peer->incarnation != be32_to_cpu(w.incarnation)) {
 		reset = peer->incarnation != 0;
@@ -888,7 +894,7 @@ void kfab_conn_closed(struct kfab_conn *conn)
 /* ---- the connection out ---- */
 
 /* Send one frame (a DATA frame: one piece of it).  Return: 0 or -errno. */
-static int kfab_peer_xmit(struct kfab_peer *peer, struct socket *sock,
+static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 			  struct kfab_frame *f, bool more)
 {
 	struct kvec kv[3];
@@ -913,13 +919,13 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct socket *sock,
 					  .iov_len = payload };
 	for (total = 0; n < nr; n++)
 		total += kv[n].iov_len;
-	rc = kfab_tcp_send_kvec(sock, kv, nr, total,
-				more || f->hdr.type == KFAB_WIRE_DATA);
+	rc = peer->engine->send_kvec(out, kv, nr, total,
+				     more || f->hdr.type == KFAB_WIRE_DATA);
 	if (rc || f->hdr.type != KFAB_WIRE_DATA)
 		return rc;
 	/* The message's own pages go out as they are: no copy. */
-	rc = kfab_tcp_send_pages(sock, &f->op->buf, f->off, payload,
-				 more || f->left > payload);
+	rc = peer->engine->send_pages(out, &f->op->buf, f->off, payload,
+				      more || f->left > payload);
 	if (rc)
 		return rc;
 	f->off += payload;
@@ -933,7 +939,7 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	struct kfab_node *node = peer->node;
 	struct kfab_listener *l;
 	struct kfab_frame *f;
-	struct socket *sock;
+	struct kfab_link *out;
 	int rc;
 
 	f = kfab_frame_new(KFAB_WIRE_HELLO, sizeof(f->body.hello));
@@ -952,17 +958,17 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	rc = -EHOSTUNREACH;
 	if (!l)
 		goto out;
-	rc = kfab_tcp_connect(node, &peer->addr, kfab_peer_out_down, peer,
-			      &sock);
+	rc = peer->engine->connect(node, &peer->addr, kfab_peer_out_down,
+				   peer, &out);
 	if (rc)
 		goto out;
-	rc = kfab_peer_xmit(peer, sock, f, false);
+	rc = kfab_peer_xmit(peer, out, f, false);
 	if (rc) {
-		kfab_tcp_release(sock);
+		peer->engine->release(out);
 		goto out;
 	}
 	mutex_lock(&peer->lock);
-	peer->out = sock;
+	peer->out = out;
 	if (peer->state == KFAB_PEER_IDLE)
 		peer->state = KFAB_PEER_UP;
 	mutex_unlock(&peer->lock);
@@ -978,19 +984,19 @@ out:
 static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 {
 	struct kfab_frame *f, *n;
-	struct socket *sock;
+	struct kfab_link *out;
 	LIST_HEAD(gone);
 
 	mutex_lock(&peer->lock);
-	sock = peer->out;
+	out = peer->out;
 	peer->out = NULL;
 	if (peer->state == KFAB_PEER_UP)
 		peer->state = KFAB_PEER_IDLE;
 	list_splice_init(&peer->txq, &gone);
 	peer->failures++;
 	mutex_unlock(&peer->lock);
-	if (sock)
-		kfab_tcp_release(sock);
+	if (out)
+		peer->engine->release(out);
 	list_for_each_entry_safe(f, n, &gone, link)
 		kfab_frame_free(f);
 	if (rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ENETUNREACH)
@@ -1007,7 +1013,7 @@ static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 {
 	struct kfab_frame *f;
-	struct socket *sock;
+	struct kfab_link *out;
 	bool more;
 	int rc;
 
@@ -1015,8 +1021,8 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 		mutex_lock(&peer->lock);
 		f = list_first_entry_or_null(&peer->txq, struct kfab_frame,
 					     link);
-		sock = peer->out;
-		if (!f || !sock || (direct && f->hdr.type == KFAB_WIRE_DATA)) {
+		out = peer->out;
+		if (!f || !out || (direct && f->hdr.type == KFAB_WIRE_DATA)) {
 			peer->tx_busy = false;
 			if (f)
 				queue_work(kfab_net_wq, &peer->tx_work);
@@ -1028,7 +1034,9 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 		more = !list_is_singular(&peer->txq);
 		mutex_unlock(&peer->lock);
 
-		rc = kfab_peer_xmit(peer, sock, f, more);
+		/* Taken off the allow-list meanwhile: the link goes. */
+		rc = kfab_node_allows(peer->node, peer->addr.node) ?
+		     kfab_peer_xmit(peer, out, f, more) : -EHOSTUNREACH;
 		if (rc) {
 			/* The credit in @f is lost with the connection. */
 			kfab_peer_out_failed(peer, rc);
@@ -1123,12 +1131,34 @@ static void kfab_peer_down_work(struct work_struct *work)
 	struct kfab_peer *peer = container_of(work, struct kfab_peer,
 					      down_work);
 
-	/* A sender at work fails on the dead socket and cleans up itself. */
+	/* A sender at work fails on the dead link and cleans up itself. */
 	if (!kfab_peer_tx_claim(peer))
 		return;
 	if (peer->out)
 		kfab_peer_out_failed(peer, -ECONNRESET);
 	kfab_peer_tx_release(peer);
+}
+
+/*
+ * @node's allow-list changed: peers it no longer allows lose their
+ * connections, and what was in flight with them fails.
+ */
+void kfab_node_drop_disallowed(struct kfab_node *node)
+{
+	struct kfab_peer *peer;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(peer, &node->peers, link) {
+		if (kfab_node_allows(node, peer->addr.node))
+			continue;
+		mutex_lock(&peer->lock);
+		if (peer->in)
+			peer->in->engine->shutdown(peer->in);
+		mutex_unlock(&peer->lock);
+		/* Only the sender closes the link out: the down work is one. */
+		queue_work(kfab_net_wq, &peer->down_work);
+	}
+	mutex_unlock(&node->lock);
 }
 
 /* ---- the end of a node ---- */
@@ -1150,11 +1180,11 @@ void kfab_node_close_peers(struct kfab_node *node)
 		mutex_lock(&peer->lock);
 		peer->state = KFAB_PEER_CLOSED;
 		if (peer->in)
-			kfab_conn_shutdown(peer->in);
+			peer->in->engine->shutdown(peer->in);
 		mutex_unlock(&peer->lock);
 		cancel_work_sync(&peer->tx_work);
 		cancel_work_sync(&peer->down_work);
-		/* Only the sender may close the socket it sends on. */
+		/* Only the sender may close the link it sends on. */
 		while (!kfab_peer_tx_claim(peer))
 			msleep(20);
 		kfab_peer_out_failed(peer, -ECONNRESET);
@@ -1171,7 +1201,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
 		mutex_lock(&peer->lock);
-		seq_printf(s, "netns %u peer [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu\n",
+		seq_printf(s, "netns %u peer [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s\n",
 			   node->net->ns.inum, peer->addr.node,
 			   be16_to_cpu(peer->addr.port),
 			   peer->state == KFAB_PEER_UP ? "up" :
@@ -1179,7 +1209,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   peer->incarnation, !!peer->out, !!peer->in,
 			   peer->credit, peer->owed, peer->tx_msgs,
 			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
-			   peer->failures);
+			   peer->failures, peer->engine->name);
 		mutex_unlock(&peer->lock);
 	}
 	mutex_unlock(&node->lock);

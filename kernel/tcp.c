@@ -12,6 +12,9 @@
  * of a large message go with MSG_SPLICE_PAGES (sendpage before 6.5), so
  * TCP takes references on them instead of copying.
  *
+ * Everything here is reached through kfab_tcp_engine (net.h): peer.c and
+ * node.c never see a socket.
+ *
  * Dead links: keepalive and TCP_USER_TIMEOUT end a connection that moves
  * nothing for kfab_peer_timeout_ms, so nothing waits forever on a node
  * that is gone.
@@ -54,40 +57,53 @@ static void kfab_tcp_tune(struct socket *sock)
 
 /* ---- incoming connections ---- */
 
-static void kfab_conn_rx_work(struct work_struct *work)
+/**
+ * struct kfab_tcp_conn - a connection in, over TCP
+ * @conn: what peer.c sees
+ * @sock: its socket
+ * @rx_work: reads and carries out its frames until it ends
+ */
+struct kfab_tcp_conn {
+	struct kfab_conn conn;
+	struct socket *sock;
+	struct work_struct rx_work;
+};
+
+static struct kfab_tcp_conn *kfab_tcp_conn(struct kfab_conn *conn)
 {
-	struct kfab_conn *conn = container_of(work, struct kfab_conn, rx_work);
-	struct kfab_node *node = conn->node;
+	return container_of(conn, struct kfab_tcp_conn, conn);
+}
+
+static void kfab_tcp_rx_work(struct work_struct *work)
+{
+	struct kfab_tcp_conn *tc = container_of(work, struct kfab_tcp_conn,
+						rx_work);
+	struct kfab_node *node = tc->conn.node;
 	int rc;
 
 	do {
-		rc = kfab_conn_rx(conn);
+		rc = kfab_conn_rx(&tc->conn);
 	} while (!rc);
 	if (rc != -ESHUTDOWN && rc != -ECONNRESET && rc != -EPIPE)
 		pr_debug("kfab: connection dropped: %d\n", rc);
-	kfab_conn_closed(conn);
+	kfab_conn_closed(&tc->conn);
 	mutex_lock(&node->lock);
-	list_del(&conn->link);
+	list_del(&tc->conn.link);
 	mutex_unlock(&node->lock);
-	sock_release(conn->sock);
-	kfree(conn);
+	sock_release(tc->sock);
+	kfree(tc);
 }
 
-/**
- * kfab_tcp_recv() - read exactly what @to describes from a connection
- * @conn: the connection
- * @to: where the bytes go (kernel memory, or a receive's pinned pages)
- *
- * Return: 0, or a negative errno (-ESHUTDOWN: the connection ended).
- */
-int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
+/* Read exactly what @to describes: kernel memory or a receive's pages. */
+static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
 {
 	struct msghdr msg = { .msg_flags = MSG_WAITALL | MSG_NOSIGNAL };
+	struct socket *sock = kfab_tcp_conn(conn)->sock;
 	int rc;
 
 	while (iov_iter_count(to)) {
 		msg.msg_iter = *to;
-		rc = sock_recvmsg(conn->sock, &msg, MSG_WAITALL | MSG_NOSIGNAL);
+		rc = sock_recvmsg(sock, &msg, MSG_WAITALL | MSG_NOSIGNAL);
 		if (rc <= 0)
 			return rc ? rc : -ESHUTDOWN;
 		iov_iter_advance(to, rc);
@@ -96,44 +112,53 @@ int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
 }
 
 /* Wake the connection's receive work: it ends. */
-void kfab_conn_shutdown(struct kfab_conn *conn)
+static void kfab_tcp_shutdown(struct kfab_conn *conn)
 {
-	kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	kernel_sock_shutdown(kfab_tcp_conn(conn)->sock, SHUT_RDWR);
 }
 
-/* The node goes: end every incoming connection and wait for them. */
-void kfab_conns_close(struct kfab_node *node)
-{
-	struct kfab_conn *conn;
+/**
+ * struct kfab_tcp_listener - a listener's socket
+ * @l: the listener
+ * @sock: its listening socket
+ * @accept_work: takes new connections off @sock
+ * @saved_data_ready: @sock's own callback, put back when it closes
+ */
+struct kfab_tcp_listener {
+	struct kfab_listener *l;
+	struct socket *sock;
+	struct work_struct accept_work;
+	void (*saved_data_ready)(struct sock *sk);
+};
 
-	mutex_lock(&node->lock);
-	list_for_each_entry(conn, &node->conns, link)
-		kfab_conn_shutdown(conn);
-	mutex_unlock(&node->lock);
-	for (;;) {
-		mutex_lock(&node->lock);
-		conn = list_first_entry_or_null(&node->conns, struct kfab_conn,
-						link);
-		if (conn)
-			kfab_conn_shutdown(conn);
-		mutex_unlock(&node->lock);
-		if (!conn)
-			return;
-		flush_workqueue(kfab_net_wq);
-	}
+/* Is the node that called allowed to (the node's allow-list)? */
+static bool kfab_tcp_allowed(struct kfab_node *node, struct socket *sock)
+{
+	struct sockaddr_in6 sin6;
+
+	/* A dual-stack socket: IPv4 callers come v4-mapped. */
+	if (kernel_getpeername(sock, (struct sockaddr *)&sin6) < 0 ||
+	    sin6.sin6_family != AF_INET6)
+		return false;
+	return kfab_node_allows(node, sin6.sin6_addr.s6_addr);
 }
 
-static void kfab_listener_accept_work(struct work_struct *work)
+static void kfab_tcp_accept_work(struct work_struct *work)
 {
-	struct kfab_listener *l = container_of(work, struct kfab_listener,
-					       accept_work);
-	struct kfab_node *node = l->node;
-	struct kfab_conn *conn;
+	struct kfab_tcp_listener *tl = container_of(work,
+						    struct kfab_tcp_listener,
+						    accept_work);
+	struct kfab_node *node = tl->l->node;
+	struct kfab_tcp_conn *tc;
 	struct socket *sock;
 
-	while (!kernel_accept(l->sock, &sock, O_NONBLOCK)) {
-		conn = kzalloc(sizeof(*conn), GFP_KERNEL);
-		if (!conn) {
+	while (!kernel_accept(tl->sock, &sock, O_NONBLOCK)) {
+		if (!kfab_tcp_allowed(node, sock)) {
+			sock_release(sock);
+			continue;
+		}
+		tc = kzalloc(sizeof(*tc), GFP_KERNEL);
+		if (!tc) {
 			sock_release(sock);
 			continue;
 		}
@@ -144,187 +169,202 @@ static void kfab_listener_accept_work(struct work_struct *work)
 		 */
 		write_lock_bh(&sock->sk->sk_callback_lock);
 		sock->sk->sk_user_data = NULL;
-		sock->sk->sk_data_ready = l->saved_data_ready;
+		sock->sk->sk_data_ready = tl->saved_data_ready;
 		write_unlock_bh(&sock->sk->sk_callback_lock);
 		kfab_tcp_tune(sock);
-		conn->node = node;
-		conn->sock = sock;
-		INIT_WORK(&conn->rx_work, kfab_conn_rx_work);
+		tc->conn.node = node;
+		tc->conn.engine = &kfab_tcp_engine;
+		tc->sock = sock;
+		INIT_WORK(&tc->rx_work, kfab_tcp_rx_work);
 		mutex_lock(&node->lock);
 		if (node->dying) {
 			mutex_unlock(&node->lock);
 			sock_release(sock);
-			kfree(conn);
+			kfree(tc);
 			continue;
 		}
-		list_add_tail(&conn->link, &node->conns);
+		list_add_tail(&tc->conn.link, &node->conns);
 		mutex_unlock(&node->lock);
 		pr_debug("kfab: netns %u: connection accepted\n",
 			 node->net->ns.inum);
-		queue_work(kfab_net_wq, &conn->rx_work);
+		queue_work(kfab_net_wq, &tc->rx_work);
 	}
 }
 
 /* The listening socket's data-ready: a connection waits to be taken. */
-static void kfab_listener_data_ready(struct sock *sk)
+static void kfab_tcp_listener_data_ready(struct sock *sk)
 {
-	struct kfab_listener *l;
+	struct kfab_tcp_listener *tl;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	l = sk->sk_user_data;
-	if (l && sk->sk_state == TCP_LISTEN)
-		queue_work(kfab_net_wq, &l->accept_work);
+	tl = sk->sk_user_data;
+	if (tl && sk->sk_state == TCP_LISTEN)
+		queue_work(kfab_net_wq, &tl->accept_work);
 	read_unlock_bh(&sk->sk_callback_lock);
 }
 
-/**
- * kfab_tcp_listen() - open a listener's socket
- * @l: the listener, its address set; its node's lock held
- *
- * Return: 0 or a negative errno (-EADDRINUSE: the port is taken).
- */
-int kfab_tcp_listen(struct kfab_listener *l)
+/* Open a listener's socket.  Return: 0 or -errno (-EADDRINUSE: taken). */
+static int kfab_tcp_listen(struct kfab_listener *l)
 {
+	struct kfab_tcp_listener *tl;
 	struct sockaddr_in6 sin6;
 	struct socket *sock;
 	int rc;
 
-	INIT_WORK(&l->accept_work, kfab_listener_accept_work);
+	tl = kzalloc(sizeof(*tl), GFP_KERNEL_ACCOUNT);
+	if (!tl)
+		return -ENOMEM;
+	tl->l = l;
+	INIT_WORK(&tl->accept_work, kfab_tcp_accept_work);
 	kfab_tcp_init_addr(&l->addr, &sin6);
 	rc = sock_create_kern(l->node->net, AF_INET6, SOCK_STREAM,
 			      IPPROTO_TCP, &sock);
 	if (rc)
-		return rc;
+		goto err_free;
 	sock_set_reuseaddr(sock->sk);
 	rc = kernel_bind(sock, (struct sockaddr *)&sin6, sizeof(sin6));
 	if (!rc)
 		rc = kernel_listen(sock, 128);
 	if (rc) {
 		sock_release(sock);
-		return rc;
+		goto err_free;
 	}
+	tl->sock = sock;
+	l->priv = tl;
 	write_lock_bh(&sock->sk->sk_callback_lock);
-	sock->sk->sk_user_data = l;
-	l->saved_data_ready = sock->sk->sk_data_ready;
-	sock->sk->sk_data_ready = kfab_listener_data_ready;
+	sock->sk->sk_user_data = tl;
+	tl->saved_data_ready = sock->sk->sk_data_ready;
+	sock->sk->sk_data_ready = kfab_tcp_listener_data_ready;
 	write_unlock_bh(&sock->sk->sk_callback_lock);
-	l->sock = sock;
 	/* Connections that came before the callback was in place. */
-	queue_work(kfab_net_wq, &l->accept_work);
+	queue_work(kfab_net_wq, &tl->accept_work);
 	return 0;
+
+err_free:
+	kfree(tl);
+	return rc;
 }
 
-void kfab_tcp_unlisten(struct kfab_listener *l)
+static void kfab_tcp_unlisten(struct kfab_listener *l)
 {
-	struct sock *sk = l->sock->sk;
+	struct kfab_tcp_listener *tl = l->priv;
+	struct sock *sk = tl->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
 	sk->sk_user_data = NULL;
-	sk->sk_data_ready = l->saved_data_ready;
+	sk->sk_data_ready = tl->saved_data_ready;
 	write_unlock_bh(&sk->sk_callback_lock);
-	cancel_work_sync(&l->accept_work);
-	sock_release(l->sock);
-	l->sock = NULL;
+	cancel_work_sync(&tl->accept_work);
+	sock_release(tl->sock);
+	kfree(tl);
+	l->priv = NULL;
 }
 
 /* ---- the connection out ---- */
 
-/*
+/**
+ * struct kfab_tcp_link - a connection out, over TCP
+ * @link: what peer.c sees
+ * @sock: its socket
+ * @saved_state_change: @sock's own callback
+ * @down: the caller's, for when it ends
+ * @arg: for @down
+ *
  * A connection out carries nothing in, so nobody would notice it end
  * while nothing is sent (the other side closed it, keepalive gave up):
  * its state change tells the peer, which fails what waits on it.
  */
-struct kfab_tcp_out {
+struct kfab_tcp_link {
+	struct kfab_link link;
+	struct socket *sock;
 	void (*saved_state_change)(struct sock *sk);
 	void (*down)(void *arg);
 	void *arg;
 };
 
+static struct socket *kfab_tcp_link_sock(struct kfab_link *link)
+{
+	return container_of(link, struct kfab_tcp_link, link)->sock;
+}
+
 static void kfab_tcp_out_state_change(struct sock *sk)
 {
-	struct kfab_tcp_out *out;
 	void (*saved)(struct sock *sk) = NULL;
+	struct kfab_tcp_link *tl;
 
 	read_lock_bh(&sk->sk_callback_lock);
-	out = sk->sk_user_data;
-	if (out) {
-		saved = out->saved_state_change;
+	tl = sk->sk_user_data;
+	if (tl) {
+		saved = tl->saved_state_change;
 		if (sk->sk_state != TCP_ESTABLISHED &&
 		    sk->sk_state != TCP_SYN_SENT)
-			out->down(out->arg);
+			tl->down(tl->arg);
 	}
 	read_unlock_bh(&sk->sk_callback_lock);
 	if (saved)
 		saved(sk);
 }
 
-/**
- * kfab_tcp_connect() - call another node
- * @node: the calling node (its namespace)
- * @addr: the node called
- * @down: called (any context, no sleep) when the connection ends later
- * @arg: for @down
- * @out: the connected socket
- *
- * Blocks for at most kfab_peer_timeout_ms.  Return: 0 or a negative errno.
- */
-int kfab_tcp_connect(struct kfab_node *node, const struct kfab_addr *addr,
-		     void (*down)(void *arg), void *arg, struct socket **out)
+static int kfab_tcp_connect(struct kfab_node *node,
+			    const struct kfab_addr *addr,
+			    void (*down)(void *arg), void *arg,
+			    struct kfab_link **out)
 {
-	struct kfab_tcp_out *watch;
+	struct kfab_tcp_link *tl;
 	struct sockaddr_in6 sin6;
 	struct socket *sock;
 	int rc;
 
-	watch = kzalloc(sizeof(*watch), GFP_KERNEL);
-	if (!watch)
+	tl = kzalloc(sizeof(*tl), GFP_KERNEL);
+	if (!tl)
 		return -ENOMEM;
-	watch->down = down;
-	watch->arg = arg;
+	tl->link.engine = &kfab_tcp_engine;
+	tl->down = down;
+	tl->arg = arg;
 
 	kfab_tcp_init_addr(addr, &sin6);
 	rc = sock_create_kern(node->net, AF_INET6, SOCK_STREAM, IPPROTO_TCP,
 			      &sock);
-	if (rc) {
-		kfree(watch);
-		return rc;
-	}
+	if (rc)
+		goto err_free;
 	kfab_tcp_tune(sock);
 	sock->sk->sk_sndtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
 	rc = kernel_connect(sock, (struct sockaddr *)&sin6, sizeof(sin6), 0);
 	if (rc) {
 		sock_release(sock);
-		kfree(watch);
-		return rc;
+		goto err_free;
 	}
+	tl->sock = sock;
 	write_lock_bh(&sock->sk->sk_callback_lock);
-	watch->saved_state_change = sock->sk->sk_state_change;
-	sock->sk->sk_user_data = watch;
+	tl->saved_state_change = sock->sk->sk_state_change;
+	sock->sk->sk_user_data = tl;
 	sock->sk->sk_state_change = kfab_tcp_out_state_change;
 	write_unlock_bh(&sock->sk->sk_callback_lock);
 	/* It may have ended already: nobody would be told. */
 	if (sock->sk->sk_state != TCP_ESTABLISHED)
 		down(arg);
-	*out = sock;
+	*out = &tl->link;
 	return 0;
+
+err_free:
+	kfree(tl);
+	return rc;
 }
 
 /* Close a connection out: its watcher goes first, so @down is not called. */
-void kfab_tcp_release(struct socket *sock)
+static void kfab_tcp_release(struct kfab_link *link)
 {
-	struct sock *sk = sock->sk;
-	struct kfab_tcp_out *watch;
+	struct kfab_tcp_link *tl = container_of(link, struct kfab_tcp_link,
+						link);
+	struct sock *sk = tl->sock->sk;
 
 	write_lock_bh(&sk->sk_callback_lock);
-	watch = sk->sk_user_data;
-	if (watch) {
-		sk->sk_state_change = watch->saved_state_change;
-		sk->sk_user_data = NULL;
-	}
+	sk->sk_state_change = tl->saved_state_change;
+	sk->sk_user_data = NULL;
 	write_unlock_bh(&sk->sk_callback_lock);
-	kfree(watch);
-	kernel_sock_shutdown(sock, SHUT_RDWR);
-	sock_release(sock);
+	kernel_sock_shutdown(tl->sock, SHUT_RDWR);
+	sock_release(tl->sock);
+	kfree(tl);
 }
 
 static int kfab_tcp_sendmsg(struct socket *sock, struct msghdr *msg)
@@ -339,20 +379,20 @@ static int kfab_tcp_sendmsg(struct socket *sock, struct msghdr *msg)
 }
 
 /* Send @len bytes of @kv (copied into the socket). */
-int kfab_tcp_send_kvec(struct socket *sock, struct kvec *kv, unsigned int nr,
-		       size_t len, bool more)
+static int kfab_tcp_send_kvec(struct kfab_link *link, struct kvec *kv,
+			      unsigned int nr, size_t len, bool more)
 {
 	struct msghdr msg = {
 		.msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0),
 	};
 
 	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, kv, nr, len);
-	return kfab_tcp_sendmsg(sock, &msg);
+	return kfab_tcp_sendmsg(kfab_tcp_link_sock(link), &msg);
 }
 
 /* Send @len bytes of @buf from @off: its pages, referenced, not copied. */
-int kfab_tcp_send_pages(struct socket *sock, struct kfab_buf *buf, size_t off,
-			size_t len, bool more)
+static int kfab_tcp_send_pages(struct kfab_link *link, struct kfab_buf *buf,
+			       size_t off, size_t len, bool more)
 {
 	struct msghdr msg = {
 		.msg_flags = MSG_NOSIGNAL | (more ? MSG_MORE : 0),
@@ -362,5 +402,17 @@ int kfab_tcp_send_pages(struct socket *sock, struct kfab_buf *buf, size_t off,
 		      buf->len);
 	iov_iter_advance(&msg.msg_iter, off);
 	iov_iter_truncate(&msg.msg_iter, len);
-	return kfab_sock_send_pages(sock, &msg);
+	return kfab_sock_send_pages(kfab_tcp_link_sock(link), &msg);
 }
+
+const struct kfab_engine kfab_tcp_engine = {
+	.name = "tcp",
+	.listen = kfab_tcp_listen,
+	.unlisten = kfab_tcp_unlisten,
+	.connect = kfab_tcp_connect,
+	.release = kfab_tcp_release,
+	.send_kvec = kfab_tcp_send_kvec,
+	.send_pages = kfab_tcp_send_pages,
+	.recv = kfab_tcp_recv,
+	.shutdown = kfab_tcp_shutdown,
+};

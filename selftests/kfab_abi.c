@@ -67,6 +67,7 @@ static bool known_command(unsigned int nr, bool test_module)
 	case KFAB_CMD_CANCEL:
 	case KFAB_CMD_SRX_OPEN:
 	case KFAB_CMD_NET_LISTEN:
+	case KFAB_CMD_NET_ALLOW:
 		return true;
 	case KFAB_CMD_TEST_FAULT:
 	case KFAB_CMD_TEST_CQ_POST:

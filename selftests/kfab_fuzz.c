@@ -1224,6 +1224,80 @@ static void fuzz_unlisten_all(void)
 	close(fd);
 }
 
+/*
+ * KFAB_IOC_NET_ALLOW: networks of 198.18.0.0/15 (a benchmarking range no
+ * test uses) or junk; the run ends with the list cleared.
+ */
+static void gen_net_allow(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_net_allow *c = p;
+
+	(void)op;
+	c->flags = chance(t, 1, 4) ? KFAB_NET_ALLOW_REMOVE :
+		   chance(t, 1, 20) ? KFAB_NET_ALLOW_CLEAR : rnd_flags(t);
+	c->prefix_len = chance(t, 1, 10) ? (uint8_t)rnd(t) :
+			(uint8_t)(96 + 15 + rnd_below(t, 18));
+	c->__reserved[rnd_below(t, 7)] = chance(t, 1, 20);
+	if (chance(t, 1, 10)) {
+		for (size_t i = 0; i < sizeof(c->node); i++)
+			c->node[i] = (uint8_t)rnd(t);
+	} else if (!(c->flags & KFAB_NET_ALLOW_CLEAR)) {
+		/* 198.18.X.0 with X inside the prefix: no bit past it. */
+		uint32_t v4 = 0xc6120000 | (uint32_t)rnd_below(t, 256) << 8;
+		unsigned int bits = c->prefix_len > 96 && c->prefix_len <= 128 ?
+				    c->prefix_len - 96 : 32;
+
+		v4 &= bits ? ~0u << (32 - bits) : 0;
+		c->node[10] = c->node[11] = 0xff;
+		c->node[12] = v4 >> 24;
+		c->node[13] = v4 >> 16;
+		c->node[14] = v4 >> 8;
+		c->node[15] = v4;
+	}
+	if (c->flags == KFAB_NET_ALLOW_CLEAR && chance(t, 3, 4)) {
+		c->prefix_len = 0;
+		memset(c->node, 0, sizeof(c->node));
+		memset(c->__reserved, 0, sizeof(c->__reserved));
+	}
+}
+
+static uint32_t expect_net_allow(const void *p)
+{
+	const struct kfab_net_allow *c = p;
+	static const uint8_t zero[16];
+	unsigned int i;
+
+	if (c->flags & ~(KFAB_NET_ALLOW_REMOVE | KFAB_NET_ALLOW_CLEAR))
+		return O(EOPNOTSUPP);
+	if (c->prefix_len > 128 ||
+	    memcmp(c->__reserved, zero, sizeof(c->__reserved)))
+		return O(EINVAL);
+	for (i = c->prefix_len; i < 128; i++)
+		if (c->node[i / 8] & (0x80 >> (i % 8)))
+			return O(EINVAL);
+	if (c->flags & KFAB_NET_ALLOW_CLEAR)
+		return c->flags == KFAB_NET_ALLOW_CLEAR && !c->prefix_len &&
+		       !memcmp(c->node, zero, sizeof(zero)) ? O(OK) : O(EINVAL);
+	if (c->flags & KFAB_NET_ALLOW_REMOVE)
+		return O(OK) | O(ENOENT);
+	return O(OK) | O(EEXIST) | O(ENOSPC) | O(ENOMEM);
+}
+
+/* The allow-list the run may have left: cleared. */
+static void fuzz_allow_clear(void)
+{
+	struct kfab_net_allow c = {
+		.size = sizeof(c),
+		.flags = KFAB_NET_ALLOW_CLEAR,
+	};
+	int fd = open(KFAB_DEV, O_RDWR);
+
+	if (fd < 0)
+		return;
+	ioctl(fd, KFAB_IOC_NET_ALLOW, &c);
+	close(fd);
+}
+
 /* KFAB_IOC_SRX_OPEN: its ring is fuzzed as an endpoint's is. */
 
 static void gen_srx_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
@@ -1644,6 +1718,16 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 1,
 		.gen = gen_net_listen,
 		.expect = expect_net_listen,
+	},
+	{
+		.name = "net_allow",
+		.ioc = KFAB_IOC_NET_ALLOW,
+		.min_size = offsetofend(struct kfab_net_allow, node),
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(EPERM) | O(ENOENT) |
+			  O(EEXIST) | O(ENOSPC) | O(ENOMEM),
+		.weight = 1,
+		.gen = gen_net_allow,
+		.expect = expect_net_allow,
 	},
 	{
 		.name = "srx_open",
@@ -3211,6 +3295,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < NR_SHARED_FDS; i++)
 		close(cfg.shared_fd[i]);
 	fuzz_unlisten_all();
+	fuzz_allow_clear();
 	final_check();
 
 	if (base >= 0) {

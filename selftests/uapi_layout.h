@@ -330,6 +330,12 @@ KFAB_CHECK_OFF(kfab_net_listen, flags, 4);
 KFAB_CHECK_OFF(kfab_net_listen, addr, 8);
 KFAB_CHECK_OFF(kfab_net_listen, out_addr, 40);
 KFAB_CHECK_CMD(KFAB_IOC_NET_LISTEN, kfab_net_listen);
+KFAB_CHECK_SIZE(kfab_net_allow, 32);
+KFAB_CHECK_OFF(kfab_net_allow, flags, 4);
+KFAB_CHECK_OFF(kfab_net_allow, prefix_len, 8);
+KFAB_CHECK_OFF(kfab_net_allow, __reserved, 9);
+KFAB_CHECK_OFF(kfab_net_allow, node, 16);
+KFAB_CHECK_CMD(KFAB_IOC_NET_ALLOW, kfab_net_allow);
 
 /* uapi/linux/kfab_blk.h: the wire protocol of kfab_blk and its server */
 KFAB_CHECK_SIZE(kfab_blk_req, 64);

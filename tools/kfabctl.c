@@ -14,6 +14,8 @@
  *                       open a listener in this network namespace: it
  *                       becomes a node others reach (CAP_NET_ADMIN)
  *   kfabctl net unlisten ADDR[:PORT]
+ *   kfabctl net allow|disallow NET[/LEN], net allow clear
+ *                       the allow-list of peer networks (CAP_NET_ADMIN)
  *   kfabctl net show    listeners and peers of every namespace (debugfs;
  *                       root)
  *   kfabctl fault [--ctx ID | --kapi NAME] POINT [NTH]
@@ -422,15 +424,76 @@ static int cmd_net_listen(const char *arg, bool remove)
 	return 0;
 }
 
+/* "A.B.C.D/N" or "IPV6/N" (N may be left out: one node). */
+static int parse_net(const char *arg, struct kfab_net_allow *c)
+{
+	char host[64], *slash, *end;
+	unsigned long len = 128, max = 128;
+	struct in_addr in4;
+
+	if (strlen(arg) >= sizeof(host))
+		return -1;
+	strcpy(host, arg);
+	slash = strchr(host, '/');
+	if (slash)
+		*slash++ = '\0';
+	if (inet_pton(AF_INET, host, &in4) == 1) {
+		c->node[10] = c->node[11] = 0xff;
+		memcpy(&c->node[12], &in4, 4);
+		max = 32;
+	} else if (inet_pton(AF_INET6, host, c->node) != 1) {
+		return -1;
+	}
+	if (slash) {
+		len = strtoul(slash, &end, 10);
+		if (!*slash || *end || len > max)
+			return -1;
+	} else {
+		len = max;
+	}
+	c->prefix_len = (uint8_t)(max == 32 ? 96 + len : len);
+	return 0;
+}
+
+static int cmd_net_allow(const char *arg, uint32_t flags)
+{
+	struct kfab_net_allow c = { .size = sizeof(c), .flags = flags };
+	const char *what = flags & KFAB_NET_ALLOW_REMOVE ? "disallow" : "allow";
+	int fd;
+
+	if (arg && parse_net(arg, &c)) {
+		fprintf(stderr, "kfabctl: net %s: not a network: %s\n", what, arg);
+		return 2;
+	}
+	fd = open_dev();
+	if (fd < 0)
+		return 1;
+	if (ioctl(fd, KFAB_IOC_NET_ALLOW, &c)) {
+		fprintf(stderr, "kfabctl: net %s %s: %s%s\n", what,
+			arg ? arg : "clear", strerror(errno),
+			errno == EINVAL ? " (bits set past the prefix?)" : "");
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
 static int cmd_net(int argc, char **argv)
 {
+	if (argc == 3 && !strcmp(argv[1], "allow") && !strcmp(argv[2], "clear"))
+		return cmd_net_allow(NULL, KFAB_NET_ALLOW_CLEAR);
+	if (argc == 3 && !strcmp(argv[1], "allow"))
+		return cmd_net_allow(argv[2], 0);
+	if (argc == 3 && !strcmp(argv[1], "disallow"))
+		return cmd_net_allow(argv[2], KFAB_NET_ALLOW_REMOVE);
 	if (argc == 3 && !strcmp(argv[1], "listen"))
 		return cmd_net_listen(argv[2], false);
 	if (argc == 3 && !strcmp(argv[1], "unlisten"))
 		return cmd_net_listen(argv[2], true);
 	if (argc == 2 && !strcmp(argv[1], "show"))
 		return cat_debugfs("net");
-	fprintf(stderr, "usage: kfabctl net listen|unlisten ADDR[:PORT] | net show\n");
+	fprintf(stderr, "usage: kfabctl net listen|unlisten ADDR[:PORT] | net allow|disallow NET[/LEN] | net allow clear | net show\n");
 	return 2;
 }
 
@@ -447,7 +510,10 @@ static void usage(FILE *out)
 		"  net listen ADDR[:PORT]   make this network namespace a node on ADDR\n"
 		"             (port 7471 by default; CAP_NET_ADMIN)\n"
 		"  net unlisten ADDR[:PORT] close that listener\n"
-		"  net show   listeners and peers of every namespace (root)\n"
+		"  net allow NET[/LEN]      only nodes on the listed networks may talk to\n"
+		"             this namespace's (none listed: any; CAP_NET_ADMIN)\n"
+		"  net disallow NET[/LEN]   take a network off; net allow clear: all\n"
+		"  net show   listeners, allowed networks and peers of every namespace (root)\n"
 		"  fault [--ctx ID | --kapi NAME] POINT [NTH]\n"
 		"             test builds: the NTH pass through POINT fails (0 disarms);\n"
 		"             without NTH, report; another context than this file's: root\n");

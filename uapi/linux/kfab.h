@@ -67,6 +67,7 @@ enum kfab_cmd_nr {
 	KFAB_CMD_SRX_OPEN = 0x40,
 	/* The transport between nodes: 0x50-0x5f */
 	KFAB_CMD_NET_LISTEN = 0x50,
+	KFAB_CMD_NET_ALLOW = 0x51,
 	/* Test-only commands (CONFIG_KFAB_TEST): 0xf0-0xff, a range of their own */
 	KFAB_CMD_TEST_BASE = 0xf0,
 	KFAB_CMD_TEST_FAULT = KFAB_CMD_TEST_BASE,
@@ -1349,5 +1350,50 @@ struct kfab_net_listen {
 
 #define KFAB_IOC_NET_LISTEN \
 	_IOWR(KFAB_TYPE, KFAB_CMD_NET_LISTEN, struct kfab_net_listen)
+
+/*
+ * The nodes a namespace exchanges messages with.  While its allow-list is
+ * empty, any node may; once it holds a network, a connection from a node
+ * outside every network on it is closed at once (its HELLO unread, and a
+ * HELLO naming such a node drops the connection too), and a send to such
+ * a node ends with -EHOSTUNREACH.  Endpoints of this machine are never
+ * affected.
+ */
+enum kfab_net_allow_flags {
+	/* Remove the network instead. */
+	KFAB_NET_ALLOW_REMOVE = 1 << 0,
+	/* Empty the list (@prefix_len and @node must be 0). */
+	KFAB_NET_ALLOW_CLEAR = 1 << 1,
+};
+
+/* At most this many networks per namespace. */
+#define KFAB_NET_ALLOW_MAX	64
+
+/**
+ * struct kfab_net_allow - KFAB_IOC_NET_ALLOW: change a namespace's
+ *	allow-list of peer networks
+ * @size: sizeof(struct kfab_net_allow)
+ * @flags: KFAB_NET_ALLOW_* bits (none: add the network)
+ * @prefix_len: how many leading bits of @node name the network, 0 to 128
+ *	(an IPv4 network A.B.C.D/N is v4-mapped: 96 + N; 0 is every node)
+ * @__reserved: zero
+ * @node: the network's address, IPv6 or v4-mapped IPv4, with every bit
+ *	past @prefix_len zero
+ *
+ * -EPERM without CAP_NET_ADMIN over the caller's network namespace,
+ * -EINVAL for a prefix over 128 or bits past it, -EEXIST for a network
+ * on the list, -ENOENT removing one that is not, -ENOSPC past
+ * KFAB_NET_ALLOW_MAX.
+ */
+struct kfab_net_allow {
+	__u32 size;
+	__u32 flags;
+	__u8 prefix_len;
+	__u8 __reserved[7];
+	__u8 node[16];
+};
+
+#define KFAB_IOC_NET_ALLOW \
+	_IOWR(KFAB_TYPE, KFAB_CMD_NET_ALLOW, struct kfab_net_allow)
 
 #endif /* _UAPI_LINUX_KFAB_H */

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# kfab's failure model between two guests (Documentation/net.rst,
+# "Failures"), with 64 MiB messages from b to a (rendezvous: RTS, CTS,
+# DATA straight into the receive's pages):
+#   - the link cut for less than peer_timeout_ms: invisible, data intact
+#   - the link cut for longer: both sides end with errors in bounded
+#     time, never hang; the next messages go through on new connections
+#   - b killed mid-transfer and booted again: a's side ends with an error,
+#     the new b (a new incarnation) is reachable both ways
+#   - kfab.ko leaves a with rmmod after all of it (nothing held)
+# Run: tools/kfab-vm-pair --script selftests/pair/kfab_failures.py
+import os
+import time
+from common import TOP, ping
+
+KFABCTL = os.path.join(TOP, "tools/kfabctl")
+A4, B4 = pair.addr("a"), pair.addr("b")
+BIG = str(64 << 20)
+port = [48100]
+
+
+def listen(g):
+    pair.run(g, [KFABCTL, "net", "listen", pair.addr(g)], check=True)
+
+
+def server(opts, to=240):
+    """fi_pingpong server on a, listening; its handle and port."""
+    port[0] += 1
+    p = str(port[0])
+    srv = pair.spawn("a", ["timeout", "-k", "3", str(to), "fi_pingpong",
+                           "-p", "kfab", "-e", "rdm", "-B", p] + opts)
+    pair.run("a", "for i in $(seq 300); do ss -Hltn 'sport = :%s' | "
+                  "grep -q . && exit 0; sleep 0.1; done; exit 1" % p,
+             check=True)
+    return srv, p
+
+
+def client(p, opts, to=240):
+    return pair.spawn("b", ["timeout", "-k", "3", str(to), "fi_pingpong",
+                            "-p", "kfab", "-e", "rdm", "-P", p] + opts +
+                      [A4])
+
+
+def pingpong(opts, to=240):
+    srv, p = server(opts, to)
+    cli = client(p, opts, to)
+    pair.wait(cli, to + 30, check=True)
+    pair.wait(srv, 60, check=True)
+
+
+def messages(g):
+    """Messages g's peers have sent and received (debugfs)."""
+    out = pair.run(g, "cat /sys/kernel/debug/kfab/net", check=True).out
+    n = 0
+    for line in out.splitlines():
+        f = line.split()
+        if " peer " in line and "tx" in f:
+            n += int(f[f.index("tx") + 1].split("/")[0])
+            n += int(f[f.index("rx") + 1].split("/")[0])
+    return n
+
+
+def in_flight(before, cli):
+    """Wait until kfab carries the test's messages (fi_pingpong's own
+    set-up, over its TCP control socket, has no timeout: a cut then would
+    test fi_pingpong, not kfab)."""
+    for _ in range(600):
+        if messages("b") > before:
+            return
+        assert not cli.done.is_set(), "the client ended before any message"
+        time.sleep(0.5)
+    raise AssertionError("no message moved in 300 s")
+
+
+def failures(g):
+    """The sum of the failures counters of g's peers (debugfs)."""
+    out = pair.run(g, "cat /sys/kernel/debug/kfab/net", check=True).out
+    n = 0
+    for line in out.splitlines():
+        f = line.split()
+        if " peer " in line and "failures" in f:
+            n += int(f[f.index("failures") + 1])
+    return n
+
+
+def dump():
+    """What kfab and the programs were doing, into the log."""
+    for g in ("a", "b"):
+        r = pair.run(g, "cat /sys/kernel/debug/kfab/net; "
+                        "for p in $(pgrep fi_pingpong); do echo pid $p; "
+                        "cat /proc/$p/stack; done; "
+                        "for t in $(ps -eLo tid=,comm= | "
+                        "awk '/kworker/ { print $1 }'); do "
+                        "s=$(cat /proc/$t/stack 2>/dev/null); "
+                        "case $s in *kfab*) echo kworker $t; echo \"$s\";; "
+                        "esac; done", timeout=60)
+        pair.log("%s:\n%s" % (g, r.out))
+
+
+def wait_or_dump(h, t):
+    """pair.wait(), with what hangs in the log first if it would time out."""
+    if not h.done.wait(t):
+        dump()
+    return pair.wait(h, 5)
+
+
+def timeout_ms():
+    return int(pair.run("a", "cat /sys/module/kfab/parameters/"
+                             "peer_timeout_ms", check=True).out)
+
+
+with pair.test("failures: a listener on each guest"):
+    for g in ("a", "b"):
+        pair.run(g, "%s net show | grep -q 'listen' || %s net listen %s" %
+                 (KFABCTL, KFABCTL, pair.addr(g)), check=True)
+
+with pair.test("failures: 64 MiB b -> a with a 3 s cut: invisible, intact"):
+    assert timeout_ms() > 6000, "peer_timeout_ms too short for this test"
+    before = messages("b")
+    srv, p = server(["-S", BIG, "-I", "3", "-c"])
+    cli = client(p, ["-S", BIG, "-I", "3", "-c"])
+    in_flight(before, cli)
+    pair.link(False)
+    time.sleep(3)
+    pair.link(True)
+    pair.wait(cli, 300, check=True)
+    pair.wait(srv, 60, check=True)
+
+with pair.test("failures: a cut past peer_timeout_ms ends both sides"):
+    before, moved = failures("b"), messages("b")
+    cut = timeout_ms() / 1000 + 8
+    srv, p = server(["-S", BIG, "-I", "20"], to=300)
+    cli = client(p, ["-S", BIG, "-I", "20"], to=300)
+    in_flight(moved, cli)
+    pair.link(False)
+    t0 = time.time()
+    try:
+        rc = wait_or_dump(cli, cut + 60)
+    finally:
+        pair.link(True)
+    waited = time.time() - t0
+    ping(pair, "b", A4)
+    assert rc.rc not in (0, 124, 137), \
+        "client: %s after %.0f s:\n%s" % (rc.rc, waited, rc.out[-600:])
+    rs = wait_or_dump(srv, 150)
+    assert rs.rc != 0, "server succeeded through a dead link"
+    pair.log("client: %s, server: %s" % (rc.rc, rs.rc))
+    assert failures("b") > before, "b counted no failure"
+    pair.log("client ended %.0f s into the cut: %s" %
+             (waited, rc.out.strip().splitlines()[-1:]))
+
+with pair.test("failures: after the long cut, new connections carry data"):
+    pingpong(["-S", "4096", "-I", "20", "-c"])
+    pingpong(["-S", BIG, "-I", "1", "-c"])
+
+with pair.test("failures: b killed mid-transfer: a's side ends, no hang"):
+    moved = messages("b")
+    srv, p = server(["-S", BIG, "-I", "50"], to=300)
+    cli = client(p, ["-S", BIG, "-I", "50"], to=300)
+    in_flight(moved, cli)
+    pair.kill("b")
+    rs = wait_or_dump(srv, 220)
+    assert rs.rc not in (0, 124, 137), "server: %s" % rs.rc
+    pair.boot("b")
+    listen("b")
+
+with pair.test("failures: the new b is reachable both ways"):
+    pingpong(["-S", "64", "-I", "20", "-c"])
+    pingpong(["-S", BIG, "-I", "1", "-c"])
+    out = pair.run("a", "cat /sys/kernel/debug/kfab/net", check=True).out
+    assert "state up" in out, out
+
+with pair.test("failures: rmmod kfab on a after all of it, then back"):
+    pair.run("a", "rmmod kfab", check=True)
+    pair.run("a", ["insmod", pair.modules[0]], check=True)
+    listen("a")
+    pingpong(["-S", "64", "-I", "10"])

@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# make bench's two-node section, a tools/kfab-vm-pair scenario: kfab's
+# transport against libfabric's tcp provider (tcp;ofi_rxm) over the same
+# link between the two guests, in the same run.  Servers on a, clients on
+# b; every program under timeout(1).  Prints the lines tools/kfab-bench
+# turns into its table:
+#
+#   BENCH NAME METRIC SIZE VALUE       one run's result
+#   BENCH-NA NAME METRIC SIZE REASON   a point that could not be measured
+#   BENCH-INFO ...                     what ran where
+#
+# Arguments (after --): REPS SCALE PROVIDERS...  (kfab-2n, tcp-2n)
+import os
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+REPS, SCALE = int(args[0]), int(args[1])
+PROVIDERS = args[2:] or ["kfab-2n", "tcp-2n"]
+KFABCTL = os.path.join(TOP, "tools/kfabctl")
+RATE = os.path.join(TOP, "tools/kfab-bench-rate")
+A4 = pair.addr("a")
+LAT_POINTS = [(8, 500), (64, 500), (4096, 500)]
+BW_POINTS = [(65536, 200), (1048576, 50), (16777216, 5)]
+RATE_MSGS = 20000
+PP_TIMEOUT = 90
+port = [47900]
+
+# name -> (libfabric provider, environment)
+SETUP = {
+    "kfab-2n": ("kfab", {}),
+    "tcp-2n": ("tcp", {"FI_TCP_IFACE": "kfab0"}),
+}
+
+
+def listening(p):
+    """Wait until the server's control socket listens on a."""
+    pair.run("a", "for i in $(seq 300); do ss -Hltn 'sport = :%s' | "
+                  "grep -q . && exit 0; sleep 0.1; done; exit 1" % p,
+             check=True)
+
+
+def one_pair(prog, env, to):
+    """Server on a, client on b; return (rc, client output)."""
+    port[0] += 1
+    p = str(port[0])
+    srv = pair.spawn("a", ["timeout", "-k", "3", str(to)] + prog +
+                     ["-B", p], env=env)
+    listening(p)
+    cli = pair.run("b", ["timeout", "-k", "3", str(to)] + prog +
+                   ["-P", p, A4], timeout=to + 30, env=env)
+    pair.wait(srv, 30)
+    return cli.rc, cli.out
+
+
+def last_line(out):
+    lines = [line for line in out.splitlines() if line.strip()]
+    return (lines[-1] if lines else "no output")[:160]
+
+
+def pingpong(name, prov, env, metric, size, iters):
+    col = 6 if metric == "bw" else 7	# MB/sec, usec/xfer (1-based)
+    for rep in range(REPS):
+        rc, out = one_pair(["fi_pingpong", "-p", prov, "-e", "rdm", "-I",
+                            str(iters), "-S", str(size)], env, PP_TIMEOUT)
+        val = None
+        for line in out.splitlines():
+            f = line.split()
+            if len(f) == 8 and f[0] != "bytes":
+                val = f[col - 1]
+        if rc != 0 or val is None:
+            print("BENCH-NA %s %s %d client exited %s: %s" %
+                  (name, metric, size, rc, last_line(out)), flush=True)
+            return
+        print("BENCH %s %s %d %s" % (name, metric, size, val), flush=True)
+
+
+def rate(name, prov, env, metric, extra):
+    rc, out = one_pair([RATE, "-p", prov, "-S", "8", "-W", "64", "-n",
+                        str(RATE_MSGS // SCALE), "-r", str(REPS), "-t",
+                        "120"] + extra, env, 150)
+    vals = [line.split()[1] for line in out.splitlines()
+            if line.startswith("rate: ")]
+    if rc != 0 or not vals:
+        print("BENCH-NA %s %s 8 rate exited %s: %s" %
+              (name, metric, rc, last_line(out)), flush=True)
+        return
+    for v in vals:
+        print("BENCH %s %s 8 %s" % (name, metric, v), flush=True)
+
+
+with pair.test("bench: a kfab listener on each guest"):
+    pair.run("a", [KFABCTL, "net", "listen", A4], check=True)
+    pair.run("b", [KFABCTL, "net", "listen", pair.addr("b")], check=True)
+
+info = pair.run("a", "echo $(uname -r), $(nproc) CPUs").out.strip()
+print("BENCH-INFO guest %s (each of two guests)" % info, flush=True)
+print("BENCH-INFO reps %d scale %d" % (REPS, SCALE), flush=True)
+for name in PROVIDERS:
+    prov, env = SETUP[name]
+    with pair.test("bench: %s" % name):
+        for size, iters in LAT_POINTS:
+            pingpong(name, prov, env, "lat", size, iters // SCALE)
+        for size, iters in BW_POINTS:
+            pingpong(name, prov, env, "bw", size,
+                     (iters + SCALE - 1) // SCALE)
+        rate(name, prov, env, "rate", [])
+        rate(name, prov, env, "rate-nomore", ["--no-more"])
+load = pair.run("b", "cut -d' ' -f1-3 /proc/loadavg").out.strip()
+print("BENCH-INFO load %s" % load, flush=True)
+print("BENCH-DONE", flush=True)
