@@ -43,7 +43,13 @@
  *    FI_DISCARD of tagged receives have no cap bit (fi_tagged(3) makes
  *    them part of FI_TAGGED).  msg_order
  *    FI_ORDER_SAS (the kernel takes a ring in order and matches in order);
- *    comp_order FI_ORDER_NONE.  op_flags hints among the completion flags
+ *    comp_order FI_ORDER_NONE.  mem_tag_format SHIM_MEM_TAG_FORMAT: all 64
+ *    bits of a tag are matched, each under its own ignore bit, so every
+ *    bit is a field of its own (libfabric's "generic" format, 0xaaaa...:
+ *    alternating groups of one bit); hints naming a format of their own
+ *    get it echoed, as any layout of 64 bits fits.  Open MPI's mtl ofi
+ *    counts the bits it may use from the top of this value: 0 would be
+ *    no tag bits at all.  op_flags hints among the completion flags
  *    kfab honours are echoed as the endpoint's default flags.  tclass hints
  *    are accepted and echoed: one node, one class of service.
  *  - Counts: CQs, counters and endpoints are kernel objects (the module's
@@ -79,6 +85,8 @@
 #define SHIM_TX_OP_FLAGS	(FI_COMPLETION | FI_INJECT_COMPLETE | \
 				 FI_TRANSMIT_COMPLETE | FI_DELIVERY_COMPLETE)
 #define SHIM_RX_OP_FLAGS	(FI_COMPLETION | FI_MULTI_RECV)
+/* Every bit a tagged field of its own: any mask works (fi_endpoint(3)). */
+#define SHIM_MEM_TAG_FORMAT	0xaaaaaaaaaaaaaaaaULL
 /* Objects of one kfab file: the module's default max_objects. */
 #define SHIM_OBJECTS		4096
 /* Registrations of one domain (library objects, see mr.c). */
@@ -112,6 +120,7 @@ static struct fi_ep_attr shim_ep_attr = {
 	.protocol = FI_PROTO_UNSPEC,
 	.protocol_version = 0,
 	.max_msg_size = SHIM_MAX_MSG_SIZE,
+	.mem_tag_format = SHIM_MEM_TAG_FORMAT,
 	.tx_ctx_cnt = 1,
 	.rx_ctx_cnt = 1,	/* FI_SHARED_CONTEXT when the hints ask */
 };
@@ -496,6 +505,8 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	if (hints && hints->ep_attr &&
 	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
 		fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	if (hints && hints->ep_attr && hints->ep_attr->mem_tag_format)
+		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 
 	*info = fi;
 	return 0;
