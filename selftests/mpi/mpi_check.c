@@ -221,8 +221,9 @@ static void any_recv(int msgs)
 		next[h.sender] = h.seq + 1;
 		checks++;
 		if (h.tag != st.MPI_TAG || h.tag != any_tag(h.sender, h.seq))
-			FAIL("any: from %d message %d: status tag %d, sent %d",
-			     h.sender, h.seq, st.MPI_TAG, h.tag);
+			FAIL("any: from %d message %d: status tag %d, carried %d, due %d",
+			     h.sender, h.seq, st.MPI_TAG, h.tag,
+			     any_tag(h.sender, h.seq));
 		n = any_size(h.sender, h.seq);
 		check_count(&st, n, "any");
 		/* The header is checked: the pattern again where it was. */
