@@ -82,7 +82,7 @@ KBUILD_ARGS = $(if $(wildcard $(KDIR)/vmlinux),,CONFIG_DEBUG_INFO_BTF_MODULES=)
 
 export KFAB_CACHE
 
-.PHONY: all module module-test module-test-6.12 test-6.12 test-pair test-packages module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
+.PHONY: all module module-test module-test-6.12 test-6.12 test-pair test-packages mpi module-nokapi module-debug debug-kernel fuzz libshim tools selftests deps ksrc check \
 	checkpatch sparse test demo bench install install-module install-user uninstall man dkms-src dkms \
 	dkms-remove clean
 
@@ -178,12 +178,12 @@ sparse:
 check: checkpatch sparse
 
 test: deps
-	$(MAKE) all man module-test module-test-6.12 module-debug deb
+	$(MAKE) all man module-test module-test-6.12 module-debug deb mpi
 	selftests/run-tests
 
 # The stock VM suite on Debian's 6.12, in a guest booted from its image.
 test-6.12: deps
-	$(MAKE) all module-test-6.12
+	$(MAKE) all module-test-6.12 mpi
 	tools/kfab-vm --kver 6.12 --module build/ktest-6.12/kernel/kfab.ko \
 		--timeout 1500 -- selftests/vm-suite
 
@@ -191,7 +191,7 @@ test-6.12: deps
 # and the netns bed on the other kernels; make test runs the smoke test
 # and the netns bed on the stock kernel.
 test-pair: deps
-	$(MAKE) all module-test module-test-6.12 module-debug build/mpi/mpi_ring
+	$(MAKE) all module-test module-test-6.12 module-debug mpi
 	selftests/run-tests --pair-only
 
 # The packages installed, used and purged in guests of both stock kernels
@@ -200,8 +200,14 @@ test-packages: deps
 	$(MAKE) all deb
 	selftests/run-tests --packages-only
 
-# A small MPI program for the launcher's checks (selftests/pair/mpi.py).
-build/mpi/mpi_ring: selftests/mpi/mpi_ring.c
+# The MPI programs of the tests (selftests/kfab_mpi, selftests/pair/mpi.py):
+# mpi_ring for the launcher's checks, mpi_check for the transport's.  Not
+# part of `all`: mpicc comes with libopenmpi-dev, which only these need.
+MPI_PROGS := build/mpi/mpi_ring build/mpi/mpi_check
+
+mpi: $(MPI_PROGS)
+
+build/mpi/%: selftests/mpi/%.c
 	@mkdir -p $(dir $@)
 	mpicc -O2 -Wall -Wextra -Werror -o $@ $<
 

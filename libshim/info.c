@@ -48,7 +48,9 @@
  *    FI_DISCARD of tagged receives have no cap bit (fi_tagged(3) makes
  *    them part of FI_TAGGED).  msg_order
  *    FI_ORDER_SAS (the kernel takes a ring in order and matches in order);
- *    comp_order FI_ORDER_NONE.  op_flags hints among the completion flags
+ *    comp_order FI_ORDER_NONE (mem_tag_format: below; Open MPI's mtl ofi
+ *    counts the tag bits it may use from the top of it, so 0 would leave
+ *    it none).  op_flags hints among the completion flags
  *    kfab honours are echoed as the endpoint's default flags.  tclass hints
  *    are accepted and echoed: one node, one class of service.
  *  - Counts: CQs, counters, endpoints and SRXs are kernel objects of the

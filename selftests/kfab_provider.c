@@ -204,6 +204,8 @@ TEST_F(provider, getinfo_lists_kfab)
 	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
 	EXPECT_EQ(FI_EP_RDM, (int)info->ep_attr->type);
 	EXPECT_EQ(1ULL << 30, info->ep_attr->max_msg_size);
+	/* 64 tag bits, each a field: Open MPI counts them from the top. */
+	EXPECT_EQ(0xaaaaaaaaaaaaaaaaULL, info->ep_attr->mem_tag_format);
 	EXPECT_EQ(256U, info->tx_attr->size);
 	EXPECT_EQ(256U, info->rx_attr->size);
 	EXPECT_EQ((size_t)KFAB_INLINE_MAX, info->tx_attr->inject_size);
@@ -408,8 +410,17 @@ TEST_F(provider, getinfo_accepts_endpoint_hints)
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
 	EXPECT_EQ(FI_COMPLETION, info->tx_attr->op_flags);
 	EXPECT_EQ(FI_COMPLETION, info->rx_attr->op_flags);
+	EXPECT_EQ(0xaaaaaaaaaaaaaaaaULL, info->ep_attr->mem_tag_format);
 	fi_freeinfo(info);
 	info = NULL;
+
+	/* A tag layout of the application's own fits in 64 bits: echoed. */
+	hints->ep_attr->mem_tag_format = 0x0000ffff0000ffffULL;
+	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, hints, &info));
+	EXPECT_EQ(0x0000ffff0000ffffULL, info->ep_attr->mem_tag_format);
+	fi_freeinfo(info);
+	info = NULL;
+	hints->ep_attr->mem_tag_format = 0;
 
 	/* Sizes up to the limits are echoed. */
 	hints->tx_attr->size = 1;

@@ -1,20 +1,68 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-# Open MPI between the two guests, over its own tcp btl (not kfab yet):
-# tools/kfab-rsh as mpirun's remote-shell agent, hostname and
-# selftests/mpi/mpi_ring on 2 ranks across, NetPIPE across, 4 ranks on one
-# guest.  make test-pair builds build/mpi/mpi_ring first.
+# Open MPI between the two guests: tools/kfab-rsh as mpirun's remote-shell
+# agent; mpi_ring over Open MPI's own tcp btl as the baseline; then Open
+# MPI's mtl ofi on kfab's transport (Documentation/net.rst), kfab the only
+# provider it may take: selftests/mpi/mpi_check on 2 ranks across and on 4
+# ranks (2 per guest: local and remote peers at once), NetPIPE's integrity
+# check and NetPIPE across.  make test-pair builds build/mpi first (make
+# mpi).
 # Run: tools/kfab-vm-pair --script selftests/pair/mpi.py
 import os
 from common import TOP
 
 RSH = os.path.join(TOP, "tools/kfab-rsh")
+KFABCTL = os.path.join(TOP, "tools/kfabctl")
 RING = os.path.join(TOP, "build/mpi/mpi_ring")
-# ob1 with the tcp btl on the test link; the runtime's own connections on
-# it too.  --allow-run-as-root: everything in the guests runs as root.
-MPIRUN = ("mpirun --allow-run-as-root --mca plm_rsh_agent %s "
-          "--mca pml ob1 --mca btl self,tcp --mca btl_tcp_if_include kfab0 "
+CHECK = os.path.join(TOP, "build/mpi/mpi_check")
+# The runtime's own connections on the test link; --allow-run-as-root:
+# everything in the guests runs as root.
+LAUNCH = ("mpirun --allow-run-as-root --mca plm_rsh_agent %s "
           "--mca oob_tcp_if_include kfab0 " % RSH)
-ACROSS = MPIRUN + "-np 2 --host kfab-a,kfab-b "
+# ob1 with the tcp btl on the test link.
+TCP = LAUNCH + ("--mca pml ob1 --mca btl self,tcp "
+                "--mca btl_tcp_if_include kfab0 ")
+# cm with the mtl ofi, kfab the only provider; the provider's path goes to
+# the ranks on the other guest too.
+KFAB = LAUNCH + ("--mca pml cm --mca mtl ofi "
+                 "--mca mtl_ofi_provider_include kfab -x FI_PROVIDER_PATH ")
+ACROSS = "-np 2 --host kfab-a,kfab-b "
+ACROSS4 = "-np 4 --host kfab-a:2,kfab-b:2 --oversubscribe "
+
+
+def need(path):
+    if not os.path.exists(path):
+        pair.skip("no %s (make mpi builds it)" % path)
+
+
+def listen(g):
+    """A kfab listener on g's link address, unless one is there already
+    (kfab_pingpong.py, run before on the same guests, leaves its own)."""
+    a = pair.addr(g)
+    if pair.run(g, [KFABCTL, "net", "listen", a]).rc:
+        r = pair.run(g, [KFABCTL, "net", "show"], check=True)
+        assert a in r.out, "no listener on %s:\n%s" % (a, r.out)
+
+
+def wire_bytes(g):
+    """Bytes g's kfab peers sent and received (kfabctl net show)."""
+    r = pair.run(g, [KFABCTL, "net", "show"], check=True)
+    total = 0
+    for ln in r.out.split("\n"):
+        w = ln.split()
+        if "peer" in w and "tx" in w and "rx" in w:
+            total += int(w[w.index("tx") + 1].split("/")[1])
+            total += int(w[w.index("rx") + 1].split("/")[1])
+    return total
+
+
+def netpipe(opts, out):
+    """NPopenmpi on kfab across the guests: what it printed, and the rows
+    of its output file."""
+    r = pair.run("a", "cd /tmp && " + KFAB + ACROSS + "NPopenmpi " + opts +
+                 " -o " + out, timeout=600, check=True)
+    lines = pair.run("a", "cat " + out, check=True).out.split("\n")
+    return r.out, [ln.split() for ln in lines if ln.strip()]
+
 
 pair.start_rsh()
 
@@ -26,24 +74,41 @@ with pair.test("mpi: kfab-rsh listener refuses other addresses"):
     r = pair.run("b", "cd /tmp && %s 10.77.0.2 true" % RSH)
     assert r.rc == 255, (r.rc, r.out)
 with pair.test("mpi: mpirun -np 2 across the guests, hostname"):
-    r = pair.run("a", ACROSS + "hostname", timeout=180, check=True)
+    r = pair.run("a", TCP + ACROSS + "hostname", timeout=180, check=True)
     assert sorted(r.out.split()) == ["kfab-a", "kfab-b"], r.out
-with pair.test("mpi: mpi_ring, 2 ranks across the guests"):
-    if not os.path.exists(RING):
-        pair.skip("no %s (make test-pair builds it)" % RING)
-    r = pair.run("a", ACROSS + RING, timeout=180, check=True)
+with pair.test("mpi: mpi_ring, 2 ranks across the guests, tcp btl"):
+    need(RING)
+    r = pair.run("a", TCP + ACROSS + RING, timeout=180, check=True)
     assert "mpi_ring: 2 ranks on 2 hosts ok" in r.out, r.out
-with pair.test("mpi: NetPIPE across the guests, tcp btl"):
-    r = pair.run("a", "cd /tmp && " + ACROSS +
-                 "NPopenmpi -p 0 -u 65536 -o /tmp/np.out", timeout=300,
-                 check=True)
-    lines = pair.run("a", "cat /tmp/np.out", check=True).out.split("\n")
-    rows = [ln.split() for ln in lines if ln.strip()]
-    assert rows and int(rows[-1][0]) >= 65536, r.out
-    pair.log("NetPIPE, tcp btl: %s B at %s Mbps" % (rows[-1][0], rows[-1][1]))
-with pair.test("mpi: mpi_ring, 4 ranks on one guest"):
-    if not os.path.exists(RING):
-        pair.skip("no %s (make test-pair builds it)" % RING)
-    r = pair.run("b", MPIRUN + "-np 4 --oversubscribe " + RING, timeout=180,
-                 check=True)
-    assert "mpi_ring: 4 ranks on 1 hosts ok" in r.out, r.out
+
+# Endpoints get node addresses only once their namespace listens: before
+# the ranks start.
+with pair.test("mpi: a kfab listener on each guest's link address"):
+    listen("a")
+    listen("b")
+with pair.test("mpi: mpi_check, 2 ranks across the guests on kfab"):
+    need(CHECK)
+    before = wire_bytes("a")
+    r = pair.run("a", KFAB + ACROSS + CHECK, timeout=900, check=True)
+    pair.log(r.out.strip().split("\n")[-1])
+    assert "mpi_check: 2 ranks on 2 hosts, " in r.out, r.out
+    # Its sizes alone are 2 x 96 MiB on the wire: through kfab's peers.
+    moved = wire_bytes("a") - before
+    pair.log("kfab peers of a: %d MiB sent and received" % (moved >> 20))
+    assert moved >= 128 << 20, moved
+with pair.test("mpi: mpi_check, 4 ranks on both guests on kfab"):
+    need(CHECK)
+    r = pair.run("a", KFAB + ACROSS4 + CHECK + " -m 4194304 -n 50",
+                 timeout=900, check=True)
+    pair.log(r.out.strip().split("\n")[-1])
+    assert "mpi_check: 4 ranks on 2 hosts, " in r.out, r.out
+with pair.test("mpi: NetPIPE integrity check across the guests on kfab"):
+    out, rows = netpipe("-i -p 0 -n 5 -u 1048576", "/tmp/npi.out")
+    passed = out.count("Integrity check passed")
+    assert passed >= 30 and "failed" not in out.lower(), out
+    assert int(rows[-1][0]) >= 786432, rows
+with pair.test("mpi: NetPIPE across the guests on kfab"):
+    out, rows = netpipe("-p 0 -n 10 -u 1048576", "/tmp/np.out")
+    assert rows and int(rows[-1][0]) >= 1048576, rows
+    for row in rows[-3:]:
+        pair.log("NetPIPE, kfab: %s B at %s Mbps" % (row[0], row[1]))
