@@ -85,6 +85,7 @@ MODULE_PARM_DESC(timeout_ms, "A request unanswered this long fails with -EIO (de
 /* "fi_kfab://[" 45 characters of IPv6 "]:65535/" 20 digits "." 8 digits */
 #define KFAB_BLK_ADDR_STRLEN	96
 #define KFAB_BLK_ADDR_PREFIX	"fi_kfab://"
+#define KFAB_BLK_ADDR_PREFIX_LEN	(sizeof(KFAB_BLK_ADDR_PREFIX) - 1)
 
 /**
  * enum kfab_blk_state - the server as the driver sees it
@@ -155,7 +156,7 @@ struct kfab_blk_cmd {
 	atomic_t pending;		/* send, recv, and queue_rq while it runs */
 	blk_status_t status;
 	/* Not served because the server was lost: send it again. */
-	bool retry;
+	u8 retry;
 };
 
 static struct kfab_blk_dev kfab_blk;
@@ -263,7 +264,7 @@ static void kfab_blk_done(struct kfab_kreq *kreq)
 
 	if (kreq->status) {
 		if (dev->reconnect && kfab_blk_status_lost(kreq->status)) {
-			WRITE_ONCE(cmd->retry, true);
+			WRITE_ONCE(cmd->retry, 1);
 			kfab_blk_lost(dev);
 		} else if (kreq->status != -ECANCELED || !READ_ONCE(cmd->retry)) {
 			WRITE_ONCE(cmd->status, BLK_STS_IOERR);
@@ -324,7 +325,7 @@ static blk_status_t kfab_blk_queue_rq(struct blk_mq_hw_ctx *hctx,
 	hdr->len = len;
 	hdr->client = dev->self;
 	cmd->status = BLK_STS_OK;
-	cmd->retry = false;
+	cmd->retry = 0;
 	/* The send, the receive, and this function until it is done with cmd. */
 	atomic_set(&cmd->pending, 3);
 
@@ -405,7 +406,7 @@ static enum blk_eh_timer_return kfab_blk_timeout(struct request *rq)
 	struct kfab_blk_dev *dev = cmd->dev;
 
 	if (dev->reconnect && kfab_blk_state(dev) != KFAB_BLK_FAILED) {
-		WRITE_ONCE(cmd->retry, true);
+		WRITE_ONCE(cmd->retry, 1);
 		kfab_blk_lost(dev);
 	} else {
 		WRITE_ONCE(cmd->status, BLK_STS_IOERR);
@@ -534,7 +535,7 @@ static bool kfab_blk_abort_rq(struct request *rq, void *data)
 {
 	struct kfab_blk_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
-	WRITE_ONCE(cmd->retry, true);
+	WRITE_ONCE(cmd->retry, 1);
 	kfab_blk_abort(cmd);
 	return true;
 }
@@ -747,11 +748,11 @@ static int kfab_blk_parse_server(const char *s, struct kfab_addr *a)
 		why = "too long";
 		goto bad;
 	}
-	if (strncmp(s, KFAB_BLK_ADDR_PREFIX, strlen(KFAB_BLK_ADDR_PREFIX))) {
+	if (strncmp(s, KFAB_BLK_ADDR_PREFIX, KFAB_BLK_ADDR_PREFIX_LEN)) {
 		why = "no fi_kfab:// prefix";
 		goto bad;
 	}
-	p = s + strlen(KFAB_BLK_ADDR_PREFIX);
+	p = s + KFAB_BLK_ADDR_PREFIX_LEN;
 	bracket = *p == '[';
 	if (bracket) {
 		h = p + 1;
