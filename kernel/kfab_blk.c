@@ -452,16 +452,21 @@ static const struct block_device_operations kfab_blk_fops = {
 	.owner = THIS_MODULE,
 };
 
-/* A synchronous request at load time: what the server serves. */
+/* A synchronous request at load time, and a lost server's probe. */
 struct kfab_blk_sync {
 	struct completion done;
 	atomic_t pending;
+	struct kfab_kep *ep;
+	struct kfab_kreq *recv;
 };
 
 static void kfab_blk_sync_done(struct kfab_kreq *req)
 {
 	struct kfab_blk_sync *sync = req->priv;
 
+	/* A send that failed gets no answer: do not wait timeout_ms for it. */
+	if (req != sync->recv && req->status)
+		kfab_kep_cancel(sync->ep, sync->recv);
 	if (atomic_dec_and_test(&sync->pending))
 		complete(&sync->done);
 }
@@ -503,6 +508,8 @@ static int kfab_blk_info(struct kfab_blk_dev *dev, struct kfab_blk_info *info)
 
 	init_completion(&sync.done);
 	atomic_set(&sync.pending, 2);
+	sync.ep = dev->ep;
+	sync.recv = &recv;
 	rc = kfab_kep_post(dev->ep, &recv);
 	if (rc)
 		return rc;
