@@ -390,7 +390,36 @@ static int kfab_tcp_send_kvec(struct kfab_link *link, struct kvec *kv,
 	return kfab_tcp_sendmsg(kfab_tcp_link_sock(link), &msg);
 }
 
-/* Send @len bytes of @buf from @off: its pages, referenced, not copied. */
+/*
+ * TCP may keep a reference on a page only when the page can hold one
+ * (sendpage_ok()): not slab memory, such as a kernel consumer's kmalloc'd
+ * kvec or kfab_blk's request header, where TCP's reference would be
+ * meaningless and the kernel warns.
+ */
+static bool kfab_tcp_pages_ok(const struct iov_iter *iter)
+{
+	const struct bio_vec *bv = iter->bvec;
+	size_t skip = iter->iov_offset, left = iov_iter_count(iter);
+	size_t n, first, last;
+
+	for (; left; bv++, skip = 0) {
+		n = min(left, bv->bv_len - skip);
+		if (!n)
+			continue;
+		first = (bv->bv_offset + skip) >> PAGE_SHIFT;
+		last = (bv->bv_offset + skip + n - 1) >> PAGE_SHIFT;
+		for (; first <= last; first++)
+			if (!sendpage_ok(nth_page(bv->bv_page, first)))
+				return false;
+		left -= n;
+	}
+	return true;
+}
+
+/*
+ * Send @len bytes of @buf from @off: its pages, referenced, not copied;
+ * copied when one of them cannot be referenced.
+ */
 static int kfab_tcp_send_pages(struct kfab_link *link, struct kfab_buf *buf,
 			       size_t off, size_t len, bool more)
 {
@@ -402,6 +431,8 @@ static int kfab_tcp_send_pages(struct kfab_link *link, struct kfab_buf *buf,
 		      buf->len);
 	iov_iter_advance(&msg.msg_iter, off);
 	iov_iter_truncate(&msg.msg_iter, len);
+	if (!kfab_tcp_pages_ok(&msg.msg_iter))
+		return kfab_tcp_sendmsg(kfab_tcp_link_sock(link), &msg);
 	return kfab_sock_send_pages(kfab_tcp_link_sock(link), &msg);
 }
 

@@ -5,13 +5,22 @@
  * through the public libfabric API (provider kfab).  The protocol is in
  * <linux/kfab_blk.h>.
  *
- *   kfab-blk-server --av NAME (--file PATH [--size BYTES] | --mem BYTES)
+ *   kfab-blk-server (--av NAME | --service N [--node HOST] [--av NAME])
+ *                   (--file PATH [--size BYTES] | --mem BYTES)
  *                   [--block-size N] [--rx N] [--quiet]
  *
- * It opens (or creates) the named AV NAME, inserts its own address and
- * prints one line "kfab-blk-server: ep EP index INDEX size BYTES", then
+ * It opens (or creates) the named AV NAME, or an AV of its own, inserts its
+ * own address and prints one line
+ * "kfab-blk-server: ep EP index INDEX size BYTES addr ADDRESS", then
  * serves until SIGINT or SIGTERM.  kfab_blk loads with av=NAME
- * server_index=INDEX, or server_ep=EP.
+ * server_index=INDEX, or server_ep=EP, or server=ADDRESS.  With --service
+ * the endpoint is the well-known service N of this node (a listener's
+ * address, HOST's when given: fi_getinfo(HOST, N, FI_SOURCE)), so its
+ * address is known in advance and stays the same when the server is
+ * restarted: kfab_blk on another node reaches it with
+ * server=fi_kfab://HOST:PORT/N and finds it again after a restart.
+ * Requests carry the client's address; a client the AV does not hold is
+ * inserted from it and answered there.
  */
 #include <endian.h>
 #include <errno.h>
@@ -54,6 +63,8 @@ struct slot {
 
 static struct {
 	const char *av_name;
+	const char *service;
+	const char *node;
 	const char *file;
 	uint64_t size;
 	uint64_t mem;
@@ -89,8 +100,14 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: kfab-blk-server --av NAME (--file PATH [--size BYTES] | --mem BYTES)\n"
-		"                       [--block-size N] [--rx N] [--quiet]\n");
+		"usage: kfab-blk-server (--av NAME | --service N [--node HOST] [--av NAME])\n"
+		"                       (--file PATH [--size BYTES] | --mem BYTES)\n"
+		"                       [--block-size N] [--rx N] [--quiet]\n"
+		"  --av NAME      the named AV clients of this machine find it in\n"
+		"  --service N    serve on the well-known service N (1..65535) of this\n"
+		"                 node, at HOST (a listener's address, kfabctl net listen)\n"
+		"                 or its first listener: fi_kfab://HOST:PORT/N for kfab_blk's\n"
+		"                 server=, from any node\n");
 	exit(2);
 }
 
@@ -113,6 +130,8 @@ static void parse_args(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "av", required_argument, NULL, 'a' },
+		{ "service", required_argument, NULL, 'S' },
+		{ "node", required_argument, NULL, 'n' },
 		{ "file", required_argument, NULL, 'f' },
 		{ "size", required_argument, NULL, 's' },
 		{ "mem", required_argument, NULL, 'm' },
@@ -124,10 +143,12 @@ static void parse_args(int argc, char **argv)
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "a:f:s:m:b:r:qh", longopts,
+	while ((c = getopt_long(argc, argv, "a:S:n:f:s:m:b:r:qh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'a': opt.av_name = optarg; break;
+		case 'S': opt.service = optarg; break;
+		case 'n': opt.node = optarg; break;
 		case 'f': opt.file = optarg; break;
 		case 's': opt.size = parse_size(optarg); break;
 		case 'm': opt.mem = parse_size(optarg); break;
@@ -137,7 +158,8 @@ static void parse_args(int argc, char **argv)
 		default: usage();
 		}
 	}
-	if (optind != argc || !opt.av_name || !!opt.file == !!opt.mem ||
+	if (optind != argc || (!opt.av_name && !opt.service) ||
+	    (opt.node && !opt.service) || !!opt.file == !!opt.mem ||
 	    !opt.nrx || opt.block_size < 512 || opt.block_size > 4096 ||
 	    (opt.block_size & (opt.block_size - 1)))
 		usage();
@@ -215,6 +237,8 @@ static void setup_fabric(void)
 	struct fi_info *hints, *info;
 	struct kfab_addr self;
 	size_t len = sizeof(self);
+	char str[128];
+	size_t slen = sizeof(str);
 	fi_addr_t index;
 	int ret;
 
@@ -224,9 +248,12 @@ static void setup_fabric(void)
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_MSG | FI_TAGGED | FI_SOURCE;
 	hints->fabric_attr->prov_name = strdup("kfab");
-	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
+	/* With a service: this node's address of it is the source. */
+	ret = fi_getinfo(FI_VERSION(1, 17), opt.node, opt.service,
+			 opt.service ? FI_SOURCE : 0, hints, &info);
 	if (ret)
-		die("fi_getinfo", ret);
+		die(opt.service ? "fi_getinfo (--node, --service)" : "fi_getinfo",
+		    ret);
 	fi_freeinfo(hints);
 
 	ret = fi_fabric(info->fabric_attr, &fabric, NULL);
@@ -252,7 +279,8 @@ static void setup_fabric(void)
 		die("fi_ep_bind (cq)", ret);
 	ret = fi_enable(ep);
 	if (ret)
-		die("fi_enable", ret);
+		die(opt.service ? "fi_enable (the service is taken?)" : "fi_enable",
+		    ret);
 	fi_freeinfo(info);
 
 	ret = fi_getname(&ep->fid, &self, &len);
@@ -261,8 +289,11 @@ static void setup_fabric(void)
 	ret = fi_av_insert(av, &self, 1, &index, 0, NULL);
 	if (ret != 1)
 		die("fi_av_insert (self)", ret < 0 ? ret : -FI_EINVAL);
-	printf("kfab-blk-server: ep %" PRIu64 " index %" PRIu64 " size %" PRIu64 "\n",
-	       (uint64_t)be64toh(self.ep), (uint64_t)index, opt.size);
+	if (!fi_av_straddr(av, &self, str, &slen))
+		snprintf(str, sizeof(str), "?");
+	printf("kfab-blk-server: ep %" PRIu64 " index %" PRIu64 " size %" PRIu64
+	       " addr %s\n", (uint64_t)be64toh(self.ep), (uint64_t)index,
+	       opt.size, str);
 	fflush(stdout);
 }
 

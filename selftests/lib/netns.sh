@@ -46,6 +46,20 @@
 #	                          --keep-procs only drop the name (the namespace
 #	                          dies when its last process exits)
 #
+# Kernel consumers of kfab (kfab_blk) have their endpoints in the initial
+# namespace (kfab_kep_open() binds there), so the bed can join it to one
+# side as a third node, with a second veth pair:
+#
+#	namespace  interface  IPv4           IPv6
+#	(initial)  kfabi      10.77.1.1/24   fd77:1::1/64
+#	SIDE       kfab1      10.77.1.2/24   fd77:1::2/64
+#
+#	netns_init_up [SIDE]      the pair, to SIDE (default b), after
+#	                          netns_up; waits until reachable
+#	netns_init_down           delete it (netns_down does too)
+#	netns_init_cut            its link down at both ends
+#	netns_init_restore        up again; waits until reachable
+#
 # Every function returns non-zero on failure and says why on stderr.
 
 NETNS_A=kfabA
@@ -57,6 +71,13 @@ NETNS_A6=fd77::1
 NETNS_B6=fd77::2
 NETNS_PREFIX4=24
 NETNS_PREFIX6=64
+NETNS_INIT_IF=kfabi
+NETNS_INIT_PEER_IF=kfab1
+NETNS_INIT4=10.77.1.1
+NETNS_INIT_PEER4=10.77.1.2
+NETNS_INIT6=fd77:1::1
+NETNS_INIT_PEER6=fd77:1::2
+NETNS_INIT_SIDE=
 
 netns_err() {
 	echo "netns: $*" >&2
@@ -248,4 +269,64 @@ netns_delete() {	# netns_delete SIDE [--keep-procs]
 		netns_kill "$ns" || return
 	fi
 	ip netns del "$ns"
+}
+
+# ---- the initial namespace as a third node ----
+
+netns_init_reachable() {	# netns_init_reachable [SECONDS]
+	local _
+	for _ in $(seq $((${1:-10} * 5))); do
+		if ping -q -c 1 -W 1 $NETNS_INIT_PEER4 >/dev/null 2>&1 &&
+		   ping -q -c 1 -W 1 $NETNS_INIT_PEER6 >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.2
+	done
+	netns_err "the initial namespace cannot reach $NETNS_INIT_PEER4"
+}
+
+netns_init_up() {	# netns_init_up [SIDE]
+	local ns
+	netns_guard || return
+	ns=$(netns_name "${1:-b}") || return
+	netns_init_down 2>/dev/null
+	ip link add name $NETNS_INIT_IF type veth \
+		peer name $NETNS_INIT_PEER_IF netns "$ns" ||
+		netns_err "cannot create the veth pair (veth not loaded?)" ||
+		return
+	NETNS_INIT_SIDE=${1:-b}
+	sysctl -qw net.ipv6.conf.$NETNS_INIT_IF.disable_ipv6=0 &&
+	sysctl -qw net.ipv6.conf.$NETNS_INIT_IF.keep_addr_on_down=1 &&
+	sysctl -qw net.ipv6.conf.$NETNS_INIT_IF.accept_dad=0 &&
+	ip netns exec "$ns" sh -c "
+		sysctl -qw net.ipv6.conf.$NETNS_INIT_PEER_IF.keep_addr_on_down=1 &&
+		sysctl -qw net.ipv6.conf.$NETNS_INIT_PEER_IF.accept_dad=0" &&
+	ip addr add $NETNS_INIT4/$NETNS_PREFIX4 dev $NETNS_INIT_IF &&
+	ip addr add $NETNS_INIT6/$NETNS_PREFIX6 dev $NETNS_INIT_IF nodad &&
+	ip -n "$ns" addr add $NETNS_INIT_PEER4/$NETNS_PREFIX4 \
+		dev $NETNS_INIT_PEER_IF &&
+	ip -n "$ns" addr add $NETNS_INIT_PEER6/$NETNS_PREFIX6 \
+		dev $NETNS_INIT_PEER_IF nodad &&
+	ip link set $NETNS_INIT_IF up &&
+	ip -n "$ns" link set $NETNS_INIT_PEER_IF up || return
+	netns_init_reachable 10
+}
+
+netns_init_down() {
+	netns_guard || return
+	ip link show $NETNS_INIT_IF >/dev/null 2>&1 || return 0
+	ip link del $NETNS_INIT_IF
+}
+
+netns_init_cut() {
+	netns_guard || return
+	ip link set $NETNS_INIT_IF down &&
+	netns_exec "${NETNS_INIT_SIDE:-b}" ip link set $NETNS_INIT_PEER_IF down
+}
+
+netns_init_restore() {
+	netns_guard || return
+	ip link set $NETNS_INIT_IF up &&
+	netns_exec "${NETNS_INIT_SIDE:-b}" ip link set $NETNS_INIT_PEER_IF up &&
+	netns_init_reachable 10
 }
