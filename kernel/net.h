@@ -115,6 +115,10 @@ struct kfab_link {
  *	without copying them where the engine can, blocking
  * @recv: read exactly what @to describes from a connection in, blocking
  *	(-ESHUTDOWN: it ended)
+ * @reply: send @len bytes of @kv back on a connection in (the answer to
+ *	its HELLO), blocking
+ * @recv_link: read exactly what @to describes from a link out (that
+ *	answer), blocking for at most kfab_peer_timeout_ms
  * @shutdown: end a connection in; its reader (work on kfab_net_wq) fails
  *	and closes it
  *
@@ -134,6 +138,9 @@ struct kfab_engine {
 	int (*send_pages)(struct kfab_link *link, struct kfab_buf *buf,
 			  size_t off, size_t len, bool more);
 	int (*recv)(struct kfab_conn *conn, struct iov_iter *to);
+	int (*reply)(struct kfab_conn *conn, struct kvec *kv, unsigned int nr,
+		     size_t len);
+	int (*recv_link)(struct kfab_link *link, struct iov_iter *to);
 	void (*shutdown)(struct kfab_conn *conn);
 };
 

@@ -775,6 +775,25 @@ static int kfab_conn_rx_result(struct kfab_conn *conn, u32 len)
  * HELLO: who called.  A new incarnation of a node we knew ends what was
  * in flight with its old self.
  */
+/* Answer a HELLO: which load of this node's module the caller reached. */
+static int kfab_conn_welcome(struct kfab_conn *conn)
+{
+	struct kfab_wire_welcome w = {
+		.incarnation = cpu_to_be32(kfab_incarnation),
+	};
+	struct kfab_wire_hdr h = {
+		.magic = cpu_to_be32(KFAB_WIRE_MAGIC),
+		.type = KFAB_WIRE_WELCOME,
+		.len = cpu_to_be32(sizeof(w)),
+	};
+	struct kvec kv[2] = {
+		{ .iov_base = &h, .iov_len = sizeof(h) },
+		{ .iov_base = &w, .iov_len = sizeof(w) },
+	};
+
+	return conn->engine->reply(conn, kv, 2, sizeof(h) + sizeof(w));
+}
+
 static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 {
 	struct kfab_wire_hello w;
@@ -815,7 +834,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 		kfab_peer_fail_ops(peer, -ECONNRESET);
 		kfab_peer_fail_pulls(peer, -ECONNRESET);
 	}
-	return 0;
+	return kfab_conn_welcome(conn);
 }
 
 /**
@@ -933,6 +952,51 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 	return 0;
 }
 
+/*
+ * The called node's WELCOME: the load of its module we reached.  A new
+ * one starts a new session before anything is sent on this link, so a
+ * peer that restarted never fails what is sent to its new self.  Ops are
+ * not failed here: the link was down, so nothing in the table was sent
+ * yet; pulls from the old load are (their data will not come).
+ */
+static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
+{
+	struct {
+		struct kfab_wire_hdr h;
+		struct kfab_wire_welcome w;
+	} __packed ans;
+	struct kvec kv = { .iov_base = &ans, .iov_len = sizeof(ans) };
+	struct iov_iter it;
+	bool reset = false;
+	u32 inc;
+	int rc;
+
+	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(ans));
+	rc = peer->engine->recv_link(out, &it);
+	if (rc)
+		return rc == -EAGAIN ? -ETIMEDOUT : rc;
+	inc = be32_to_cpu(ans.w.incarnation);
+	/* Untrusted like every frame: exactly a WELCOME, or nothing. */
+	if (be32_to_cpu(ans.h.magic) != KFAB_WIRE_MAGIC ||
+	    ans.h.type != KFAB_WIRE_WELCOME || ans.h.__reserved[0] ||
+	    ans.h.__reserved[1] || ans.h.__reserved[2] || ans.h.credit ||
+	    be32_to_cpu(ans.h.len) != sizeof(ans.w) || !inc ||
+	    ans.w.__reserved)
+		return -EPROTO;
+	mutex_lock(&peer->lock);
+	if (peer->incarnation != inc) {
+		reset = peer->incarnation != 0;
+		peer->incarnation = inc;
+		peer->gen++;
+		peer->credit = KFAB_WIRE_CREDIT_MAX;
+		peer->owed = 0;
+	}
+	mutex_unlock(&peer->lock);
+	if (reset)
+		kfab_peer_fail_pulls(peer, -ECONNRESET);
+	return 0;
+}
+
 /* The call: connect, then say who we are. */
 static int kfab_peer_call(struct kfab_peer *peer)
 {
@@ -963,6 +1027,8 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	if (rc)
 		goto out;
 	rc = kfab_peer_xmit(peer, out, f, false);
+	if (!rc)
+		rc = kfab_peer_welcomed(peer, out);
 	if (rc) {
 		peer->engine->release(out);
 		goto out;

@@ -94,11 +94,9 @@ static void kfab_tcp_rx_work(struct work_struct *work)
 	kfree(tc);
 }
 
-/* Read exactly what @to describes: kernel memory or a receive's pages. */
-static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
+static int kfab_tcp_recv_sock(struct socket *sock, struct iov_iter *to)
 {
 	struct msghdr msg = { .msg_flags = MSG_WAITALL | MSG_NOSIGNAL };
-	struct socket *sock = kfab_tcp_conn(conn)->sock;
 	int rc;
 
 	while (iov_iter_count(to)) {
@@ -109,6 +107,24 @@ static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
 		iov_iter_advance(to, rc);
 	}
 	return 0;
+}
+
+/* Read exactly what @to describes: kernel memory or a receive's pages. */
+static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
+{
+	return kfab_tcp_recv_sock(kfab_tcp_conn(conn)->sock, to);
+}
+
+static int kfab_tcp_sendmsg(struct socket *sock, struct msghdr *msg);
+
+/* The answer to a HELLO, back on the connection it came on. */
+static int kfab_tcp_reply(struct kfab_conn *conn, struct kvec *kv,
+			  unsigned int nr, size_t len)
+{
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+
+	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, kv, nr, len);
+	return kfab_tcp_sendmsg(kfab_tcp_conn(conn)->sock, &msg);
 }
 
 /* Wake the connection's receive work: it ends. */
@@ -329,6 +345,8 @@ static int kfab_tcp_connect(struct kfab_node *node,
 		goto err_free;
 	kfab_tcp_tune(sock);
 	sock->sk->sk_sndtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
+	/* Only the answer to our HELLO is ever read here. */
+	sock->sk->sk_rcvtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
 	rc = kernel_connect(sock, (struct sockaddr *)&sin6, sizeof(sin6), 0);
 	if (rc) {
 		sock_release(sock);
@@ -436,6 +454,12 @@ static int kfab_tcp_send_pages(struct kfab_link *link, struct kfab_buf *buf,
 	return kfab_sock_send_pages(kfab_tcp_link_sock(link), &msg);
 }
 
+/* The answer to our HELLO (nothing else comes back on a link out). */
+static int kfab_tcp_recv_link(struct kfab_link *link, struct iov_iter *to)
+{
+	return kfab_tcp_recv_sock(kfab_tcp_link_sock(link), to);
+}
+
 const struct kfab_engine kfab_tcp_engine = {
 	.name = "tcp",
 	.listen = kfab_tcp_listen,
@@ -445,5 +469,7 @@ const struct kfab_engine kfab_tcp_engine = {
 	.send_kvec = kfab_tcp_send_kvec,
 	.send_pages = kfab_tcp_send_pages,
 	.recv = kfab_tcp_recv,
+	.reply = kfab_tcp_reply,
+	.recv_link = kfab_tcp_recv_link,
 	.shutdown = kfab_tcp_shutdown,
 };

@@ -7,6 +7,10 @@
  * the type, every length against the type and its limits, and drops the
  * connection on the first malformed frame.
  *
+ * A connection carries frames one way, from the node that made it, except
+ * for the WELCOME that answers its HELLO: so the caller knows which load
+ * of the called node's module it reaches before it sends anything.
+ *
  * A message: the sender's node sends MSG (small: the payload follows) or
  * RTS (large: the envelope only).  The receiving node matches it as a
  * local message.  An RTS that a receive took is answered by CTS, naming
@@ -27,7 +31,7 @@
 #include <linux/kfab.h>
 
 #define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
-#define KFAB_WIRE_VERSION	1
+#define KFAB_WIRE_VERSION	2
 /* Bytes of unreleased messages one node may hold at another */
 #define KFAB_WIRE_CREDIT_MAX	(4 << 20)
 /* What each message costs of the credit, besides its eager payload */
@@ -44,7 +48,10 @@ enum kfab_wire_type {
 	KFAB_WIRE_DATA = 5,
 	KFAB_WIRE_RESULT = 6,
 	KFAB_WIRE_CREDIT = 7,
+	/* The last type a connection carries from its caller */
 	KFAB_WIRE_TYPE_MAX = KFAB_WIRE_CREDIT,
+	/* The one frame back to the caller, the answer to its HELLO */
+	KFAB_WIRE_WELCOME = 8,
 };
 
 /**
@@ -75,6 +82,16 @@ struct kfab_wire_hello {
 	__be32 version;
 	__be32 incarnation;
 	struct kfab_addr node;
+};
+
+/**
+ * struct kfab_wire_welcome - the answer to a HELLO, back to the caller
+ * @incarnation: the called node's module load
+ * @__reserved: 0
+ */
+struct kfab_wire_welcome {
+	__be32 incarnation;
+	__be32 __reserved;
 };
 
 /* Bits of kfab_wire_msg.flags */
