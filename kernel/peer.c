@@ -978,8 +978,8 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	inc = be32_to_cpu(ans.w.incarnation);
 	/* Untrusted like every frame: exactly a WELCOME, or nothing. */
 	if (be32_to_cpu(ans.h.magic) != KFAB_WIRE_MAGIC ||
-	    ans.h.type != KFAB_WIRE_WELCOME || ans.h.__reserved[0] ||
-	    ans.h.__reserved[1] || ans.h.__reserved[2] || ans.h.credit ||
+	    ans.h.type != KFAB_WIRE_WELCOME || ans.h.credit ||
+	    memchr_inv(ans.h.__reserved, 0, sizeof(ans.h.__reserved)) ||
 	    be32_to_cpu(ans.h.len) != sizeof(ans.w) || !inc ||
 	    ans.w.__reserved)
 		return -EPROTO;
