@@ -50,16 +50,23 @@ def pingpong(opts, to=240):
     pair.wait(srv, 60, check=True)
 
 
-def messages(g):
-    """Messages g's peers have sent and received (debugfs)."""
+def peer_counts(g, *names):
+    """The sum over g's peers of debugfs counters `names` (of "MSGS/BYTES"
+    pairs, the messages)."""
     out = pair.run(g, "cat /sys/kernel/debug/kfab/net", check=True).out
     n = 0
     for line in out.splitlines():
         f = line.split()
-        if " peer " in line and "tx" in f:
-            n += int(f[f.index("tx") + 1].split("/")[0])
-            n += int(f[f.index("rx") + 1].split("/")[0])
+        if " peer " not in line:
+            continue
+        for name in names:
+            n += int(f[f.index(name) + 1].split("/")[0])
     return n
+
+
+def messages(g):
+    """Messages g's peers have sent and received (debugfs)."""
+    return peer_counts(g, "tx", "rx")
 
 
 def in_flight(before, cli):
@@ -76,13 +83,7 @@ def in_flight(before, cli):
 
 def failures(g):
     """The sum of the failures counters of g's peers (debugfs)."""
-    out = pair.run(g, "cat /sys/kernel/debug/kfab/net", check=True).out
-    n = 0
-    for line in out.splitlines():
-        f = line.split()
-        if " peer " in line and "failures" in f:
-            n += int(f[f.index("failures") + 1])
-    return n
+    return peer_counts(g, "failures")
 
 
 def dump():
