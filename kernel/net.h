@@ -184,7 +184,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 int kfab_conn_rx(struct kfab_conn *conn);
 void kfab_conn_closed(struct kfab_conn *conn);
 void kfab_node_close_peers(struct kfab_node *node);
-void kfab_node_drop_disallowed(struct kfab_node *node);
+void kfab_node_recheck_peers(struct kfab_node *node);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
 #endif /* KFAB_NET_H */

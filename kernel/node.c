@@ -535,7 +535,7 @@ static int kfab_node_allow(struct kfab_node *node,
 	mutex_unlock(&node->lock);
 	kfree(add);
 	if (!rc)
-		kfab_node_drop_disallowed(node);
+		kfab_node_recheck_peers(node);
 	return rc;
 }
 

@@ -132,6 +132,8 @@ enum kfab_peer_state {
  * @next_op: for ids
  * @pulls: receives waiting for data from it (struct kfab_pull) by id
  * @next_pull: for ids
+ * @allowed: on its node's allow-list (kfab_node_recheck_peers() keeps it
+ *	true to the list): a sender finding it false drops the link
  * @credit: bytes of messages this node may still send it
  * @owed: credit this node has released and not yet returned
  * @tx_msgs, @rx_msgs, @tx_bytes, @rx_bytes, @failures: counters (debugfs)
@@ -156,6 +158,7 @@ struct kfab_peer {
 	u32 next_op;
 	struct xarray pulls;
 	u32 next_pull;
+	bool allowed;
 	s64 credit;
 	u32 owed;
 	u64 tx_msgs, rx_msgs, tx_bytes, rx_bytes, failures;
@@ -220,6 +223,8 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
 			found->credit = KFAB_WIRE_CREDIT_MAX;
 			found->engine = kfab_engine_for(node, addr);
+			/* Under the node's lock, as the list's changes are. */
+			found->allowed = kfab_node_allows(node, addr->node);
 			list_add_tail(&found->link, &node->peers);
 		}
 	}
@@ -1080,7 +1085,7 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 {
 	struct kfab_frame *f;
 	struct kfab_link *out;
-	bool more;
+	bool more, allowed;
 	int rc;
 
 	for (;;) {
@@ -1095,14 +1100,14 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 			mutex_unlock(&peer->lock);
 			return;
 		}
+		allowed = peer->allowed;
 		f->hdr.credit = cpu_to_be32(peer->owed);
 		peer->owed = 0;
 		more = !list_is_singular(&peer->txq);
 		mutex_unlock(&peer->lock);
 
 		/* Taken off the allow-list meanwhile: the link goes. */
-		rc = kfab_node_allows(peer->node, peer->addr.node) ?
-		     kfab_peer_xmit(peer, out, f, more) : -EHOSTUNREACH;
+		rc = allowed ? kfab_peer_xmit(peer, out, f, more) : -EHOSTUNREACH;
 		if (rc) {
 			/* The credit in @f is lost with the connection. */
 			kfab_peer_out_failed(peer, rc);
@@ -1206,21 +1211,25 @@ static void kfab_peer_down_work(struct work_struct *work)
 }
 
 /*
- * @node's allow-list changed: peers it no longer allows lose their
- * connections, and what was in flight with them fails.
+ * @node's allow-list changed: each peer learns whether it is still on it
+ * (so senders need not walk the list per frame), and peers it no longer
+ * allows lose their connections, and what was in flight with them fails.
  */
-void kfab_node_drop_disallowed(struct kfab_node *node)
+void kfab_node_recheck_peers(struct kfab_node *node)
 {
 	struct kfab_peer *peer;
+	bool allowed;
 
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
-		if (kfab_node_allows(node, peer->addr.node))
-			continue;
+		allowed = kfab_node_allows(node, peer->addr.node);
 		mutex_lock(&peer->lock);
-		if (peer->in)
+		peer->allowed = allowed;
+		if (!allowed && peer->in)
 			peer->in->engine->shutdown(peer->in);
 		mutex_unlock(&peer->lock);
+		if (allowed)
+			continue;
 		/* Only the sender closes the link out: the down work is one. */
 		queue_work(kfab_net_wq, &peer->down_work);
 	}
