@@ -2,13 +2,14 @@
 /*
  * Nodes and the transport between them (Documentation/net.rst).
  *
- * A node is one network namespace of one machine: its identity is the
- * address of its first listener (node.c).  Messages to endpoints of other
- * nodes go to a struct kfab_peer (peer.c), one per remote node and
- * namespace, which owns the operations in flight and speaks kfab's wire
- * protocol (wire.h) over the connections of an engine: the kernel's TCP
- * (tcp.c) today, RDMA later, each behind a struct kfab_engine.  peer.c and
- * node.c know frames and addresses; an engine knows how bytes move.
+ * A node is one network namespace of one machine, known by the addresses
+ * of its listeners (node.c); an endpoint has one of them.  Messages to
+ * endpoints of other nodes go to a struct kfab_peer (peer.c), one per pair
+ * of node addresses (one of ours, one of theirs), which owns the
+ * operations in flight and speaks kfab's wire protocol (wire.h) over the
+ * connections of an engine: the kernel's TCP (tcp.c) today, RDMA later,
+ * each behind a struct kfab_engine.  peer.c and node.c know frames and
+ * addresses; an engine knows how bytes move.
  *
  * Locking (kfab.h "Locking" has the module-wide order): kfab_node.lock
  * (listeners, the peer list) comes before any peer's lock; a peer's
@@ -81,6 +82,8 @@ struct kfab_node {
  * @link: on its node's @conns
  * @node: the node it came to
  * @engine: the engine it came by (which embeds it in its own struct)
+ * @local: the node address of the listener it came to (@ep 0): the one
+ *	of this node's addresses the caller talks to
  * @peer: who called, once its HELLO came (a reference)
  *
  * The engine reads it with kfab_conn_rx() until that fails, then calls
@@ -90,6 +93,7 @@ struct kfab_conn {
 	struct list_head link;
 	struct kfab_node *node;
 	const struct kfab_engine *engine;
+	struct kfab_addr local;
 	struct kfab_peer *peer;
 };
 

@@ -423,6 +423,8 @@ int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd)
 	}
 	if (rc)
 		return rc;
+	/* Peers of a listener gone end; those of one back may talk again. */
+	kfab_node_recheck_peers(kfab_node_of(net));
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
 }
 

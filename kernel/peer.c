@@ -3,10 +3,14 @@
  * Peers: the other nodes this node exchanges messages with, and kfab's
  * wire protocol with them (wire.h, Documentation/net.rst).
  *
- * A peer is one remote node as seen from one local node (namespace).  It
- * sends on a connection it makes itself (@out) and receives on the one the
- * remote node made to it (struct kfab_conn), so each connection carries
- * frames one way and either side may call the other at any time.
+ * A peer is one remote node address as seen from one address of a local
+ * node (namespace): a node with two listeners talks to another node from
+ * each of them as two peers, so every frame and every answer stays
+ * between the two addresses the endpoints have.  It sends on a connection
+ * it makes itself (@out) and receives on the one the remote node made to
+ * it (struct kfab_conn), so each connection carries frames one way and
+ * either side may call the other at any time.  The two live and die
+ * together: the answers to what one carries come back on the other.
  *
  * A send to another node is a struct kfab_op in the peer's table until
  * the RESULT of the receiving node ends it: the sender's completion says
@@ -115,6 +119,8 @@ enum kfab_peer_state {
  * @link: on its node's @peers
  * @node: the local node
  * @ref: the node's list, each connection in, each message from it
+ * @local: the local node's address it talks from, a listener's (@ep and
+ *	@incarnation 0): the HELLO names it, answers come to it
  * @addr: the remote node's address (@ep and @incarnation 0)
  * @lock: everything below
  * @state: enum kfab_peer_state
@@ -132,8 +138,9 @@ enum kfab_peer_state {
  * @next_op: for ids
  * @pulls: receives waiting for data from it (struct kfab_pull) by id
  * @next_pull: for ids
- * @allowed: on its node's allow-list (kfab_node_recheck_peers() keeps it
- *	true to the list): a sender finding it false drops the link
+ * @allowed: on its node's allow-list, and @local still a listener
+ *	(kfab_node_recheck_peers() keeps it true): a sender finding it false
+ *	drops the link
  * @credit: bytes of messages this node may still send it
  * @owed: credit this node has released and not yet returned
  * @tx_msgs, @rx_msgs, @tx_bytes, @rx_bytes, @failures: counters (debugfs)
@@ -142,6 +149,7 @@ struct kfab_peer {
 	struct list_head link;
 	struct kfab_node *node;
 	struct kref ref;
+	struct kfab_addr local;
 	struct kfab_addr addr;
 	struct mutex lock;	/* see above; net.h "Locking" */
 	enum kfab_peer_state state;
@@ -188,11 +196,29 @@ static void kfab_peer_put(struct kfab_peer *peer)
 	kref_put(&peer->ref, kfab_peer_release);
 }
 
+/* Only the node part of an address: what names a peer's ends. */
+static struct kfab_addr kfab_addr_node_of(const struct kfab_addr *a)
+{
+	struct kfab_addr n = { .family = a->family, .port = a->port };
+
+	memcpy(n.node, a->node, sizeof(n.node));
+	return n;
+}
+
+/* @peer's remote node is on the allow-list, its local address a listener. */
+static bool kfab_peer_may_talk(struct kfab_node *node, struct kfab_peer *peer)
+{
+	return kfab_node_allows(node, peer->addr.node) &&
+	       kfab_node_is_self(node, &peer->local);
+}
+
 /*
- * The peer of @node for remote node @addr, made on first use (@create).
+ * The peer of @node between its address @local and remote node @addr,
+ * made on first use (@create).
  * Return: a reference, or NULL (none, no memory, or the node goes).
  */
 static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
+				       const struct kfab_addr *local,
 				       const struct kfab_addr *addr,
 				       bool create)
 {
@@ -200,7 +226,8 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link)
-		if (kfab_addr_same_node(&peer->addr, addr)) {
+		if (kfab_addr_same_node(&peer->addr, addr) &&
+		    kfab_addr_same_node(&peer->local, local)) {
 			found = peer;
 			break;
 		}
@@ -209,12 +236,8 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 		if (found) {
 			found->node = node;
 			kref_init(&found->ref);
-			found->addr = (struct kfab_addr){
-				.family = addr->family,
-				.port = addr->port,
-			};
-			memcpy(found->addr.node, addr->node,
-			       sizeof(addr->node));
+			found->local = kfab_addr_node_of(local);
+			found->addr = kfab_addr_node_of(addr);
 			mutex_init(&found->lock);
 			INIT_LIST_HEAD(&found->txq);
 			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
@@ -223,8 +246,8 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
 			found->credit = KFAB_WIRE_CREDIT_MAX;
 			found->engine = kfab_engine_for(node, addr);
-			/* Under the node's lock, as the list's changes are. */
-			found->allowed = kfab_node_allows(node, addr->node);
+			/* Under the node's lock, as the lists' changes are. */
+			found->allowed = kfab_peer_may_talk(node, found);
 			list_add_tail(&found->link, &node->peers);
 		}
 	}
@@ -397,11 +420,15 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 	u32 id;
 	int rc;
 
-	/* The receiver answers our node: we need to be one. */
+	/*
+	 * The receiver answers the sender's node address: it needs one, and
+	 * its listener must still be there to take the answers.
+	 */
 	if (ep->core->addr.family != KFAB_ADDR_INET ||
+	    !kfab_node_is_self(node, &ep->core->addr) ||
 	    !kfab_node_allows(node, dst->node))
 		return -EHOSTUNREACH;
-	peer = kfab_peer_get(node, dst, true);
+	peer = kfab_peer_get(node, &ep->core->addr, dst, true);
 	if (!peer)
 		return -ENOMEM;
 
@@ -606,7 +633,8 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 	flags = be32_to_cpu(w.flags);
 	/* Every length the peer wrote is checked before it is used. */
 	if ((flags & ~KFAB_WIRE_MSG_FLAGS) || !kfab_addr_valid(&w.src) ||
-	    !kfab_addr_same_node(&w.src, &peer->addr))
+	    !kfab_addr_same_node(&w.src, &peer->addr) ||
+	    !kfab_addr_same_node(&w.dst, &peer->local))
 		return -EPROTO;
 	if (type == KFAB_WIRE_MSG ? (mlen > KFAB_WIRE_EAGER_MAX ||
 				     len != sizeof(w) + mlen) :
@@ -819,7 +847,10 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	/* A node off the allow-list, whichever address it called from. */
 	if (!kfab_node_allows(conn->node, w.node.node))
 		return -EACCES;
-	peer = kfab_peer_get(conn->node, &w.node, true);
+	/* The listener it came to is gone: nobody here answers it. */
+	if (!kfab_node_is_self(conn->node, &conn->local))
+		return -EHOSTUNREACH;
+	peer = kfab_peer_get(conn->node, &conn->local, &w.node, true);
 	if (!peer)
 		return -ENOMEM;
 	mutex_lock(&peer->lock);
@@ -1002,31 +1033,25 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	return 0;
 }
 
-/* The call: connect, then say who we are. */
+/* The call: connect, then say who we are (the address answers go to). */
 static int kfab_peer_call(struct kfab_peer *peer)
 {
 	struct kfab_node *node = peer->node;
-	struct kfab_listener *l;
 	struct kfab_frame *f;
 	struct kfab_link *out;
 	int rc;
 
+	/* Our listener went: the other node could not answer. */
+	if (!kfab_node_is_self(node, &peer->local))
+		return -EHOSTUNREACH;
 	f = kfab_frame_new(KFAB_WIRE_HELLO, sizeof(f->body.hello));
 	if (!f)
 		return -ENOMEM;
-	mutex_lock(&node->lock);
-	l = list_first_entry_or_null(&node->listeners, struct kfab_listener,
-				     link);
-	if (l)
-		f->body.hello = (struct kfab_wire_hello){
-			.version = cpu_to_be32(KFAB_WIRE_VERSION),
-			.incarnation = cpu_to_be32(kfab_incarnation),
-			.node = l->addr,
-		};
-	mutex_unlock(&node->lock);
-	rc = -EHOSTUNREACH;
-	if (!l)
-		goto out;
+	f->body.hello = (struct kfab_wire_hello){
+		.version = cpu_to_be32(KFAB_WIRE_VERSION),
+		.incarnation = cpu_to_be32(kfab_incarnation),
+		.node = peer->local,
+	};
 	rc = peer->engine->connect(node, &peer->addr, kfab_peer_out_down,
 				   peer, &out);
 	if (rc)
@@ -1051,6 +1076,9 @@ out:
 /*
  * The connection out failed (or could not be made): what was queued is
  * dropped, and every send in flight fails.  The next send calls again.
+ * The connection in goes too: the answers to the remote node's sends
+ * (RESULT, CTS) would have gone out on this one, so its sends could only
+ * wait for ever; closing it makes its side fail them now.
  */
 static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 {
@@ -1065,6 +1093,8 @@ static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 		peer->state = KFAB_PEER_IDLE;
 	list_splice_init(&peer->txq, &gone);
 	peer->failures++;
+	if (peer->in)
+		peer->in->engine->shutdown(peer->in);
 	mutex_unlock(&peer->lock);
 	if (out)
 		peer->engine->release(out);
@@ -1211,9 +1241,10 @@ static void kfab_peer_down_work(struct work_struct *work)
 }
 
 /*
- * @node's allow-list changed: each peer learns whether it is still on it
- * (so senders need not walk the list per frame), and peers it no longer
- * allows lose their connections, and what was in flight with them fails.
+ * @node's allow-list or listeners changed: each peer learns whether it may
+ * still talk (so senders need not walk the lists per frame), and peers
+ * that may not lose their connections, and what was in flight with them
+ * fails.
  */
 void kfab_node_recheck_peers(struct kfab_node *node)
 {
@@ -1222,7 +1253,7 @@ void kfab_node_recheck_peers(struct kfab_node *node)
 
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
-		allowed = kfab_node_allows(node, peer->addr.node);
+		allowed = kfab_peer_may_talk(node, peer);
 		mutex_lock(&peer->lock);
 		peer->allowed = allowed;
 		if (!allowed && peer->in)
@@ -1276,9 +1307,10 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
 		mutex_lock(&peer->lock);
-		seq_printf(s, "netns %u peer [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s\n",
+		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s\n",
 			   node->net->ns.inum, peer->addr.node,
-			   be16_to_cpu(peer->addr.port),
+			   be16_to_cpu(peer->addr.port), peer->local.node,
+			   be16_to_cpu(peer->local.port),
 			   peer->state == KFAB_PEER_UP ? "up" :
 			   peer->state == KFAB_PEER_IDLE ? "idle" : "closed",
 			   peer->incarnation, !!peer->out, !!peer->in,

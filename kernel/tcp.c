@@ -190,6 +190,7 @@ static void kfab_tcp_accept_work(struct work_struct *work)
 		kfab_tcp_tune(sock);
 		tc->conn.node = node;
 		tc->conn.engine = &kfab_tcp_engine;
+		tc->conn.local = tl->l->addr;
 		tc->sock = sock;
 		INIT_WORK(&tc->rx_work, kfab_tcp_rx_work);
 		mutex_lock(&node->lock);

@@ -76,7 +76,8 @@ struct kfab_wire_hdr {
  * @version: KFAB_WIRE_VERSION
  * @incarnation: the caller's module load: a new one means every earlier
  *	operation with the caller is over
- * @node: the caller's node address (its listener; @ep 0)
+ * @node: the caller's node address (@ep 0): the listener of its endpoints
+ *	that send on this connection, where answers to them go
  */
 struct kfab_wire_hello {
 	__be32 version;
