@@ -39,11 +39,9 @@
 #include <unistd.h>
 
 #include <rdma/fabric.h>
-#include <rdma/fi_cm.h>
-#include <rdma/fi_domain.h>
-#include <rdma/fi_endpoint.h>
-#include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
+
+#include "kfab_test.h"
 
 #define FLOOD_MAGIC 0x666c6f6f64ULL	/* "flood" */
 #define FLOOD_RECVS 64			/* receives posted at once */
@@ -68,12 +66,7 @@ struct flood_hdr {
 };
 
 struct flood {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
+	struct kfab_test_fi fi;
 	time_t deadline;
 };
 
@@ -120,47 +113,18 @@ static void flood_fill(uint8_t *buf, uint64_t sender, uint64_t seq)
 static void flood_open(struct flood *f, const char *node, const char *svc,
 		       uint64_t flags, unsigned int window)
 {
-	struct fi_info *hints = fi_allocinfo();
-	struct fi_cq_attr cq_attr = {
-		.format = FI_CQ_FORMAT_TAGGED,
-		.size = 4096,
-	};
-	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_info *hints = kfab_test_hints();
 	int ret;
 
 	if (!hints)
 		die("fi_allocinfo", -FI_ENOMEM);
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_REMOTE_COMM;
-	hints->fabric_attr->prov_name = strdup("kfab");
 	/* A submission ring that holds the whole window. */
 	hints->tx_attr->size = window;
-	ret = fi_getinfo(FI_VERSION(1, 17), node, svc, flags, hints, &f->info);
-	fi_freeinfo(hints);
+	ret = _test_fi_side_open_at(&f->fi, node, svc, flags, hints, true);
 	if (ret)
-		die("fi_getinfo", ret);
-	ret = fi_fabric(f->info->fabric_attr, &f->fabric, NULL);
-	if (ret)
-		die("fi_fabric", ret);
-	ret = fi_domain(f->fabric, f->info, &f->domain, NULL);
-	if (ret)
-		die("fi_domain", ret);
-	ret = fi_av_open(f->domain, &av_attr, &f->av, NULL);
-	if (ret)
-		die("fi_av_open", ret);
-	ret = fi_cq_open(f->domain, &cq_attr, &f->cq, NULL);
-	if (ret)
-		die("fi_cq_open", ret);
-	ret = fi_endpoint(f->domain, f->info, &f->ep, NULL);
-	if (ret)
-		die("fi_endpoint", ret);
-	ret = fi_ep_bind(f->ep, &f->av->fid, 0);
-	if (!ret)
-		ret = fi_ep_bind(f->ep, &f->cq->fid, FI_TRANSMIT | FI_RECV);
-	if (!ret)
-		ret = fi_enable(f->ep);
-	if (ret)
-		die("fi_enable (the service is taken?)", ret);
+		die("opening the endpoint (the service is taken?)", ret);
 	f->deadline = time(NULL) + FLOOD_TIMEOUT;
 }
 
@@ -172,12 +136,12 @@ static int flood_poll(struct flood *f, struct fi_cq_tagged_entry *e)
 
 	if (time(NULL) > f->deadline)
 		die("timed out", -FI_ETIMEDOUT);
-	n = fi_cq_read(f->cq, e, 1);
+	n = fi_cq_read(f->fi.cq, e, 1);
 	if (n == 1)
 		return 1;
 	if (n == -FI_EAGAIN)
 		return 0;
-	if (n == -FI_EAVAIL && fi_cq_readerr(f->cq, &err, 0) == 1) {
+	if (n == -FI_EAVAIL && fi_cq_readerr(f->fi.cq, &err, 0) == 1) {
 		fprintf(stderr, "kfab-flood: error completion: %s (%d)\n",
 			fi_strerror(err.err), err.err);
 		exit(1);
@@ -204,7 +168,7 @@ static int flood_send(struct flood *f, uint64_t id, uint64_t count,
 		free_slots[slot] = slot;
 		memset(bufs + slot * flood_max(), 0xa5, flood_max());
 	}
-	if (fi_av_insert(f->av, f->info->dest_addr, 1, &dest, 0, NULL) != 1)
+	if (fi_av_insert(f->fi.av, f->fi.info->dest_addr, 1, &dest, 0, NULL) != 1)
 		die("fi_av_insert (the receiver's address)", -FI_EINVAL);
 	if (go) {
 		printf("sender %" PRIu64 " ready\n", id);
@@ -220,7 +184,7 @@ static int flood_send(struct flood *f, uint64_t id, uint64_t count,
 		if (seq < count && nfree) {
 			slot = free_slots[nfree - 1];
 			flood_fill(bufs + slot * flood_max(), id, seq);
-			ret = fi_tsend(f->ep, bufs + slot * flood_max(),
+			ret = fi_tsend(f->fi.ep, bufs + slot * flood_max(),
 				       flood_size(seq),
 				       NULL, dest, id, (void *)slot);
 			if (!ret) {
@@ -307,7 +271,7 @@ static void flood_post(struct flood *f, uint8_t *bufs, uintptr_t i,
 	int ret;
 
 	posted[i] = ++*post;
-	ret = fi_trecv(f->ep, bufs + i * flood_max(), flood_max(), NULL,
+	ret = fi_trecv(f->fi.ep, bufs + i * flood_max(), flood_max(), NULL,
 		       FI_ADDR_UNSPEC, 0, ~0ULL, (void *)i);
 	if (ret)
 		die("fi_trecv", ret);
