@@ -154,6 +154,12 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 	uint64_t total;
 	ssize_t ret;
 
+	/* A connected endpoint sends to its peer, whatever @dest says. */
+	if (ep->conn) {
+		ret = shim_conn_dest(ep->conn, &dest);
+		if (ret)
+			return ret;
+	}
 	sqe.opcode = op;
 	sqe.context = (uintptr_t)context;
 	sqe.addr = dest;

@@ -100,6 +100,36 @@ static void shim_dev_unusable(const struct fi_info *hints, int err)
 }
 
 /*
+ * libfabric's core sets this (its OFI_CORE_PROV_ONLY) when a utility
+ * provider (rxm, rxd) asks for endpoints to stack on.
+ */
+#define SHIM_CORE_PROV_ONLY	(1ULL << 59)
+
+/*
+ * The endpoint types of an answer, RDM first: the one the hints name, or
+ * both.  MSG is not offered to rxm, which would only stack an RDM
+ * endpoint on kfab's connections where kfab has RDM of its own, nor for
+ * caps a connection cannot have (directed receives, sources).
+ */
+static bool shim_type_wanted(const struct fi_info *hints, uint64_t flags,
+			     enum fi_ep_type type)
+{
+	enum fi_ep_type want = hints && hints->ep_attr ? hints->ep_attr->type :
+							 FI_EP_UNSPEC;
+
+	if (want != FI_EP_UNSPEC && want != type)
+		return false;
+	if (type != FI_EP_MSG)
+		return true;
+	if (flags & SHIM_CORE_PROV_ONLY)
+		return false;
+	if (hints && (hints->caps & (FI_DIRECTED_RECV | FI_SOURCE)))
+		return false;
+	return !(hints && hints->ep_attr &&
+		 hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT);
+}
+
+/*
  * fi_getinfo() reaches this for every caller of libfabric whose hints do not
  * exclude kfab, including the rxm/rxd utility providers probing for MSG and
  * DGRAM endpoints, so the hints are matched before the device is touched.
@@ -112,8 +142,11 @@ static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
 			const struct fi_info *hints, struct fi_info **info)
 {
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_MSG };
 	struct shim_info_addrs addrs;
+	struct fi_info **tail;
 	struct kfab_query abi;
+	unsigned int i;
 	int fd, ret;
 
 	ret = shim_info_check(hints);
@@ -130,10 +163,20 @@ static int shim_getinfo(uint32_t version, const char *node,
 	ret = shim_info_addrs(node, service, flags, hints, &addrs);
 	if (ret)
 		return ret;
-	ret = shim_info_get(version, hints, abi.max_objects, info);
-	if (ret)
-		return ret;
-	ret = shim_info_set_addrs(*info, &addrs);
+	ret = -FI_ENODATA;
+	*info = NULL;
+	tail = info;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!shim_type_wanted(hints, flags, types[i]))
+			continue;
+		ret = shim_info_get(version, hints, abi.max_objects, types[i],
+				    tail);
+		if (!ret)
+			ret = shim_info_set_addrs(*tail, &addrs);
+		if (ret)
+			break;
+		tail = &(*tail)->next;
+	}
 	if (ret) {
 		fi_freeinfo(*info);
 		*info = NULL;
