@@ -1054,7 +1054,8 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		return -FI_EINVAL;
 	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
 	    info->ep_attr->type != FI_EP_RDM &&
-	    info->ep_attr->type != FI_EP_MSG)
+	    info->ep_attr->type != FI_EP_MSG &&
+	    info->ep_attr->type != FI_EP_DGRAM)
 		return -FI_ENOPROTOOPT;
 	ret = shim_info_check(info);
 	if (ret)
@@ -1081,6 +1082,14 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->domain = dom;
 	ep->fd = dom->fabric->fd;
+	ep->type = info->ep_attr && info->ep_attr->type ? info->ep_attr->type :
+							  FI_EP_RDM;
+	ep->max_msg_size = ep->type == FI_EP_DGRAM ? SHIM_DGRAM_MAX_MSG_SIZE :
+						     SHIM_MAX_MSG_SIZE;
+	if (info->ep_attr && info->ep_attr->max_msg_size > ep->max_msg_size) {
+		ret = -FI_ENODATA;
+		goto err_free;
+	}
 	ep->addr_format = info->addr_format;
 	ep->caps = info->caps ? info->caps : SHIM_EP_DEFAULT_CAPS;
 	ep->shared_rx = info->ep_attr &&

@@ -34,8 +34,9 @@
  *  - ep_type FI_EP_RDM: the endpoint type kfab is built for; FI_EP_MSG
  *    (cm.c, shim_info_msg()): an RDM endpoint with one peer, so without
  *    directed receives, sources or SRXs.  prov.c answers one fi_info per
- *    type, RDM first, and keeps MSG from the rxm utility provider; DGRAM
- *    is refused, which keeps rxd off too.
+ *    type, RDM first, and keeps MSG and DGRAM from the rxm and rxd
+ *    utility providers.  FI_EP_DGRAM (shim_info_dgram()): the RDM
+ *    endpoint with max_msg_size SHIM_DGRAM_MAX_MSG_SIZE.
  *  - Queues: one submission ring per endpoint carries sends and receives;
  *    tx_attr->size and rx_attr->size say SHIM_EP_QUEUE_SIZE each, and hints
  *    up to KFAB_SQ_MAX_ENTRIES are accepted and echoed (fi_endpoint() sizes
@@ -318,10 +319,14 @@ int shim_info_check_rx_attr(const struct fi_rx_attr *attr)
 	return shim_rx_attr_ok(attr) ? 0 : -FI_ENODATA;
 }
 
-/* RDM, and MSG (cm.c: an RDM endpoint whose peer is fixed). */
+/*
+ * RDM; MSG (cm.c: an RDM endpoint whose peer is fixed); DGRAM (an RDM
+ * endpoint with the limits of a datagram).
+ */
 static bool shim_ep_type_ok(enum fi_ep_type want)
 {
-	if (want == FI_EP_UNSPEC || want == FI_EP_RDM || want == FI_EP_MSG)
+	if (want == FI_EP_UNSPEC || want == FI_EP_RDM || want == FI_EP_MSG ||
+	    want == FI_EP_DGRAM)
 		return true;
 	SHIM_DBG(CORE, "ep_attr->type %d: not offered\n", (int)want);
 	return false;
@@ -514,6 +519,18 @@ static void shim_info_msg(struct fi_info *fi)
 	fi->domain_attr->max_ep_srx_ctx = 0;
 }
 
+/*
+ * A datagram endpoint: the kernel's RDM endpoint, delivering more than
+ * fi_endpoint(3) asks (reliably, in order), within a datagram's size;
+ * delivery completion "applies only to reliable endpoints" (fi_cq(3)).
+ */
+static void shim_info_dgram(struct fi_info *fi)
+{
+	fi->ep_attr->type = FI_EP_DGRAM;
+	fi->ep_attr->max_msg_size = SHIM_DGRAM_MAX_MSG_SIZE;
+	fi->tx_attr->op_flags &= ~FI_DELIVERY_COMPLETE;
+}
+
 int shim_info_get(uint32_t version, const struct fi_info *hints,
 		  uint32_t max_objects, enum fi_ep_type type,
 		  struct fi_info **info)
@@ -577,6 +594,8 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
 	if (type == FI_EP_MSG)
 		shim_info_msg(fi);
+	if (type == FI_EP_DGRAM)
+		shim_info_dgram(fi);
 
 	*info = fi;
 	return 0;

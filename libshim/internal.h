@@ -478,6 +478,12 @@ bool shim_ring_progress(struct shim_ring *ring);
 /* ep_attr->max_msg_size: the largest message kfab carries. */
 #define SHIM_MAX_MSG_SIZE	(1ULL << 30)
 /*
+ * An FI_EP_DGRAM endpoint's max_msg_size: what the kernel always sends
+ * eagerly (kernel/msg.c's KFAB_MSG_EAGER_MAX), so a datagram never waits
+ * pinned for its receiver.
+ */
+#define SHIM_DGRAM_MAX_MSG_SIZE	(64 * 1024)
+/*
  * rx_attr->total_buffered_recv: what the kernel buffers per endpoint for
  * messages that arrive before their receive (a kernel limit).
  */
@@ -547,6 +553,8 @@ struct shim_ep {
 	size_t min_multi_recv;
 	struct shim_ring ring;
 	struct shim_conn *conn;
+	enum fi_ep_type type;
+	size_t max_msg_size;
 };
 
 static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)

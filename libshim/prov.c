@@ -105,11 +105,21 @@ static void shim_dev_unusable(const struct fi_info *hints, int err)
  */
 #define SHIM_CORE_PROV_ONLY	(1ULL << 59)
 
+/* DGRAM's limits: its max_msg_size, no delivery completion. */
+static bool shim_dgram_wanted(const struct fi_info *hints)
+{
+	if (hints && hints->ep_attr &&
+	    hints->ep_attr->max_msg_size > SHIM_DGRAM_MAX_MSG_SIZE)
+		return false;
+	return !(hints && hints->tx_attr &&
+		 (hints->tx_attr->op_flags & FI_DELIVERY_COMPLETE));
+}
+
 /*
  * The endpoint types of an answer, RDM first: the one the hints name, or
- * both.  MSG is not offered to rxm, which would only stack an RDM
- * endpoint on kfab's connections where kfab has RDM of its own, nor for
- * caps a connection cannot have (directed receives, sources).
+ * all.  MSG and DGRAM are not offered to rxm and rxd, which would only
+ * stack an RDM endpoint on them where kfab has RDM of its own; MSG not
+ * for caps a connection cannot have (directed receives, sources).
  */
 static bool shim_type_wanted(const struct fi_info *hints, uint64_t flags,
 			     enum fi_ep_type type)
@@ -119,10 +129,12 @@ static bool shim_type_wanted(const struct fi_info *hints, uint64_t flags,
 
 	if (want != FI_EP_UNSPEC && want != type)
 		return false;
-	if (type != FI_EP_MSG)
+	if (type == FI_EP_RDM)
 		return true;
 	if (flags & SHIM_CORE_PROV_ONLY)
 		return false;
+	if (type == FI_EP_DGRAM)
+		return shim_dgram_wanted(hints);
 	if (hints && (hints->caps & (FI_DIRECTED_RECV | FI_SOURCE)))
 		return false;
 	return !(hints && hints->ep_attr &&
@@ -142,7 +154,8 @@ static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
 			const struct fi_info *hints, struct fi_info **info)
 {
-	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_MSG };
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_MSG,
+						 FI_EP_DGRAM };
 	struct shim_info_addrs addrs;
 	struct fi_info **tail;
 	struct kfab_query abi;

@@ -177,12 +177,14 @@ TEST_F(provider, getinfo_lists_kfab)
 
 	NEED_DEVICE(self->have_dev);
 
-	/* No hints at all: kfab lists what it offers, RDM then MSG. */
+	/* No hints at all: kfab lists what it offers, RDM, MSG, DGRAM. */
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, NULL, &info));
 	ASSERT_NE(NULL, info);
 	ASSERT_NE(NULL, info->next);
 	EXPECT_EQ(FI_EP_MSG, (int)info->next->ep_attr->type);
-	EXPECT_EQ(NULL, info->next->next);
+	ASSERT_NE(NULL, info->next->next);
+	EXPECT_EQ(FI_EP_DGRAM, (int)info->next->next->ep_attr->type);
+	EXPECT_EQ(NULL, info->next->next->next);
 	ASSERT_NE(NULL, info->fabric_attr->prov_name);
 	EXPECT_STREQ("kfab", info->fabric_attr->prov_name);
 	EXPECT_STREQ("kfab", info->fabric_attr->name);
@@ -277,7 +279,10 @@ TEST_F(provider, getinfo_lists_kfab)
 	fi_freeinfo(info);
 }
 
-static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
+static void ask_stream_ep(struct fi_info *h)
+{
+	h->ep_attr->type = FI_EP_SOCK_STREAM;
+}
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
 static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
@@ -329,7 +334,7 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		const char *what;
 		void (*ask)(struct fi_info *hints);
 	} cases[] = {
-		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
+		{ "ep_type FI_EP_SOCK_STREAM", ask_stream_ep },
 		{ "caps FI_RMA", ask_rma },
 		{ "caps FI_ATOMIC", ask_atomic },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
