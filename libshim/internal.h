@@ -371,6 +371,13 @@ uint32_t shim_cq_id(const struct shim_cq *cq);
 int shim_cq_attach_ep(struct shim_cq *cq, struct shim_ep *ep);
 void shim_cq_detach_ep(struct shim_cq *cq, struct shim_ep *ep);
 struct shim_cntr *shim_cntr_from_fid(struct fid *fid);
+/* Poll sets (poll.c): a member's close is -FI_EBUSY while it is one. */
+void shim_cntr_poll_ref(struct shim_cntr *cntr, int delta);
+void shim_cq_poll_ref(struct shim_cq *cq, int delta);
+/* The CQ's endpoints progressed; true when it holds something to read. */
+bool shim_cq_poll_ready(struct shim_cq *cq);
+int shim_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		   struct fid_poll **pollset);
 uint32_t shim_cntr_id(const struct shim_cntr *cntr);
 int shim_cntr_attach_ep(struct shim_cntr *cntr, struct shim_ep *ep);
 void shim_cntr_detach_ep(struct shim_cntr *cntr, struct shim_ep *ep);

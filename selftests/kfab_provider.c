@@ -1389,8 +1389,10 @@ TEST_F(fabric, ops_tables_fully_populated)
 					   FI_PEER_TRANSFER, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,
 					     (struct fid_ep **)&out, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_poll_open(domain, &poll_attr,
-					   (struct fid_poll **)&out));
+	/* Poll sets exist: selftests/kfab_poll. */
+	poll_attr.flags = 1;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_poll_open(domain, &poll_attr,
+					      (struct fid_poll **)&out));
 	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
 					     (struct fid_stx **)&out, NULL));
 	/* Shared receive contexts exist (selftests/kfab_srx tests them). */
