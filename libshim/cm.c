@@ -604,12 +604,13 @@ static int shim_pep_listen(struct fid_pep *pep_fid)
 		ret = -FI_ENOEQ;
 	else if (pep->listening)
 		ret = -FI_EOPBADSTATE;
+	else
+		pep->listening = true;
 	pthread_mutex_unlock(&pep->lock);
-	if (ret)
-		return ret;
-	pep->listening = true;
-	shim_eq_attach_cm(pep->eq, &pep->hook);
-	return 0;
+	/* Outside our lock: the EQ's cm_lock comes first. */
+	if (!ret)
+		shim_eq_attach_cm(pep->eq, &pep->hook);
+	return ret;
 }
 
 static int shim_pep_getname(fid_t fid, void *addr, size_t *addrlen)

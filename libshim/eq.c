@@ -559,16 +559,24 @@ static void shim_deadline(struct timespec *deadline, int timeout)
 	}
 }
 
-/* FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait. */
+/*
+ * FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait.
+ * @cm (an EQ with CM objects, see the top of the file): run them before
+ * each read and wait at most SHIM_PROGRESS_SLICE_MS at a time, on the
+ * eventfd if there is one, else a plain sleep (or a yield).
+ */
 static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 				void *buf, size_t len, int timeout,
-				uint64_t flags, const struct timespec *deadline)
+				uint64_t flags, const struct timespec *deadline,
+				bool cm)
 {
 	struct pollfd pfd = { .fd = eq->efd, .events = POLLIN };
 	ssize_t ret;
-	int n;
+	int n, slice;
 
 	for (;;) {
+		if (cm)
+			shim_eq_progress_cm(eq);
 		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
@@ -577,7 +585,14 @@ static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 			if (!timeout)
 				return -FI_EAGAIN;
 		}
-		n = poll(&pfd, 1, timeout);
+		slice = timeout;
+		if (cm && (slice < 0 || slice > SHIM_PROGRESS_SLICE_MS))
+			slice = SHIM_PROGRESS_SLICE_MS;
+		if (eq->efd < 0 && eq->wait_obj == FI_WAIT_YIELD) {
+			sched_yield();
+			continue;
+		}
+		n = poll(eq->efd < 0 ? NULL : &pfd, eq->efd < 0 ? 0 : 1, slice);
 		if (n < 0 && errno == EINTR)
 			return -FI_EAGAIN;
 		if (n < 0)
@@ -632,40 +647,6 @@ static ssize_t shim_eq_sread_yield(struct shim_eq *eq, uint32_t *event,
 }
 
 /*
- * An EQ with CM objects: run them, read, then wait a slice on the wait
- * object (the eventfd, or a plain sleep), never holding @wait_mutex.
- */
-static ssize_t shim_eq_sread_cm(struct shim_eq *eq, uint32_t *event,
-				void *buf, size_t len, int timeout,
-				uint64_t flags, const struct timespec *deadline)
-{
-	struct pollfd pfd = { .fd = eq->efd, .events = POLLIN };
-	int slice;
-	ssize_t ret;
-
-	for (;;) {
-		shim_eq_progress_cm(eq);
-		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
-		if (ret != -FI_EAGAIN)
-			return ret;
-		slice = SHIM_PROGRESS_SLICE_MS;
-		if (timeout >= 0) {
-			timeout = shim_ms_left(deadline);
-			if (!timeout)
-				return -FI_EAGAIN;
-			if (timeout < slice)
-				slice = timeout;
-		}
-		if (eq->efd >= 0)
-			(void)poll(&pfd, 1, slice);
-		else if (eq->wait_obj == FI_WAIT_YIELD)
-			sched_yield();
-		else
-			(void)poll(NULL, 0, slice);
-	}
-}
-
-/*
  * fi_eq_sread(): timeout < 0 waits for ever, 0 reads once, otherwise ms.
  * -FI_EAGAIN when the time is up with nothing read.  fi_eq(3) forbids it
  * on FI_WAIT_NONE (and FI_WAIT_SET) EQs: -FI_ENOSYS, as libfabric's own
@@ -689,14 +670,14 @@ static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 	else if (!timeout)
 		return shim_eq_read_op(eq_fid, event, buf, len, flags);
 	if (shim_eq_has_cm(eq))
-		return shim_eq_sread_cm(eq, event, buf, len, timeout, flags,
-					&deadline);
+		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
+					&deadline, true);
 
 	switch (eq->wait_obj) {
 	case FI_WAIT_FD:
 	case FI_WAIT_POLLFD:
 		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
-					&deadline);
+					&deadline, false);
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_MUTEX_COND:
 		return shim_eq_sread_cond(eq, event, buf, len, timeout, flags,

@@ -18,6 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
@@ -554,6 +557,61 @@ TEST_F(cm, shutdown_during_a_transfer_ends_without_hanging)
 	if (rc == -FI_EAVAIL)
 		EXPECT_NE(0, err.err);
 	free(big);
+}
+
+/*
+ * A peer process that dies sends no SHUTDOWN (ep.rst, "Connections"): its
+ * partner learns it from the error completion of its next send.
+ */
+TEST_F(cm, a_killed_peer_fails_the_next_send)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + CM_DATA_MAX];
+	struct fi_eq_cm_entry *entry = (void *)buf;
+	struct fi_cq_err_entry err;
+	struct fi_info *info;
+	struct side child;
+	uint32_t event;
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_pep_bind(self->pep, &self->eq->fid, 0));
+	ASSERT_EQ(0, fi_listen(self->pep));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* The client, in a process of its own: connect, then wait. */
+		memset(&child, 0, sizeof(child));
+		if (msg_info(&info) || side_fabric(&child, info) ||
+		    side_ep(&child, info) ||
+		    fi_connect(child.ep, self->name, NULL, 0) ||
+		    wait_event(child.eq, &event, entry, sizeof(buf)) < 0 ||
+		    event != FI_CONNECTED)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_LT(0, wait_event(self->eq, &event, entry, sizeof(buf)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	ASSERT_EQ(0, side_fabric(&self->srv, entry->info));
+	ASSERT_EQ(0, side_ep(&self->srv, entry->info));
+	ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+	ASSERT_EQ(sizeof(*entry), wait_event(self->srv.eq, &event, entry,
+					     sizeof(buf)));
+	EXPECT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	close(ready[0]);
+	close(ready[1]);
+
+	ASSERT_EQ(0, fi_send(self->srv.ep, "x", 2, NULL, 0, NULL));
+	ASSERT_EQ(-FI_EAVAIL, wait_cq(self->srv.cq, NULL, &err));
+	EXPECT_EQ(FI_EHOSTUNREACH, err.err);
 }
 
 TEST_HARNESS_MAIN
