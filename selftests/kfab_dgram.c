@@ -69,9 +69,6 @@ FIXTURE(dgram) {
 
 FIXTURE_SETUP(dgram)
 {
-	size_t len = sizeof(struct kfab_addr);
-	struct kfab_addr name;
-
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
@@ -80,13 +77,10 @@ FIXTURE_SETUP(dgram)
 	ASSERT_EQ(0, _test_fi_side_open(&self->a, dgram_hints(), true));
 	ASSERT_EQ(0, _test_fi_side_open(&self->b, dgram_hints(), true));
 	ASSERT_EQ(FI_EP_DGRAM, self->a.info->ep_attr->type);
-	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, &name, &len));
-	ASSERT_EQ(1, fi_av_insert(self->a.av, &name, 1, &self->to_b, 0,
-				  NULL));
-	len = sizeof(name);
-	ASSERT_EQ(0, fi_getname(&self->a.ep->fid, &name, &len));
-	ASSERT_EQ(1, fi_av_insert(self->b.av, &name, 1, &self->to_a, 0,
-				  NULL));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->a, &self->b,
+					      &self->to_b));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->b, &self->a,
+					      &self->to_a));
 }
 
 FIXTURE_TEARDOWN(dgram)

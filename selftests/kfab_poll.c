@@ -35,8 +35,6 @@ FIXTURE_SETUP(poll)
 {
 	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP };
 	struct fi_poll_attr attr = { 0 };
-	size_t len = sizeof(struct kfab_addr);
-	struct kfab_addr name;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (!kfab_have_device())
@@ -47,9 +45,8 @@ FIXTURE_SETUP(poll)
 					true));
 	ASSERT_EQ(0, _test_fi_side_open(&self->b, kfab_test_rdm_hints(),
 					true));
-	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, &name, &len));
-	ASSERT_EQ(1, fi_av_insert(self->a.av, &name, 1, &self->to_b, 0,
-				  NULL));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->a, &self->b,
+					      &self->to_b));
 	ASSERT_EQ(0, fi_cntr_open(self->a.domain, &cntr_attr, &self->cntr,
 				  &self->ctx_cntr));
 	self->a.cq->fid.context = &self->ctx_a;
