@@ -45,6 +45,7 @@ struct shim_cntr {
 	const uint64_t *value;
 	const uint64_t *err;
 	struct shim_ep_list eps;
+	unsigned int poll_refs;	/* poll sets holding it (poll.c) */
 };
 
 static inline struct shim_cntr *to_shim_cntr(struct fid_cntr *cntr)
@@ -198,6 +199,11 @@ static int shim_cntr_control(struct fid *fid, int command, void *arg)
 
 static const struct fi_ops shim_cntr_fi_ops;
 
+void shim_cntr_poll_ref(struct shim_cntr *cntr, int delta)
+{
+	__atomic_add_fetch(&cntr->poll_refs, delta, __ATOMIC_ACQ_REL);
+}
+
 struct shim_cntr *shim_cntr_from_fid(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_CNTR ||
@@ -237,8 +243,9 @@ static int shim_cntr_close(struct fid *fid)
 		container_of(fid, struct shim_cntr, cntr_fid.fid);
 	int ret;
 
-	/* Close the endpoints bound to it first. */
-	if (shim_ep_list_count(&cntr->eps))
+	/* Close the endpoints bound to it first, and the poll sets. */
+	if (shim_ep_list_count(&cntr->eps) ||
+	    __atomic_load_n(&cntr->poll_refs, __ATOMIC_ACQUIRE))
 		return -FI_EBUSY;
 	ret = shim_dev_destroy(cntr->fd, cntr->id);
 	if (ret) {

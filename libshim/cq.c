@@ -69,6 +69,7 @@
  * @err_held: @held is a kernel error taken out of the kernel for the
  *	hooks' filter, which kept it: readerr returns it first (under @lock)
  * @held: that error; its err_data is in @held_data
+ * @poll_refs: poll sets holding the CQ (poll.c): fi_close() is -FI_EBUSY
  */
 struct shim_cq {
 	struct fid_cq cq_fid;
@@ -99,6 +100,7 @@ struct shim_cq {
 	bool signaled;
 	uint8_t err_data[KFAB_CQ_ERR_DATA_MAX];
 	struct shim_ep_list eps;
+	unsigned int poll_refs;
 	const struct shim_cq_hooks *hooks;
 	void *peer;
 	bool err_held;
@@ -896,6 +898,19 @@ static int shim_cq_control(struct fid *fid, int command, void *arg)
 
 static const struct fi_ops shim_cq_fi_ops;
 
+/* fi_poll(): progressed, and holding a completion or an error. */
+bool shim_cq_poll_ready(struct shim_cq *cq)
+{
+	shim_cq_progress_eps(cq);
+	return shim_cq_pending(cq) || shim_cq_hook_queued(cq) ||
+	       shim_cq_err_waiting(cq);
+}
+
+void shim_cq_poll_ref(struct shim_cq *cq, int delta)
+{
+	__atomic_add_fetch(&cq->poll_refs, delta, __ATOMIC_ACQ_REL);
+}
+
 struct shim_cq *shim_cq_from_fid(struct fid *fid)
 {
 	if (!fid || fid->fclass != FI_CLASS_CQ || fid->ops != &shim_cq_fi_ops)
@@ -1029,7 +1044,8 @@ static int shim_cq_close(struct fid *fid)
 	int ret;
 
 	/* fi_cq(3): close the endpoints bound to it first. */
-	if (shim_ep_list_count(&cq->eps))
+	if (shim_ep_list_count(&cq->eps) ||
+	    __atomic_load_n(&cq->poll_refs, __ATOMIC_ACQUIRE))
 		return -FI_EBUSY;
 	/* fi_peer(3): peers writing into this CQ go first. */
 	if (cq->hooks) {

@@ -5,8 +5,10 @@
  * msg.c writes one struct kfab_sqe per request into it, publishes the tail
  * and rings the doorbell (KFAB_IOC_DOORBELL).  This file holds the
  * endpoint's life: open, bind, enable, close, names, options and the op
- * tables of everything kfab does not carry (RMA, atomics, collectives,
- * connection management), which answer -FI_ENOSYS.
+ * tables of everything kfab does not carry (RMA, atomics, collectives),
+ * which answer -FI_ENOSYS.  An FI_EP_MSG endpoint is the same kernel
+ * endpoint with a connection (cm.c, ep->conn): a hidden AV bound at
+ * open, an EQ required at enable, and fi_ops_cm of its own.
  *
  * Binding: one AV (flags 0), one CQ and one counter per direction, one
  * shared receive context (srx.c).  Each bind is KFAB_IOC_EP_BIND with the
@@ -237,7 +239,8 @@ static int shim_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 	}
 	switch (bfid->fclass) {
 	case FI_CLASS_AV:
-		ret = shim_ep_bind_av(ep, bfid, flags);
+		/* A connected endpoint's AV is its own (cm.c). */
+		ret = ep->conn ? -FI_EINVAL : shim_ep_bind_av(ep, bfid, flags);
 		break;
 	case FI_CLASS_CQ:
 		ret = shim_ep_bind_cq(ep, bfid, flags);
@@ -312,6 +315,11 @@ static int shim_ep_enable(struct shim_ep *ep)
 		ret = -FI_ENOAV;
 		goto out;
 	}
+	/* fi_endpoint(3): a connected endpoint reports on its EQ. */
+	if (ep->conn && !ep->eq) {
+		ret = -FI_ENOEQ;
+		goto out;
+	}
 	shim_ep_directions(ep, &tx, &rx);
 	if ((tx && !ep->tx_cq && !ep->tx_cntr) ||
 	    (rx && !ep->rx_cq && !ep->rx_cntr)) {
@@ -331,6 +339,8 @@ static int shim_ep_enable(struct shim_ep *ep)
 	ep->enabled = true;
 	if (ep->srx)
 		shim_srx_ep_enabled(ep->srx, ep);
+	if (ep->conn)
+		shim_conn_enable(ep->conn, ep->eq);
 out:
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
@@ -425,6 +435,8 @@ static void shim_ep_reattach(struct shim_ep *ep)
 
 static void shim_ep_free(struct shim_ep *ep)
 {
+	if (ep->conn)
+		shim_conn_free(ep->conn);
 	shim_ring_unmap(&ep->ring);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
@@ -441,6 +453,9 @@ static int shim_ep_close(struct fid *fid)
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	int ret;
 
+	/* The peer learns it first; the connection is over either way. */
+	if (ep->conn)
+		shim_conn_close(ep->conn);
 	shim_ep_detach(ep);
 	ret = shim_dev_destroy(ep->fd, ep->id);
 	if (ret) {
@@ -530,6 +545,9 @@ static int shim_ep_getopt(fid_t fid, int level, int optname, void *optval,
 {
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 
+	if (ep->conn && level == FI_OPT_ENDPOINT &&
+	    optname == FI_OPT_CM_DATA_SIZE)
+		return shim_ep_msg_getopt(fid, level, optname, optval, optlen);
 	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen || *optlen < sizeof(size_t))
@@ -929,6 +947,20 @@ static const struct fi_ops_cm shim_ep_cm_ops = {
 	.join = shim_no_join,
 };
 
+/* FI_EP_MSG endpoints: one peer, fixed by fi_connect() or fi_accept(). */
+static const struct fi_ops_cm shim_ep_msg_cm_ops = {
+	.size = sizeof(struct fi_ops_cm),
+	.setname = shim_ep_setname,
+	.getname = shim_ep_getname,
+	.getpeer = shim_conn_getpeer,
+	.connect = shim_conn_connect,
+	.listen = shim_no_listen,
+	.accept = shim_conn_accept,
+	.reject = shim_no_reject,
+	.shutdown = shim_conn_shutdown,
+	.join = shim_no_join,
+};
+
 const struct fi_ops_rma shim_ep_rma_ops = {
 	.size = sizeof(struct fi_ops_rma),
 	.read = shim_rma_read,
@@ -1015,16 +1047,23 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
 	struct shim_ep *ep;
+	bool msg;
 	int ret;
 
 	if (!info || !ep_fid)
 		return -FI_EINVAL;
 	if (info->ep_attr && info->ep_attr->type != FI_EP_UNSPEC &&
-	    info->ep_attr->type != FI_EP_RDM)
+	    info->ep_attr->type != FI_EP_RDM &&
+	    info->ep_attr->type != FI_EP_MSG &&
+	    info->ep_attr->type != FI_EP_DGRAM)
 		return -FI_ENOPROTOOPT;
 	ret = shim_info_check(info);
 	if (ret)
 		return ret;
+	msg = info->ep_attr && info->ep_attr->type == FI_EP_MSG;
+	/* A connected endpoint's AV is its own: no SRX can be shared. */
+	if (msg && info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
+		return -FI_ENODATA;
 	/* The address wanted (fi_getinfo()'s src_addr), or any. */
 	if (info->src_addr &&
 	    shim_addr_in(info->src_addr, info->src_addrlen, info->addr_format,
@@ -1043,6 +1082,14 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	}
 	ep->domain = dom;
 	ep->fd = dom->fabric->fd;
+	ep->type = info->ep_attr && info->ep_attr->type ? info->ep_attr->type :
+							  FI_EP_RDM;
+	ep->max_msg_size = ep->type == FI_EP_DGRAM ? SHIM_DGRAM_MAX_MSG_SIZE :
+						     SHIM_MAX_MSG_SIZE;
+	if (info->ep_attr && info->ep_attr->max_msg_size > ep->max_msg_size) {
+		ret = -FI_ENODATA;
+		goto err_free;
+	}
 	ep->addr_format = info->addr_format;
 	ep->caps = info->caps ? info->caps : SHIM_EP_DEFAULT_CAPS;
 	ep->shared_rx = info->ep_attr &&
@@ -1069,12 +1116,20 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		shim_dev_destroy(ep->fd, ep->id);
 		goto err_free;
 	}
+	if (msg) {
+		ret = shim_conn_open(ep, domain, info, &ep->conn);
+		if (!ret)
+			ret = shim_ep_bind_av(ep, shim_conn_av(ep->conn), 0);
+		if (ret)
+			goto err_destroy;
+	}
 
 	ep->ep_fid.fid.fclass = FI_CLASS_EP;
 	ep->ep_fid.fid.context = context;
 	ep->ep_fid.fid.ops = (struct fi_ops *)&shim_ep_fi_ops;
 	ep->ep_fid.ops = (struct fi_ops_ep *)&shim_ep_ops;
-	ep->ep_fid.cm = (struct fi_ops_cm *)&shim_ep_cm_ops;
+	ep->ep_fid.cm = (struct fi_ops_cm *)(msg ? &shim_ep_msg_cm_ops :
+						    &shim_ep_cm_ops);
 	ep->ep_fid.msg = (struct fi_ops_msg *)&shim_ep_msg_ops;
 	ep->ep_fid.rma = (struct fi_ops_rma *)&shim_ep_rma_ops;
 	ep->ep_fid.tagged = (struct fi_ops_tagged *)&shim_ep_tagged_ops;
@@ -1086,6 +1141,12 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		 ep->ring.entries);
 	return 0;
 
+err_destroy:
+	if (ep->conn)
+		shim_conn_close(ep->conn);
+	shim_dev_destroy(ep->fd, ep->id);
+	if (ep->av)
+		shim_av_unbind_ep(ep->av);
 err_free:
 	shim_ep_free(ep);
 	return ret;

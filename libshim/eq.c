@@ -33,20 +33,20 @@
  *   FI_WAIT_YIELD       fi_eq_sread spins with sched_yield()
  *   FI_WAIT_SET         -FI_ENOSYS: kfab has no wait sets (fi_wait_open)
  *
- * Events from the kernel (connection management, later).  The kernel will
- * queue them in a kfab object of the fabric's file whose poll() reports
- * them.  The EQ will then hold that object's id and, in shim_eq_pull()
- * (called under the lock by every read, readerr, sread and trywait before
- * the list is looked at), move what the kernel holds into the list with
- * the same code as shim_eq_post().  Waiting then covers the device file
- * too: fi_eq_sread poll()s it beside its own wait object (a kernel event
- * wakes no condition variable), FI_WAIT_POLLFD answers two pollfds and
- * FI_WAIT_FD an epoll fd holding both.  Nothing of the list, the overflow
- * policy or the error path changes.
+ * Connection management (cm.c).  Passive endpoints and FI_EP_MSG
+ * endpoints bound to the EQ hang a struct shim_cm_hook on it: their
+ * control messages arrive in hidden CQs, not here, so fi_eq_read() and
+ * fi_eq_readerr() first run every hook (shim_eq_progress_cm()), which
+ * turns what arrived into FI_CONNREQ/FI_CONNECTED/FI_SHUTDOWN events and
+ * error entries with shim_eq_post().  fi_eq_sread() on an EQ with hooks
+ * cannot sleep on its wait object alone, which no control message wakes:
+ * it runs the hooks and waits at most SHIM_PROGRESS_SLICE_MS at a time.
  *
- * Locking: @lock protects the list, the counters and the eventfd's state;
- * every entry point takes it (FI_THREAD_SAFE).  @wait_mutex/@cond only
- * serve sleepers (UNSPEC, MUTEX_COND) and are never taken under @lock.
+ * Locking: @cm_lock (the hook list) before a hook's own object lock
+ * before @lock; @lock protects the list, the counters and the eventfd's
+ * state; every entry point takes it (FI_THREAD_SAFE).  @wait_mutex/@cond
+ * only serve sleepers (UNSPEC, MUTEX_COND) and are never taken under
+ * @lock; hooks never run under @wait_mutex, since posting takes it.
  */
 #include <poll.h>
 #include <sched.h>
@@ -104,6 +104,8 @@ struct shim_eq_entry {
  * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
  *	goes (peer/av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
+ * @cm_lock: protects @cm_hooks
+ * @cm_hooks: the connection-management objects bound to the EQ (cm.c)
  */
 struct shim_eq {
 	struct fid_eq eq_fid;
@@ -124,6 +126,9 @@ struct shim_eq {
 	pthread_mutex_t wait_mutex;
 	pthread_cond_t cond;
 	struct fid_eq *peer_owner;
+
+	pthread_mutex_t cm_lock;
+	struct shim_cm_hook *cm_hooks;
 };
 
 static const struct fi_ops shim_eq_fi_ops;
@@ -146,13 +151,25 @@ static bool shim_eq_uses_cond(const struct shim_eq *eq)
 	       eq->wait_obj == FI_WAIT_MUTEX_COND;
 }
 
-/*
- * Where kernel events will be moved into the list (see the top of the
- * file).  Today every event is in the list already.  Called with @lock.
- */
-static void shim_eq_pull(struct shim_eq *eq)
+/* Turn what the bound CM objects received into events: without @lock. */
+static void shim_eq_progress_cm(struct shim_eq *eq)
 {
-	(void)eq;
+	struct shim_cm_hook *hook;
+
+	pthread_mutex_lock(&eq->cm_lock);
+	for (hook = eq->cm_hooks; hook; hook = hook->next)
+		hook->progress(hook);
+	pthread_mutex_unlock(&eq->cm_lock);
+}
+
+static bool shim_eq_has_cm(struct shim_eq *eq)
+{
+	bool ret;
+
+	pthread_mutex_lock(&eq->cm_lock);
+	ret = eq->cm_hooks;
+	pthread_mutex_unlock(&eq->cm_lock);
+	return ret;
 }
 
 /* The eventfd follows @count across 0: called with @lock, after a change. */
@@ -318,6 +335,29 @@ int shim_eq_post_err(struct shim_eq *eq, const struct fi_eq_err_entry *err)
 	return shim_eq_insert(eq, entry, false);
 }
 
+void shim_eq_attach_cm(struct shim_eq *eq, struct shim_cm_hook *hook)
+{
+	pthread_mutex_lock(&eq->cm_lock);
+	hook->next = eq->cm_hooks;
+	eq->cm_hooks = hook;
+	pthread_mutex_unlock(&eq->cm_lock);
+}
+
+/* Once this returns, @hook runs no more: its object may go. */
+void shim_eq_detach_cm(struct shim_eq *eq, struct shim_cm_hook *hook)
+{
+	struct shim_cm_hook **pp;
+
+	pthread_mutex_lock(&eq->cm_lock);
+	for (pp = &eq->cm_hooks; *pp; pp = &(*pp)->next) {
+		if (*pp == hook) {
+			*pp = hook->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&eq->cm_lock);
+}
+
 void shim_eq_bind(struct shim_eq *eq)
 {
 	pthread_mutex_lock(&eq->lock);
@@ -350,7 +390,6 @@ static ssize_t shim_eq_read(struct fid_eq *eq_fid, uint32_t *event, void *buf,
 		return -FI_EINVAL;
 
 	pthread_mutex_lock(&eq->lock);
-	shim_eq_pull(eq);
 	entry = eq->head;
 	if (!entry) {
 		ret = -FI_EAGAIN;
@@ -405,7 +444,6 @@ static ssize_t shim_eq_readerr(struct fid_eq *eq_fid,
 	user_size = buf->err_data_size;
 
 	pthread_mutex_lock(&eq->lock);
-	shim_eq_pull(eq);
 	entry = eq->head;
 	if (!entry || !entry->is_err) {
 		pthread_mutex_unlock(&eq->lock);
@@ -482,6 +520,21 @@ static ssize_t shim_eq_write(struct fid_eq *eq_fid, uint32_t event,
 }
 
 /* The time left until @deadline in ms, rounded up; 0 once it passed. */
+/* The op table's read and readerr: the CM objects' news first. */
+static ssize_t shim_eq_read_op(struct fid_eq *eq_fid, uint32_t *event,
+			       void *buf, size_t len, uint64_t flags)
+{
+	shim_eq_progress_cm(to_shim_eq(eq_fid));
+	return shim_eq_read(eq_fid, event, buf, len, flags);
+}
+
+static ssize_t shim_eq_readerr_op(struct fid_eq *eq_fid,
+				  struct fi_eq_err_entry *buf, uint64_t flags)
+{
+	shim_eq_progress_cm(to_shim_eq(eq_fid));
+	return shim_eq_readerr(eq_fid, buf, flags);
+}
+
 static int shim_ms_left(const struct timespec *deadline)
 {
 	struct timespec now;
@@ -506,16 +559,24 @@ static void shim_deadline(struct timespec *deadline, int timeout)
 	}
 }
 
-/* FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait. */
+/*
+ * FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait.
+ * @cm (an EQ with CM objects, see the top of the file): run them before
+ * each read and wait at most SHIM_PROGRESS_SLICE_MS at a time, on the
+ * eventfd if there is one, else a plain sleep (or a yield).
+ */
 static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 				void *buf, size_t len, int timeout,
-				uint64_t flags, const struct timespec *deadline)
+				uint64_t flags, const struct timespec *deadline,
+				bool cm)
 {
 	struct pollfd pfd = { .fd = eq->efd, .events = POLLIN };
 	ssize_t ret;
-	int n;
+	int n, slice;
 
 	for (;;) {
+		if (cm)
+			shim_eq_progress_cm(eq);
 		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
@@ -524,7 +585,14 @@ static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 			if (!timeout)
 				return -FI_EAGAIN;
 		}
-		n = poll(&pfd, 1, timeout);
+		slice = timeout;
+		if (cm && (slice < 0 || slice > SHIM_PROGRESS_SLICE_MS))
+			slice = SHIM_PROGRESS_SLICE_MS;
+		if (eq->efd < 0 && eq->wait_obj == FI_WAIT_YIELD) {
+			sched_yield();
+			continue;
+		}
+		n = poll(eq->efd < 0 ? NULL : &pfd, eq->efd < 0 ? 0 : 1, slice);
 		if (n < 0 && errno == EINTR)
 			return -FI_EAGAIN;
 		if (n < 0)
@@ -600,13 +668,16 @@ static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 	if (timeout > 0)
 		shim_deadline(&deadline, timeout);
 	else if (!timeout)
-		return shim_eq_read(eq_fid, event, buf, len, flags);
+		return shim_eq_read_op(eq_fid, event, buf, len, flags);
+	if (shim_eq_has_cm(eq))
+		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
+					&deadline, true);
 
 	switch (eq->wait_obj) {
 	case FI_WAIT_FD:
 	case FI_WAIT_POLLFD:
 		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
-					&deadline);
+					&deadline, false);
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_MUTEX_COND:
 		return shim_eq_sread_cond(eq, event, buf, len, timeout, flags,
@@ -638,8 +709,8 @@ static const char *shim_eq_strerror(struct fid_eq *eq_fid, int prov_errno,
 
 static const struct fi_ops_eq shim_eq_ops = {
 	.size = sizeof(struct fi_ops_eq),
-	.read = shim_eq_read,
-	.readerr = shim_eq_readerr,
+	.read = shim_eq_read_op,
+	.readerr = shim_eq_readerr_op,
 	.write = shim_eq_write,
 	.sread = shim_eq_sread,
 	.strerror = shim_eq_strerror,
@@ -678,6 +749,7 @@ static int shim_eq_close(struct fid *fid)
 		close(eq->efd);
 	pthread_cond_destroy(&eq->cond);
 	pthread_mutex_destroy(&eq->wait_mutex);
+	pthread_mutex_destroy(&eq->cm_lock);
 	pthread_mutex_destroy(&eq->lock);
 
 	pthread_mutex_lock(&fab->lock);
@@ -739,9 +811,11 @@ static int shim_eq_control(struct fid *fid, int command, void *arg)
 		/* fi_trywait(): 0 when empty, so the caller may block. */
 		if (eq->wait_obj == FI_WAIT_NONE)
 			return -FI_ENOSYS;
+		/* No control message wakes the wait object: poll us. */
+		if (shim_eq_has_cm(eq))
+			return -FI_EAGAIN;
 		pthread_mutex_lock(&eq->lock);
-		shim_eq_pull(eq);
-		ret = eq->count ? -FI_EAGAIN : 0;
+			ret = eq->count ? -FI_EAGAIN : 0;
 		pthread_mutex_unlock(&eq->lock);
 		return ret;
 	default:
@@ -874,9 +948,12 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	ret = -pthread_mutex_init(&eq->lock, NULL);
 	if (ret)
 		goto err_free;
-	ret = shim_eq_init_wait(eq);
+	ret = -pthread_mutex_init(&eq->cm_lock, NULL);
 	if (ret)
 		goto err_lock;
+	ret = shim_eq_init_wait(eq);
+	if (ret)
+		goto err_cm_lock;
 
 	eq->eq_fid.fid.fclass = FI_CLASS_EQ;
 	eq->eq_fid.fid.context = context;
@@ -893,6 +970,8 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 eq->size, (int)eq->wait_obj, (unsigned long long)eq->flags);
 	return 0;
 
+err_cm_lock:
+	pthread_mutex_destroy(&eq->cm_lock);
 err_lock:
 	pthread_mutex_destroy(&eq->lock);
 err_free:

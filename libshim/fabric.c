@@ -158,7 +158,7 @@ static int shim_fabric_trywait(struct fid_fabric *fabric, struct fid **fids,
 static const struct fi_ops_fabric shim_fabric_ops = {
 	.size = sizeof(struct fi_ops_fabric),
 	.domain = shim_domain_open,
-	.passive_ep = shim_no_passive_ep,
+	.passive_ep = shim_passive_ep,
 	.eq_open = shim_eq_open,
 	.wait_open = shim_no_wait_open,
 	.trywait = shim_fabric_trywait,

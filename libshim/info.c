@@ -31,9 +31,12 @@
  *    other format get -FI_ENODATA.  Node and service (fi_getinfo(3)) give
  *    src_addr with FI_SOURCE, dest_addr without (the section "addresses"
  *    at the end of this file).
- *  - ep_type FI_EP_RDM: the endpoint type kfab is built for.  MSG and
- *    DGRAM are refused, which also keeps the rxm/rxd utility providers from
- *    stacking on kfab.
+ *  - ep_type FI_EP_RDM: the endpoint type kfab is built for; FI_EP_MSG
+ *    (cm.c, shim_info_msg()): an RDM endpoint with one peer, so without
+ *    directed receives, sources or SRXs.  prov.c answers one fi_info per
+ *    type, RDM first, and keeps MSG and DGRAM from the rxm and rxd
+ *    utility providers.  FI_EP_DGRAM (shim_info_dgram()): the RDM
+ *    endpoint with max_msg_size SHIM_DGRAM_MAX_MSG_SIZE.
  *  - Queues: one submission ring per endpoint carries sends and receives;
  *    tx_attr->size and rx_attr->size say SHIM_EP_QUEUE_SIZE each, and hints
  *    up to KFAB_SQ_MAX_ENTRIES are accepted and echoed (fi_endpoint() sizes
@@ -316,6 +319,19 @@ int shim_info_check_rx_attr(const struct fi_rx_attr *attr)
 	return shim_rx_attr_ok(attr) ? 0 : -FI_ENODATA;
 }
 
+/*
+ * RDM; MSG (cm.c: an RDM endpoint whose peer is fixed); DGRAM (an RDM
+ * endpoint with the limits of a datagram).
+ */
+static bool shim_ep_type_ok(enum fi_ep_type want)
+{
+	if (want == FI_EP_UNSPEC || want == FI_EP_RDM || want == FI_EP_MSG ||
+	    want == FI_EP_DGRAM)
+		return true;
+	SHIM_DBG(CORE, "ep_attr->type %d: not offered\n", (int)want);
+	return false;
+}
+
 static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 {
 	const struct fi_ep_attr *have = &shim_ep_attr;
@@ -326,7 +342,7 @@ static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 	 * rx_ctx_cnt FI_SHARED_CONTEXT (SIZE_MAX): an endpoint that receives
 	 * through an SRX; tx_ctx_cnt FI_SHARED_CONTEXT fails: no STX.
 	 */
-	return shim_enum_ok("ep_attr->type", want->type, have->type) &&
+	return shim_ep_type_ok(want->type) &&
 	       shim_enum_ok("ep_attr->protocol", want->protocol, have->protocol) &&
 	       shim_max_ok("ep_attr->protocol_version", want->protocol_version,
 			   have->protocol_version) &&
@@ -487,8 +503,37 @@ static bool shim_info_counts(struct fi_domain_attr *attr,
  * Return: 0, -FI_ENODATA (hints asking for more objects than the module
  * allows) or -FI_ENOMEM.
  */
+/*
+ * A connected endpoint (cm.c): one peer, so no directed receives and no
+ * sources to report, and an AV of its own, so no SRX shared with others.
+ */
+static void shim_info_msg(struct fi_info *fi)
+{
+	const uint64_t no = FI_DIRECTED_RECV | FI_SOURCE;
+
+	fi->ep_attr->type = FI_EP_MSG;
+	fi->ep_attr->rx_ctx_cnt = 1;
+	fi->caps &= ~no;
+	fi->tx_attr->caps &= ~no;
+	fi->rx_attr->caps &= ~no;
+	fi->domain_attr->max_ep_srx_ctx = 0;
+}
+
+/*
+ * A datagram endpoint: the kernel's RDM endpoint, delivering more than
+ * fi_endpoint(3) asks (reliably, in order), within a datagram's size;
+ * delivery completion "applies only to reliable endpoints" (fi_cq(3)).
+ */
+static void shim_info_dgram(struct fi_info *fi)
+{
+	fi->ep_attr->type = FI_EP_DGRAM;
+	fi->ep_attr->max_msg_size = SHIM_DGRAM_MAX_MSG_SIZE;
+	fi->tx_attr->op_flags &= ~FI_DELIVERY_COMPLETE;
+}
+
 int shim_info_get(uint32_t version, const struct fi_info *hints,
-		  uint32_t max_objects, struct fi_info **info)
+		  uint32_t max_objects, enum fi_ep_type type,
+		  struct fi_info **info)
 {
 	const struct fi_domain_attr *want;
 	struct fi_domain_attr *attr;
@@ -547,6 +592,10 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	/* The application's own field layout: kfab matches every bit. */
 	if (hints && hints->ep_attr && hints->ep_attr->mem_tag_format)
 		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
+	if (type == FI_EP_MSG)
+		shim_info_msg(fi);
+	if (type == FI_EP_DGRAM)
+		shim_info_dgram(fi);
 
 	*info = fi;
 	return 0;

@@ -106,7 +106,8 @@ const char *shim_dev_path(void);
 #define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 
 int shim_info_get(uint32_t version, const struct fi_info *hints,
-		  uint32_t max_objects, struct fi_info **info);
+		  uint32_t max_objects, enum fi_ep_type type,
+		  struct fi_info **info);
 int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
@@ -314,6 +315,8 @@ uint32_t shim_av_id(const struct shim_av *av);
  *                     positive errno or 0.  Same returns.
  * shim_eq_bind()      an object now refers to @eq: fi_close(eq) answers
  *                     -FI_EBUSY until the matching shim_eq_unbind().
+ * shim_eq_attach_cm() every read of @eq runs @hook->progress first (cm.c);
+ *                     shim_eq_detach_cm() stops it, waiting for a run.
  *
  * All are thread-safe and may be called from any thread.
  */
@@ -325,6 +328,20 @@ int shim_eq_post(struct shim_eq *eq, uint32_t event, const void *buf,
 int shim_eq_post_err(struct shim_eq *eq, const struct fi_eq_err_entry *err);
 void shim_eq_bind(struct shim_eq *eq);
 void shim_eq_unbind(struct shim_eq *eq);
+
+/**
+ * struct shim_cm_hook - a CM object that an EQ's reads progress (cm.c)
+ * @next: the EQ's list, under its cm_lock
+ * @progress: turns the object's control messages into events of the EQ;
+ *	runs under the EQ's cm_lock and may post to the EQ
+ */
+struct shim_cm_hook {
+	struct shim_cm_hook *next;
+	void (*progress)(struct shim_cm_hook *hook);
+};
+
+void shim_eq_attach_cm(struct shim_eq *eq, struct shim_cm_hook *hook);
+void shim_eq_detach_cm(struct shim_eq *eq, struct shim_cm_hook *hook);
 
 int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq, void *context);
@@ -354,6 +371,13 @@ uint32_t shim_cq_id(const struct shim_cq *cq);
 int shim_cq_attach_ep(struct shim_cq *cq, struct shim_ep *ep);
 void shim_cq_detach_ep(struct shim_cq *cq, struct shim_ep *ep);
 struct shim_cntr *shim_cntr_from_fid(struct fid *fid);
+/* Poll sets (poll.c): a member's close is -FI_EBUSY while it is one. */
+void shim_cntr_poll_ref(struct shim_cntr *cntr, int delta);
+void shim_cq_poll_ref(struct shim_cq *cq, int delta);
+/* The CQ's endpoints progressed; true when it holds something to read. */
+bool shim_cq_poll_ready(struct shim_cq *cq);
+int shim_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
+		   struct fid_poll **pollset);
 uint32_t shim_cntr_id(const struct shim_cntr *cntr);
 int shim_cntr_attach_ep(struct shim_cntr *cntr, struct shim_ep *ep);
 void shim_cntr_detach_ep(struct shim_cntr *cntr, struct shim_ep *ep);
@@ -461,6 +485,12 @@ bool shim_ring_progress(struct shim_ring *ring);
 /* ep_attr->max_msg_size: the largest message kfab carries. */
 #define SHIM_MAX_MSG_SIZE	(1ULL << 30)
 /*
+ * An FI_EP_DGRAM endpoint's max_msg_size: what the kernel always sends
+ * eagerly (kernel/msg.c's KFAB_MSG_EAGER_MAX), so a datagram never waits
+ * pinned for its receiver.
+ */
+#define SHIM_DGRAM_MAX_MSG_SIZE	(64 * 1024)
+/*
  * rx_attr->total_buffered_recv: what the kernel buffers per endpoint for
  * messages that arrive before their receive (a kernel limit).
  */
@@ -529,6 +559,9 @@ struct shim_ep {
 	uint64_t tx_op_flags, rx_op_flags;
 	size_t min_multi_recv;
 	struct shim_ring ring;
+	struct shim_conn *conn;
+	enum fi_ep_type type;
+	size_t max_msg_size;
 };
 
 static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
@@ -538,6 +571,29 @@ static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
 
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, void *context);
+
+/* ---- connection management (cm.c): FI_EP_MSG and passive endpoints ---- */
+
+/* The most connection data fi_connect/fi_accept/fi_reject carry. */
+#define SHIM_CM_DATA_MAX	256
+
+struct shim_conn;
+int shim_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
+		    struct fid_pep **pep, void *context);
+int shim_conn_open(struct shim_ep *ep, struct fid_domain *domain,
+		   const struct fi_info *info, struct shim_conn **out);
+struct fid *shim_conn_av(struct shim_conn *conn);
+void shim_conn_enable(struct shim_conn *conn, struct shim_eq *eq);
+int shim_conn_dest(struct shim_conn *conn, fi_addr_t *dest);
+void shim_conn_close(struct shim_conn *conn);
+void shim_conn_free(struct shim_conn *conn);
+int shim_conn_connect(struct fid_ep *ep, const void *addr, const void *param,
+		      size_t paramlen);
+int shim_conn_accept(struct fid_ep *ep, const void *param, size_t paramlen);
+int shim_conn_shutdown(struct fid_ep *ep, uint64_t flags);
+int shim_conn_getpeer(struct fid_ep *ep, void *addr, size_t *addrlen);
+int shim_ep_msg_getopt(fid_t fid, int level, int optname, void *optval,
+		       size_t *optlen);
 int shim_endpoint2(struct fid_domain *domain, struct fi_info *info,
 		   struct fid_ep **ep, uint64_t flags, void *context);
 /*

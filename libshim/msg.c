@@ -154,6 +154,12 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 	uint64_t total;
 	ssize_t ret;
 
+	/* A connected endpoint sends to its peer, whatever @dest says. */
+	if (ep->conn) {
+		ret = shim_conn_dest(ep->conn, &dest);
+		if (ret)
+			return ret;
+	}
 	sqe.opcode = op;
 	sqe.context = (uintptr_t)context;
 	sqe.addr = dest;
@@ -168,6 +174,9 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 		/* The kernel delivers an inline payload from its own copy. */
 		if (inject || (flags & FI_INJECT))
 			return -FI_EBADFLAGS;
+		/* fi_cq(3): "applies only to reliable endpoints" */
+		if (ep->type == FI_EP_DGRAM)
+			return -FI_EBADFLAGS;
 		sqe.flags |= KFAB_SQE_DELIVERY_COMPLETE;
 	}
 	if (inject || (flags & FI_INJECT))
@@ -176,6 +185,9 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 		ret = shim_sqe_set_iov(&sqe, iov, count, &total);
 	if (ret)
 		return ret;
+	/* A datagram's own limit (the inline path is below it). */
+	if (sqe.iov_count && total > ep->max_msg_size)
+		return -FI_EMSGSIZE;
 	if (!inject && shim_want_completion(ep->tx_selective, flags))
 		sqe.flags |= KFAB_SQE_COMPLETION;
 	return shim_ep_post(ep, &sqe, flags & FI_MORE);

@@ -100,6 +100,48 @@ static void shim_dev_unusable(const struct fi_info *hints, int err)
 }
 
 /*
+ * libfabric's core sets this (its OFI_CORE_PROV_ONLY) when a utility
+ * provider (rxm, rxd) asks for endpoints to stack on.
+ */
+#define SHIM_CORE_PROV_ONLY	(1ULL << 59)
+
+/* DGRAM's limits: its max_msg_size, no delivery completion. */
+static bool shim_dgram_wanted(const struct fi_info *hints)
+{
+	if (hints && hints->ep_attr &&
+	    hints->ep_attr->max_msg_size > SHIM_DGRAM_MAX_MSG_SIZE)
+		return false;
+	return !(hints && hints->tx_attr &&
+		 (hints->tx_attr->op_flags & FI_DELIVERY_COMPLETE));
+}
+
+/*
+ * The endpoint types of an answer, RDM first: the one the hints name, or
+ * all.  MSG and DGRAM are not offered to rxm and rxd, which would only
+ * stack an RDM endpoint on them where kfab has RDM of its own; MSG not
+ * for caps a connection cannot have (directed receives, sources).
+ */
+static bool shim_type_wanted(const struct fi_info *hints, uint64_t flags,
+			     enum fi_ep_type type)
+{
+	enum fi_ep_type want = hints && hints->ep_attr ? hints->ep_attr->type :
+							 FI_EP_UNSPEC;
+
+	if (want != FI_EP_UNSPEC && want != type)
+		return false;
+	if (type == FI_EP_RDM)
+		return true;
+	if (flags & SHIM_CORE_PROV_ONLY)
+		return false;
+	if (type == FI_EP_DGRAM)
+		return shim_dgram_wanted(hints);
+	if (hints && (hints->caps & (FI_DIRECTED_RECV | FI_SOURCE)))
+		return false;
+	return !(hints && hints->ep_attr &&
+		 hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT);
+}
+
+/*
  * fi_getinfo() reaches this for every caller of libfabric whose hints do not
  * exclude kfab, including the rxm/rxd utility providers probing for MSG and
  * DGRAM endpoints, so the hints are matched before the device is touched.
@@ -112,8 +154,12 @@ static int shim_getinfo(uint32_t version, const char *node,
 			const char *service, uint64_t flags,
 			const struct fi_info *hints, struct fi_info **info)
 {
+	static const enum fi_ep_type types[] = { FI_EP_RDM, FI_EP_MSG,
+						 FI_EP_DGRAM };
 	struct shim_info_addrs addrs;
+	struct fi_info **tail;
 	struct kfab_query abi;
+	unsigned int i;
 	int fd, ret;
 
 	ret = shim_info_check(hints);
@@ -130,10 +176,20 @@ static int shim_getinfo(uint32_t version, const char *node,
 	ret = shim_info_addrs(node, service, flags, hints, &addrs);
 	if (ret)
 		return ret;
-	ret = shim_info_get(version, hints, abi.max_objects, info);
-	if (ret)
-		return ret;
-	ret = shim_info_set_addrs(*info, &addrs);
+	ret = -FI_ENODATA;
+	*info = NULL;
+	tail = info;
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		if (!shim_type_wanted(hints, flags, types[i]))
+			continue;
+		ret = shim_info_get(version, hints, abi.max_objects, types[i],
+				    tail);
+		if (!ret)
+			ret = shim_info_set_addrs(*tail, &addrs);
+		if (ret)
+			break;
+		tail = &(*tail)->next;
+	}
 	if (ret) {
 		fi_freeinfo(*info);
 		*info = NULL;

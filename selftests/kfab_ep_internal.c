@@ -50,6 +50,8 @@ FIXTURE_SETUP(ring)
 	self->ep.fd = -1;
 	self->ep.id = 1;
 	self->ep.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
+	self->ep.type = FI_EP_RDM;
+	self->ep.max_msg_size = SHIM_MAX_MSG_SIZE;
 	self->ep.enabled = true;
 	self->ep.ring.fd = -1;
 	self->ep.ring.id = 1;
@@ -381,6 +383,8 @@ FIXTURE_SETUP(srx)
 	self->ep.fd = -1;
 	self->ep.id = 3;
 	self->ep.caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV;
+	self->ep.type = FI_EP_RDM;
+	self->ep.max_msg_size = SHIM_MAX_MSG_SIZE;
 	self->ep.ring.fd = -1;
 	self->ep.ring.tail = &self->er.tail;
 	self->ep.ring.head = &self->er.head;

@@ -177,10 +177,14 @@ TEST_F(provider, getinfo_lists_kfab)
 
 	NEED_DEVICE(self->have_dev);
 
-	/* No hints at all: kfab lists what it offers. */
+	/* No hints at all: kfab lists what it offers, RDM, MSG, DGRAM. */
 	ASSERT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, NULL, &info));
 	ASSERT_NE(NULL, info);
-	EXPECT_EQ(NULL, info->next);
+	ASSERT_NE(NULL, info->next);
+	EXPECT_EQ(FI_EP_MSG, (int)info->next->ep_attr->type);
+	ASSERT_NE(NULL, info->next->next);
+	EXPECT_EQ(FI_EP_DGRAM, (int)info->next->next->ep_attr->type);
+	EXPECT_EQ(NULL, info->next->next->next);
 	ASSERT_NE(NULL, info->fabric_attr->prov_name);
 	EXPECT_STREQ("kfab", info->fabric_attr->prov_name);
 	EXPECT_STREQ("kfab", info->fabric_attr->name);
@@ -275,8 +279,10 @@ TEST_F(provider, getinfo_lists_kfab)
 	fi_freeinfo(info);
 }
 
-static void ask_msg_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_MSG; }
-static void ask_dgram_ep(struct fi_info *h) { h->ep_attr->type = FI_EP_DGRAM; }
+static void ask_stream_ep(struct fi_info *h)
+{
+	h->ep_attr->type = FI_EP_SOCK_STREAM;
+}
 static void ask_rma(struct fi_info *h) { h->caps = FI_RMA; }
 static void ask_atomic(struct fi_info *h) { h->caps = FI_ATOMIC; }
 static void ask_sockaddr(struct fi_info *h) { h->addr_format = FI_SOCKADDR_IN; }
@@ -328,8 +334,7 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		const char *what;
 		void (*ask)(struct fi_info *hints);
 	} cases[] = {
-		{ "ep_type FI_EP_MSG", ask_msg_ep },
-		{ "ep_type FI_EP_DGRAM", ask_dgram_ep },
+		{ "ep_type FI_EP_SOCK_STREAM", ask_stream_ep },
 		{ "caps FI_RMA", ask_rma },
 		{ "caps FI_ATOMIC", ask_atomic },
 		{ "addr_format FI_SOCKADDR_IN", ask_sockaddr },
@@ -1337,9 +1342,11 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_OP(mops, fi_ops_mr, regv);
 	EXPECT_OP(mops, fi_ops_mr, regattr);
 
+	/* A passive endpoint is FI_EP_MSG's (kfab_cm.c), not RDM's. */
+	EXPECT_EQ(-FI_ENOPROTOOPT, fi_passive_ep(self->fabric, self->info,
+						 (struct fid_pep **)&out,
+						 NULL));
 	/* What does not exist yet says so, and hands out nothing. */
-	EXPECT_EQ(-FI_ENOSYS, fi_passive_ep(self->fabric, self->info,
-					    (struct fid_pep **)&out, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_wait_open(self->fabric, &wait_attr,
 					   (struct fid_wait **)&out));
 	/* fi_trywait() asks each object; none given, nothing is pending. */
@@ -1382,8 +1389,10 @@ TEST_F(fabric, ops_tables_fully_populated)
 					   FI_PEER_TRANSFER, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,
 					     (struct fid_ep **)&out, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_poll_open(domain, &poll_attr,
-					   (struct fid_poll **)&out));
+	/* Poll sets exist: selftests/kfab_poll. */
+	poll_attr.flags = 1;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_poll_open(domain, &poll_attr,
+					      (struct fid_poll **)&out));
 	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
 					     (struct fid_stx **)&out, NULL));
 	/* Shared receive contexts exist (selftests/kfab_srx tests them). */

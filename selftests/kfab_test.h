@@ -695,6 +695,7 @@ static inline bool kfab_have_srx(void)
  */
 #ifdef FI_VERSION
 
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_eq.h>
@@ -798,6 +799,18 @@ static inline int _test_fi_side_open(struct kfab_test_fi *s,
 				     struct fi_info *hints, bool enable)
 {
 	return _test_fi_side_open_at(s, NULL, NULL, 0, hints, enable);
+}
+
+/* @to's endpoint into @from's AV at *@addr: 1, or a negative FI_E* code. */
+static inline int kfab_test_fi_insert_peer(struct kfab_test_fi *from,
+					   struct kfab_test_fi *to,
+					   fi_addr_t *addr)
+{
+	struct kfab_addr name;
+	size_t len = sizeof(name);
+	int rc = fi_getname(&to->ep->fid, &name, &len);
+
+	return rc ? rc : fi_av_insert(from->av, &name, 1, addr, 0, NULL);
 }
 
 /* Close what is open, in reverse: 0, or the fi_close() codes or-ed. */
