@@ -23,6 +23,10 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 #include "net.h"
 
@@ -526,6 +530,37 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 		   ep->selective[KFAB_TX], ep->selective[KFAB_RX],
 		   ep->cntr[KFAB_TX] ? ep->cntr[KFAB_TX]->obj.id : 0,
 		   ep->cntr[KFAB_RX] ? ep->cntr[KFAB_RX]->obj.id : 0);
+}
+
+/* The id of a bound object, 0 for none: bindings are set once, then fixed. */
+static u32 kfab_ep_bound_id(struct kfab_object *obj)
+{
+	return obj ? obj->id : 0;
+}
+
+/* netlink: number, state and bindings (no sleep: xarray lock). */
+int kfab_ep_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_ep *ep = to_kfab_ep(obj);
+	struct kfab_cq *tx_cq = READ_ONCE(ep->cq[KFAB_TX]);
+	struct kfab_cq *rx_cq = READ_ONCE(ep->cq[KFAB_RX]);
+	struct kfab_srx *srx = READ_ONCE(ep->srx);
+	struct kfab_av *av = READ_ONCE(ep->av);
+
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_EP_NUM, ep->core->num) ||
+	    (READ_ONCE(ep->enabled) &&
+	     nla_put_flag(skb, KFAB_NL_ATTR_EP_ENABLED)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, ep->sq.entries) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_AV_ID,
+			kfab_ep_bound_id(av ? &av->obj : NULL)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_SRX_ID,
+			kfab_ep_bound_id(srx ? &srx->obj : NULL)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_TX_CQ_ID,
+			kfab_ep_bound_id(tx_cq ? &tx_cq->obj : NULL)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_RX_CQ_ID,
+			kfab_ep_bound_id(rx_cq ? &rx_cq->obj : NULL)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /**

@@ -13,6 +13,10 @@
  */
 #include <linux/slab.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 
 static inline struct kfab_srx *to_kfab_srx(struct kfab_object *obj)
@@ -125,4 +129,13 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 
 	seq_printf(s, " sq %u head %u", srx->sq.entries,
 		   READ_ONCE(srx->sq.head));
+}
+
+/* netlink: the ring's size (no sleep: xarray lock). */
+int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_srx *srx = to_kfab_srx(obj);
+
+	return nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ?
+	       -EMSGSIZE : 0;
 }
