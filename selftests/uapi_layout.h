@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <linux/kfab.h>
 #include <linux/kfab_blk.h>
+#include <linux/kfab_netlink.h>
 
 #ifdef __cplusplus
 #define KFAB_STATIC_ASSERT(e) static_assert(e, #e)
@@ -336,6 +337,39 @@ KFAB_CHECK_OFF(kfab_net_allow, prefix_len, 8);
 KFAB_CHECK_OFF(kfab_net_allow, __reserved, 9);
 KFAB_CHECK_OFF(kfab_net_allow, node, 16);
 KFAB_CHECK_CMD(KFAB_IOC_NET_ALLOW, kfab_net_allow);
+
+/*
+ * uapi/linux/kfab_netlink.h: the family's numbers are its ABI, as struct
+ * offsets are the ioctls'.  New ones only ever go at the end.
+ */
+#define KFAB_CHECK_NUM(name, n) KFAB_STATIC_ASSERT((name) == (n))
+KFAB_CHECK_NUM(KFAB_GENL_VERSION, 1);
+KFAB_CHECK_NUM(KFAB_NL_CMD_CTX_GET, 1);
+KFAB_CHECK_NUM(KFAB_NL_CMD_OBJ_GET, 2);
+KFAB_CHECK_NUM(KFAB_NL_CMD_AV_GET, 3);
+KFAB_CHECK_NUM(KFAB_NL_CMD_AV_DEL, 4);
+KFAB_CHECK_NUM(KFAB_NL_CMD_PEER_GET, 5);
+KFAB_CHECK_NUM(KFAB_NL_CMD_STAT_GET, 6);
+KFAB_CHECK_NUM(KFAB_NL_CMD_CTX_NEW, 7);
+KFAB_CHECK_NUM(KFAB_NL_CMD_CTX_DEL, 8);
+KFAB_CHECK_NUM(KFAB_NL_CMD_AV_NEW, 9);
+KFAB_CHECK_NUM(KFAB_NL_CMD_AV_GONE, 10);
+KFAB_CHECK_NUM(KFAB_NL_OBJ_DOMAIN, 1);
+KFAB_CHECK_NUM(KFAB_NL_OBJ_SRX, 6);
+KFAB_CHECK_NUM(KFAB_NL_PEER_IDLE, 0);
+KFAB_CHECK_NUM(KFAB_NL_PEER_UP, 1);
+KFAB_CHECK_NUM(KFAB_NL_PEER_CLOSED, 2);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_PAD, 1);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_CTX_ID, 2);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_KERNEL, 10);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_OBJ_ID, 11);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_EP_RX_CQ_ID, 27);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_AV_SERIAL, 28);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_READ_ONLY, 37);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_PEER_NODE, 38);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_FAILURES, 47);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_STAT_CONTEXTS, 48);
+KFAB_CHECK_NUM(KFAB_NL_ATTR_STAT_PEERS, 52);
 
 /* uapi/linux/kfab_blk.h: the wire protocol of kfab_blk and its server */
 KFAB_CHECK_SIZE(kfab_blk_req, 64);
