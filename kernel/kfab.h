@@ -608,6 +608,32 @@ struct kfab_ep_kops {
 struct kfab_srx;
 
 /**
+ * struct kfab_ep_stats - an endpoint's traffic, as netlink shows it
+ * @tx_msgs: sends posted (accepted by kfab_msg_post())
+ * @tx_bytes: their payload
+ * @rx_msgs: receives completed without error
+ * @rx_bytes: what they received
+ * @tx_errors: sends completed with an error
+ * @rx_errors: receives completed with an error
+ * @truncated: receives that got a message longer than their buffers
+ * @canceled: requests canceled
+ *
+ * Atomics on lines of their own: sends complete in their poster's or a
+ * peer's context, receives under the receive context's lock, and no two
+ * endpoints share a line.
+ */
+struct kfab_ep_stats {
+	atomic64_t tx_msgs;
+	atomic64_t tx_bytes;
+	atomic64_t rx_msgs;
+	atomic64_t rx_bytes;
+	atomic64_t tx_errors;
+	atomic64_t rx_errors;
+	atomic64_t truncated;
+	atomic64_t canceled;
+} ____cacheline_aligned_in_smp;
+
+/**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
  * @obj: the object head
  * @core: the part senders reach, found by number
@@ -621,6 +647,7 @@ struct kfab_srx;
  * @enabled: KFAB_IOC_EP_ENABLE happened; bindings are fixed
  * @sq_lock: serialises doorbells
  * @sq: the submission ring
+ * @stats: its traffic (netlink)
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -635,6 +662,7 @@ struct kfab_ep {
 	bool enabled;
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
+	struct kfab_ep_stats stats;
 };
 
 /**
@@ -691,6 +719,7 @@ int kfab_ep_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
+void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes);
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		  struct kfab_av *av, const struct kfab_addr *src,
 		  const struct kfab_ep_kops *kops,
@@ -703,6 +732,13 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj);
 int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done);
 int kfab_srx_cancel(struct kfab_object *obj, u64 context);
+
+/* What a receive context holds unexpected now, for netlink. */
+static inline u64 kfab_rx_ctx_unexp_bytes(struct kfab_rx_ctx *rxc)
+{
+	/* Without its lock: a value that may be a moment old is enough. */
+	return data_race(rxc->unexp_bytes);
+}
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);

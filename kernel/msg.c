@@ -845,6 +845,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	}
 	if (rc == -EAGAIN)
 		return rc;
+	kfab_ep_count_send(ep, msg.len);
 	if (rc || !later)
 		kfab_complete_send(ep, kind, req->context, req->flags, rc);
 	return 0;

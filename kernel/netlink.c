@@ -338,12 +338,15 @@ static int kfab_nl_av_fill(void *arg, const struct kfab_av_info *info)
 static int kfab_nl_av_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct kfab_nl_av_dump d = { .skb = skb, .cb = cb };
+	unsigned long pos;
 	int rc;
 
 	rc = kfab_nl_reader_of(&d.r, cb->skb);
 	if (rc)
 		return rc;
-	rc = kfab_av_for_each(&cb->args[0], kfab_nl_av_fill, &d);
+	pos = cb->args[0];
+	rc = kfab_av_for_each(&pos, kfab_nl_av_fill, &d);
+	cb->args[0] = pos;
 	return kfab_nl_dump_done(skb, rc);
 }
 
@@ -402,6 +405,7 @@ static int kfab_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct kfab_nl_peer_dump d = { .skb = skb, .cb = cb };
 	struct kfab_nl_reader r;
+	unsigned long pos;
 	int rc;
 
 	rc = kfab_nl_reader_of(&r, cb->skb);
@@ -409,8 +413,10 @@ static int kfab_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		return rc;
 	if (!r.all && !r.ns_admin)
 		return -EPERM;
-	rc = kfab_peer_for_each(kfab_node_of(r.net), &cb->args[0],
-				kfab_nl_peer_fill, &d);
+	pos = cb->args[0];
+	rc = kfab_peer_for_each(kfab_node_of(r.net), &pos, kfab_nl_peer_fill,
+				&d);
+	cb->args[0] = pos;
 	return kfab_nl_dump_done(skb, rc);
 }
 

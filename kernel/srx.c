@@ -131,11 +131,14 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 		   READ_ONCE(srx->sq.head));
 }
 
-/* netlink: the ring's size (no sleep: xarray lock). */
+/* netlink: the ring's size, what waits unexpected (no sleep: xarray lock). */
 int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
 {
 	struct kfab_srx *srx = to_kfab_srx(obj);
 
-	return nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ?
-	       -EMSGSIZE : 0;
+	if (nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
+			    kfab_rx_ctx_unexp_bytes(srx->rxc)))
+		return -EMSGSIZE;
+	return 0;
 }

@@ -96,6 +96,11 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_STAT_AVS] = { "avs", KV_U32 },
 	[KFAB_NL_ATTR_STAT_NAMED_AVS] = { "named_avs", KV_U32 },
 	[KFAB_NL_ATTR_STAT_PEERS] = { "peers", KV_U32 },
+	[KFAB_NL_ATTR_TX_ERRORS] = { "tx_errors", KV_U64 },
+	[KFAB_NL_ATTR_RX_ERRORS] = { "rx_errors", KV_U64 },
+	[KFAB_NL_ATTR_TRUNCATED] = { "truncated", KV_U64 },
+	[KFAB_NL_ATTR_CANCELED] = { "canceled", KV_U64 },
+	[KFAB_NL_ATTR_UNEXP_BYTES] = { "unexp_bytes", KV_U64 },
 };
 
 static const char * const obj_type_names[] = {

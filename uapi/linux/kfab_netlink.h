@@ -47,6 +47,7 @@ enum kfab_nl_cmd {
 	KFAB_NL_CMD_AV_GONE,	/* a name went: unlinked or last close */
 	__KFAB_NL_CMD_MAX,
 };
+
 #define KFAB_NL_CMD_MAX (__KFAB_NL_CMD_MAX - 1)
 
 /* KFAB_NL_ATTR_OBJ_TYPE */
@@ -125,8 +126,15 @@ enum kfab_nl_attr {
 	KFAB_NL_ATTR_STAT_AVS,		/* u32 */
 	KFAB_NL_ATTR_STAT_NAMED_AVS,	/* u32 */
 	KFAB_NL_ATTR_STAT_PEERS,	/* u32 */
+	/* Endpoint traffic (TX_MSGS, TX_BYTES: sends posted; RX_*: received) */
+	KFAB_NL_ATTR_TX_ERRORS,		/* u64, sends completed in error */
+	KFAB_NL_ATTR_RX_ERRORS,		/* u64, receives completed in error */
+	KFAB_NL_ATTR_TRUNCATED,		/* u64, receives truncated */
+	KFAB_NL_ATTR_CANCELED,		/* u64, requests canceled */
+	KFAB_NL_ATTR_UNEXP_BYTES,	/* u64, unexpected bytes held now */
 	__KFAB_NL_ATTR_MAX,
 };
+
 #define KFAB_NL_ATTR_MAX (__KFAB_NL_ATTR_MAX - 1)
 
 #endif /* _UAPI_LINUX_KFAB_NETLINK_H */
