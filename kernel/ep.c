@@ -29,6 +29,7 @@
 
 #include "kfab.h"
 #include "net.h"
+#include "trace.h"
 
 /*
  * Machine-unique endpoint numbers: above the services, never reused while
@@ -122,6 +123,13 @@ void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp)
 	bool overflowed;
 
 	kfab_ep_count(ep, comp);
+	if (comp->status)
+		trace_kfab_error(ep->core->num, comp->dir,
+				 comp->entry.op_context, comp->entry.len,
+				 comp->status);
+	else
+		trace_kfab_complete(ep->core->num, comp->dir,
+				    comp->entry.op_context, comp->entry.len, 0);
 	if (ep->kops) {
 		if (comp->status || (comp->req_flags & KFAB_SQE_COMPLETION))
 			ep->kops->complete(ep, comp);
@@ -508,7 +516,14 @@ out:
 
 static int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	return kfab_msg_submit(owner, sqe);
+	struct kfab_ep *ep = owner;
+	int rc = kfab_msg_submit(ep, sqe);
+
+	/* -EAGAIN: the entry stays first in the ring, posted later. */
+	if (rc != -EAGAIN)
+		trace_kfab_post(ep->core->num, sqe->opcode, sqe->context,
+				sqe->len, sqe->tag);
+	return rc;
 }
 
 /* ->doorbell: -EINVAL before enable, when nothing may be sent yet. */

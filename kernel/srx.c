@@ -18,6 +18,7 @@
 #include <linux/kfab_netlink.h>
 
 #include "kfab.h"
+#include "trace.h"
 
 static inline struct kfab_srx *to_kfab_srx(struct kfab_object *obj)
 {
@@ -88,7 +89,13 @@ void kfab_srx_destroy(struct kfab_object *obj)
 
 static int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	return kfab_msg_submit_srx(owner, sqe);
+	int rc = kfab_msg_submit_srx(owner, sqe);
+
+	/* Receives of an SRX belong to no one endpoint yet: "ep" 0. */
+	if (rc != -EAGAIN)
+		trace_kfab_post(0, sqe->opcode, sqe->context, sqe->len,
+				sqe->tag);
+	return rc;
 }
 
 /*
