@@ -16,7 +16,8 @@
  * say so with lockdep_assert_held().  Every lock is taken in process
  * context, with interrupts enabled, except the last.
  *
- *  1. kfab_ctx_lock (main.c, mutex): the list of contexts.
+ *  1. kfab_ctx_lock (main.c, mutex): the list of contexts; netlink's
+ *     dumps (netlink.c) walk it, filling each context's objects.
  *  2. kfab_av_lock (av.c, mutex): named AVs by name, per-owner quotas,
  *     the list of AV tables and each table's openers.
  *  3. kfab_ep.sq_lock and kfab_srx.sq_lock (mutexes): one doorbell,
@@ -38,7 +39,7 @@
  *  5. kfab_av_table.lock (av.c, mutex): one table's entries; senders and
  *     receivers look addresses up under a receive context's lock.
  *  6. xa_lock of a context's objects (object.c, spinlock): the id table;
- *     debugfs's ->show callbacks run under it.
+ *     debugfs's ->show and netlink's ->nl_fill callbacks run under it.
  *  7. kfab_kep.done_lock (kapi.c, spinlock): a kernel endpoint's
  *     outstanding and done requests; the engine's completion hook takes
  *     it under a receive context's lock.
