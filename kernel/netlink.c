@@ -208,21 +208,21 @@ static int kfab_nl_dump_done(struct sk_buff *skb, int rc)
 	return rc ?: skb->len;
 }
 
-/* ---- contexts ---- */
+/* ---- contexts and their objects ---- */
 
-static int kfab_nl_ctx_fill(struct sk_buff *skb, struct netlink_callback *cb,
-			    const struct kfab_nl_reader *r,
-			    const struct kfab_ctx *ctx)
-{
-	void *hdr = kfab_nl_dump_start(skb, cb, KFAB_NL_CMD_CTX_GET);
+/* Puts one context's records: the context, or its objects. */
+typedef int (*kfab_nl_ctx_fill_fn)(struct sk_buff *skb,
+				   struct netlink_callback *cb,
+				   const struct kfab_nl_reader *r,
+				   struct kfab_ctx *ctx);
 
-	if (!hdr)
-		return -EMSGSIZE;
-	return kfab_nl_dump_end(skb, hdr, kfab_nl_put_ctx(skb, r, ctx));
-}
-
-/* cb->args[0]: the id of the next context to show. */
-static int kfab_nl_ctx_dump(struct sk_buff *skb, struct netlink_callback *cb)
+/*
+ * The contexts the reader may see (@only: just that id), from id
+ * cb->args[0] on.  cb->args[1] is @fill's cursor inside one context,
+ * reset as the walk moves to the next.
+ */
+static int kfab_nl_ctx_walk(struct sk_buff *skb, struct netlink_callback *cb,
+			    u32 only, kfab_nl_ctx_fill_fn fill)
 {
 	struct kfab_nl_reader r;
 	struct kfab_ctx *ctx;
@@ -233,22 +233,43 @@ static int kfab_nl_ctx_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		return rc;
 	mutex_lock(&kfab_ctx_lock);
 	list_for_each_entry(ctx, &kfab_ctx_list, node) {
-		if (ctx->id < cb->args[0] || !kfab_nl_may_see(&r, ctx))
+		if (ctx->id < cb->args[0] || (only && ctx->id != only) ||
+		    !kfab_nl_may_see(&r, ctx))
 			continue;
-		rc = kfab_nl_ctx_fill(skb, cb, &r, ctx);
+		if (ctx->id != cb->args[0]) {
+			cb->args[0] = ctx->id;
+			cb->args[1] = 0;
+		}
+		rc = fill(skb, cb, &r, ctx);
 		if (rc)
 			break;
 		cb->args[0] = ctx->id + 1;
+		cb->args[1] = 0;
 	}
 	mutex_unlock(&kfab_ctx_lock);
 	return kfab_nl_dump_done(skb, rc);
 }
 
-/* ---- objects ---- */
+static int kfab_nl_ctx_fill(struct sk_buff *skb, struct netlink_callback *cb,
+			    const struct kfab_nl_reader *r,
+			    struct kfab_ctx *ctx)
+{
+	void *hdr = kfab_nl_dump_start(skb, cb, KFAB_NL_CMD_CTX_GET);
+
+	if (!hdr)
+		return -EMSGSIZE;
+	return kfab_nl_dump_end(skb, hdr, kfab_nl_put_ctx(skb, r, ctx));
+}
+
+static int kfab_nl_ctx_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return kfab_nl_ctx_walk(skb, cb, 0, kfab_nl_ctx_fill);
+}
 
 /* One context's objects from id cb->args[1] on. */
-static int kfab_nl_ctx_objs_dump(struct sk_buff *skb,
+static int kfab_nl_ctx_objs_fill(struct sk_buff *skb,
 				 struct netlink_callback *cb,
+				 const struct kfab_nl_reader *r,
 				 struct kfab_ctx *ctx)
 {
 	struct kfab_object *obj;
@@ -272,45 +293,13 @@ static int kfab_nl_ctx_objs_dump(struct sk_buff *skb,
 	return rc;
 }
 
-static u32 kfab_nl_dump_ctx_filter(struct netlink_callback *cb)
-{
-	struct nlattr **attrs = kfab_genl_dump_attrs(cb);
-
-	return attrs[KFAB_NL_ATTR_CTX_ID] ?
-	       nla_get_u32(attrs[KFAB_NL_ATTR_CTX_ID]) : 0;
-}
-
-/*
- * cb->args[0]: the context being shown, cb->args[1]: the id of its next
- * object.
- */
 static int kfab_nl_obj_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	u32 only = kfab_nl_dump_ctx_filter(cb);
-	struct kfab_nl_reader r;
-	struct kfab_ctx *ctx;
-	int rc;
+	struct nlattr **attrs = kfab_genl_dump_attrs(cb);
+	u32 only = attrs[KFAB_NL_ATTR_CTX_ID] ?
+		   nla_get_u32(attrs[KFAB_NL_ATTR_CTX_ID]) : 0;
 
-	rc = kfab_nl_reader_of(&r, cb->skb);
-	if (rc)
-		return rc;
-	mutex_lock(&kfab_ctx_lock);
-	list_for_each_entry(ctx, &kfab_ctx_list, node) {
-		if (ctx->id < cb->args[0] || (only && ctx->id != only) ||
-		    !kfab_nl_may_see(&r, ctx))
-			continue;
-		if (ctx->id != cb->args[0]) {
-			cb->args[0] = ctx->id;
-			cb->args[1] = 0;
-		}
-		rc = kfab_nl_ctx_objs_dump(skb, cb, ctx);
-		if (rc)
-			break;
-		cb->args[0] = ctx->id + 1;
-		cb->args[1] = 0;
-	}
-	mutex_unlock(&kfab_ctx_lock);
-	return kfab_nl_dump_done(skb, rc);
+	return kfab_nl_ctx_walk(skb, cb, only, kfab_nl_ctx_objs_fill);
 }
 
 /* ---- address vectors ---- */
