@@ -159,12 +159,16 @@ ksrc:
 CHECKPATCH = perl $(KSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
 	--ignore FILE_PATH_CHANGES -f
 
-# compat.h is where an out-of-tree module must test the kernel version.
+# compat.h is where an out-of-tree module must test the kernel version;
+# trace.h is written in TRACE_EVENT()'s layout, as the kernel's are.
 checkpatch: ksrc
-	$(CHECKPATCH) $(filter-out %.mod.c kernel/compat.h,\
-		$(wildcard kernel/*.c kernel/*.h)) uapi/linux/kfab.h
+	$(CHECKPATCH) $(filter-out %.mod.c kernel/compat.h kernel/trace.h,\
+		$(wildcard kernel/*.c kernel/*.h)) uapi/linux/kfab.h \
+		uapi/linux/kfab_netlink.h
 	$(CHECKPATCH) --ignore LINUX_VERSION_CODE,CONSTANT_COMPARISON \
 		kernel/compat.h
+	$(CHECKPATCH) --ignore PARENTHESIS_ALIGNMENT,OPEN_ENDED_LINE \
+		kernel/trace.h
 
 # In a tree of its own: a checker run never relinks the module the tests
 # load.

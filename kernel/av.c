@@ -26,6 +26,10 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 #include "net.h"
 
@@ -297,6 +301,43 @@ static struct kfab_av_table *kfab_av_find(const char *name)
 	return NULL;
 }
 
+/* A snapshot of @t for netlink (kfab_av_lock held, takes t->lock). */
+static void kfab_av_info_of(struct kfab_av_table *t, struct kfab_av_info *info)
+{
+	lockdep_assert_held(&kfab_av_lock);
+	*info = (struct kfab_av_info) {
+		.serial = t->serial,
+		.type = t->type,
+		.uid = t->uid,
+		.gid = t->gid,
+		.mode = t->mode,
+		.persist = t->persist,
+		.openers = t->openers,
+		.capacity = t->capacity,
+	};
+	if (t->linked)
+		strscpy(info->name, t->name, sizeof(info->name));
+	mutex_lock(&t->lock);
+	info->used = t->used;
+	info->generation = t->generation;
+	mutex_unlock(&t->lock);
+}
+
+/*
+ * Tell the events group that a name went; called without kfab_av_lock,
+ * with a reference on @t.
+ */
+static void kfab_av_notify_gone(struct kfab_av_table *t, const char *name)
+{
+	struct kfab_av_info info;
+
+	mutex_lock(&kfab_av_lock);
+	kfab_av_info_of(t, &info);
+	mutex_unlock(&kfab_av_lock);
+	strscpy(info.name, name, sizeof(info.name));
+	kfab_nl_notify_av(&info, KFAB_NL_CMD_AV_GONE);
+}
+
 /*
  * The mode of a named AV, read the way the kernel reads a file's: the
  * owner's bits, else the group's, else the others'.  Credentials are
@@ -376,6 +417,7 @@ static int kfab_av_attach_named(struct kfab_ctx *ctx, struct kfab_av *av,
 				const char *name, bool *created)
 {
 	bool read_only = cmd->flags & KFAB_AV_OPEN_READ_ONLY;
+	struct kfab_av_info info;
 	struct kfab_av_user *user;
 	struct kfab_av_table *t;
 	kuid_t uid = current_fsuid();
@@ -432,6 +474,7 @@ static int kfab_av_attach_named(struct kfab_ctx *ctx, struct kfab_av *av,
 		t->linked = true;
 		kref_get(&t->ref);
 		kfab_av_table_publish(t);
+		kfab_av_info_of(t, &info);
 		*created = true;
 	}
 	t->openers++;
@@ -442,6 +485,8 @@ static int kfab_av_attach_named(struct kfab_ctx *ctx, struct kfab_av *av,
 	rc = 0;
 out_unlock:
 	mutex_unlock(&kfab_av_lock);
+	if (*created)
+		kfab_nl_notify_av(&info, KFAB_NL_CMD_AV_NEW);
 	return rc;
 }
 
@@ -465,8 +510,10 @@ static void kfab_av_detach(struct kfab_av *av, bool unlink)
 	}
 	mutex_unlock(&kfab_av_lock);
 
-	if (drop_name)
+	if (drop_name) {
+		kfab_av_notify_gone(t, t->name);
 		kfab_av_table_put(t);
+	}
 	kfab_av_table_put(t);
 	av->table = NULL;
 }
@@ -912,18 +959,17 @@ int kfab_ioctl_av_remove(struct kfab_ucmd *ucmd)
 	return rc;
 }
 
-int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd)
+/**
+ * kfab_av_unlink_name() - take a named AV's name away
+ * @name: the name, checked by the caller
+ * @admin: the caller may unlink any name; else only its own (fsuid)
+ *
+ * The table lives on while handles have it open.  Return: 0, -ENOENT
+ * when no AV has the name, -EPERM.
+ */
+int kfab_av_unlink_name(const char *name, bool admin)
 {
-	struct kfab_av_unlink *cmd = ucmd->cmd;
-	char name[KFAB_AV_NAME_MAX];
 	struct kfab_av_table *t;
-	int rc;
-
-	if (cmd->flags)
-		return -EOPNOTSUPP;
-	rc = kfab_av_copy_name(name, cmd->name);
-	if (rc)
-		return rc;
 
 	mutex_lock(&kfab_av_lock);
 	t = kfab_av_find(name);
@@ -931,14 +977,30 @@ int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd)
 		mutex_unlock(&kfab_av_lock);
 		return -ENOENT;
 	}
-	if (!uid_eq(current_fsuid(), t->uid) && !capable(CAP_SYS_ADMIN)) {
+	if (!admin && !uid_eq(current_fsuid(), t->uid)) {
 		mutex_unlock(&kfab_av_lock);
 		return -EPERM;
 	}
 	t->linked = false;
+	/* The name's reference becomes ours until the event is out. */
 	mutex_unlock(&kfab_av_lock);
+	kfab_av_notify_gone(t, name);
 	kfab_av_table_put(t);
 	return 0;
+}
+
+int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd)
+{
+	struct kfab_av_unlink *cmd = ucmd->cmd;
+	char name[KFAB_AV_NAME_MAX];
+	int rc;
+
+	if (cmd->flags)
+		return -EOPNOTSUPP;
+	rc = kfab_av_copy_name(name, cmd->name);
+	if (rc)
+		return rc;
+	return kfab_av_unlink_name(name, capable(CAP_SYS_ADMIN));
 }
 
 /**
@@ -1035,6 +1097,47 @@ void kfab_av_debugfs_show(struct seq_file *s)
 	list_for_each_entry(t, &kfab_av_list, node)
 		kfab_av_debugfs_show_table(s, t);
 	mutex_unlock(&kfab_av_lock);
+}
+
+/**
+ * kfab_av_for_each() - every AV table of the node, for netlink dumps
+ * @pos: tables to skip; advanced past each table @fn took
+ * @fn: called with a snapshot of each table, under kfab_av_lock
+ * @arg: @fn's
+ *
+ * Return: 0 after the last table, or what @fn returned to stop.
+ */
+int kfab_av_for_each(unsigned long *pos, kfab_av_info_fn fn, void *arg)
+{
+	struct kfab_av_info info;
+	struct kfab_av_table *t;
+	unsigned long i = 0;
+	int rc = 0;
+
+	mutex_lock(&kfab_av_lock);
+	list_for_each_entry(t, &kfab_av_list, node) {
+		if (i++ < *pos)
+			continue;
+		kfab_av_info_of(t, &info);
+		rc = fn(arg, &info);
+		if (rc)
+			break;
+		(*pos)++;
+	}
+	mutex_unlock(&kfab_av_lock);
+	return rc;
+}
+
+/* netlink: a handle's table and access (the xarray lock held: no sleep). */
+int kfab_av_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_av *av = to_kfab_av(obj);
+
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_AV_SERIAL, av->table->serial))
+		return -EMSGSIZE;
+	if (av->read_only && nla_put_flag(skb, KFAB_NL_ATTR_READ_ONLY))
+		return -EMSGSIZE;
+	return 0;
 }
 
 int kfab_av_init(void)

@@ -21,6 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "kfab.h"
+#include "trace.h"
 
 /* Segment @i of a user or kvec iterator: its address and length. */
 static void kfab_iter_seg(const struct iov_iter *iter, unsigned long i,
@@ -250,6 +251,8 @@ static int kfab_buf_copy(struct kfab_buf *b, size_t off, struct iov_iter *iter,
 			 size_t n, bool into_buf)
 {
 	unsigned int i = 0;
+
+	trace_kfab_copy(off, n, into_buf);
 
 	while (i < b->nr_bv && off >= b->bv[i].bv_len)
 		off -= b->bv[i++].bv_len;

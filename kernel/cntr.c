@@ -14,6 +14,10 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 
 static inline struct kfab_cntr *to_kfab_cntr(struct kfab_object *obj)
@@ -103,6 +107,19 @@ void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj)
 		   cntr->obj.parent->id, cntr->value, cntr->err,
 		   cntr->eventfd ? "yes" : "no");
 	spin_unlock(&cntr->lock);
+}
+
+/* netlink: the values (no sleep: xarray lock). */
+int kfab_cntr_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_cntr *cntr = to_kfab_cntr(obj);
+	int rc;
+
+	spin_lock(&cntr->lock);
+	rc = kfab_nl_put_u64(skb, KFAB_NL_ATTR_CNTR_VALUE, cntr->value) ||
+	     kfab_nl_put_u64(skb, KFAB_NL_ATTR_CNTR_ERR, cntr->err);
+	spin_unlock(&cntr->lock);
+	return rc ? -EMSGSIZE : 0;
 }
 
 int kfab_ioctl_cntr_open(struct kfab_ucmd *ucmd)

@@ -14,6 +14,7 @@
 #include <linux/socket.h>
 #include <linux/uio.h>
 #include <linux/version.h>
+#include <net/genetlink.h>
 
 /* vm_flags became read-only outside helpers in 6.3. */
 static inline void kfab_vma_clear_maywrite(struct vm_area_struct *vma)
@@ -152,6 +153,16 @@ kfab_blk_mq_alloc_disk(struct blk_mq_tag_set *set,
 	blk_queue_write_cache(disk->queue, kl->write_cache, false);
 #endif
 	return disk;
+}
+
+/* The parsed attributes of a dump's request moved into a genl_info in 6.2. */
+static inline struct nlattr **kfab_genl_dump_attrs(struct netlink_callback *cb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	return genl_info_dump(cb)->attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
+#endif
 }
 
 #endif /* KFAB_COMPAT_H */

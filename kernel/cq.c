@@ -25,6 +25,10 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 
 /* Bounds of the overflow and error lists, in entries (see the uapi header) */
@@ -348,6 +352,22 @@ void kfab_cq_show(struct seq_file *s, struct kfab_object *obj)
 		   cq->posted, cq->bad_head, cq->eventfd ? "yes" : "no",
 		   READ_ONCE(cq->cons->armed) ? 1 : 0);
 	spin_unlock(&cq->lock);
+}
+
+/* netlink: the ring's size and what it held back (no sleep: xarray lock). */
+int kfab_cq_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_cq *cq = to_kfab_cq(obj);
+	int rc;
+
+	spin_lock(&cq->lock);
+	rc = nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, cq->entries) ||
+	     kfab_nl_put_u64(skb, KFAB_NL_ATTR_CQ_POSTED, cq->posted) ||
+	     kfab_nl_put_u64(skb, KFAB_NL_ATTR_CQ_OVERFLOWED, cq->overflowed) ||
+	     nla_put_u32(skb, KFAB_NL_ATTR_CQ_BACKLOG, cq->nr_overflow) ||
+	     nla_put_u32(skb, KFAB_NL_ATTR_CQ_ERRORS, cq->nr_errors);
+	spin_unlock(&cq->lock);
+	return rc ? -EMSGSIZE : 0;
 }
 
 /* Allocate and offer both regions; on failure the destroy path frees. */

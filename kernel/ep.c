@@ -23,8 +23,13 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 #include "net.h"
+#include "trace.h"
 
 /*
  * Machine-unique endpoint numbers: above the services, never reused while
@@ -86,12 +91,45 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
  * always goes, as a positive errno in the CQ's error entry.  The counter
  * counts both.  A kernel caller's endpoint has its hook called instead.
  */
+/* A send of @bytes was posted (msg.c). */
+void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
+{
+	atomic64_inc(&ep->stats.tx_msgs);
+	atomic64_add(bytes, &ep->stats.tx_bytes);
+}
+
+/* Every completion, counted for netlink before it is reported. */
+static void kfab_ep_count(struct kfab_ep *ep, const struct kfab_comp *comp)
+{
+	struct kfab_ep_stats *st = &ep->stats;
+
+	if (comp->status == -KFAB_ERR_TRUNC)
+		atomic64_inc(&st->truncated);
+	else if (comp->status == -ECANCELED)
+		atomic64_inc(&st->canceled);
+	if (comp->status)
+		atomic64_inc(comp->dir == KFAB_TX ? &st->tx_errors :
+						    &st->rx_errors);
+	else if (comp->dir == KFAB_RX) {
+		atomic64_inc(&st->rx_msgs);
+		atomic64_add(comp->entry.len, &st->rx_bytes);
+	}
+}
+
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp)
 {
 	struct kfab_cntr *cntr = ep->cntr[comp->dir];
 	struct kfab_cq *cq = ep->cq[comp->dir];
 	bool overflowed;
 
+	kfab_ep_count(ep, comp);
+	if (comp->status)
+		trace_kfab_error(ep->core->num, comp->dir,
+				 comp->entry.op_context, comp->entry.len,
+				 comp->status);
+	else
+		trace_kfab_complete(ep->core->num, comp->dir,
+				    comp->entry.op_context, comp->entry.len, 0);
 	if (ep->kops) {
 		if (comp->status || (comp->req_flags & KFAB_SQE_COMPLETION))
 			ep->kops->complete(ep, comp);
@@ -478,7 +516,14 @@ out:
 
 static int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	return kfab_msg_submit(owner, sqe);
+	struct kfab_ep *ep = owner;
+	int rc = kfab_msg_submit(ep, sqe);
+
+	/* -EAGAIN: the entry stays first in the ring, posted later. */
+	if (rc != -EAGAIN)
+		trace_kfab_post(ep->core->num, sqe->opcode, sqe->context,
+				sqe->len, sqe->tag);
+	return rc;
 }
 
 /* ->doorbell: -EINVAL before enable, when nothing may be sent yet. */
@@ -526,6 +571,63 @@ void kfab_ep_show(struct seq_file *s, struct kfab_object *obj)
 		   ep->selective[KFAB_TX], ep->selective[KFAB_RX],
 		   ep->cntr[KFAB_TX] ? ep->cntr[KFAB_TX]->obj.id : 0,
 		   ep->cntr[KFAB_RX] ? ep->cntr[KFAB_RX]->obj.id : 0);
+}
+
+/* The id of a bound object, 0 for none: bindings are set once, then fixed. */
+static u32 kfab_ep_bound_id(struct kfab_object *obj)
+{
+	return obj ? obj->id : 0;
+}
+
+static int kfab_ep_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
+{
+	return kfab_nl_put_u64(skb, type, atomic64_read(v));
+}
+
+/* netlink: the traffic, and what waits unexpected where it receives. */
+static int kfab_ep_nl_fill_stats(struct sk_buff *skb, struct kfab_ep *ep)
+{
+	struct kfab_ep_stats *st = &ep->stats;
+
+	if (kfab_ep_put_stat(skb, KFAB_NL_ATTR_TX_MSGS, &st->tx_msgs) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TX_BYTES, &st->tx_bytes) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_MSGS, &st->rx_msgs) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_BYTES, &st->rx_bytes) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TX_ERRORS, &st->tx_errors) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
+	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
+			    kfab_rx_ctx_unexp_bytes(ep->core->rxc)))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* netlink: number, state and bindings (no sleep: xarray lock). */
+int kfab_ep_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_ep *ep = to_kfab_ep(obj);
+	struct kfab_cq *tx_cq = READ_ONCE(ep->cq[KFAB_TX]);
+	struct kfab_cq *rx_cq = READ_ONCE(ep->cq[KFAB_RX]);
+	struct kfab_srx *srx = READ_ONCE(ep->srx);
+	struct kfab_av *av = READ_ONCE(ep->av);
+	/* Set once under sq_lock: seen or not yet, either is true enough. */
+	bool enabled = data_race(ep->enabled);
+
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_EP_NUM, ep->core->num) ||
+	    (enabled &&
+	     nla_put_flag(skb, KFAB_NL_ATTR_EP_ENABLED)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, ep->sq.entries) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_AV_ID,
+			kfab_ep_bound_id(av ? &av->obj : NULL)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_SRX_ID,
+			kfab_ep_bound_id(srx ? &srx->obj : NULL)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_TX_CQ_ID,
+			kfab_ep_bound_id(tx_cq ? &tx_cq->obj : NULL)) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_EP_RX_CQ_ID,
+			kfab_ep_bound_id(rx_cq ? &rx_cq->obj : NULL)))
+		return -EMSGSIZE;
+	return kfab_ep_nl_fill_stats(skb, ep);
 }
 
 /**

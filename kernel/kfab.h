@@ -16,7 +16,8 @@
  * say so with lockdep_assert_held().  Every lock is taken in process
  * context, with interrupts enabled, except the last.
  *
- *  1. kfab_ctx_lock (main.c, mutex): the list of contexts.
+ *  1. kfab_ctx_lock (main.c, mutex): the list of contexts; netlink's
+ *     dumps (netlink.c) walk it, filling each context's objects.
  *  2. kfab_av_lock (av.c, mutex): named AVs by name, per-owner quotas,
  *     the list of AV tables and each table's openers.
  *  3. kfab_ep.sq_lock and kfab_srx.sq_lock (mutexes): one doorbell,
@@ -38,7 +39,7 @@
  *  5. kfab_av_table.lock (av.c, mutex): one table's entries; senders and
  *     receivers look addresses up under a receive context's lock.
  *  6. xa_lock of a context's objects (object.c, spinlock): the id table;
- *     debugfs's ->show callbacks run under it.
+ *     debugfs's ->show and netlink's ->nl_fill callbacks run under it.
  *  7. kfab_kep.done_lock (kapi.c, spinlock): a kernel endpoint's
  *     outstanding and done requests; the engine's completion hook takes
  *     it under a receive context's lock.
@@ -98,6 +99,7 @@ enum kfab_obj_type {
 
 struct kfab_ctx;
 struct seq_file;
+struct sk_buff;
 
 /**
  * struct kfab_object - the head of every object of a context
@@ -127,6 +129,12 @@ struct kfab_object_ops {
 	 */
 	void (*show)(struct seq_file *s, struct kfab_object *obj);
 	/*
+	 * netlink.c: puts the type's KFAB_NL_ATTR_* of the object; called
+	 * under the context's xarray lock, so it must not sleep.  Returns
+	 * -EMSGSIZE when @skb is full.  Optional.
+	 */
+	int (*nl_fill)(struct sk_buff *skb, struct kfab_object *obj);
+	/*
 	 * Objects that own a submission ring (sq.c): run it
 	 * (KFAB_IOC_DOORBELL), cancel a posted receive (KFAB_IOC_CANCEL).
 	 * NULL for the others.
@@ -145,14 +153,22 @@ struct kfab_fault_state {
 	atomic_t fired;
 };
 
-/* One per open file of /dev/kfab, and one per kernel consumer's domain. */
+/*
+ * One per open file of /dev/kfab, and one per kernel consumer's domain.
+ * Who opened it (@pid, @uid, the namespaces) is fixed at open: netlink.c
+ * decides from it who may see the context.
+ */
 struct kfab_ctx {
 	struct xarray objects;
 	struct xarray regions;		/* mmap cookie -> struct kfab_region */
-	u32 id;				/* node-unique, for debugfs */
+	u32 id;				/* node-unique, in kfab_ctx_list order */
 	pid_t tgid;			/* of the opener, in the initial pid ns */
 	kuid_t uid;
 	char comm[TASK_COMM_LEN];
+	struct pid *pid;		/* the opener's tgid (a reference), NULL: kernel */
+	struct net *net;		/* the opener's (a reference) */
+	struct user_namespace *user_ns;	/* the opener's (a reference) */
+	u64 cgroup_id;			/* the opener's cgroup v2 */
 	struct list_head node;		/* on kfab_ctx_list */
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_fault_state fault[KFAB_FAULT_POINT_MAX];	/* test.c */
@@ -265,6 +281,41 @@ u32 kfab_av_insert_batch(struct kfab_ctx *ctx, struct kfab_av *av,
 int kfab_av_remove_batch(struct kfab_av *av, const u32 *indices, u32 count);
 u64 kfab_av_index_of(struct kfab_av *av, const struct kfab_addr *addr);
 void kfab_av_debugfs_show(struct seq_file *s);
+int kfab_av_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
+
+/**
+ * struct kfab_av_info - an AV table as netlink shows it, copied under its
+ *	locks (the table itself is av.c's)
+ * @serial: node-unique number
+ * @name: a named AV's name, "" for an unnamed one
+ * @type: KFAB_AV_TYPE_*
+ * @uid: owner
+ * @gid: group
+ * @mode: permission bits
+ * @persist: the name outlives the last handle
+ * @openers: handles
+ * @capacity: entries
+ * @used: entries in use
+ * @generation: changes made so far
+ */
+struct kfab_av_info {
+	u64 serial;
+	char name[KFAB_AV_NAME_MAX];
+	u32 type;
+	kuid_t uid;
+	kgid_t gid;
+	umode_t mode;
+	bool persist;
+	u32 openers;
+	u32 capacity;
+	u32 used;
+	u64 generation;
+};
+
+/* Called for each table by kfab_av_for_each(); non-zero stops the walk. */
+typedef int (*kfab_av_info_fn)(void *arg, const struct kfab_av_info *info);
+int kfab_av_for_each(unsigned long *pos, kfab_av_info_fn fn, void *arg);
+int kfab_av_unlink_name(const char *name, bool admin);
 /* cq.c: completion queues, rings shared with user space */
 
 /**
@@ -337,6 +388,7 @@ int kfab_ioctl_cq_drain(struct kfab_ucmd *ucmd);
 int kfab_ioctl_cq_readerr(struct kfab_ucmd *ucmd);
 void kfab_cq_destroy(struct kfab_object *obj);
 void kfab_cq_show(struct seq_file *s, struct kfab_object *obj);
+int kfab_cq_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 struct kfab_cq *kfab_cq_get(struct kfab_ctx *ctx, u32 id);
 void kfab_cq_put(struct kfab_cq *cq);
 int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
@@ -377,6 +429,7 @@ int kfab_ioctl_cntr_update(struct kfab_ucmd *ucmd);
 int kfab_ioctl_cntr_wait(struct kfab_ucmd *ucmd);
 void kfab_cntr_destroy(struct kfab_object *obj);
 void kfab_cntr_show(struct seq_file *s, struct kfab_object *obj);
+int kfab_cntr_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 struct kfab_cntr *kfab_cntr_get(struct kfab_ctx *ctx, u32 id);
 void kfab_cntr_put(struct kfab_cntr *cntr);
 void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
@@ -556,6 +609,32 @@ struct kfab_ep_kops {
 struct kfab_srx;
 
 /**
+ * struct kfab_ep_stats - an endpoint's traffic, as netlink shows it
+ * @tx_msgs: sends posted (accepted by kfab_msg_post())
+ * @tx_bytes: their payload
+ * @rx_msgs: receives completed without error
+ * @rx_bytes: what they received
+ * @tx_errors: sends completed with an error
+ * @rx_errors: receives completed with an error
+ * @truncated: receives that got a message longer than their buffers
+ * @canceled: requests canceled
+ *
+ * Atomics on lines of their own: sends complete in their poster's or a
+ * peer's context, receives under the receive context's lock, and no two
+ * endpoints share a line.
+ */
+struct kfab_ep_stats {
+	atomic64_t tx_msgs;
+	atomic64_t tx_bytes;
+	atomic64_t rx_msgs;
+	atomic64_t rx_bytes;
+	atomic64_t tx_errors;
+	atomic64_t rx_errors;
+	atomic64_t truncated;
+	atomic64_t canceled;
+} ____cacheline_aligned_in_smp;
+
+/**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
  * @obj: the object head
  * @core: the part senders reach, found by number
@@ -569,6 +648,7 @@ struct kfab_srx;
  * @enabled: KFAB_IOC_EP_ENABLE happened; bindings are fixed
  * @sq_lock: serialises doorbells
  * @sq: the submission ring
+ * @stats: its traffic (netlink)
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -583,6 +663,7 @@ struct kfab_ep {
 	bool enabled;
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
+	struct kfab_ep_stats stats;
 };
 
 /**
@@ -635,9 +716,11 @@ int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done);
 int kfab_ep_cancel(struct kfab_object *obj, u64 context);
 void kfab_ep_destroy(struct kfab_object *obj);
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
+int kfab_ep_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
+void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes);
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		  struct kfab_av *av, const struct kfab_addr *src,
 		  const struct kfab_ep_kops *kops,
@@ -647,8 +730,16 @@ int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd);
 void kfab_srx_destroy(struct kfab_object *obj);
 void kfab_srx_show(struct seq_file *s, struct kfab_object *obj);
+int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done);
 int kfab_srx_cancel(struct kfab_object *obj, u64 context);
+
+/* What a receive context holds unexpected now, for netlink. */
+static inline u64 kfab_rx_ctx_unexp_bytes(struct kfab_rx_ctx *rxc)
+{
+	/* Without its lock: a value that may be a moment old is enough. */
+	return data_race(rxc->unexp_bytes);
+}
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);
@@ -713,6 +804,14 @@ struct kfab_kdomain;
 struct kfab_ctx *kfab_kdomain_ctx(struct kfab_kdomain *dom);
 extern const struct file_operations kfab_kapi_test_fops;
 #endif
+
+/* netlink.c: the generic netlink family (uapi/linux/kfab_netlink.h) */
+struct kfab_av_info;
+int kfab_nl_init(void);
+void kfab_nl_exit(void);
+void kfab_nl_notify_ctx(struct kfab_ctx *ctx, bool opened);
+void kfab_nl_notify_av(const struct kfab_av_info *info, u8 cmd);
+int kfab_nl_put_u64(struct sk_buff *skb, int type, u64 value);
 
 /* sysfs.c */
 extern const struct attribute_group *kfab_sysfs_groups[];

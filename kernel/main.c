@@ -6,13 +6,16 @@
  * the ioctl dispatcher.  The ABI rules the dispatcher enforces are written at
  * the top of uapi/linux/kfab.h.
  */
+#include <linux/cgroup.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/nospec.h>
+#include <linux/nsproxy.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/user_namespace.h>
 
 #include "kfab.h"
 #include "net.h"
@@ -27,12 +30,32 @@ LIST_HEAD(kfab_ctx_list);
 atomic_t kfab_nr_ctx = ATOMIC_INIT(0);
 static u32 kfab_next_ctx_id;
 
+/* The opener's namespaces and cgroup; a kernel consumer's are the initial. */
+static void kfab_ctx_set_opener(struct kfab_ctx *ctx, bool user)
+{
+	struct cgroup *cgrp;
+
+	if (!user) {
+		ctx->net = get_net(&init_net);
+		ctx->user_ns = get_user_ns(&init_user_ns);
+		return;
+	}
+	ctx->pid = get_pid(task_tgid(current));
+	ctx->net = get_net(current->nsproxy->net_ns);
+	ctx->user_ns = get_user_ns(current_user_ns());
+	rcu_read_lock();
+	cgrp = task_dfl_cgroup(current);
+	ctx->cgroup_id = cgroup_id(cgrp);
+	rcu_read_unlock();
+}
+
 /**
- * kfab_ctx_create() - a new context, listed for debugfs
+ * kfab_ctx_create() - a new context, listed for debugfs and netlink
  * @tgid: the owner's tgid (0 for a kernel consumer)
  * @uid: the owner
  * @comm: a name for debugfs
  *
+ * A user context's opener (its namespaces, its cgroup) is the current task.
  * Return: the context or NULL (no memory).
  */
 struct kfab_ctx *kfab_ctx_create(pid_t tgid, kuid_t uid, const char *comm)
@@ -47,12 +70,14 @@ struct kfab_ctx *kfab_ctx_create(pid_t tgid, kuid_t uid, const char *comm)
 	ctx->tgid = tgid;
 	ctx->uid = uid;
 	strscpy(ctx->comm, comm, sizeof(ctx->comm));
+	kfab_ctx_set_opener(ctx, tgid);
 
 	mutex_lock(&kfab_ctx_lock);
 	ctx->id = ++kfab_next_ctx_id;
 	list_add_tail(&ctx->node, &kfab_ctx_list);
 	atomic_inc(&kfab_nr_ctx);
 	mutex_unlock(&kfab_ctx_lock);
+	kfab_nl_notify_ctx(ctx, true);
 	return ctx;
 }
 
@@ -63,9 +88,13 @@ void kfab_ctx_release(struct kfab_ctx *ctx)
 	list_del(&ctx->node);
 	atomic_dec(&kfab_nr_ctx);
 	mutex_unlock(&kfab_ctx_lock);
+	kfab_nl_notify_ctx(ctx, false);
 
 	kfab_ctx_destroy_all(ctx);
 	kfab_ctx_regions_destroy(ctx);
+	put_user_ns(ctx->user_ns);
+	put_net(ctx->net);
+	put_pid(ctx->pid);
 	kfree(ctx);
 }
 
@@ -302,9 +331,12 @@ static int __init kfab_init(void)
 	rc = kfab_av_init();
 	if (rc)
 		return rc;
-	rc = kfab_peer_init();
+	rc = kfab_nl_init();
 	if (rc)
 		goto err_av;
+	rc = kfab_peer_init();
+	if (rc)
+		goto err_nl;
 	rc = kfab_node_init();
 	if (rc)
 		goto err_peer;
@@ -325,6 +357,8 @@ err_debugfs:
 	kfab_node_exit();
 err_peer:
 	kfab_peer_exit();
+err_nl:
+	kfab_nl_exit();
 err_av:
 	kfab_av_exit();
 	return rc;
@@ -340,6 +374,7 @@ static void __exit kfab_exit(void)
 	kfab_peer_exit();
 	/* No file is open any more: only persistent named AVs are left. */
 	kfab_av_exit();
+	kfab_nl_exit();
 }
 
 module_init(kfab_init);

@@ -44,6 +44,7 @@
 #include "kfab.h"
 #include "msg.h"
 #include "net.h"
+#include "trace.h"
 
 /* Unexpected messages up to this size are buffered in the kernel. */
 #define KFAB_MSG_EAGER_MAX	(64 * 1024)
@@ -391,6 +392,7 @@ int kfab_unexp_eager(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	lockdep_assert_held(&rxc->lock);
 	if (rxc->unexp_bytes + cost > KFAB_MSG_UNEXP_MAX)
 		return -EAGAIN;
+	trace_kfab_unexpected(target->num, msg->tag, msg->len, true);
 	u = kfab_unexp_new(target, msg);
 	if (!u)
 		return -ENOMEM;
@@ -432,6 +434,7 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 	int rc;
 
 	lockdep_assert_held(&rxc->lock);
+	trace_kfab_unexpected(target->num, msg->tag, msg->len, false);
 	u = kfab_unexp_new(target, msg);
 	if (!u)
 		return -ENOMEM;
@@ -495,6 +498,7 @@ int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	int rc;
 
 	lockdep_assert_held(&rxc->lock);
+	trace_kfab_match(target->num, recv->context, msg->tag, msg->len);
 	*done = kfab_recv_take(recv, n);
 	if (recv->unpinned)
 		rc = copy_from_iter(small, n, data) == n ? 0 : -EFAULT;
@@ -845,6 +849,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	}
 	if (rc == -EAGAIN)
 		return rc;
+	kfab_ep_count_send(ep, msg.len);
 	if (rc || !later)
 		kfab_complete_send(ep, kind, req->context, req->flags, rc);
 	return 0;

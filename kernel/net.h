@@ -191,4 +191,18 @@ void kfab_node_close_peers(struct kfab_node *node);
 void kfab_node_recheck_peers(struct kfab_node *node);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
+/* A peer as netlink shows it, copied under its lock (peer.c). */
+struct kfab_peer_info {
+	struct kfab_addr addr;
+	int state;		/* enum kfab_nl_peer_state */
+	u32 incarnation;
+	const char *engine;
+	u64 tx_msgs, tx_bytes, rx_msgs, rx_bytes, failures;
+};
+
+/* Called for each peer by kfab_peer_for_each(); non-zero stops the walk. */
+typedef int (*kfab_peer_info_fn)(void *arg, const struct kfab_peer_info *info);
+int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
+		       kfab_peer_info_fn fn, void *arg);
+
 #endif /* KFAB_NET_H */

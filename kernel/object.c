@@ -26,21 +26,25 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 	[KFAB_OBJ_AV] = {
 		.name = "av",
 		.destroy = kfab_av_destroy,
+		.nl_fill = kfab_av_nl_fill,
 	},
 	[KFAB_OBJ_CQ] = {
 		.name = "cq",
 		.destroy = kfab_cq_destroy,
 		.show = kfab_cq_show,
+		.nl_fill = kfab_cq_nl_fill,
 	},
 	[KFAB_OBJ_CNTR] = {
 		.name = "cntr",
 		.destroy = kfab_cntr_destroy,
 		.show = kfab_cntr_show,
+		.nl_fill = kfab_cntr_nl_fill,
 	},
 	[KFAB_OBJ_EP] = {
 		.name = "ep",
 		.destroy = kfab_ep_destroy,
 		.show = kfab_ep_show,
+		.nl_fill = kfab_ep_nl_fill,
 		.doorbell = kfab_ep_doorbell,
 		.cancel = kfab_ep_cancel,
 	},
@@ -48,6 +52,7 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.name = "srx",
 		.destroy = kfab_srx_destroy,
 		.show = kfab_srx_show,
+		.nl_fill = kfab_srx_nl_fill,
 		.doorbell = kfab_srx_doorbell,
 		.cancel = kfab_srx_cancel,
 	},

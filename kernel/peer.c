@@ -39,6 +39,8 @@
 #include <linux/slab.h>
 #include <linux/uio.h>
 
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 #include "msg.h"
 #include "net.h"
@@ -1320,6 +1322,51 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 		mutex_unlock(&peer->lock);
 	}
 	mutex_unlock(&node->lock);
+}
+
+/**
+ * kfab_peer_for_each() - the peers of a node, for netlink dumps
+ * @node: the node
+ * @pos: peers to skip; advanced past each peer @fn took
+ * @fn: called with a snapshot of each peer, under the node's lock
+ * @arg: @fn's
+ *
+ * Return: 0 after the last peer, or what @fn returned to stop.
+ */
+int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
+		       kfab_peer_info_fn fn, void *arg)
+{
+	struct kfab_peer_info info;
+	struct kfab_peer *peer;
+	unsigned long i = 0;
+	int rc = 0;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(peer, &node->peers, link) {
+		if (i++ < *pos)
+			continue;
+		mutex_lock(&peer->lock);
+		info = (struct kfab_peer_info) {
+			.addr = peer->addr,
+			.state = peer->state == KFAB_PEER_UP ? KFAB_NL_PEER_UP :
+				 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
+				 KFAB_NL_PEER_CLOSED,
+			.incarnation = peer->incarnation,
+			.engine = peer->engine->name,
+			.tx_msgs = peer->tx_msgs,
+			.tx_bytes = peer->tx_bytes,
+			.rx_msgs = peer->rx_msgs,
+			.rx_bytes = peer->rx_bytes,
+			.failures = peer->failures,
+		};
+		mutex_unlock(&peer->lock);
+		rc = fn(arg, &info);
+		if (rc)
+			break;
+		(*pos)++;
+	}
+	mutex_unlock(&node->lock);
+	return rc;
 }
 
 int kfab_peer_init(void)

@@ -13,7 +13,12 @@
  */
 #include <linux/slab.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
+#include "trace.h"
 
 static inline struct kfab_srx *to_kfab_srx(struct kfab_object *obj)
 {
@@ -84,7 +89,13 @@ void kfab_srx_destroy(struct kfab_object *obj)
 
 static int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	return kfab_msg_submit_srx(owner, sqe);
+	int rc = kfab_msg_submit_srx(owner, sqe);
+
+	/* Receives of an SRX belong to no one endpoint yet: "ep" 0. */
+	if (rc != -EAGAIN)
+		trace_kfab_post(0, sqe->opcode, sqe->context, sqe->len,
+				sqe->tag);
+	return rc;
 }
 
 /*
@@ -125,4 +136,16 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 
 	seq_printf(s, " sq %u head %u", srx->sq.entries,
 		   READ_ONCE(srx->sq.head));
+}
+
+/* netlink: the ring's size, what waits unexpected (no sleep: xarray lock). */
+int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
+{
+	struct kfab_srx *srx = to_kfab_srx(obj);
+
+	if (nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
+			    kfab_rx_ctx_unexp_bytes(srx->rxc)))
+		return -EMSGSIZE;
+	return 0;
 }

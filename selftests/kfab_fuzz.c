@@ -69,6 +69,16 @@
  * Every successful mapping is scribbled over page by page (read, when it is
  * not writable), stays mapped while the thread goes on issuing ioctls on
  * the same files, and is unmapped by a later munmap action or at exit.
+ *
+ * Netlink
+ * -------
+ * Alongside the ioctls, threads send the generic netlink family "kfab"
+ * (uapi/linux/kfab_netlink.h) random requests: any command number, dump
+ * or not, random attributes of random sizes, now and then cut short,
+ * and now and then close the socket with the dump's answer unread.  The
+ * dumps walk the contexts and objects the other threads create and
+ * destroy.  The oracle: every answer is success or one of the errors
+ * Documentation/netlink.rst names (NETLINK_OUTCOMES).
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -95,6 +105,10 @@
 #include <unistd.h>
 
 #include <linux/kfab.h>
+#include <linux/kfab_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <sys/socket.h>
 
 #include "kselftest.h"
 #include "kfab_test.h"
@@ -136,7 +150,8 @@
 	X(ENFILE, ENFILE) X(EAGAIN, EAGAIN) X(ETIMEDOUT, ETIMEDOUT)	\
 	X(EINTR, EINTR) X(EEXIST, EEXIST) X(EDESTADDRREQ, EDESTADDRREQ)	\
 	X(EDQUOT, EDQUOT) X(ENAMETOOLONG, ENAMETOOLONG)			\
-	X(EADDRINUSE, EADDRINUSE) X(EADDRNOTAVAIL, EADDRNOTAVAIL)
+	X(EADDRINUSE, EADDRINUSE) X(EADDRNOTAVAIL, EADDRNOTAVAIL)	\
+	X(ERANGE, ERANGE) X(EMSGSIZE, EMSGSIZE)
 
 #define X(name, err) OUTI_##name,
 enum { FUZZ_OUTCOMES(X) OUTI_OTHER };
@@ -157,6 +172,9 @@ static const struct {
 /* mmap() of the device: its own -EINVAL/-EPERM and the mm core's errors. */
 #define MMAP_OUTCOMES	(O(OK) | O(EINVAL) | O(ENODEV) | O(EBADF) | O(EACCES) | \
 			 O(ENOMEM) | O(EOVERFLOW) | O(EPERM) | O(EOPNOTSUPP))
+/* A request to the netlink family: its policies, permissions and lookups. */
+#define NETLINK_OUTCOMES (O(OK) | O(EINVAL) | O(ERANGE) | O(EOPNOTSUPP) | \
+			  O(EPERM) | O(ENOENT) | O(EMSGSIZE) | O(ENOMEM))
 
 static uint32_t out_bit(int err)
 {
@@ -177,6 +195,7 @@ enum fuzz_kind {
 	K_MUNMAP,
 	K_PAGE_WRITE,
 	K_PAGE_READ,
+	K_NETLINK,
 	K_CMD0,
 };
 
@@ -190,6 +209,7 @@ static const char *const base_kind_names[K_CMD0] = {
 	[K_MUNMAP] = "munmap",
 	[K_PAGE_WRITE] = "page_write",
 	[K_PAGE_READ] = "page_read",
+	[K_NETLINK] = "netlink",
 };
 
 /* The size field a command's struct carries. */
@@ -302,6 +322,7 @@ static struct {
 	uint32_t max_objects;
 	uint32_t features;
 	int shared_fd[NR_SHARED_FDS];
+	uint16_t nl_family;	/* the "kfab" family's id, 0: not found */
 } cfg = {
 	.ops = 20000,
 	.procs = 3,
@@ -348,6 +369,7 @@ struct fuzz_thread {
 	uint8_t *edge;		/* a writable page followed by an unmapped one */
 	uint8_t *mem;		/* the mapping scratch..ro live in */
 	struct fuzz_map maps[NR_MAPS];
+	int nl_sock;		/* a generic netlink socket, -1: none yet */
 	pthread_t tid;
 };
 
@@ -2782,6 +2804,152 @@ static void act_kill(struct fuzz_thread *t)
 		pause();
 }
 
+/* Netlink */
+
+/* A socket of the generic netlink protocol, answers waited for 100 ms. */
+static int nl_socket(void)
+{
+	struct timeval tv = { .tv_usec = 100000 };
+	int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/* Appends an attribute to the message at @buf (its length at @len). */
+static void nl_put(uint8_t *buf, size_t *len, uint16_t type, const void *data,
+		   uint16_t n)
+{
+	struct nlattr *a = (struct nlattr *)(buf + *len);
+
+	a->nla_len = NLA_HDRLEN + n;
+	a->nla_type = type;
+	memcpy(a + 1, data, n);
+	*len += NLA_ALIGN(a->nla_len);
+}
+
+/*
+ * The answer to the request numbered @seq: 0, or the errno of its error or
+ * of a dump's end; what is left of earlier answers is skipped.  -1 when
+ * none came in time (a request that was cut short may get none).
+ */
+static int nl_answer(int fd, uint32_t seq, uint8_t *buf, size_t size)
+{
+	for (;;) {
+		ssize_t n = recv(fd, buf, size, 0);
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		if (n < 0)
+			return -1;
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;
+			if (h->nlmsg_type == NLMSG_ERROR || h->nlmsg_type == NLMSG_DONE)
+				return h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)) ?
+				       -*(int *)NLMSG_DATA(h) : 0;
+			if (!(h->nlmsg_flags & NLM_F_MULTI))
+				return 0;
+		}
+	}
+}
+
+/* The family's id, asked of the controller: 0 when there is none. */
+static uint16_t nl_resolve(void)
+{
+	uint8_t buf[4096] = { 0 };
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct genlmsghdr *g = NLMSG_DATA(h);
+	size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+	struct nlattr *a;
+	int fd = nl_socket(), rem;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	nl_put(buf, &len, CTRL_ATTR_FAMILY_NAME, KFAB_GENL_NAME,
+	       sizeof(KFAB_GENL_NAME));
+	*h = (struct nlmsghdr){ .nlmsg_len = len, .nlmsg_type = GENL_ID_CTRL,
+				.nlmsg_flags = NLM_F_REQUEST };
+	*g = (struct genlmsghdr){ .cmd = CTRL_CMD_GETFAMILY, .version = 1 };
+	n = send(fd, buf, len, 0) == (ssize_t)len ? recv(fd, buf, sizeof(buf), 0) : -1;
+	close(fd);
+	if (n < (ssize_t)NLMSG_LENGTH(GENL_HDRLEN) || h->nlmsg_type != GENL_ID_CTRL)
+		return 0;
+	rem = h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
+	for (a = (struct nlattr *)((uint8_t *)g + GENL_HDRLEN);
+	     rem >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN && a->nla_len <= rem;
+	     rem -= NLA_ALIGN(a->nla_len),
+	     a = (struct nlattr *)((uint8_t *)a + NLA_ALIGN(a->nla_len)))
+		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
+			return *(uint16_t *)(a + 1);
+	return 0;
+}
+
+/* A random request: command, flags, attributes, maybe cut short. */
+static size_t nl_random_request(struct fuzz_thread *t, uint8_t *buf,
+				struct fuzz_op *op)
+{
+	static const uint16_t sizes[] = { 0, 1, 2, 4, 8, 16, 40 };
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct genlmsghdr *g = NLMSG_DATA(h);
+	size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+	unsigned int i, n = rnd_below(t, 5);
+	uint8_t data[40];
+
+	for (i = 0; i < n; i++) {
+		uint16_t sz = sizes[rnd_below(t, ARRAY_SIZE(sizes))];
+		uint32_t v = chance(t, 1, 2) ? 0 : (uint32_t)rnd(t);
+
+		memset(data, 0, sizeof(data));
+		memcpy(data, &v, sz < 4 ? sz : 4);
+		nl_put(buf, &len, rnd_below(t, KFAB_NL_ATTR_MAX + 8), data, sz);
+	}
+	op->cmd = chance(t, 9, 10) ? 1 + rnd_below(t, KFAB_NL_CMD_MAX) :
+				     rnd_below(t, 256);
+	op->arg = NLM_F_REQUEST | (chance(t, 2, 3) ? NLM_F_DUMP : 0) |
+		  (chance(t, 1, 3) ? NLM_F_ACK : 0);
+	*h = (struct nlmsghdr){ .nlmsg_len = len, .nlmsg_type = cfg.nl_family,
+				.nlmsg_flags = op->arg, .nlmsg_seq = t->seq };
+	*g = (struct genlmsghdr){ .cmd = op->cmd, .version = KFAB_GENL_VERSION };
+	/* Cut short, but never to nothing: the socket refuses that itself. */
+	if (chance(t, 1, 10))
+		len = 1 + rnd_below(t, len);
+	op->len = len;
+	return len;
+}
+
+static void act_netlink(struct fuzz_thread *t)
+{
+	struct fuzz_op op = { .kind = K_NETLINK, .fd = -1,
+			      .expect = NETLINK_OUTCOMES };
+	uint8_t *buf = t->scratch;
+	size_t len;
+	int rc;
+
+	if (!cfg.nl_family || !take_op())
+		return;
+	if (t->nl_sock < 0)
+		t->nl_sock = nl_socket();
+	if (t->nl_sock < 0)
+		return;
+	len = nl_random_request(t, buf, &op);
+	op.fd = t->nl_sock;
+	op_begin(t, &op);
+	rc = send(t->nl_sock, buf, len, 0) == (ssize_t)len ? 0 : -1;
+	op.err = rc ? errno : 0;
+	/* Now and then the socket goes with the answer unread. */
+	if (!rc && chance(t, 1, 8)) {
+		close(t->nl_sock);
+		t->nl_sock = -1;
+	} else if (!rc) {
+		rc = nl_answer(t->nl_sock, (uint32_t)t->seq, buf, 2 * cfg.page);
+		op.err = rc < 0 ? 0 : rc;
+	}
+	op_end(t, &op);
+	check_outcome(t, &op, NETLINK_OUTCOMES);
+}
+
 enum fuzz_action {
 	A_OPEN,
 	A_CLOSE,
@@ -2789,6 +2957,7 @@ enum fuzz_action {
 	A_RANDOM_IOCTL,
 	A_MMAP,
 	A_MUNMAP,
+	A_NETLINK,
 	A_KILL,
 	NR_ACTIONS,
 };
@@ -2800,6 +2969,7 @@ static const unsigned int action_weight[NR_ACTIONS] = {
 	[A_RANDOM_IOCTL] = 1500,
 	[A_MMAP] = 400,
 	[A_MUNMAP] = 200,
+	[A_NETLINK] = 300,
 	[A_KILL] = 3,		/* about once per 3300 actions */
 };
 
@@ -2828,6 +2998,9 @@ static void run_action(struct fuzz_thread *t)
 		break;
 	case A_MUNMAP:
 		act_munmap(t);
+		break;
+	case A_NETLINK:
+		act_netlink(t);
 		break;
 	default:
 		act_kill(t);
@@ -2900,6 +3073,7 @@ static void __attribute__((noreturn)) worker(unsigned int slot, unsigned int gen
 		th[i].proc = &proc;
 		th[i].idx = i;
 		th[i].rng = mix64(seed + i);
+		th[i].nl_sock = -1;
 		if (thread_setup(&th[i])) {
 			fprintf(stderr, "kfab_fuzz: worker %u: setup: %s\n", slot,
 				strerror(errno));
@@ -3277,6 +3451,7 @@ int main(int argc, char **argv)
 				   KFAB_ABI_VERSION);
 	cfg.max_objects = q.max_objects;
 	cfg.features = q.features;
+	cfg.nl_family = nl_resolve();
 	close(fd);
 
 	/* Files every worker inherits: processes sharing contexts. */

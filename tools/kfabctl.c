@@ -2,14 +2,19 @@
 /*
  * kfabctl: kfab's administration tool.
  *
+ *   kfabctl [-j] [-p] [-d] OBJECT show [FILTER VALUE]...
+ *                       contexts, objects, AVs and peers over generic
+ *                       netlink, as their reader may see them
+ *                       (kfabctl_nl.c; OBJECT: ctx domain av cq cntr ep
+ *                       srx obj peer stat)
+ *   kfabctl monitor     events: contexts and named AVs coming and going
  *   kfabctl info        the module's ABI version, features and limits
- *   kfabctl contexts    open files of /dev/kfab (from debugfs; root)
  *   kfabctl av create NAME [--mode MODE] [--owner UID[:GID]] [--count N]
  *                       [--type table|map]
  *                       a persistent named AV, e.g. for a group of
  *                       containers (root: CAP_SYS_ADMIN, CAP_CHOWN)
  *   kfabctl av rm NAME  remove a name (its owner or root)
- *   kfabctl av list     every AV of the node (from debugfs; root)
+ *   kfabctl av del NAME the same over netlink (CAP_NET_ADMIN)
  *   kfabctl net listen ADDR[:PORT]
  *                       open a listener in this network namespace: it
  *                       becomes a node others reach (CAP_NET_ADMIN)
@@ -17,14 +22,12 @@
  *   kfabctl net allow|disallow NET[/LEN], net allow clear
  *                       the allow-list of peer networks (CAP_NET_ADMIN)
  *   kfabctl net show    listeners and peers of every namespace (debugfs;
- *                       root)
+ *                       root; "peer show" has the peers over netlink)
  *   kfabctl fault [--ctx ID | --kapi NAME] POINT [NTH]
  *                       a module built with CONFIG_KFAB_TEST only: arm a
  *                       fault point (KFAB_IOC_TEST_FAULT) of a context, or
  *                       with no NTH only report it; the shell selftests'
  *                       way to the module's fault injection
- *
- * It grows with kfab, and later moves to generic netlink.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,6 +42,8 @@
 #include <unistd.h>
 
 #include <linux/kfab.h>
+
+#include "kfabctl.h"
 
 #define KFAB_DEV_PATH "/dev/" KFAB_DEVICE_NAME
 #define KFAB_DEBUGFS "/sys/kernel/debug/kfab"
@@ -98,14 +103,9 @@ static int cat_debugfs(const char *file)
 	return 0;
 }
 
-static int cmd_contexts(void)
-{
-	return cat_debugfs("contexts");
-}
-
 /* A whole number that fits @max, in @base (0: C's prefixes). */
-static int parse_uint(const char *s, int base, unsigned long max,
-		      unsigned long *val)
+int kfabctl_parse_uint(const char *s, int base, unsigned long max,
+		       unsigned long *val)
 {
 	char *end;
 
@@ -164,7 +164,7 @@ static int cmd_av_create(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "m:o:c:t:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			if (parse_uint(optarg, 8, 0777, &val))
+			if (kfabctl_parse_uint(optarg, 8, 0777, &val))
 				goto bad;
 			o.mode = val;
 			break;
@@ -172,18 +172,18 @@ static int cmd_av_create(int argc, char **argv)
 			gid = strchr(optarg, ':');
 			if (gid)
 				*gid++ = '\0';
-			if (parse_uint(optarg, 10, UINT32_MAX - 1, &val))
+			if (kfabctl_parse_uint(optarg, 10, UINT32_MAX - 1, &val))
 				goto bad;
 			o.uid = val;
 			o.gid = val;
-			if (gid && parse_uint(gid, 10, UINT32_MAX - 1, &val))
+			if (gid && kfabctl_parse_uint(gid, 10, UINT32_MAX - 1, &val))
 				goto bad;
 			if (gid)
 				o.gid = val;
 			o.flags |= KFAB_AV_OPEN_SET_OWNER;
 			break;
 		case 'c':
-			if (parse_uint(optarg, 10, UINT32_MAX, &val))
+			if (kfabctl_parse_uint(optarg, 10, UINT32_MAX, &val))
 				goto bad;
 			o.count = val;
 			break;
@@ -251,9 +251,7 @@ static int cmd_av(int argc, char **argv)
 		return cmd_av_create(argc - 1, argv + 1);
 	if (argc == 3 && !strcmp(argv[1], "rm"))
 		return cmd_av_rm(argv[2]);
-	if (argc == 2 && !strcmp(argv[1], "list"))
-		return cat_debugfs("avs");
-	fprintf(stderr, "usage: kfabctl av create|rm|list ...\n");
+	fprintf(stderr, "usage: kfabctl av create|rm|del|show|list ...\n");
 	return 2;
 }
 
@@ -264,38 +262,6 @@ static const char * const fault_names[KFAB_FAULT_POINT_MAX] = {
 	[KFAB_FAULT_LOSE] = "lose",
 	[KFAB_FAULT_NOREPLY] = "noreply",
 };
-
-/*
- * The context of the kernel consumer whose domain is NAME: its line in
- * debugfs reads "context ID ... comm k:NAME" (the comm cut at 15 bytes).
- * Returns 0 if there is none or more than one.
- */
-static unsigned int kapi_ctx_id(const char *name)
-{
-	char want[16], line[512], comm[64];
-	unsigned int id, found = 0, n = 0;
-	FILE *f = fopen(KFAB_DEBUGFS "/contexts", "r");
-
-	if (!f) {
-		fprintf(stderr, "kfabctl: " KFAB_DEBUGFS "/contexts: %s (needs root and debugfs)\n",
-			strerror(errno));
-		return 0;
-	}
-	snprintf(want, sizeof(want), "k:%s", name);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "context %u pid %*d uid %*u comm %63s", &id,
-			   comm) == 2 && !strcmp(comm, want)) {
-			found = id;
-			n++;
-		}
-	fclose(f);
-	if (n != 1) {
-		fprintf(stderr, "kfabctl: %s kernel domains named %s\n",
-			n ? "several" : "no", name);
-		return 0;
-	}
-	return found;
-}
 
 static int cmd_fault(int argc, char **argv)
 {
@@ -312,12 +278,12 @@ static int cmd_fault(int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
-			if (parse_uint(optarg, 0, UINT32_MAX, &val) || !val)
+			if (kfabctl_parse_uint(optarg, 0, UINT32_MAX, &val) || !val)
 				goto usage;
 			f.ctx_id = val;
 			break;
 		case 'k':
-			f.ctx_id = kapi_ctx_id(optarg);
+			f.ctx_id = kfabctl_nl_kernel_ctx(optarg);
 			if (!f.ctx_id)
 				return 1;
 			break;
@@ -334,7 +300,7 @@ static int cmd_fault(int argc, char **argv)
 		goto usage;
 	if (argc - optind == 1)
 		f.flags = KFAB_TEST_FAULT_PEEK;
-	else if (parse_uint(argv[optind + 1], 10, UINT32_MAX, &val))
+	else if (kfabctl_parse_uint(argv[optind + 1], 10, UINT32_MAX, &val))
 		goto usage;
 	else
 		f.nth = val;
@@ -500,13 +466,19 @@ static int cmd_net(int argc, char **argv)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: kfabctl COMMAND\n"
+		"usage: kfabctl [-j] [-p] [-d] COMMAND\n"
+		"  OBJECT show [pid N] [uid N] [name NAME] [type TYPE] [ctx ID]\n"
+		"             OBJECT: ctx domain av cq cntr ep srx obj peer stat; what\n"
+		"             the caller may see (its uid's; a namespace's admin: the\n"
+		"             namespace's; root: all); -j JSON, -p pretty, -d details\n"
+		"  monitor    print events as they happen (CAP_NET_ADMIN)\n"
 		"  info       ABI version, features and limits of the loaded module\n"
-		"  contexts   open files of /dev/kfab and their objects (root)\n"
+		"  contexts   the same as ctx show\n"
 		"  av create NAME [--mode OCTAL] [--owner UID[:GID]] [--count N] [--type table|map]\n"
 		"             a named AV that stays until removed (root)\n"
 		"  av rm NAME remove a named AV's name (its owner, or root)\n"
-		"  av list    every AV of the node, with owners and entries (root)\n"
+		"  av del NAME  the same over netlink (CAP_NET_ADMIN)\n"
+		"  av list    the same as av show\n"
 		"  net listen ADDR[:PORT]   make this network namespace a node on ADDR\n"
 		"             (port 7471 by default; CAP_NET_ADMIN)\n"
 		"  net unlisten ADDR[:PORT] close that listener\n"
@@ -519,8 +491,36 @@ static void usage(FILE *out)
 		"             without NTH, report; another context than this file's: root\n");
 }
 
+/* Leading -j, -p, -d (or -jpd): they apply to the netlink commands. */
+static int parse_opts(struct kfabctl_opts *o, int argc, char **argv)
+{
+	int i;
+	char *c;
+
+	for (i = 1; i < argc && argv[i][0] == '-' && argv[i][1] &&
+		    strspn(argv[i] + 1, "jpd") == strlen(argv[i] + 1); i++)
+		for (c = argv[i] + 1; *c; c++) {
+			o->json |= *c == 'j';
+			o->pretty |= *c == 'p';
+			o->details |= *c == 'd';
+		}
+	return i - 1;
+}
+
 int main(int argc, char **argv)
 {
+	struct kfabctl_opts o = { 0 };
+	bool handled;
+	int rc, skip;
+
+	skip = parse_opts(&o, argc, argv);
+	argc -= skip;
+	argv += skip;
+	if (argc >= 2) {
+		rc = kfabctl_nl_main(&o, argc - 1, argv + 1, &handled);
+		if (handled)
+			return rc;
+	}
 	if (argc >= 2 && !strcmp(argv[1], "av"))
 		return cmd_av(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "net"))
@@ -533,8 +533,6 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "info"))
 		return cmd_info();
-	if (!strcmp(argv[1], "contexts"))
-		return cmd_contexts();
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(stdout);
 		return 0;

@@ -1,0 +1,607 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * kfabctl's netlink half: the commands in the shape of iproute2's rdma,
+ * over the generic netlink family "kfab" (uapi/linux/kfab_netlink.h).
+ *
+ *   kfabctl [-j] [-p] [-d] OBJECT show [FILTER VALUE]...
+ *	OBJECT: ctx, domain, av, cq, cntr, ep, srx, peer
+ *	FILTER: pid, uid, name (comm, or an AV's name), type (object type),
+ *	ctx (a context id)
+ *   kfabctl [-j] [-p] stat show
+ *   kfabctl [-j] monitor
+ *   kfabctl av del NAME
+ *
+ * Every message becomes one record: a list of (key, value) printed as
+ * "key value ..." lines, or as a JSON object built with json-c (-j; -p
+ * pretty-prints).  The keys are stable: Documentation/kfabctl.8.md lists
+ * them.  -d adds the detail keys (namespaces, cgroup, references).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include <json-c/json.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+
+#include <linux/kfab.h>
+#include <linux/kfab_netlink.h>
+
+#include "kfabctl.h"
+
+enum kv_type { KV_U16, KV_U32, KV_U64, KV_STR, KV_FLAG, KV_MODE, KV_NODE,
+	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE };
+
+/* One attribute: its JSON key, how to print it, and whether -d shows it. */
+struct kv_attr {
+	const char *key;
+	enum kv_type type;
+	bool detail;
+};
+
+static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
+	[KFAB_NL_ATTR_CTX_ID] = { "ctx", KV_U32 },
+	[KFAB_NL_ATTR_PID] = { "pid", KV_U32 },
+	[KFAB_NL_ATTR_UID] = { "uid", KV_U32 },
+	[KFAB_NL_ATTR_COMM] = { "comm", KV_STR },
+	[KFAB_NL_ATTR_CGROUP_ID] = { "cgroup", KV_U64, true },
+	[KFAB_NL_ATTR_NETNS_INO] = { "netns", KV_U32, true },
+	[KFAB_NL_ATTR_USERNS_INO] = { "userns", KV_U32, true },
+	[KFAB_NL_ATTR_PIDNS_INO] = { "pidns", KV_U32, true },
+	[KFAB_NL_ATTR_KERNEL] = { "kernel", KV_FLAG },
+	[KFAB_NL_ATTR_OBJ_ID] = { "id", KV_U32 },
+	[KFAB_NL_ATTR_OBJ_TYPE] = { "type", KV_OBJ_TYPE },
+	[KFAB_NL_ATTR_OBJ_USERS] = { "users", KV_U32, true },
+	[KFAB_NL_ATTR_DOMAIN_ID] = { "domain", KV_U32 },
+	[KFAB_NL_ATTR_ENTRIES] = { "entries", KV_U32 },
+	[KFAB_NL_ATTR_CQ_POSTED] = { "posted", KV_U64 },
+	[KFAB_NL_ATTR_CQ_OVERFLOWED] = { "overflowed", KV_U64 },
+	[KFAB_NL_ATTR_CQ_BACKLOG] = { "backlog", KV_U32 },
+	[KFAB_NL_ATTR_CQ_ERRORS] = { "errors", KV_U32 },
+	[KFAB_NL_ATTR_CNTR_VALUE] = { "value", KV_U64 },
+	[KFAB_NL_ATTR_CNTR_ERR] = { "err", KV_U64 },
+	[KFAB_NL_ATTR_EP_NUM] = { "num", KV_U64 },
+	[KFAB_NL_ATTR_EP_ENABLED] = { "enabled", KV_FLAG },
+	[KFAB_NL_ATTR_EP_AV_ID] = { "av", KV_U32 },
+	[KFAB_NL_ATTR_EP_SRX_ID] = { "srx", KV_U32 },
+	[KFAB_NL_ATTR_EP_TX_CQ_ID] = { "tx_cq", KV_U32 },
+	[KFAB_NL_ATTR_EP_RX_CQ_ID] = { "rx_cq", KV_U32 },
+	[KFAB_NL_ATTR_AV_SERIAL] = { "serial", KV_U64 },
+	[KFAB_NL_ATTR_AV_NAME] = { "name", KV_STR },
+	[KFAB_NL_ATTR_AV_TYPE] = { "av_type", KV_AV_TYPE },
+	[KFAB_NL_ATTR_AV_GID] = { "gid", KV_U32 },
+	[KFAB_NL_ATTR_AV_MODE] = { "mode", KV_MODE },
+	[KFAB_NL_ATTR_AV_PERSIST] = { "persist", KV_FLAG },
+	[KFAB_NL_ATTR_AV_OPENERS] = { "openers", KV_U32 },
+	[KFAB_NL_ATTR_AV_USED] = { "used", KV_U32 },
+	[KFAB_NL_ATTR_AV_GENERATION] = { "generation", KV_U64, true },
+	[KFAB_NL_ATTR_READ_ONLY] = { "read_only", KV_FLAG },
+	[KFAB_NL_ATTR_PEER_NODE] = { "node", KV_NODE },
+	[KFAB_NL_ATTR_PEER_PORT] = { "port", KV_U16 },
+	[KFAB_NL_ATTR_PEER_STATE] = { "state", KV_PEER_STATE },
+	[KFAB_NL_ATTR_PEER_INCARNATION] = { "incarnation", KV_U32, true },
+	[KFAB_NL_ATTR_PEER_ENGINE] = { "engine", KV_STR },
+	[KFAB_NL_ATTR_TX_MSGS] = { "tx_msgs", KV_U64 },
+	[KFAB_NL_ATTR_TX_BYTES] = { "tx_bytes", KV_U64 },
+	[KFAB_NL_ATTR_RX_MSGS] = { "rx_msgs", KV_U64 },
+	[KFAB_NL_ATTR_RX_BYTES] = { "rx_bytes", KV_U64 },
+	[KFAB_NL_ATTR_FAILURES] = { "failures", KV_U64 },
+	[KFAB_NL_ATTR_STAT_CONTEXTS] = { "contexts", KV_U32 },
+	[KFAB_NL_ATTR_STAT_OBJECTS] = { "objects", KV_U32 },
+	[KFAB_NL_ATTR_STAT_AVS] = { "avs", KV_U32 },
+	[KFAB_NL_ATTR_STAT_NAMED_AVS] = { "named_avs", KV_U32 },
+	[KFAB_NL_ATTR_STAT_PEERS] = { "peers", KV_U32 },
+	[KFAB_NL_ATTR_TX_ERRORS] = { "tx_errors", KV_U64 },
+	[KFAB_NL_ATTR_RX_ERRORS] = { "rx_errors", KV_U64 },
+	[KFAB_NL_ATTR_TRUNCATED] = { "truncated", KV_U64 },
+	[KFAB_NL_ATTR_CANCELED] = { "canceled", KV_U64 },
+	[KFAB_NL_ATTR_UNEXP_BYTES] = { "unexp_bytes", KV_U64 },
+};
+
+static const char * const obj_type_names[] = {
+	[KFAB_NL_OBJ_DOMAIN] = "domain", [KFAB_NL_OBJ_AV] = "av",
+	[KFAB_NL_OBJ_CQ] = "cq", [KFAB_NL_OBJ_CNTR] = "cntr",
+	[KFAB_NL_OBJ_EP] = "ep", [KFAB_NL_OBJ_SRX] = "srx",
+};
+
+static const char * const peer_state_names[] = {
+	[KFAB_NL_PEER_IDLE] = "idle", [KFAB_NL_PEER_UP] = "up",
+	[KFAB_NL_PEER_CLOSED] = "closed",
+};
+
+static const char * const event_names[KFAB_NL_CMD_MAX + 1] = {
+	[KFAB_NL_CMD_CTX_NEW] = "ctx_new", [KFAB_NL_CMD_CTX_DEL] = "ctx_del",
+	[KFAB_NL_CMD_AV_NEW] = "av_new", [KFAB_NL_CMD_AV_GONE] = "av_gone",
+};
+
+static const char *name_of(const char * const *names, size_t n, uint32_t v)
+{
+	return v < n && names[v] ? names[v] : "unknown";
+}
+
+#define NAME_OF(names, v) name_of(names, sizeof(names) / sizeof(names[0]), v)
+
+/* What the user asked for: the output style and the filters. */
+struct show {
+	bool json, pretty, details;
+	json_object *records;		/* -j: the array printed at the end */
+	int obj_type;			/* objects: only this type, 0: any */
+	long pid, uid, ctx;		/* -1: any */
+	const char *name;
+	/* ctx -> its opener, to show and filter objects by it */
+	struct ctx_row { uint32_t ctx, pid, uid; char comm[32]; } *ctxs;
+	size_t nr_ctxs;
+	const char *event;		/* monitor: the record's event */
+};
+
+static json_object *json_of(const struct kv_attr *a, struct nlattr *nla)
+{
+	char buf[INET6_ADDRSTRLEN];
+
+	switch (a->type) {
+	case KV_U16:
+		return json_object_new_int(nla_get_u16(nla));
+	case KV_U32:
+	case KV_MODE:
+		return json_object_new_int64(nla_get_u32(nla));
+	case KV_U64:
+		return json_object_new_uint64(nla_get_u64(nla));
+	case KV_STR:
+		return json_object_new_string(nla_get_string(nla));
+	case KV_FLAG:
+		return json_object_new_boolean(1);
+	case KV_NODE:
+		if (nla_len(nla) != 16 ||
+		    !inet_ntop(AF_INET6, nla_data(nla), buf, sizeof(buf)))
+			return json_object_new_string("?");
+		return json_object_new_string(buf);
+	case KV_OBJ_TYPE:
+		return json_object_new_string(NAME_OF(obj_type_names,
+						      nla_get_u32(nla)));
+	case KV_AV_TYPE:
+		return json_object_new_string(nla_get_u32(nla) == KFAB_AV_TYPE_MAP ?
+					      "map" : "table");
+	case KV_PEER_STATE:
+		return json_object_new_string(NAME_OF(peer_state_names,
+						      nla_get_u32(nla)));
+	}
+	return NULL;
+}
+
+/* One record, as JSON (also the source of the plain output). */
+static json_object *record_of(struct show *s, struct nlattr **tb)
+{
+	json_object *rec = json_object_new_object();
+	int i;
+
+	if (s->event)
+		json_object_object_add(rec, "event",
+				       json_object_new_string(s->event));
+	for (i = 1; i <= KFAB_NL_ATTR_MAX; i++) {
+		const struct kv_attr *a = &kv_attrs[i];
+
+		if (!tb[i] || !a->key || (a->detail && !s->details))
+			continue;
+		json_object_object_add(rec, a->key, json_of(a, tb[i]));
+	}
+	return rec;
+}
+
+static void print_plain(json_object *rec)
+{
+	const char *sep = "";
+
+	json_object_object_foreach(rec, key, val) {
+		if (json_object_is_type(val, json_type_boolean))
+			printf("%s%s", sep, key);
+		else if (!strcmp(key, "mode"))
+			printf("%s%s %04o", sep, key, json_object_get_int(val));
+		else
+			printf("%s%s %s", sep, key, json_object_get_string(val));
+		sep = " ";
+	}
+	putchar('\n');
+}
+
+static void emit(struct show *s, json_object *rec)
+{
+	if (s->json && s->records) {
+		json_object_array_add(s->records, rec);
+		return;
+	}
+	if (s->json)
+		puts(json_object_to_json_string_ext(rec, s->pretty ?
+						    JSON_C_TO_STRING_PRETTY :
+						    JSON_C_TO_STRING_PLAIN));
+	else
+		print_plain(rec);
+	json_object_put(rec);
+	fflush(stdout);
+}
+
+static const struct ctx_row *ctx_row(const struct show *s, uint32_t ctx)
+{
+	size_t i;
+
+	for (i = 0; i < s->nr_ctxs; i++)
+		if (s->ctxs[i].ctx == ctx)
+			return &s->ctxs[i];
+	return NULL;
+}
+
+static bool u32_filter(long want, struct nlattr *nla)
+{
+	return want < 0 || (nla && nla_get_u32(nla) == (uint32_t)want);
+}
+
+/* The filters, on a record's attributes (objects: on their context's). */
+static bool wanted(const struct show *s, struct nlattr **tb)
+{
+	const struct ctx_row *row;
+
+	if (s->obj_type && (!tb[KFAB_NL_ATTR_OBJ_TYPE] ||
+			    nla_get_u32(tb[KFAB_NL_ATTR_OBJ_TYPE]) != (uint32_t)s->obj_type))
+		return false;
+	if (!u32_filter(s->ctx, tb[KFAB_NL_ATTR_CTX_ID]))
+		return false;
+	if (tb[KFAB_NL_ATTR_OBJ_ID] && tb[KFAB_NL_ATTR_CTX_ID]) {
+		row = ctx_row(s, nla_get_u32(tb[KFAB_NL_ATTR_CTX_ID]));
+		if (!row)
+			return false;
+		return (s->pid < 0 || row->pid == s->pid) &&
+		       (s->uid < 0 || row->uid == s->uid) &&
+		       (!s->name || !strcmp(row->comm, s->name));
+	}
+	if (!u32_filter(s->pid, tb[KFAB_NL_ATTR_PID]) ||
+	    !u32_filter(s->uid, tb[KFAB_NL_ATTR_UID]))
+		return false;
+	if (s->name) {
+		struct nlattr *n = tb[KFAB_NL_ATTR_COMM] ?: tb[KFAB_NL_ATTR_AV_NAME];
+
+		return n && !strcmp(nla_get_string(n), s->name);
+	}
+	return true;
+}
+
+static int parse(struct nl_msg *msg, struct nlattr **tb, uint8_t *cmd)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+
+	*cmd = ((struct genlmsghdr *)nlmsg_data(nlh))->cmd;
+	return genlmsg_parse(nlh, 0, tb, KFAB_NL_ATTR_MAX, NULL);
+}
+
+/* Objects get their context's pid, uid and comm, as rdma's resources do. */
+static void add_opener(const struct show *s, json_object *rec,
+		       struct nlattr **tb)
+{
+	const struct ctx_row *row;
+
+	if (!tb[KFAB_NL_ATTR_OBJ_ID] || !tb[KFAB_NL_ATTR_CTX_ID])
+		return;
+	row = ctx_row(s, nla_get_u32(tb[KFAB_NL_ATTR_CTX_ID]));
+	if (!row)
+		return;
+	json_object_object_add(rec, "pid", json_object_new_int64(row->pid));
+	json_object_object_add(rec, "uid", json_object_new_int64(row->uid));
+	json_object_object_add(rec, "comm", json_object_new_string(row->comm));
+}
+
+static int on_record(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[KFAB_NL_ATTR_MAX + 1];
+	struct show *s = arg;
+	json_object *rec;
+	uint8_t cmd;
+
+	if (parse(msg, tb, &cmd) < 0 || !wanted(s, tb))
+		return NL_OK;
+	rec = record_of(s, tb);
+	add_opener(s, rec, tb);
+	emit(s, rec);
+	return NL_OK;
+}
+
+static int on_ctx_row(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[KFAB_NL_ATTR_MAX + 1];
+	struct show *s = arg;
+	struct ctx_row *row;
+	uint8_t cmd;
+
+	if (parse(msg, tb, &cmd) < 0 || !tb[KFAB_NL_ATTR_CTX_ID])
+		return NL_OK;
+	row = realloc(s->ctxs, (s->nr_ctxs + 1) * sizeof(*row));
+	if (!row)
+		return NL_STOP;
+	s->ctxs = row;
+	row = &s->ctxs[s->nr_ctxs++];
+	memset(row, 0, sizeof(*row));
+	row->ctx = nla_get_u32(tb[KFAB_NL_ATTR_CTX_ID]);
+	row->pid = tb[KFAB_NL_ATTR_PID] ? nla_get_u32(tb[KFAB_NL_ATTR_PID]) : 0;
+	row->uid = tb[KFAB_NL_ATTR_UID] ? nla_get_u32(tb[KFAB_NL_ATTR_UID]) : 0;
+	if (tb[KFAB_NL_ATTR_COMM])
+		snprintf(row->comm, sizeof(row->comm), "%s",
+			 nla_get_string(tb[KFAB_NL_ATTR_COMM]));
+	return NL_OK;
+}
+
+static struct nl_sock *nl_open(int *family)
+{
+	struct nl_sock *sk = nl_socket_alloc();
+
+	if (!sk || genl_connect(sk)) {
+		fprintf(stderr, "kfabctl: generic netlink: %s\n", strerror(errno));
+		nl_socket_free(sk);
+		return NULL;
+	}
+	*family = genl_ctrl_resolve(sk, KFAB_GENL_NAME);
+	if (*family < 0) {
+		fprintf(stderr, "kfabctl: no generic netlink family \"%s\" (is kfab.ko loaded?)\n",
+			KFAB_GENL_NAME);
+		nl_socket_free(sk);
+		return NULL;
+	}
+	return sk;
+}
+
+/* Sends one request (a dump with @flags NLM_F_DUMP) and reads its answer. */
+static int request(struct nl_sock *sk, int family, uint8_t cmd, int flags,
+		   nl_recvmsg_msg_cb_t fn, void *arg, const char *name)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+	int rc;
+
+	if (!msg)
+		return -NLE_NOMEM;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, flags,
+			 cmd, KFAB_GENL_VERSION) ||
+	    (name && nla_put_string(msg, KFAB_NL_ATTR_AV_NAME, name))) {
+		nlmsg_free(msg);
+		return -NLE_NOMEM;
+	}
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg);
+	rc = nl_send_auto(sk, msg);
+	nlmsg_free(msg);
+	if (rc < 0)
+		return rc;
+	/* libnl asks for an ack and reads it with the reply (or the error). */
+	return nl_recvmsgs_default(sk);
+}
+
+static int nl_fail(const char *what, int rc)
+{
+	fprintf(stderr, "kfabctl: %s: %s\n", what, nl_geterror(rc));
+	return 1;
+}
+
+static const struct { const char *name; uint8_t cmd; int type; } objects[] = {
+	{ "ctx", KFAB_NL_CMD_CTX_GET, 0 },
+	{ "domain", KFAB_NL_CMD_OBJ_GET, KFAB_NL_OBJ_DOMAIN },
+	{ "cq", KFAB_NL_CMD_OBJ_GET, KFAB_NL_OBJ_CQ },
+	{ "cntr", KFAB_NL_CMD_OBJ_GET, KFAB_NL_OBJ_CNTR },
+	{ "ep", KFAB_NL_CMD_OBJ_GET, KFAB_NL_OBJ_EP },
+	{ "srx", KFAB_NL_CMD_OBJ_GET, KFAB_NL_OBJ_SRX },
+	{ "obj", KFAB_NL_CMD_OBJ_GET, 0 },
+	{ "av", KFAB_NL_CMD_AV_GET, 0 },
+	{ "peer", KFAB_NL_CMD_PEER_GET, 0 },
+	{ "stat", KFAB_NL_CMD_STAT_GET, 0 },
+};
+
+static int parse_filters(struct show *s, int argc, char **argv)
+{
+	unsigned long v;
+	int i;
+
+	for (i = 0; i < argc; i += 2) {
+		if (i + 1 >= argc) {
+			fprintf(stderr, "kfabctl: %s: needs a value\n", argv[i]);
+			return -1;
+		}
+		if (!strcmp(argv[i], "name")) {
+			s->name = argv[i + 1];
+			continue;
+		}
+		if (!strcmp(argv[i], "type")) {
+			for (v = 1; v < sizeof(obj_type_names) / sizeof(obj_type_names[0]); v++)
+				if (!strcmp(obj_type_names[v], argv[i + 1]))
+					s->obj_type = v;
+			if (!s->obj_type) {
+				fprintf(stderr, "kfabctl: type %s: unknown\n", argv[i + 1]);
+				return -1;
+			}
+			continue;
+		}
+		if (kfabctl_parse_uint(argv[i + 1], 10, UINT32_MAX, &v)) {
+			fprintf(stderr, "kfabctl: %s %s: not a number\n", argv[i], argv[i + 1]);
+			return -1;
+		}
+		if (!strcmp(argv[i], "pid"))
+			s->pid = v;
+		else if (!strcmp(argv[i], "uid"))
+			s->uid = v;
+		else if (!strcmp(argv[i], "ctx"))
+			s->ctx = v;
+		else {
+			fprintf(stderr, "kfabctl: unknown filter %s (pid, uid, name, type, ctx)\n",
+				argv[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int show(struct show *s, const char *object, int argc, char **argv)
+{
+	struct nl_sock *sk;
+	size_t i, n = sizeof(objects) / sizeof(objects[0]);
+	int family, rc = 1;
+
+	for (i = 0; i < n && strcmp(objects[i].name, object); i++)
+		;
+	if (i == n || argc < 1 || strcmp(argv[0], "show")) {
+		fprintf(stderr, "kfabctl: usage: kfabctl [-j] [-p] [-d] OBJECT show [FILTER VALUE]...\n");
+		return 2;
+	}
+	s->obj_type = objects[i].type;
+	if (parse_filters(s, argc - 1, argv + 1))
+		return 2;
+	sk = nl_open(&family);
+	if (!sk)
+		return 1;
+	if (objects[i].cmd == KFAB_NL_CMD_OBJ_GET) {
+		rc = request(sk, family, KFAB_NL_CMD_CTX_GET, NLM_F_DUMP,
+			     on_ctx_row, s, NULL);
+		if (rc < 0) {
+			rc = nl_fail("contexts", rc);
+			goto out;
+		}
+	}
+	if (s->json)
+		s->records = json_object_new_array();
+	rc = request(sk, family, objects[i].cmd,
+		     objects[i].cmd == KFAB_NL_CMD_STAT_GET ? 0 : NLM_F_DUMP,
+		     on_record, s, NULL);
+	if (rc < 0) {
+		rc = nl_fail(object, rc);
+		goto out;
+	}
+	if (s->json)
+		puts(json_object_to_json_string_ext(s->records, s->pretty ?
+						    JSON_C_TO_STRING_PRETTY :
+						    JSON_C_TO_STRING_PLAIN));
+	rc = 0;
+out:
+	json_object_put(s->records);
+	free(s->ctxs);
+	nl_socket_free(sk);
+	return rc;
+}
+
+static int on_event(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[KFAB_NL_ATTR_MAX + 1];
+	struct show *s = arg;
+	uint8_t cmd;
+
+	if (parse(msg, tb, &cmd) < 0)
+		return NL_OK;
+	s->event = NAME_OF(event_names, cmd);
+	emit(s, record_of(s, tb));
+	return NL_OK;
+}
+
+/* Prints events until killed; each a line (a JSON object with -j). */
+static int monitor(struct show *s)
+{
+	int family, group, rc;
+	struct nl_sock *sk = nl_open(&family);
+
+	if (!sk)
+		return 1;
+	group = genl_ctrl_resolve_grp(sk, KFAB_GENL_NAME, KFAB_GENL_MCGRP_EVENTS);
+	rc = group < 0 ? group : nl_socket_add_membership(sk, group);
+	if (rc < 0) {
+		nl_socket_free(sk);
+		return nl_fail("join the events group (needs CAP_NET_ADMIN)", rc);
+	}
+	nl_socket_disable_seq_check(sk);
+	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, on_event, s);
+	if (!s->json)
+		fprintf(stderr, "kfabctl: monitoring kfab events\n");
+	for (;;) {
+		rc = nl_recvmsgs_default(sk);
+		if (rc < 0 && rc != -NLE_INTR) {
+			nl_socket_free(sk);
+			return nl_fail("monitor", rc);
+		}
+	}
+}
+
+static int ignore_reply(struct nl_msg *msg __attribute__((unused)),
+			void *arg __attribute__((unused)))
+{
+	return NL_OK;
+}
+
+static int av_del(const char *name)
+{
+	int family, rc;
+	struct nl_sock *sk = nl_open(&family);
+
+	if (!sk)
+		return 1;
+	rc = request(sk, family, KFAB_NL_CMD_AV_DEL, 0, ignore_reply,
+		     NULL, name);
+	nl_socket_free(sk);
+	return rc < 0 ? nl_fail(name, rc) : 0;
+}
+
+/* Does the command line name a netlink command?  Then runs it. */
+int kfabctl_nl_main(const struct kfabctl_opts *o, int argc, char **argv,
+		    bool *handled)
+{
+	struct show s = { .json = o->json, .pretty = o->pretty,
+			  .details = o->details, .pid = -1, .uid = -1,
+			  .ctx = -1 };
+	size_t i, n = sizeof(objects) / sizeof(objects[0]);
+
+	*handled = true;
+	if (!strcmp(argv[0], "monitor"))
+		return monitor(&s);
+	if (!strcmp(argv[0], "av") && argc == 3 && !strcmp(argv[1], "del"))
+		return av_del(argv[2]);
+	/* Old spellings, kept for scripts. */
+	if (!strcmp(argv[0], "contexts") && argc == 1)
+		return show(&s, "ctx", 1, (char *[]){ "show" });
+	if (!strcmp(argv[0], "av") && argc == 2 && !strcmp(argv[1], "list"))
+		return show(&s, "av", 1, (char *[]){ "show" });
+	for (i = 0; i < n; i++)
+		if (!strcmp(argv[0], objects[i].name) && argc >= 2 &&
+		    !strcmp(argv[1], "show"))
+			return show(&s, argv[0], argc - 1, argv + 1);
+	*handled = false;
+	return 0;
+}
+
+/*
+ * The context of the kernel consumer whose domain is @name: its comm is
+ * "k:NAME", cut at 15 bytes.  0 if there is none or more than one.
+ */
+unsigned int kfabctl_nl_kernel_ctx(const char *name)
+{
+	struct show s = { .pid = -1, .uid = -1, .ctx = -1 };
+	unsigned int found = 0, n = 0;
+	char want[16];
+	int family, rc;
+	struct nl_sock *sk = nl_open(&family);
+	size_t i;
+
+	if (!sk)
+		return 0;
+	rc = request(sk, family, KFAB_NL_CMD_CTX_GET, NLM_F_DUMP, on_ctx_row,
+		     &s, NULL);
+	nl_socket_free(sk);
+	if (rc < 0) {
+		nl_fail("contexts", rc);
+		return 0;
+	}
+	snprintf(want, sizeof(want), "k:%s", name);
+	for (i = 0; i < s.nr_ctxs; i++)
+		if (!s.ctxs[i].pid && !strcmp(s.ctxs[i].comm, want)) {
+			found = s.ctxs[i].ctx;
+			n++;
+		}
+	free(s.ctxs);
+	if (n != 1) {
+		fprintf(stderr, "kfabctl: %s kernel domains named %s\n",
+			n ? "several" : "no", name);
+		return 0;
+	}
+	return found;
+}

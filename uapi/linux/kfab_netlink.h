@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * kfab's generic netlink family: inspection, administration and events
+ * (Documentation/netlink.rst has the long form).
+ *
+ * Conventions:
+ *
+ *  - The family is KFAB_GENL_NAME, version KFAB_GENL_VERSION, no family
+ *    header.  Commands are strictly validated: an attribute the command's
+ *    policy does not list, a short or oversize attribute, or trailing bytes
+ *    are -EINVAL with an extended ack.
+ *  - *_GET commands are dumps (NLM_F_DUMP): one message per object, in the
+ *    command's own number, resuming across as many messages as it takes.
+ *    Each message carries only the attributes that apply to it.
+ *  - What a socket sees depends on its opener: CAP_NET_ADMIN or
+ *    CAP_SYS_ADMIN in the initial user namespace sees everything; the
+ *    admin of a network namespace's user namespace sees what processes of
+ *    that user namespace (or below it) opened in that network namespace;
+ *    anyone else sees what processes of their own uid opened in their user
+ *    namespace or below.  IDs (uid, pid) are as the reader's namespaces
+ *    see them.  Changes (KFAB_NL_CMD_AV_DEL) need CAP_NET_ADMIN in the
+ *    initial user namespace.
+ *  - The multicast group KFAB_GENL_MCGRP_EVENTS carries the event commands
+ *    of the initial network namespace; joining it needs CAP_NET_ADMIN.
+ *    Events carry ids as the initial namespaces see them.
+ *  - Attributes only ever get added at the end; numbers never change.
+ */
+#ifndef _UAPI_LINUX_KFAB_NETLINK_H
+#define _UAPI_LINUX_KFAB_NETLINK_H
+
+#define KFAB_GENL_NAME		"kfab"
+#define KFAB_GENL_VERSION	1
+#define KFAB_GENL_MCGRP_EVENTS	"events"
+
+enum kfab_nl_cmd {
+	KFAB_NL_CMD_UNSPEC,
+	KFAB_NL_CMD_CTX_GET,	/* dump: open files and kernel consumers */
+	KFAB_NL_CMD_OBJ_GET,	/* dump: objects; KFAB_NL_ATTR_CTX_ID filters */
+	KFAB_NL_CMD_AV_GET,	/* dump: address vectors of the node */
+	KFAB_NL_CMD_AV_DEL,	/* do: unlink a named AV (KFAB_NL_ATTR_AV_NAME) */
+	KFAB_NL_CMD_PEER_GET,	/* dump: peers of the socket's network namespace */
+	KFAB_NL_CMD_STAT_GET,	/* do: node totals, as the reader may see them */
+	/* Events, on KFAB_GENL_MCGRP_EVENTS only */
+	KFAB_NL_CMD_CTX_NEW,
+	KFAB_NL_CMD_CTX_DEL,
+	KFAB_NL_CMD_AV_NEW,	/* a name appeared */
+	KFAB_NL_CMD_AV_GONE,	/* a name went: unlinked or last close */
+	__KFAB_NL_CMD_MAX,
+};
+
+#define KFAB_NL_CMD_MAX (__KFAB_NL_CMD_MAX - 1)
+
+/* KFAB_NL_ATTR_OBJ_TYPE */
+enum kfab_nl_obj_type {
+	KFAB_NL_OBJ_DOMAIN = 1,
+	KFAB_NL_OBJ_AV = 2,
+	KFAB_NL_OBJ_CQ = 3,
+	KFAB_NL_OBJ_CNTR = 4,
+	KFAB_NL_OBJ_EP = 5,
+	KFAB_NL_OBJ_SRX = 6,
+};
+
+/* KFAB_NL_ATTR_PEER_STATE */
+enum kfab_nl_peer_state {
+	KFAB_NL_PEER_IDLE = 0,
+	KFAB_NL_PEER_UP = 1,
+	KFAB_NL_PEER_CLOSED = 2,
+};
+
+enum kfab_nl_attr {
+	KFAB_NL_ATTR_UNSPEC,
+	KFAB_NL_ATTR_PAD,
+	/* Contexts */
+	KFAB_NL_ATTR_CTX_ID,		/* u32 */
+	KFAB_NL_ATTR_PID,		/* u32, in the reader's pid namespace; 0: none */
+	KFAB_NL_ATTR_UID,		/* u32, in the reader's user namespace */
+	KFAB_NL_ATTR_COMM,		/* string */
+	KFAB_NL_ATTR_CGROUP_ID,		/* u64, cgroup v2 id of the opener */
+	KFAB_NL_ATTR_NETNS_INO,		/* u32 */
+	KFAB_NL_ATTR_USERNS_INO,	/* u32 */
+	KFAB_NL_ATTR_PIDNS_INO,		/* u32 */
+	KFAB_NL_ATTR_KERNEL,		/* flag: a kernel consumer's context */
+	/* Objects */
+	KFAB_NL_ATTR_OBJ_ID,		/* u32 */
+	KFAB_NL_ATTR_OBJ_TYPE,		/* u32, enum kfab_nl_obj_type */
+	KFAB_NL_ATTR_OBJ_USERS,		/* u32 */
+	KFAB_NL_ATTR_DOMAIN_ID,		/* u32, the parent domain */
+	KFAB_NL_ATTR_ENTRIES,		/* u32, ring slots or AV capacity */
+	KFAB_NL_ATTR_CQ_POSTED,		/* u64 */
+	KFAB_NL_ATTR_CQ_OVERFLOWED,	/* u64 */
+	KFAB_NL_ATTR_CQ_BACKLOG,	/* u32, held back now: ring full */
+	KFAB_NL_ATTR_CQ_ERRORS,		/* u32, error completions queued */
+	KFAB_NL_ATTR_CNTR_VALUE,	/* u64 */
+	KFAB_NL_ATTR_CNTR_ERR,		/* u64 */
+	KFAB_NL_ATTR_EP_NUM,		/* u64 */
+	KFAB_NL_ATTR_EP_ENABLED,	/* flag */
+	KFAB_NL_ATTR_EP_AV_ID,		/* u32 */
+	KFAB_NL_ATTR_EP_SRX_ID,		/* u32 */
+	KFAB_NL_ATTR_EP_TX_CQ_ID,	/* u32 */
+	KFAB_NL_ATTR_EP_RX_CQ_ID,	/* u32 */
+	/* Address vectors */
+	KFAB_NL_ATTR_AV_SERIAL,		/* u64, node-unique */
+	KFAB_NL_ATTR_AV_NAME,		/* string, named AVs only */
+	KFAB_NL_ATTR_AV_TYPE,		/* u32, KFAB_AV_TYPE_* */
+	KFAB_NL_ATTR_AV_GID,		/* u32, in the reader's user namespace */
+	KFAB_NL_ATTR_AV_MODE,		/* u32 */
+	KFAB_NL_ATTR_AV_PERSIST,	/* flag */
+	KFAB_NL_ATTR_AV_OPENERS,	/* u32 */
+	KFAB_NL_ATTR_AV_USED,		/* u32 */
+	KFAB_NL_ATTR_AV_GENERATION,	/* u64 */
+	KFAB_NL_ATTR_READ_ONLY,		/* flag: an AV handle that may not change it */
+	/* Peers */
+	KFAB_NL_ATTR_PEER_NODE,		/* binary, 16 bytes: IPv6 (or v4-mapped) */
+	KFAB_NL_ATTR_PEER_PORT,		/* u16, host order */
+	KFAB_NL_ATTR_PEER_STATE,	/* u32, enum kfab_nl_peer_state */
+	KFAB_NL_ATTR_PEER_INCARNATION,	/* u32 */
+	KFAB_NL_ATTR_PEER_ENGINE,	/* string */
+	KFAB_NL_ATTR_TX_MSGS,		/* u64 */
+	KFAB_NL_ATTR_TX_BYTES,		/* u64 */
+	KFAB_NL_ATTR_RX_MSGS,		/* u64 */
+	KFAB_NL_ATTR_RX_BYTES,		/* u64 */
+	KFAB_NL_ATTR_FAILURES,		/* u64 */
+	/* Totals (KFAB_NL_CMD_STAT_GET) */
+	KFAB_NL_ATTR_STAT_CONTEXTS,	/* u32 */
+	KFAB_NL_ATTR_STAT_OBJECTS,	/* u32 */
+	KFAB_NL_ATTR_STAT_AVS,		/* u32 */
+	KFAB_NL_ATTR_STAT_NAMED_AVS,	/* u32 */
+	KFAB_NL_ATTR_STAT_PEERS,	/* u32 */
+	/* Endpoint traffic (TX_MSGS, TX_BYTES: sends posted; RX_*: received) */
+	KFAB_NL_ATTR_TX_ERRORS,		/* u64, sends completed in error */
+	KFAB_NL_ATTR_RX_ERRORS,		/* u64, receives completed in error */
+	KFAB_NL_ATTR_TRUNCATED,		/* u64, receives truncated */
+	KFAB_NL_ATTR_CANCELED,		/* u64, requests canceled */
+	KFAB_NL_ATTR_UNEXP_BYTES,	/* u64, unexpected bytes held now */
+	__KFAB_NL_ATTR_MAX,
+};
+
+#define KFAB_NL_ATTR_MAX (__KFAB_NL_ATTR_MAX - 1)
+
+#endif /* _UAPI_LINUX_KFAB_NETLINK_H */
