@@ -193,6 +193,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
 /* A peer as netlink shows it, copied under its lock (peer.c). */
 struct kfab_peer_info {
+	struct kfab_addr local;
 	struct kfab_addr addr;
 	int state;		/* enum kfab_nl_peer_state */
 	u32 incarnation;

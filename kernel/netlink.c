@@ -362,6 +362,10 @@ static int kfab_nl_put_peer(struct sk_buff *skb,
 		    info->addr.node) ||
 	    nla_put_u16(skb, KFAB_NL_ATTR_PEER_PORT,
 			be16_to_cpu(info->addr.port)) ||
+	    nla_put(skb, KFAB_NL_ATTR_PEER_LOCAL_NODE,
+		    sizeof(info->local.node), info->local.node) ||
+	    nla_put_u16(skb, KFAB_NL_ATTR_PEER_LOCAL_PORT,
+			be16_to_cpu(info->local.port)) ||
 	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_STATE, info->state) ||
 	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_INCARNATION,
 			info->incarnation) ||

@@ -1347,6 +1347,7 @@ int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
 			continue;
 		mutex_lock(&peer->lock);
 		info = (struct kfab_peer_info) {
+			.local = peer->local,
 			.addr = peer->addr,
 			.state = peer->state == KFAB_PEER_UP ? KFAB_NL_PEER_UP :
 				 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :

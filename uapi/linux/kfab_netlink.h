@@ -132,6 +132,9 @@ enum kfab_nl_attr {
 	KFAB_NL_ATTR_TRUNCATED,		/* u64, receives truncated */
 	KFAB_NL_ATTR_CANCELED,		/* u64, requests canceled */
 	KFAB_NL_ATTR_UNEXP_BYTES,	/* u64, unexpected bytes held now */
+	/* A peer is a pair of node addresses: this node's end of it */
+	KFAB_NL_ATTR_PEER_LOCAL_NODE,	/* binary, 16 bytes, as PEER_NODE */
+	KFAB_NL_ATTR_PEER_LOCAL_PORT,	/* u16, host order */
 	__KFAB_NL_ATTR_MAX,
 };
 
