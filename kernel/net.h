@@ -6,8 +6,8 @@
  * of its listeners (node.c); an endpoint has one of them.  Messages to
  * endpoints of other nodes go to a struct kfab_peer (peer.c), one per pair
  * of node addresses (one of ours, one of theirs), which owns the
- * operations in flight and speaks kfab's wire protocol (wire.h) over the
- * connections of an engine: the kernel's TCP (tcp.c) today, RDMA later,
+ * operations in flight and speaks kfab's wire protocol (wire.h) over one
+ * connection of an engine: the kernel's TCP (tcp.c) today, RDMA later,
  * each behind a struct kfab_engine.  peer.c and node.c know frames and
  * addresses; an engine knows how bytes move.
  *
@@ -59,7 +59,7 @@ struct kfab_listener {
  * @peers: struct kfab_peer, one per remote node reached or reaching us
  * @services: service number -> struct kfab_ep_core, reserved at creation
  *	(no entry), published at enable; looked up under RCU
- * @conns: incoming connections (struct kfab_conn)
+ * @conns: connections being read (struct kfab_conn)
  * @allowed: struct kfab_allow, the networks of nodes it may exchange
  *	messages with (empty: any); changed under @lock, walked under RCU
  * @nr_allowed: entries on @allowed
@@ -78,13 +78,15 @@ struct kfab_node {
 };
 
 /**
- * struct kfab_conn - a connection another node made to this one
- * @link: on its node's @conns
- * @node: the node it came to
- * @engine: the engine it came by (which embeds it in its own struct)
- * @local: the node address of the listener it came to (@ep 0): the one
- *	of this node's addresses the caller talks to
- * @peer: who called, once its HELLO came (a reference)
+ * struct kfab_conn - a connection between this node and another, read side
+ * @link: on its node's @conns while its reader runs
+ * @node: the local node
+ * @engine: the engine it goes by (which embeds it in its own struct)
+ * @local: the node address of this node's end (@ep 0): the listener it
+ *	came to, or the one the peer that called talks from
+ * @peer: the peer it carries frames of (a reference): set by the HELLO of
+ *	a connection in, before the reader starts on a connection out
+ * @out: its send side, the same connection
  *
  * The engine reads it with kfab_conn_rx() until that fails, then calls
  * kfab_conn_closed() and takes it off @conns.
@@ -95,14 +97,17 @@ struct kfab_conn {
 	const struct kfab_engine *engine;
 	struct kfab_addr local;
 	struct kfab_peer *peer;
+	struct kfab_link *out;
 };
 
 /**
- * struct kfab_link - a connection this node made to another, to send on
+ * struct kfab_link - a connection's send side, held by a peer to send on
  * @engine: the engine it goes by (which embeds it in its own struct)
+ * @conn: its read side
  */
 struct kfab_link {
 	const struct kfab_engine *engine;
+	struct kfab_conn *conn;
 };
 
 /**
@@ -110,40 +115,41 @@ struct kfab_link {
  * @name: for debugfs
  * @listen: open a listener (its @addr and @node set; the node's lock held)
  * @unlisten: close it; no connection is accepted after this returns
- * @connect: call a node; @down is called (any context, no sleeping) when
- *	the link ends later, whatever ended it; blocks for at most
- *	kfab_peer_timeout_ms
- * @release: close a link; @down is not called for it any more
+ * @connect: call a node; blocks for at most kfab_peer_timeout_ms.  The
+ *	link is the caller's (@release ends it); nobody reads it but
+ *	@recv_link until @start
+ * @start: start reading a connection made by @connect (its @peer set)
+ *	with kfab_conn_rx(); @local is this node's end
+ * @hold: a connection in becomes a peer's to send on too (a reference,
+ *	ended by @release)
+ * @release: stop sending on a link and shut its connection down
  * @send_kvec: send @len bytes of @kv (copied), blocking
  * @send_pages: send @len bytes of a message's pinned pages from @off,
  *	without copying them where the engine can, blocking
- * @recv: read exactly what @to describes from a connection in, blocking
+ * @recv: read exactly what @to describes from a connection, blocking
  *	(-ESHUTDOWN: it ended)
- * @reply: send @len bytes of @kv back on a connection in (the answer to
- *	its HELLO), blocking
- * @recv_link: read exactly what @to describes from a link out (that
- *	answer), blocking for at most kfab_peer_timeout_ms
- * @shutdown: end a connection in; its reader (work on kfab_net_wq) fails
- *	and closes it
+ * @recv_link: read exactly what @to describes from a link not started
+ *	(the WELCOME), blocking for at most kfab_peer_timeout_ms
+ * @shutdown: end a connection; its reader (work on kfab_net_wq) fails and
+ *	closes it
  *
  * A second engine (RDMA) provides the same; a peer uses one engine for
- * all of its connections (kfab_engine_for()).
+ * its connection (kfab_engine_for()).
  */
 struct kfab_engine {
 	const char *name;
 	int (*listen)(struct kfab_listener *l);
 	void (*unlisten)(struct kfab_listener *l);
 	int (*connect)(struct kfab_node *node, const struct kfab_addr *addr,
-		       void (*down)(void *arg), void *arg,
 		       struct kfab_link **out);
+	void (*start)(struct kfab_link *link, const struct kfab_addr *local);
+	struct kfab_link *(*hold)(struct kfab_conn *conn);
 	void (*release)(struct kfab_link *link);
 	int (*send_kvec)(struct kfab_link *link, struct kvec *kv,
 			 unsigned int nr, size_t len, bool more);
 	int (*send_pages)(struct kfab_link *link, struct kfab_buf *buf,
 			  size_t off, size_t len, bool more);
 	int (*recv)(struct kfab_conn *conn, struct iov_iter *to);
-	int (*reply)(struct kfab_conn *conn, struct kvec *kv, unsigned int nr,
-		     size_t len);
 	int (*recv_link)(struct kfab_link *link, struct iov_iter *to);
 	void (*shutdown)(struct kfab_conn *conn);
 };

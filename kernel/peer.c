@@ -6,11 +6,12 @@
  * A peer is one remote node address as seen from one address of a local
  * node (namespace): a node with two listeners talks to another node from
  * each of them as two peers, so every frame and every answer stays
- * between the two addresses the endpoints have.  It sends on a connection
- * it makes itself (@out) and receives on the one the remote node made to
- * it (struct kfab_conn), so each connection carries frames one way and
- * either side may call the other at any time.  The two live and die
- * together: the answers to what one carries come back on the other.
+ * between the two addresses the endpoints have.  The two nodes share one
+ * connection, made by whichever sends first: the peer sends on it (@out)
+ * and its reader (struct kfab_conn, @in) carries out what comes back.
+ * When both call at once, the call of the node with the lower address
+ * wins (kfab_peer_keeps_ours()): the other caller is told so in the
+ * WELCOME, drops its call and waits for the winning one to arrive.
  *
  * A send to another node is a struct kfab_op in the peer's table until
  * the RESULT of the receiving node ends it: the sender's completion says
@@ -21,8 +22,8 @@
  * for its bytes, which go out of those pages without a copy.  What a peer
  * may make this node hold is bounded by credits (wire.h).
  *
- * Only the peer's one sender (@tx_busy) sends on its connection out or
- * closes it (kfab_peer_out_failed()).
+ * Only the peer's one sender (@tx_busy) sends on its connection, puts a new
+ * one in place or lets it go (kfab_peer_conn_lost()).
  *
  * When a connection fails, every operation that depends on it ends with
  * an error completion and pinned pages are let go; the next send calls
@@ -35,7 +36,6 @@
  * takes receive context locks) nor while an engine sends or receives;
  * msg.c never calls back into a peer with a receive context's lock held.
  */
-#include <linux/delay.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 
@@ -111,8 +111,8 @@ struct kfab_frame {
 };
 
 enum kfab_peer_state {
-	KFAB_PEER_IDLE,		/* no connection out; the next send calls */
-	KFAB_PEER_UP,		/* @out is connected */
+	KFAB_PEER_IDLE,		/* no connection; the next send calls */
+	KFAB_PEER_UP,		/* @out (and @in) connected */
 	KFAB_PEER_CLOSED,	/* the node goes: nothing more */
 };
 
@@ -129,13 +129,18 @@ enum kfab_peer_state {
  * @incarnation: the remote module's load, from its HELLO (0: not known)
  * @gen: bumped for each new session (a new incarnation)
  * @engine: the engine its connections go by
- * @out: the connection this node sends on
- * @in: the connection the remote node sends on
+ * @out: the connection, to send on
+ * @in: the same connection, as its reader knows it
+ * @calling: the transmit work is making a connection now
+ * @crossed_at: when our calls began to cross the other node's (0: not)
  * @txq: frames to send, in order
  * @tx_busy: someone sends @txq now (the transmit work, or a doorbell or
- *	receive loop that found the connection idle): the one sender
+ *	receive loop that found the connection idle), or changes the
+ *	connection: the one sender
+ * @tx_wait: woken when @tx_busy clears
  * @tx_work: connects and sends @txq
- * @down_work: the connection out ended while idle: fail what waits on it
+ * @retry_work: calls again a little after a crossed call
+ * @down_work: the peer may no longer talk: let the connection go
  * @ops: sends in flight (struct kfab_op) by id
  * @next_op: for ids
  * @pulls: receives waiting for data from it (struct kfab_pull) by id
@@ -146,6 +151,7 @@ enum kfab_peer_state {
  * @credit: bytes of messages this node may still send it
  * @owed: credit this node has released and not yet returned
  * @tx_msgs, @rx_msgs, @tx_bytes, @rx_bytes, @failures: counters (debugfs)
+ * @crossed: calls of ours that gave way to the other node's (debugfs)
  */
 struct kfab_peer {
 	struct list_head link;
@@ -160,9 +166,13 @@ struct kfab_peer {
 	const struct kfab_engine *engine;
 	struct kfab_link *out;
 	struct kfab_conn *in;
+	bool calling;
+	unsigned long crossed_at;
 	struct list_head txq;
 	bool tx_busy;
+	wait_queue_head_t tx_wait;
 	struct work_struct tx_work;
+	struct delayed_work retry_work;
 	struct work_struct down_work;
 	struct xarray ops;
 	u32 next_op;
@@ -172,14 +182,17 @@ struct kfab_peer {
 	s64 credit;
 	u32 owed;
 	u64 tx_msgs, rx_msgs, tx_bytes, rx_bytes, failures;
+	u64 crossed;
 };
 
 /* ---- peers ---- */
 
 static void kfab_peer_tx_work(struct work_struct *work);
 static void kfab_peer_down_work(struct work_struct *work);
-static void kfab_peer_out_down(void *arg);
+static void kfab_peer_retry_work(struct work_struct *work);
 static void kfab_peer_tx_release(struct kfab_peer *peer);
+static bool kfab_peer_tx_claim_wait(struct kfab_peer *peer, bool closed);
+static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc);
 static void kfab_peer_kick(struct kfab_peer *peer);
 
 static void kfab_peer_release(struct kref *ref)
@@ -242,7 +255,10 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			found->addr = kfab_addr_node_of(addr);
 			mutex_init(&found->lock);
 			INIT_LIST_HEAD(&found->txq);
+			init_waitqueue_head(&found->tx_wait);
 			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
+			INIT_DELAYED_WORK(&found->retry_work,
+					  kfab_peer_retry_work);
 			INIT_WORK(&found->down_work, kfab_peer_down_work);
 			xa_init_flags(&found->ops, XA_FLAGS_ALLOC1);
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
@@ -806,15 +822,12 @@ static int kfab_conn_rx_result(struct kfab_conn *conn, u32 len)
 	return 0;
 }
 
-/*
- * HELLO: who called.  A new incarnation of a node we knew ends what was
- * in flight with its old self.
- */
 /* Answer a HELLO: which load of this node's module the caller reached. */
-static int kfab_conn_welcome(struct kfab_conn *conn)
+static int kfab_conn_welcome(struct kfab_conn *conn, u32 flags)
 {
 	struct kfab_wire_welcome w = {
 		.incarnation = cpu_to_be32(kfab_incarnation),
+		.flags = cpu_to_be32(flags),
 	};
 	struct kfab_wire_hdr h = {
 		.magic = cpu_to_be32(KFAB_WIRE_MAGIC),
@@ -826,14 +839,52 @@ static int kfab_conn_welcome(struct kfab_conn *conn)
 		{ .iov_base = &w, .iov_len = sizeof(w) },
 	};
 
-	return conn->engine->reply(conn, kv, 2, sizeof(h) + sizeof(w));
+	return conn->engine->send_kvec(conn->out, kv, 2,
+				       sizeof(h) + sizeof(w), false);
 }
 
+/*
+ * When both nodes call at once, one call must give way, and both must
+ * agree which without talking: the node with the lower address keeps its
+ * own.
+ */
+static bool kfab_peer_keeps_ours(const struct kfab_peer *peer)
+{
+	int cmp = memcmp(peer->local.node, peer->addr.node,
+			 sizeof(peer->local.node));
+
+	if (!cmp)
+		cmp = be16_to_cpu(peer->local.port) -
+		      be16_to_cpu(peer->addr.port);
+	return cmp < 0;
+}
+
+/* A new load of the remote module: a new session, its credit afresh. */
+static bool kfab_peer_new_incarnation(struct kfab_peer *peer, u32 inc)
+{
+	bool reset;
+
+	lockdep_assert_held(&peer->lock);
+	if (peer->incarnation == inc)
+		return false;
+	reset = peer->incarnation != 0;
+	peer->incarnation = inc;
+	peer->gen++;
+	peer->credit = KFAB_WIRE_CREDIT_MAX;
+	peer->owed = 0;
+	return reset;
+}
+
+/*
+ * HELLO: who called.  Its connection becomes the peer's, in place of one
+ * it had (which the other node gave up); a new incarnation of a node we
+ * knew ends what was in flight with its old self.
+ */
 static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 {
 	struct kfab_wire_hello w;
 	struct kfab_peer *peer;
-	bool reset = false;
+	bool crossed, reset;
 	int rc;
 
 	if (conn->peer || len != sizeof(w))
@@ -855,24 +906,41 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	peer = kfab_peer_get(conn->node, &conn->local, &w.node, true);
 	if (!peer)
 		return -ENOMEM;
+	conn->peer = peer;	/* kfab_conn_closed() puts it */
+
 	mutex_lock(&peer->lock);
-	if (peer->in && peer->in != conn)
-		peer->in->engine->shutdown(peer->in);
-	peer->in = conn;
-	if (peer->incarnation != be32_to_cpu(w.incarnation)) {
-		reset = peer->incarnation != 0;
-		peer->incarnation = be32_to_cpu(w.incarnation);
-		peer->gen++;
-		peer->credit = KFAB_WIRE_CREDIT_MAX;
-		peer->owed = 0;
-	}
+	crossed = peer->calling && kfab_peer_keeps_ours(peer);
 	mutex_unlock(&peer->lock);
-	conn->peer = peer;
+	if (crossed) {
+		rc = kfab_conn_welcome(conn, KFAB_WIRE_WELCOME_CROSSED);
+		return rc ?: -EALREADY;
+	}
+
+	/* Our own call, if any, ends first: it gives way to this one. */
+	if (!kfab_peer_tx_claim_wait(peer, false))
+		return -ESHUTDOWN;
+	if (peer->out || peer->in)
+		kfab_peer_conn_lost(peer, -ECONNRESET);
+	mutex_lock(&peer->lock);
+	reset = kfab_peer_new_incarnation(peer, be32_to_cpu(w.incarnation));
+	mutex_unlock(&peer->lock);
 	if (reset) {
 		kfab_peer_fail_ops(peer, -ECONNRESET);
 		kfab_peer_fail_pulls(peer, -ECONNRESET);
 	}
-	return kfab_conn_welcome(conn);
+	/* The WELCOME goes first: we are the sender until it is out. */
+	rc = kfab_conn_welcome(conn, 0);
+	if (!rc) {
+		mutex_lock(&peer->lock);
+		peer->in = conn;
+		peer->out = conn->engine->hold(conn);
+		peer->crossed_at = 0;
+		if (peer->state == KFAB_PEER_IDLE)
+			peer->state = KFAB_PEER_UP;
+		mutex_unlock(&peer->lock);
+	}
+	kfab_peer_tx_release(peer);
+	return rc;
 }
 
 /**
@@ -927,28 +995,35 @@ int kfab_conn_rx(struct kfab_conn *conn)
 }
 
 /*
- * An incoming connection ended: the pulls that waited for data on it
- * fail, and so do our sends whose answers it carried (the remote node's
- * own sends fail on its side as its connection out breaks).
+ * A connection's reader ended.  If it was its peer's, what depended on it
+ * fails: our sends (their answers came this way) and the pulls whose data
+ * would have.  One that was given up already, or a crossed call's, ends
+ * quietly.
  */
 void kfab_conn_closed(struct kfab_conn *conn)
 {
 	struct kfab_peer *peer = conn->peer;
+	bool ours;
 
 	if (!peer)
 		return;
 	mutex_lock(&peer->lock);
-	if (peer->in == conn)
-		peer->in = NULL;
+	ours = peer->in == conn;
 	mutex_unlock(&peer->lock);
-	/* Answers to our sends came this way: they will not come now. */
-	kfab_peer_fail_ops(peer, -ECONNRESET);
-	kfab_peer_fail_pulls(peer, -ECONNRESET);
+	/* Only the sender changes the connection; a closed peer has none. */
+	if (ours && kfab_peer_tx_claim_wait(peer, false)) {
+		mutex_lock(&peer->lock);
+		ours = peer->in == conn;
+		mutex_unlock(&peer->lock);
+		if (ours)
+			kfab_peer_conn_lost(peer, -ECONNRESET);
+		kfab_peer_tx_release(peer);
+	}
 	conn->peer = NULL;
 	kfab_peer_put(peer);
 }
 
-/* ---- the connection out ---- */
+/* ---- the connection ---- */
 
 /* Send one frame (a DATA frame: one piece of it).  Return: 0 or -errno. */
 static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
@@ -992,10 +1067,12 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 
 /*
  * The called node's WELCOME: the load of its module we reached.  A new
- * one starts a new session before anything is sent on this link, so a
- * peer that restarted never fails what is sent to its new self.  Ops are
- * not failed here: the link was down, so nothing in the table was sent
- * yet; pulls from the old load are (their data will not come).
+ * one starts a new session before anything is sent on this connection, so
+ * a peer that restarted never fails what is sent to its new self.  Ops
+ * are not failed here: there was no connection, so nothing in the table
+ * was sent yet; pulls from the old load are (their data will not come).
+ * Return: 0, -EALREADY (the calls crossed: the other node's is kept), or
+ * another -errno.
  */
 static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 {
@@ -1005,8 +1082,8 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	} __packed ans;
 	struct kvec kv = { .iov_base = &ans, .iov_len = sizeof(ans) };
 	struct iov_iter it;
-	bool reset = false;
-	u32 inc;
+	bool reset;
+	u32 inc, flags;
 	int rc;
 
 	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(ans));
@@ -1014,28 +1091,29 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	if (rc)
 		return rc == -EAGAIN ? -ETIMEDOUT : rc;
 	inc = be32_to_cpu(ans.w.incarnation);
+	flags = be32_to_cpu(ans.w.flags);
 	/* Untrusted like every frame: exactly a WELCOME, or nothing. */
 	if (be32_to_cpu(ans.h.magic) != KFAB_WIRE_MAGIC ||
 	    ans.h.type != KFAB_WIRE_WELCOME || ans.h.credit ||
 	    memchr_inv(ans.h.__reserved, 0, sizeof(ans.h.__reserved)) ||
 	    be32_to_cpu(ans.h.len) != sizeof(ans.w) || !inc ||
-	    ans.w.__reserved)
+	    (flags & ~KFAB_WIRE_WELCOME_CROSSED))
 		return -EPROTO;
+	/* The other call goes on: its HELLO brings the session's news. */
+	if (flags & KFAB_WIRE_WELCOME_CROSSED)
+		return -EALREADY;
 	mutex_lock(&peer->lock);
-	if (peer->incarnation != inc) {
-		reset = peer->incarnation != 0;
-		peer->incarnation = inc;
-		peer->gen++;
-		peer->credit = KFAB_WIRE_CREDIT_MAX;
-		peer->owed = 0;
-	}
+	reset = kfab_peer_new_incarnation(peer, inc);
 	mutex_unlock(&peer->lock);
 	if (reset)
 		kfab_peer_fail_pulls(peer, -ECONNRESET);
 	return 0;
 }
 
-/* The call: connect, then say who we are (the address answers go to). */
+/*
+ * The call, as the sender: connect, say who we are (the address answers
+ * go to), and once welcomed make the connection the peer's.
+ */
 static int kfab_peer_call(struct kfab_peer *peer)
 {
 	struct kfab_node *node = peer->node;
@@ -1054,50 +1132,63 @@ static int kfab_peer_call(struct kfab_peer *peer)
 		.incarnation = cpu_to_be32(kfab_incarnation),
 		.node = peer->local,
 	};
-	rc = peer->engine->connect(node, &peer->addr, kfab_peer_out_down,
-				   peer, &out);
+	mutex_lock(&peer->lock);
+	peer->calling = true;
+	mutex_unlock(&peer->lock);
+	rc = peer->engine->connect(node, &peer->addr, &out);
 	if (rc)
 		goto out;
 	rc = kfab_peer_xmit(peer, out, f, false);
 	if (!rc)
 		rc = kfab_peer_welcomed(peer, out);
-	if (rc) {
-		peer->engine->release(out);
-		goto out;
-	}
 	mutex_lock(&peer->lock);
-	peer->out = out;
-	if (peer->state == KFAB_PEER_IDLE)
+	if (!rc && peer->state == KFAB_PEER_CLOSED)
+		rc = -ESHUTDOWN;
+	if (!rc) {
+		kref_get(&peer->ref);
+		out->conn->peer = peer;		/* kfab_conn_closed() puts it */
+		peer->out = out;
+		peer->in = out->conn;
+		peer->crossed_at = 0;
 		peer->state = KFAB_PEER_UP;
+	}
 	mutex_unlock(&peer->lock);
+	if (rc)
+		peer->engine->release(out);
+	else
+		peer->engine->start(out, &peer->local);
 out:
+	mutex_lock(&peer->lock);
+	peer->calling = false;
+	mutex_unlock(&peer->lock);
 	kfree(f);
 	return rc;
 }
 
 /*
- * The connection out failed (or could not be made): what was queued is
- * dropped, and every send in flight fails.  The next send calls again.
- * The connection in goes too: the answers to the remote node's sends
- * (RESULT, CTS) would have gone out on this one, so its sends could only
- * wait for ever; closing it makes its side fail them now.
+ * The connection failed (or could not be made), as the sender: what was
+ * queued is dropped, every send in flight fails (its answer would have
+ * come on it) and so does every pull (its data would have).  The next
+ * send calls again.
  */
-static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
+static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
 {
 	struct kfab_frame *f, *n;
 	struct kfab_link *out;
 	LIST_HEAD(gone);
 
 	mutex_lock(&peer->lock);
+	WARN_ON_ONCE(!peer->tx_busy);
 	out = peer->out;
 	peer->out = NULL;
+	peer->in = NULL;
+	peer->crossed_at = 0;
 	if (peer->state == KFAB_PEER_UP)
 		peer->state = KFAB_PEER_IDLE;
 	list_splice_init(&peer->txq, &gone);
 	peer->failures++;
-	if (peer->in)
-		peer->in->engine->shutdown(peer->in);
 	mutex_unlock(&peer->lock);
+	/* Its reader ends too, and finds it is not the peer's any more. */
 	if (out)
 		peer->engine->release(out);
 	list_for_each_entry_safe(f, n, &gone, link)
@@ -1105,6 +1196,7 @@ static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 	if (rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ENETUNREACH)
 		rc = -EHOSTUNREACH;
 	kfab_peer_fail_ops(peer, rc);
+	kfab_peer_fail_pulls(peer, -ECONNRESET);
 }
 
 /*
@@ -1130,6 +1222,7 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 			if (f)
 				queue_work(kfab_net_wq, &peer->tx_work);
 			mutex_unlock(&peer->lock);
+			wake_up_all(&peer->tx_wait);
 			return;
 		}
 		allowed = peer->allowed;
@@ -1142,7 +1235,7 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 		rc = allowed ? kfab_peer_xmit(peer, out, f, more) : -EHOSTUNREACH;
 		if (rc) {
 			/* The credit in @f is lost with the connection. */
-			kfab_peer_out_failed(peer, rc);
+			kfab_peer_conn_lost(peer, rc);
 			kfab_peer_tx_release(peer);
 			return;
 		}
@@ -1169,6 +1262,40 @@ static bool kfab_peer_tx_claim(struct kfab_peer *peer)
 	return mine;
 }
 
+/* For the wait in kfab_peer_tx_claim_wait(): worth trying again? */
+static bool kfab_peer_tx_maybe_free(struct kfab_peer *peer, bool closed)
+{
+	/* Unlocked reads, a hint only: the claim decides under the lock. */
+	bool busy = data_race(peer->tx_busy);
+	/* The same */
+	enum kfab_peer_state state = data_race(peer->state);
+
+	return !busy || (!closed && state == KFAB_PEER_CLOSED);
+}
+
+/*
+ * Become @peer's sender once whoever is lets go (a send blocks for at
+ * most kfab_peer_timeout_ms).  A closed peer is nobody's to change
+ * unless @closed.  Return: whether we are the sender.
+ */
+static bool kfab_peer_tx_claim_wait(struct kfab_peer *peer, bool closed)
+{
+	bool mine, gone;
+
+	might_sleep();
+	for (;;) {
+		mutex_lock(&peer->lock);
+		gone = !closed && peer->state == KFAB_PEER_CLOSED;
+		mine = !gone && !peer->tx_busy;
+		if (mine)
+			peer->tx_busy = true;
+		mutex_unlock(&peer->lock);
+		if (mine || gone)
+			return mine;
+		wait_event(peer->tx_wait, kfab_peer_tx_maybe_free(peer, closed));
+	}
+}
+
 /*
  * Stop being @peer's sender.  Frames queued meanwhile found it busy and
  * rely on us: hand them to the transmit work.
@@ -1180,6 +1307,7 @@ static void kfab_peer_tx_release(struct kfab_peer *peer)
 	if (!list_empty(&peer->txq))
 		queue_work(kfab_net_wq, &peer->tx_work);
 	mutex_unlock(&peer->lock);
+	wake_up_all(&peer->tx_wait);
 }
 
 /*
@@ -1199,6 +1327,42 @@ static void kfab_peer_kick(struct kfab_peer *peer)
 		kfab_peer_drain(peer, true);
 }
 
+/* How soon a crossed call is made again, if the other one has not come */
+#define KFAB_PEER_RETRY	(HZ / 10)
+
+/*
+ * Our call crossed the other node's, which is kept: the queue waits for
+ * that connection.  Should it not come (the other call failed), we call
+ * again a little later, for as long as a call may take.  Return: whether
+ * to wait (else the sends fail).
+ */
+static bool kfab_peer_crossed(struct kfab_peer *peer)
+{
+	unsigned long limit = msecs_to_jiffies(kfab_peer_timeout_ms);
+	bool wait;
+
+	mutex_lock(&peer->lock);
+	peer->crossed++;
+	if (!peer->crossed_at)
+		peer->crossed_at = jiffies ?: 1;
+	wait = time_before(jiffies, peer->crossed_at + limit) &&
+	       peer->state != KFAB_PEER_CLOSED;
+	if (wait)
+		mod_delayed_work(kfab_net_wq, &peer->retry_work,
+				 KFAB_PEER_RETRY);
+	mutex_unlock(&peer->lock);
+	return wait;
+}
+
+/* Stop being the sender, leaving the queue to wait (for a retry). */
+static void kfab_peer_tx_idle(struct kfab_peer *peer)
+{
+	mutex_lock(&peer->lock);
+	peer->tx_busy = false;
+	mutex_unlock(&peer->lock);
+	wake_up_all(&peer->tx_wait);
+}
+
 static void kfab_peer_tx_work(struct work_struct *work)
 {
 	struct kfab_peer *peer = container_of(work, struct kfab_peer,
@@ -1208,9 +1372,21 @@ static void kfab_peer_tx_work(struct work_struct *work)
 	if (!kfab_peer_tx_claim(peer))
 		return;
 	if (!peer->out) {
+		/* After a crossed call: the other node's, or the retry. */
+		if (delayed_work_pending(&peer->retry_work)) {
+			kfab_peer_tx_idle(peer);
+			return;
+		}
 		rc = kfab_peer_call(peer);
+		if (rc == -EALREADY) {
+			if (kfab_peer_crossed(peer)) {
+				kfab_peer_tx_idle(peer);
+				return;
+			}
+			rc = -EHOSTUNREACH;
+		}
 		if (rc) {
-			kfab_peer_out_failed(peer, rc);
+			kfab_peer_conn_lost(peer, rc);
 			kfab_peer_tx_release(peer);
 			return;
 		}
@@ -1218,17 +1394,15 @@ static void kfab_peer_tx_work(struct work_struct *work)
 	kfab_peer_drain(peer, false);
 }
 
-/*
- * The connection out ended by itself (the engine's watcher, any context):
- * what waits on it must not wait forever.
- */
-static void kfab_peer_out_down(void *arg)
+static void kfab_peer_retry_work(struct work_struct *work)
 {
-	struct kfab_peer *peer = arg;
+	struct kfab_peer *peer = container_of(to_delayed_work(work),
+					      struct kfab_peer, retry_work);
 
-	queue_work(kfab_net_wq, &peer->down_work);
+	queue_work(kfab_net_wq, &peer->tx_work);
 }
 
+/* The peer may no longer talk: its sender lets the connection go. */
 static void kfab_peer_down_work(struct work_struct *work)
 {
 	struct kfab_peer *peer = container_of(work, struct kfab_peer,
@@ -1238,7 +1412,7 @@ static void kfab_peer_down_work(struct work_struct *work)
 	if (!kfab_peer_tx_claim(peer))
 		return;
 	if (peer->out)
-		kfab_peer_out_failed(peer, -ECONNRESET);
+		kfab_peer_conn_lost(peer, -ECONNRESET);
 	kfab_peer_tx_release(peer);
 }
 
@@ -1263,7 +1437,7 @@ void kfab_node_recheck_peers(struct kfab_node *node)
 		mutex_unlock(&peer->lock);
 		if (allowed)
 			continue;
-		/* Only the sender closes the link out: the down work is one. */
+		/* Only the sender lets the connection go: the down work is one. */
 		queue_work(kfab_net_wq, &peer->down_work);
 	}
 	mutex_unlock(&node->lock);
@@ -1290,13 +1464,13 @@ void kfab_node_close_peers(struct kfab_node *node)
 		if (peer->in)
 			peer->in->engine->shutdown(peer->in);
 		mutex_unlock(&peer->lock);
+		wake_up_all(&peer->tx_wait);
+		cancel_delayed_work_sync(&peer->retry_work);
 		cancel_work_sync(&peer->tx_work);
 		cancel_work_sync(&peer->down_work);
-		/* Only the sender may close the link it sends on. */
-		while (!kfab_peer_tx_claim(peer))
-			msleep(20);
-		kfab_peer_out_failed(peer, -ECONNRESET);
-		kfab_peer_fail_pulls(peer, -ECONNRESET);
+		/* Only the sender may let the connection go. */
+		kfab_peer_tx_claim_wait(peer, true);
+		kfab_peer_conn_lost(peer, -ECONNRESET);
 		kfab_peer_put(peer);
 	}
 	kfab_conns_close(node);
@@ -1309,7 +1483,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
 		mutex_lock(&peer->lock);
-		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s\n",
+		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s crossed %llu\n",
 			   node->net->ns.inum, peer->addr.node,
 			   be16_to_cpu(peer->addr.port), peer->local.node,
 			   be16_to_cpu(peer->local.port),
@@ -1318,7 +1492,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   peer->incarnation, !!peer->out, !!peer->in,
 			   peer->credit, peer->owed, peer->tx_msgs,
 			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
-			   peer->failures, peer->engine->name);
+			   peer->failures, peer->engine->name, peer->crossed);
 		mutex_unlock(&peer->lock);
 	}
 	mutex_unlock(&node->lock);

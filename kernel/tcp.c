@@ -6,9 +6,10 @@
  * Listening sockets live in their node's namespace (sock_create_kern(), so
  * they hold no reference on it: the namespace's exit closes them).  A new
  * connection is taken by the listener's accept work, which the socket's
- * data-ready callback queues; each connection then has a receive work that
- * blocks reading frames (peer.c's kfab_conn_rx()) until it fails or is
- * shut down.  Sending is blocking too, from a peer's transmit work; pages
+ * data-ready callback queues.  Every connection, accepted or made, has a
+ * receive work that blocks reading frames (peer.c's kfab_conn_rx()) until
+ * it fails or is shut down; its peer sends on the same socket.  Sending is
+ * blocking too, from a peer's transmit work; pages
  * of a large message go with MSG_SPLICE_PAGES (sendpage before 6.5), so
  * TCP takes references on them instead of copying.
  *
@@ -16,8 +17,8 @@
  * node.c never see a socket.
  *
  * Dead links: keepalive and TCP_USER_TIMEOUT end a connection that moves
- * nothing for kfab_peer_timeout_ms, so nothing waits forever on a node
- * that is gone.
+ * nothing for kfab_peer_timeout_ms, and a send that cannot go on for as
+ * long fails, so nothing waits forever on a node that is gone.
  */
 #include <linux/in6.h>
 #include <linux/net.h>
@@ -50,28 +51,88 @@ static void kfab_tcp_tune(struct socket *sock)
 	tcp_sock_set_keepintvl(sk, 1);
 	tcp_sock_set_keepcnt(sk, min_t(unsigned int, secs, MAX_TCP_KEEPCNT));
 	tcp_sock_set_user_timeout(sk, kfab_peer_timeout_ms);
+	sk->sk_sndtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
 	/* Frames are built in process context, never under memory reclaim. */
 	sk->sk_allocation = GFP_KERNEL;
 	kfab_sock_own_frag(sk);
 }
 
-/* ---- incoming connections ---- */
+/* ---- connections ---- */
 
 /**
- * struct kfab_tcp_conn - a connection in, over TCP
- * @conn: what peer.c sees
+ * struct kfab_tcp_conn - a connection over TCP, either way
+ * @conn: what peer.c reads
+ * @link: what peer.c sends on
  * @sock: its socket
  * @rx_work: reads and carries out its frames until it ends
+ * @ref: @rx_work's, and the link's (kfab_tcp_connect(), kfab_tcp_hold()):
+ *	the socket is released with the last
  */
 struct kfab_tcp_conn {
 	struct kfab_conn conn;
+	struct kfab_link link;
 	struct socket *sock;
 	struct work_struct rx_work;
+	struct kref ref;
 };
 
 static struct kfab_tcp_conn *kfab_tcp_conn(struct kfab_conn *conn)
 {
 	return container_of(conn, struct kfab_tcp_conn, conn);
+}
+
+static struct kfab_tcp_conn *kfab_tcp_link_conn(struct kfab_link *link)
+{
+	return container_of(link, struct kfab_tcp_conn, link);
+}
+
+static void kfab_tcp_conn_free(struct kref *ref)
+{
+	struct kfab_tcp_conn *tc = container_of(ref, struct kfab_tcp_conn,
+						ref);
+
+	sock_release(tc->sock);
+	kfree(tc);
+}
+
+static void kfab_tcp_conn_put(struct kfab_tcp_conn *tc)
+{
+	kref_put(&tc->ref, kfab_tcp_conn_free);
+}
+
+static void kfab_tcp_rx_work(struct work_struct *work);
+
+/* A connection on @sock, one reference, not read yet. */
+static struct kfab_tcp_conn *kfab_tcp_conn_new(struct kfab_node *node,
+					       struct socket *sock)
+{
+	struct kfab_tcp_conn *tc = kzalloc(sizeof(*tc), GFP_KERNEL);
+
+	if (!tc)
+		return NULL;
+	tc->conn.node = node;
+	tc->conn.engine = &kfab_tcp_engine;
+	tc->conn.out = &tc->link;
+	tc->link.engine = &kfab_tcp_engine;
+	tc->link.conn = &tc->conn;
+	tc->sock = sock;
+	INIT_WORK(&tc->rx_work, kfab_tcp_rx_work);
+	kref_init(&tc->ref);
+	return tc;
+}
+
+/*
+ * Start reading @tc, with the reference the caller gives.  A node that
+ * goes meanwhile finds it on @conns (kfab_conns_close()).
+ */
+static void kfab_tcp_conn_read(struct kfab_tcp_conn *tc)
+{
+	struct kfab_node *node = tc->conn.node;
+
+	mutex_lock(&node->lock);
+	list_add_tail(&tc->conn.link, &node->conns);
+	mutex_unlock(&node->lock);
+	queue_work(kfab_net_wq, &tc->rx_work);
 }
 
 static void kfab_tcp_rx_work(struct work_struct *work)
@@ -86,12 +147,13 @@ static void kfab_tcp_rx_work(struct work_struct *work)
 	} while (!rc);
 	if (rc != -ESHUTDOWN && rc != -ECONNRESET && rc != -EPIPE)
 		pr_debug("kfab: connection dropped: %d\n", rc);
+	/* Its sender must not block on it while its peer lets it go. */
+	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
 	kfab_conn_closed(&tc->conn);
 	mutex_lock(&node->lock);
 	list_del(&tc->conn.link);
 	mutex_unlock(&node->lock);
-	sock_release(tc->sock);
-	kfree(tc);
+	kfab_tcp_conn_put(tc);
 }
 
 static int kfab_tcp_recv_sock(struct socket *sock, struct iov_iter *to)
@@ -115,22 +177,28 @@ static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
 	return kfab_tcp_recv_sock(kfab_tcp_conn(conn)->sock, to);
 }
 
-static int kfab_tcp_sendmsg(struct socket *sock, struct msghdr *msg);
-
-/* The answer to a HELLO, back on the connection it came on. */
-static int kfab_tcp_reply(struct kfab_conn *conn, struct kvec *kv,
-			  unsigned int nr, size_t len)
-{
-	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
-
-	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, kv, nr, len);
-	return kfab_tcp_sendmsg(kfab_tcp_conn(conn)->sock, &msg);
-}
-
 /* Wake the connection's receive work: it ends. */
 static void kfab_tcp_shutdown(struct kfab_conn *conn)
 {
 	kernel_sock_shutdown(kfab_tcp_conn(conn)->sock, SHUT_RDWR);
+}
+
+/* A connection in becomes its peer's to send on. */
+static struct kfab_link *kfab_tcp_hold(struct kfab_conn *conn)
+{
+	struct kfab_tcp_conn *tc = kfab_tcp_conn(conn);
+
+	kref_get(&tc->ref);
+	return &tc->link;
+}
+
+/* A peer stops sending on a connection: it ends (its reader too). */
+static void kfab_tcp_release(struct kfab_link *link)
+{
+	struct kfab_tcp_conn *tc = kfab_tcp_link_conn(link);
+
+	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
+	kfab_tcp_conn_put(tc);
 }
 
 /**
@@ -173,7 +241,7 @@ static void kfab_tcp_accept_work(struct work_struct *work)
 			sock_release(sock);
 			continue;
 		}
-		tc = kzalloc(sizeof(*tc), GFP_KERNEL);
+		tc = kfab_tcp_conn_new(node, sock);
 		if (!tc) {
 			sock_release(sock);
 			continue;
@@ -188,23 +256,10 @@ static void kfab_tcp_accept_work(struct work_struct *work)
 		sock->sk->sk_data_ready = tl->saved_data_ready;
 		write_unlock_bh(&sock->sk->sk_callback_lock);
 		kfab_tcp_tune(sock);
-		tc->conn.node = node;
-		tc->conn.engine = &kfab_tcp_engine;
 		tc->conn.local = tl->l->addr;
-		tc->sock = sock;
-		INIT_WORK(&tc->rx_work, kfab_tcp_rx_work);
-		mutex_lock(&node->lock);
-		if (node->dying) {
-			mutex_unlock(&node->lock);
-			sock_release(sock);
-			kfree(tc);
-			continue;
-		}
-		list_add_tail(&tc->conn.link, &node->conns);
-		mutex_unlock(&node->lock);
 		pr_debug("kfab: netns %u: connection accepted\n",
 			 node->net->ns.inum);
-		queue_work(kfab_net_wq, &tc->rx_work);
+		kfab_tcp_conn_read(tc);
 	}
 }
 
@@ -277,113 +332,49 @@ static void kfab_tcp_unlisten(struct kfab_listener *l)
 	l->priv = NULL;
 }
 
-/* ---- the connection out ---- */
-
-/**
- * struct kfab_tcp_link - a connection out, over TCP
- * @link: what peer.c sees
- * @sock: its socket
- * @saved_state_change: @sock's own callback
- * @down: the caller's, for when it ends
- * @arg: for @down
- *
- * A connection out carries nothing in, so nobody would notice it end
- * while nothing is sent (the other side closed it, keepalive gave up):
- * its state change tells the peer, which fails what waits on it.
- */
-struct kfab_tcp_link {
-	struct kfab_link link;
-	struct socket *sock;
-	void (*saved_state_change)(struct sock *sk);
-	void (*down)(void *arg);
-	void *arg;
-};
-
-static struct socket *kfab_tcp_link_sock(struct kfab_link *link)
-{
-	return container_of(link, struct kfab_tcp_link, link)->sock;
-}
-
-static void kfab_tcp_out_state_change(struct sock *sk)
-{
-	void (*saved)(struct sock *sk) = NULL;
-	struct kfab_tcp_link *tl;
-
-	read_lock_bh(&sk->sk_callback_lock);
-	tl = sk->sk_user_data;
-	if (tl) {
-		saved = tl->saved_state_change;
-		if (sk->sk_state != TCP_ESTABLISHED &&
-		    sk->sk_state != TCP_SYN_SENT)
-			tl->down(tl->arg);
-	}
-	read_unlock_bh(&sk->sk_callback_lock);
-	if (saved)
-		saved(sk);
-}
+/* ---- connections out ---- */
 
 static int kfab_tcp_connect(struct kfab_node *node,
 			    const struct kfab_addr *addr,
-			    void (*down)(void *arg), void *arg,
 			    struct kfab_link **out)
 {
-	struct kfab_tcp_link *tl;
+	struct kfab_tcp_conn *tc;
 	struct sockaddr_in6 sin6;
 	struct socket *sock;
 	int rc;
-
-	tl = kzalloc(sizeof(*tl), GFP_KERNEL);
-	if (!tl)
-		return -ENOMEM;
-	tl->link.engine = &kfab_tcp_engine;
-	tl->down = down;
-	tl->arg = arg;
 
 	kfab_tcp_init_addr(addr, &sin6);
 	rc = sock_create_kern(node->net, AF_INET6, SOCK_STREAM, IPPROTO_TCP,
 			      &sock);
 	if (rc)
-		goto err_free;
+		return rc;
 	kfab_tcp_tune(sock);
-	sock->sk->sk_sndtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
-	/* Only the answer to our HELLO is ever read here. */
+	/* Until it is started, only the answer to our HELLO is read. */
 	sock->sk->sk_rcvtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
 	rc = kernel_connect(sock, (struct sockaddr *)&sin6, sizeof(sin6), 0);
 	if (rc) {
 		sock_release(sock);
-		goto err_free;
+		return rc;
 	}
-	tl->sock = sock;
-	write_lock_bh(&sock->sk->sk_callback_lock);
-	tl->saved_state_change = sock->sk->sk_state_change;
-	sock->sk->sk_user_data = tl;
-	sock->sk->sk_state_change = kfab_tcp_out_state_change;
-	write_unlock_bh(&sock->sk->sk_callback_lock);
-	/* It may have ended already: nobody would be told. */
-	if (sock->sk->sk_state != TCP_ESTABLISHED)
-		down(arg);
-	*out = &tl->link;
+	tc = kfab_tcp_conn_new(node, sock);
+	if (!tc) {
+		sock_release(sock);
+		return -ENOMEM;
+	}
+	*out = &tc->link;
 	return 0;
-
-err_free:
-	kfree(tl);
-	return rc;
 }
 
-/* Close a connection out: its watcher goes first, so @down is not called. */
-static void kfab_tcp_release(struct kfab_link *link)
+/* The call was answered: read what comes on it from now on. */
+static void kfab_tcp_start(struct kfab_link *link,
+			   const struct kfab_addr *local)
 {
-	struct kfab_tcp_link *tl = container_of(link, struct kfab_tcp_link,
-						link);
-	struct sock *sk = tl->sock->sk;
+	struct kfab_tcp_conn *tc = kfab_tcp_link_conn(link);
 
-	write_lock_bh(&sk->sk_callback_lock);
-	sk->sk_state_change = tl->saved_state_change;
-	sk->sk_user_data = NULL;
-	write_unlock_bh(&sk->sk_callback_lock);
-	kernel_sock_shutdown(tl->sock, SHUT_RDWR);
-	sock_release(tl->sock);
-	kfree(tl);
+	tc->sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	tc->conn.local = *local;
+	kref_get(&tc->ref);
+	kfab_tcp_conn_read(tc);
 }
 
 static int kfab_tcp_sendmsg(struct socket *sock, struct msghdr *msg)
@@ -406,7 +397,7 @@ static int kfab_tcp_send_kvec(struct kfab_link *link, struct kvec *kv,
 	};
 
 	iov_iter_kvec(&msg.msg_iter, ITER_SOURCE, kv, nr, len);
-	return kfab_tcp_sendmsg(kfab_tcp_link_sock(link), &msg);
+	return kfab_tcp_sendmsg(kfab_tcp_link_conn(link)->sock, &msg);
 }
 
 /*
@@ -451,14 +442,14 @@ static int kfab_tcp_send_pages(struct kfab_link *link, struct kfab_buf *buf,
 	iov_iter_advance(&msg.msg_iter, off);
 	iov_iter_truncate(&msg.msg_iter, len);
 	if (!kfab_tcp_pages_ok(&msg.msg_iter))
-		return kfab_tcp_sendmsg(kfab_tcp_link_sock(link), &msg);
-	return kfab_sock_send_pages(kfab_tcp_link_sock(link), &msg);
+		return kfab_tcp_sendmsg(kfab_tcp_link_conn(link)->sock, &msg);
+	return kfab_sock_send_pages(kfab_tcp_link_conn(link)->sock, &msg);
 }
 
-/* The answer to our HELLO (nothing else comes back on a link out). */
+/* The answer to our HELLO, read before the connection is started. */
 static int kfab_tcp_recv_link(struct kfab_link *link, struct iov_iter *to)
 {
-	return kfab_tcp_recv_sock(kfab_tcp_link_sock(link), to);
+	return kfab_tcp_recv_sock(kfab_tcp_link_conn(link)->sock, to);
 }
 
 const struct kfab_engine kfab_tcp_engine = {
@@ -466,11 +457,12 @@ const struct kfab_engine kfab_tcp_engine = {
 	.listen = kfab_tcp_listen,
 	.unlisten = kfab_tcp_unlisten,
 	.connect = kfab_tcp_connect,
+	.start = kfab_tcp_start,
+	.hold = kfab_tcp_hold,
 	.release = kfab_tcp_release,
 	.send_kvec = kfab_tcp_send_kvec,
 	.send_pages = kfab_tcp_send_pages,
 	.recv = kfab_tcp_recv,
-	.reply = kfab_tcp_reply,
 	.recv_link = kfab_tcp_recv_link,
 	.shutdown = kfab_tcp_shutdown,
 };

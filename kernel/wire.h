@@ -7,9 +7,13 @@
  * the type, every length against the type and its limits, and drops the
  * connection on the first malformed frame.
  *
- * A connection carries frames one way, from the node that made it, except
- * for the WELCOME that answers its HELLO: so the caller knows which load
- * of the called node's module it reaches before it sends anything.
+ * Two nodes talk over one connection, made by whichever needs it first;
+ * both send every other frame on it.  It opens with the caller's HELLO and
+ * the called node's WELCOME, so the caller knows which load of the other
+ * module it reaches before anything else is sent.  When both call at
+ * once, the call of the node with the lower address is kept: the other
+ * node's HELLO gets a WELCOME with KFAB_WIRE_WELCOME_CROSSED, and that
+ * connection closes unused.
  *
  * A message: the sender's node sends MSG (small: the payload follows) or
  * RTS (large: the envelope only).  The receiving node matches it as a
@@ -31,7 +35,7 @@
 #include <linux/kfab.h>
 
 #define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
-#define KFAB_WIRE_VERSION	2
+#define KFAB_WIRE_VERSION	3
 /* Bytes of unreleased messages one node may hold at another */
 #define KFAB_WIRE_CREDIT_MAX	(4 << 20)
 /* What each message costs of the credit, besides its eager payload */
@@ -48,9 +52,9 @@ enum kfab_wire_type {
 	KFAB_WIRE_DATA = 5,
 	KFAB_WIRE_RESULT = 6,
 	KFAB_WIRE_CREDIT = 7,
-	/* The last type a connection carries from its caller */
+	/* The last type kfab_conn_rx() takes */
 	KFAB_WIRE_TYPE_MAX = KFAB_WIRE_CREDIT,
-	/* The one frame back to the caller, the answer to its HELLO */
+	/* The answer to a HELLO, read by the caller before anything else */
 	KFAB_WIRE_WELCOME = 8,
 };
 
@@ -85,14 +89,20 @@ struct kfab_wire_hello {
 	struct kfab_addr node;
 };
 
+/* Bits of kfab_wire_welcome.flags */
+enum kfab_wire_welcome_flags {
+	/* Both nodes called: this connection closes, the other one is kept */
+	KFAB_WIRE_WELCOME_CROSSED = 1 << 0,
+};
+
 /**
  * struct kfab_wire_welcome - the answer to a HELLO, back to the caller
  * @incarnation: the called node's module load
- * @__reserved: 0
+ * @flags: KFAB_WIRE_WELCOME_* bits
  */
 struct kfab_wire_welcome {
 	__be32 incarnation;
-	__be32 __reserved;
+	__be32 flags;
 };
 
 /* Bits of kfab_wire_msg.flags */
