@@ -8,6 +8,7 @@ import time
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 STREAM = os.path.join(TOP, "selftests/lib/kfab-stream")
+KFABCTL = os.path.join(TOP, "tools/kfabctl")
 
 
 def ping(pair, g, addr, count=2, check=True):
@@ -16,6 +17,15 @@ def ping(pair, g, addr, count=2, check=True):
     (CommandFailed if check)."""
     return pair.run(g, "ping -q -c %d -i 0.3 -w 15 %s" % (count, addr),
                     timeout=60, check=check)
+
+
+def listener(pair, g):
+    """A kfab listener on g's link address, unless one is there already
+    (the scenarios run one after another on the same guests)."""
+    a = pair.addr(g)
+    if pair.run(g, [KFABCTL, "net", "listen", a]).rc:
+        r = pair.run(g, [KFABCTL, "net", "show"], check=True)
+        assert a in r.out, "no listener on %s:\n%s" % (a, r.out)
 
 
 def unreachable(pair, g, addr):

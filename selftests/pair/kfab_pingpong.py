@@ -4,12 +4,10 @@
 # from b to a: messages, tagged messages pulled into the receive, a data
 # check, and a run through a 1 s cut of the link.
 # Run: tools/kfab-vm-pair --script selftests/pair/kfab_pingpong.py
-import os
 import time
-from common import TOP
+from common import listener
 
-KFABCTL = os.path.join(TOP, "tools/kfabctl")
-A4, B4 = pair.addr("a"), pair.addr("b")
+A4 = pair.addr("a")
 port = [47800]
 
 
@@ -33,8 +31,8 @@ def pingpong(*opts, during=None):
 
 
 with pair.test("kfab: a listener on each guest's link address"):
-    pair.run("a", [KFABCTL, "net", "listen", A4], check=True)
-    pair.run("b", [KFABCTL, "net", "listen", B4], check=True)
+    listener(pair, "a")
+    listener(pair, "b")
 with pair.test("kfab: fi_pingpong -m msg -S 64, b -> a"):
     pingpong("-m", "msg", "-S", "64", "-I", "20")
 with pair.test("kfab: fi_pingpong -m tagged -S 1048576 -c, b -> a"):

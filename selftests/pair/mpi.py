@@ -8,7 +8,7 @@
 # mpi).
 # Run: tools/kfab-vm-pair --script selftests/pair/mpi.py
 import os
-from common import TOP
+from common import TOP, listener
 
 RSH = os.path.join(TOP, "tools/kfab-rsh")
 KFABCTL = os.path.join(TOP, "tools/kfabctl")
@@ -32,15 +32,6 @@ ACROSS4 = "-np 4 --host kfab-a:2,kfab-b:2 --oversubscribe "
 def need(path):
     if not os.path.exists(path):
         pair.skip("no %s (make mpi builds it)" % path)
-
-
-def listen(g):
-    """A kfab listener on g's link address, unless one is there already
-    (kfab_pingpong.py, run before on the same guests, leaves its own)."""
-    a = pair.addr(g)
-    if pair.run(g, [KFABCTL, "net", "listen", a]).rc:
-        r = pair.run(g, [KFABCTL, "net", "show"], check=True)
-        assert a in r.out, "no listener on %s:\n%s" % (a, r.out)
 
 
 def wire_bytes(g):
@@ -84,8 +75,8 @@ with pair.test("mpi: mpi_ring, 2 ranks across the guests, tcp btl"):
 # Endpoints get node addresses only once their namespace listens: before
 # the ranks start.
 with pair.test("mpi: a kfab listener on each guest's link address"):
-    listen("a")
-    listen("b")
+    listener(pair, "a")
+    listener(pair, "b")
 with pair.test("mpi: mpi_check, 2 ranks across the guests on kfab"):
     need(CHECK)
     before = wire_bytes("a")
