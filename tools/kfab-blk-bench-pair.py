@@ -4,8 +4,9 @@
 # the two guests, in the same run (Documentation/bench.rst).  The servers
 # run on a, both from RAM: tools/kfab-blk-server --mem on a kfab service,
 # nbd-server on a file of a's tmpfs; the block devices on b.  The same dd
-# commands (O_DIRECT, so the page cache stays out) alternate between the
-# two devices, and the best of ROUNDS counts for each, as
+# commands (O_DIRECT, so the page cache stays out; one stream, then four
+# at once on quarters of the device) alternate between the two devices,
+# and the best of ROUNDS counts for each, as
 # tools/kfab-blk-bench does on one node.  Prints its table.
 #
 #   tools/kfab-vm-pair --module build/ktest/kernel/kfab.ko --kmod nbd \
@@ -25,17 +26,26 @@ IMG = "/tmp/kfab-nbd-bench.img"	# the guest's /tmp is RAM
 CONF = "/tmp/kfab-nbd-bench.conf"
 
 
-def dd_kbps(dev, direction, bs, count):
-    """KB/s of one dd of COUNT blocks of BS bytes, O_DIRECT, on b."""
-    if direction == "write":
-        cmd = "dd if=/dev/zero of=%s bs=%d count=%d oflag=direct" % (
-            dev, bs, count)
-    else:
-        cmd = "dd if=%s of=/dev/null bs=%d count=%d iflag=direct" % (
-            dev, bs, count)
-    r = pair.run("b", "t0=$(date +%%s%%N); %s status=none || exit 1; "
+def dd_kbps(dev, direction, bs, count, streams=1):
+    """KB/s of STREAMS dd at once on b, each COUNT blocks of BS bytes,
+    O_DIRECT, each on its own stretch of the device."""
+    cmds = []
+    for i in range(streams):
+        if direction == "write":
+            cmds.append("dd if=/dev/zero of=%s bs=%d count=%d seek=%d "
+                        "oflag=direct status=none" % (dev, bs, count,
+                                                      i * count))
+        else:
+            cmds.append("dd if=%s of=/dev/null bs=%d count=%d skip=%d "
+                        "iflag=direct status=none" % (dev, bs, count,
+                                                      i * count))
+    # Every stream in the background, then wait for each: all must pass.
+    run = " ".join("%s & p%d=$!;" % (c, i) for i, c in enumerate(cmds))
+    run += " " + " && ".join("wait $p%d" % i for i in range(streams))
+    r = pair.run("b", "t0=$(date +%%s%%N); { %s; } || exit 1; "
                       "t1=$(date +%%s%%N); echo $(( %d * 1000000 / "
-                      "(t1 - t0) ))" % (cmd, bs * count), timeout=600)
+                      "(t1 - t0) ))" % (run, bs * count * streams),
+                 timeout=600)
     if r.rc != 0:
         raise AssertionError("%s on %s: %s" % (direction, dev, r.out))
     return int(r.out.split()[-1])
@@ -64,20 +74,23 @@ with pair.test("blk bench: kfab_blk and nbd0 on b"):
 
 rows = []
 with pair.test("blk bench: dd O_DIRECT, kfab_blk and nbd alternating"):
-    for bs in (4096, 61440, 1048576):
-        count = SIZE_MB * 1048576 // bs
-        if bs == 4096:
-            count //= 16	# 4 KiB requests: a 16th will do
-        for direction in ("write", "read"):
-            best = {"kfab_blk": 0, "nbd": 0}
-            for _ in range(ROUNDS):
-                for name, dev in (("kfab_blk", "/dev/kfab_blk0"),
-                                  ("nbd", "/dev/nbd0")):
-                    best[name] = max(best[name],
-                                     dd_kbps(dev, direction, bs, count))
-            rows.append(("dd %s O_DIRECT bs=%s" % (
-                direction, {4096: "4k", 61440: "60k", 1048576: "1M"}[bs]),
-                best["kfab_blk"], best["nbd"]))
+    for streams in (1, 4):
+        for bs in (4096, 61440, 1048576):
+            count = SIZE_MB * 1048576 // bs // streams
+            if bs == 4096:
+                count //= 16	# 4 KiB requests: a 16th will do
+            for direction in ("write", "read"):
+                best = {"kfab_blk": 0, "nbd": 0}
+                for _ in range(ROUNDS):
+                    for name, dev in (("kfab_blk", "/dev/kfab_blk0"),
+                                      ("nbd", "/dev/nbd0")):
+                        best[name] = max(best[name], dd_kbps(
+                            dev, direction, bs, count, streams))
+                rows.append(("dd %s O_DIRECT bs=%s%s" % (
+                    direction,
+                    {4096: "4k", 61440: "60k", 1048576: "1M"}[bs],
+                    " x%d" % streams if streams > 1 else ""),
+                    best["kfab_blk"], best["nbd"]))
 
 print("%-34s %12s %12s %6s" % ("workload", "kfab_blk", "nbd", "ratio"))
 for name, a, b in rows:
