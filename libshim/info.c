@@ -710,17 +710,27 @@ int shim_info_addrs(const char *node, const char *service, uint64_t flags,
 			return ret;
 		out->has_dest = true;
 	}
+	if (!out->has_src) {
+		/* What fi_endpoint() opens without a src_addr: any, 0. */
+		out->src = (struct kfab_addr){ .family = KFAB_ADDR_UNSPEC };
+		out->has_src = true;
+	}
 	return 0;
 }
 
-/* A copy of @a for fi_info, in @format: 0 or -FI_ENOMEM. */
+/*
+ * A copy of @a for fi_info, in @format: 0 or -FI_ENOMEM.  @room: a string
+ * takes SHIM_ADDR_STRLEN bytes (NUL-padded) rather than its own length.
+ */
 static int shim_info_dup_addr(const struct kfab_addr *a, uint32_t format,
-			      void **addr, size_t *len)
+			      bool room, void **addr, size_t *len)
 {
-	char str[SHIM_ADDR_STRLEN];
+	char str[SHIM_ADDR_STRLEN] = "";
 	size_t n = sizeof(str);
 
 	shim_addr_out(a, format, str, &n);
+	if (room && format == FI_ADDR_STR)
+		n = sizeof(str);
 	*addr = malloc(n);
 	if (!*addr)
 		return -FI_ENOMEM;
@@ -734,27 +744,35 @@ static int shim_info_dup_addr(const struct kfab_addr *a, uint32_t format,
  * @info: an fi_info of shim_info_get()
  * @addrs: the format and addresses
  *
- * Without a src_addr, src_addrlen is the size of what fi_getname() gives
- * (struct kfab_addr, or the longest string).
+ * Every answer has a src_addr (fi_getinfo(3): "a provider shall return an
+ * address that corresponds to the indicated fabric, domain, node, and/or
+ * service").  When nothing named one it is "fi_kfab://any/0", what
+ * fi_endpoint() opens without one.  That address (however it came) takes
+ * as many bytes as fi_getname() may need (struct kfab_addr, or
+ * SHIM_ADDR_STRLEN for a string, NUL-padded), so src_addrlen stays a size
+ * fit for fi_getname() and the answer, given back as hints, gets itself.
  *
  * Return: 0 or -FI_ENOMEM.
  */
 int shim_info_set_addrs(struct fi_info *info,
 			const struct shim_info_addrs *addrs)
 {
+	bool any;
 	int ret;
 
 	info->addr_format = addrs->format;
 	info->src_addrlen = addrs->format == FI_ADDR_STR ?
 			    SHIM_ADDR_STRLEN : sizeof(struct kfab_addr);
 	if (addrs->has_src) {
-		ret = shim_info_dup_addr(&addrs->src, addrs->format,
-					 &info->src_addr, &info->src_addrlen);
+		any = addrs->src.family == KFAB_ADDR_UNSPEC && !addrs->src.ep;
+		ret = shim_info_dup_addr(&addrs->src, addrs->format, any,
+					 &info->src_addr,
+					 &info->src_addrlen);
 		if (ret)
 			return ret;
 	}
 	if (addrs->has_dest)
-		return shim_info_dup_addr(&addrs->dest, addrs->format,
+		return shim_info_dup_addr(&addrs->dest, addrs->format, false,
 					  &info->dest_addr,
 					  &info->dest_addrlen);
 	return 0;

@@ -115,7 +115,7 @@ int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
 /**
  * struct shim_info_addrs - fi_getinfo()'s node and service as addresses
  * @format: FI_FORMAT_UNSPEC or FI_ADDR_STR (hints->addr_format)
- * @has_src: @src is src_addr (FI_SOURCE, or hints->src_addr)
+ * @has_src: @src is src_addr (FI_SOURCE, hints->src_addr, or any)
  * @has_dest: @dest is dest_addr (no FI_SOURCE, or hints->dest_addr)
  */
 struct shim_info_addrs {

@@ -917,6 +917,73 @@ TEST_F(pair, source_reports_av_user_id)
 	EXPECT_EQ(0xc0ffeeULL, src);
 }
 
+/*
+ * fi_av(3): a removed fi_addr_t "is invalid until it is returned again by
+ * a new fi_av_insert".  kfab: fi_av_lookup() is -FI_EINVAL; a send to it
+ * is accepted and completes with an FI_EINVAL error completion (the
+ * kernel resolves the address when it carries the send out), and so does
+ * a receive directed at it; messages from the removed peer report
+ * FI_ADDR_NOTAVAIL.  Inserting the address again gives the same index
+ * (the lowest free), and it works again.
+ */
+TEST_F(pair, removed_address_fails_until_reinserted)
+{
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+	struct kfab_addr addr;
+	size_t len = sizeof(addr);
+	fi_addr_t again, src = 0;
+	uint32_t v = 7, r = 0;
+	int sctx, rctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_remove(self->a.av, &self->b_at_a, 1, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(self->a.av, self->b_at_a, &addr,
+					   &len));
+	/* A second remove of the same index: nothing to remove. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_remove(self->a.av, &self->b_at_a, 1, 0));
+
+	/* A send to it: an error completion, nothing arrives at b. */
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     &sctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->a.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+	EXPECT_EQ(&sctx, err.op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	/* fi_inject, fi_tsend: the same */
+	ASSERT_EQ(0, fi_tsend(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			      1, &sctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->a.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+
+	/* b forgets a: a receive directed at it fails, a's messages come
+	 * from FI_ADDR_NOTAVAIL. */
+	ASSERT_EQ(0, fi_av_remove(self->b.av, &self->a_at_b, 1, 0));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, self->a_at_b,
+			     &rctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->b.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+	EXPECT_EQ(&rctx, err.op_context);
+
+	/* a learns b again: the same index, and it works */
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, &addr, &len));
+	ASSERT_EQ(1, fi_av_insert(self->a.av, &addr, 1, &again, 0, NULL));
+	EXPECT_EQ(self->b_at_a, again);
+	len = sizeof(addr);
+	EXPECT_EQ(0, fi_av_lookup(self->a.av, again, &addr, &len));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     &rctx));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, again, &sctx));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(7U, r);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, src);
+	ASSERT_EQ(1, WAIT_A(&e));
+	EXPECT_EQ(&sctx, e.op_context);
+}
+
 TEST_F(pair, tagged_send_recv)
 {
 	char sbuf[64], rbuf[64];
