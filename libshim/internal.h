@@ -15,6 +15,7 @@
  *   eq.c      fid_eq: event queues, user-space objects of the fabric
  *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
  *   cntr.c    fid_cntr: a kernel counter whose values are mapped
+ *   wait.c    fid_wait: wait sets, an epoll fd over members' eventfds
  *   ep.c      fid_ep: a kernel endpoint and its mapped submission ring
  *   srx.c     fid_ep of class FI_CLASS_SRX_CTX: a shared receive context
  *   ring.c    the producer side of those submission rings
@@ -416,6 +417,29 @@ int shim_get_kernel_handle(void *arg, int fd, uint32_t id);
 int shim_timeout_left(int timeout, const struct timespec *start);
 void shim_eventfd_wait(int efd, int timeout_ms);
 void shim_eventfd_reset(int efd);
+
+/* ---- wait sets (wait.c) ---- */
+
+/* What a member of a wait set is, so the set knows how to ask it. */
+enum shim_wait_kind {
+	SHIM_WAIT_CQ,
+	SHIM_WAIT_CNTR,
+	SHIM_WAIT_EQ,
+};
+
+struct shim_wait;
+
+int shim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		   struct fid_wait **waitset);
+/* attr->wait_set of an FI_WAIT_SET object: a kfab set of @fabric, or NULL */
+struct shim_wait *shim_wait_from_fid(struct fid_wait *wait_fid,
+				     struct shim_fabric *fabric);
+int shim_wait_add(struct shim_wait *ws, struct fid *fid,
+		  enum shim_wait_kind kind, int efd);
+void shim_wait_del(struct shim_wait *ws, struct fid *fid);
+int shim_wait_getwait(struct shim_wait *ws, void *arg);
+/* eq.c: an EQ's events for its wait set (@slice: it has CM hooks). */
+bool shim_eq_wait_ready(struct fid *fid, bool *slice);
 
 /* ---- submission rings (ring.c) ---- */
 
@@ -857,8 +881,6 @@ int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 /* struct fi_ops_fabric */
 int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);
-int shim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-		      struct fid_wait **waitset);
 
 /* struct fi_ops_cm */
 int shim_no_setname(fid_t fid, void *addr, size_t addrlen);
