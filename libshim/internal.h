@@ -17,6 +17,7 @@
  *   cntr.c    fid_cntr: a kernel counter whose values are mapped
  *   wait.c    fid_wait: wait sets, an epoll fd over members' eventfds
  *   ep.c      fid_ep: a kernel endpoint and its mapped submission ring
+ *   alias.c   fi_ep_alias(): an endpoint with default flags of its own
  *   srx.c     fid_ep of class FI_CLASS_SRX_CTX: a shared receive context
  *   ring.c    the producer side of those submission rings
  *   msg.c     fi_msg and fi_tagged: requests written into the rings
@@ -586,12 +587,54 @@ struct shim_ep {
 	struct shim_conn *conn;
 	enum fi_ep_type type;
 	size_t max_msg_size;
+	unsigned int alias_cnt;
+	size_t buffered_limit, buffered_min;
+	int hmem_p2p;
 };
 
 static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
 {
 	return container_of(ep, struct shim_ep, ep_fid);
 }
+
+/**
+ * struct shim_ep_alias - fi_ep_alias(3): an endpoint with flags of its own
+ * @ep_fid: what libfabric sees (FI_CLASS_EP, shim_ep_alias_fi_ops)
+ * @ep: the endpoint it is an alias of; holds one of its @alias_cnt
+ * @tx_op_flags, @rx_op_flags: the defaults of the alias's operations
+ *
+ * Everything but the default flags is the endpoint's: msg.c finds the
+ * endpoint with shim_msg_ep() and the flags with shim_ep_alias_of().
+ */
+struct shim_ep_alias {
+	struct fid_ep ep_fid;
+	struct shim_ep *ep;
+	uint64_t tx_op_flags, rx_op_flags;
+};
+
+extern const struct fi_ops shim_ep_alias_fi_ops;
+
+static inline struct shim_ep_alias *shim_ep_alias_of(struct fid_ep *ep)
+{
+	if (ep->fid.ops != &shim_ep_alias_fi_ops)
+		return NULL;
+	return container_of(ep, struct shim_ep_alias, ep_fid);
+}
+
+/* The endpoint behind an endpoint or an alias of one (data path). */
+static inline struct shim_ep *shim_msg_ep(struct fid_ep *ep)
+{
+	struct shim_ep_alias *alias = shim_ep_alias_of(ep);
+
+	return alias ? alias->ep : to_shim_ep(ep);
+}
+
+/* alias.c: fi_control(FI_ALIAS) of an endpoint (@flags: FI_ALIAS's). */
+int shim_ep_alias_open(struct shim_ep *ep, const struct shim_ep_alias *from,
+		       struct fi_alias *arg);
+/* ep.c: FI_SETOPSFLAG's check and split, shared with aliases. */
+int shim_opsflag_set(uint64_t flags, uint64_t *tx, uint64_t *rx);
+int shim_opsflag_get(uint64_t *flags, uint64_t tx, uint64_t rx);
 
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, void *context);

@@ -277,8 +277,6 @@ TEST_F(ep, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_ENOSYS, fi_barrier(ep, 0, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_connect(ep, buf, NULL, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_shutdown(ep, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_ep_alias(ep, &alias, FI_TRANSMIT));
-	EXPECT_EQ(NULL, alias);
 	EXPECT_EQ(-FI_ENOSYS, fi_tx_context(ep, 0, NULL, &alias, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_rx_context(ep, 0, NULL, &alias, NULL));
 }
@@ -603,20 +601,84 @@ TEST_F(ep, getopt_setopt)
 	len = 1;
 	EXPECT_EQ(-FI_EINVAL, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
 					FI_OPT_MIN_MULTI_RECV, &val, &len));
-	/* Every other option, and every other level, is not kfab's. */
+	/* FI_OPT_CM_DATA_SIZE: no connection, no data; read-only */
 	len = sizeof(val);
+	val = 7;
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_CM_DATA_SIZE, &val, &len));
+	EXPECT_EQ(0U, val);
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_CM_DATA_SIZE, &val,
+					    sizeof(val)));
+	/* FI_OPT_BUFFERED_LIMIT/MIN: no buffered receives, so at most 0 */
+	val = 9;
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &val, &len));
+	EXPECT_EQ(0U, val);
+	val = 1;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &val,
+					  sizeof(val)));
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_MIN, &val,
+					  sizeof(val)));
+	val = SIZE_MAX;		/* "the maximum supported" */
+	EXPECT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &val, sizeof(val)));
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &val, &len));
+	EXPECT_EQ(0U, val);
+	EXPECT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_MIN, &val, sizeof(val)));
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_BUFFERED_MIN, &val, 4));
+	/* FI_OPT_FI_HMEM_P2P: host memory only, so never "required" */
+	len = sizeof(ival);
+	ival = -1;
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &ival, &len));
+	EXPECT_EQ(FI_HMEM_P2P_ENABLED, ival);
+	EXPECT_EQ(sizeof(ival), len);
+	ival = FI_HMEM_P2P_REQUIRED;
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_FI_HMEM_P2P, &ival,
+					    sizeof(ival)));
+	ival = 99;
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_FI_HMEM_P2P, &ival,
+					sizeof(ival)));
+	ival = FI_HMEM_P2P_DISABLED;
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_FI_HMEM_P2P, &ival,
+					sizeof(val)));
+	ASSERT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &ival, sizeof(ival)));
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &ival, &len));
+	EXPECT_EQ(FI_HMEM_P2P_DISABLED, ival);
+	/* FI_OPT_XPU_TRIGGER: no device to trigger from */
+	len = sizeof(val);
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_XPU_TRIGGER, &val, &len));
+	/* What fi_endpoint(3) does not list, and other levels: not kfab's */
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_CM_DATA_SIZE, &val, &len));
+					     FI_OPT_SEND_BUF_SIZE, &val, &len));
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_BUFFERED_LIMIT, &val,
-					     sizeof(val)));
-	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_FI_HMEM_P2P, &ival,
-					     sizeof(ival)));
+					     -1, &val, sizeof(val)));
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_getopt(&self->s.ep->fid,
 					     FI_OPT_ENDPOINT + 1,
 					     FI_OPT_MIN_MULTI_RECV, &val,
 					     &len));
+	/* The buffered thresholds are set before fi_enable() */
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+				FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(self->s.ep));
+	val = 0;
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_setopt(&self->s.ep->fid,
+					     FI_OPT_ENDPOINT,
+					     FI_OPT_BUFFERED_LIMIT, &val,
+					     sizeof(val)));
 	/* Nothing the library could cancel. */
 	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->s.ep->fid, &val));
 }
@@ -982,6 +1044,135 @@ TEST_F(pair, removed_address_fails_until_reinserted)
 	EXPECT_EQ(FI_ADDR_NOTAVAIL, src);
 	ASSERT_EQ(1, WAIT_A(&e));
 	EXPECT_EQ(&sctx, e.op_context);
+}
+
+/* An endpoint of the pair's a side whose sends complete only on request. */
+static int open_selective(struct kfab_test_fi *s, fi_addr_t *to_b,
+			  struct kfab_test_fi *b)
+{
+	int rc = _test_fi_side_open(s, kfab_test_rdm_hints(), false);
+
+	if (!rc)
+		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV |
+					FI_SELECTIVE_COMPLETION);
+	if (!rc)
+		rc = fi_enable(s->ep);
+	if (!rc)
+		rc = kfab_test_fi_insert_peer(s, b, to_b) == 1 ? 0 :
+								  -FI_EINVAL;
+	return rc;
+}
+
+/*
+ * fi_ep_alias(3): the alias "differs from its parent endpoint only by its
+ * default data transfer flags".  On an endpoint with selective completion,
+ * fi_send() through the endpoint completes silently; through an alias
+ * whose transmit flags hold FI_COMPLETION it completes in the CQ.
+ */
+TEST_F(pair, alias_sends_with_its_own_flags)
+{
+	struct fi_cq_tagged_entry e;
+	struct kfab_test_fi c = { 0 };
+	struct fid_ep *alias, *alias2;
+	uint32_t v = 1, r = 0;
+	uint64_t flags;
+	fi_addr_t to_b;
+	size_t len;
+	char name[64], aname[64];
+	int ctx1, ctx2;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_selective(&c, &to_b, &self->b));
+	/* Exactly one direction */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_alias(c.ep, &alias, FI_COMPLETION));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_alias(c.ep, &alias,
+					  FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_alias(c.ep, &alias, FI_TRANSMIT | FI_COMPLETION));
+	EXPECT_EQ(FI_CLASS_EP, alias->fid.fclass);
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&alias->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(FI_COMPLETION, flags);
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&c.ep->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(0U, flags);
+	/* Everything else is the endpoint's: its name, for one */
+	len = sizeof(name);
+	ASSERT_EQ(0, fi_getname(&c.ep->fid, name, &len));
+	len = sizeof(aname);
+	ASSERT_EQ(0, fi_getname(&alias->fid, aname, &len));
+	EXPECT_EQ(0, memcmp(name, aname, len));
+
+	/* Through the endpoint: received, no completion */
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(c.ep, &v, sizeof(v), NULL, to_b, &ctx1));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(c.cq, &e, 1));
+	/* Through the alias: received, and completed */
+	v = 2;
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(alias, &v, sizeof(v), NULL, to_b, &ctx2));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(2U, r);
+	ASSERT_EQ(1, kfab_test_wait_cq(c.cq, NULL, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(&ctx2, e.op_context);
+
+	/* FI_SETOPSFLAG on the alias changes the alias alone */
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&alias->fid, FI_SETOPSFLAG, &flags));
+	ASSERT_EQ(0, fi_tsend(alias, &v, sizeof(v), NULL, to_b, 5, &ctx1));
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &r, sizeof(r), NULL,
+			      FI_ADDR_UNSPEC, 5, 0, NULL));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(c.cq, &e, 1));
+	/* An alias of the alias starts from the alias's flags */
+	ASSERT_EQ(0, fi_ep_alias(alias, &alias2, FI_RECV | FI_COMPLETION));
+	flags = FI_RECV;
+	ASSERT_EQ(0, fi_control(&alias2->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(FI_COMPLETION, flags);
+
+	/* fi_endpoint(3): the aliases are closed before the endpoint */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&c.ep->fid));
+	EXPECT_EQ(0, fi_close(&alias->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&c.ep->fid));
+	/* What an alias cannot do: bind */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(alias2, &c.cq->fid, FI_TRANSMIT));
+	EXPECT_EQ(0, fi_close(&alias2->fid));
+	EXPECT_EQ(0, _test_fi_close(&c));
+}
+
+/* Receives through an alias take its receive flags; cancel works too. */
+TEST_F(pair, alias_receives_and_cancels)
+{
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+	struct fid_ep *alias;
+	uint32_t v = 3, r = 0;
+	int rctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_ep_alias(self->b.ep, &alias, FI_RECV | FI_COMPLETION));
+	ASSERT_EQ(0, fi_recv(alias, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     &rctx));
+	EXPECT_EQ(0, fi_cancel(&alias->fid, &rctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->b.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	ASSERT_EQ(0, fi_recv(alias, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     &rctx));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(&rctx, e.op_context);
+	EXPECT_EQ(3U, r);
+	EXPECT_EQ(0, fi_close(&alias->fid));
 }
 
 TEST_F(pair, tagged_send_recv)
