@@ -128,13 +128,6 @@ int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 	return -FI_ENOSYS;
 }
 
-int shim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-		    struct fid_stx **stx, void *context)
-{
-	(void)domain; (void)attr; (void)stx; (void)context;
-	return -FI_ENOSYS;
-}
-
 int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags)

@@ -208,6 +208,21 @@ static int shim_ep_bind_srx(struct shim_ep *ep, struct fid *bfid,
 	return 0;
 }
 
+/*
+ * An STX (stx.c): flags 0; only on an endpoint opened with tx_ctx_cnt
+ * FI_SHARED_CONTEXT, once (-FI_EINVAL otherwise).
+ */
+static int shim_ep_bind_stx(struct shim_ep *ep, struct fid *bfid,
+			    uint64_t flags)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!ep->shared_tx || ep->stx)
+		return -FI_EINVAL;
+	return shim_stx_bind_ep(bfid, ep->domain, ep->caps & SHIM_TX_CAPS,
+				&ep->stx);
+}
+
 /* An EQ is kept for the events endpoints will report; nothing is sent yet. */
 static int shim_ep_bind_eq(struct shim_ep *ep, struct fid *bfid,
 			   uint64_t flags)
@@ -255,8 +270,7 @@ static int shim_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = shim_ep_bind_srx(ep, bfid, flags);
 		break;
 	case FI_CLASS_STX_CTX:
-		/* Shared transmit contexts do not exist in kfab. */
-		ret = -FI_ENOSYS;
+		ret = shim_ep_bind_stx(ep, bfid, flags);
 		break;
 	default:
 		/* fi_import_fid() of something kfab cannot import */
@@ -297,9 +311,10 @@ static void shim_ep_directions(const struct shim_ep *ep, bool *tx, bool *rx)
  * caps need has neither a CQ nor a counter ("not configured with the
  * necessary event queue", fi_endpoint(3)).  An SRX changes nothing there:
  * its receives complete on the endpoint's RX CQ or counter.  An endpoint
- * opened with rx_ctx_cnt FI_SHARED_CONTEXT without an SRX bound is
- * -FI_EOPBADSTATE ("If an endpoint is using a shared ... receive context,
- * the shared contexts must be bound to the endpoint", fi_endpoint(3)).
+ * opened with rx_ctx_cnt (tx_ctx_cnt) FI_SHARED_CONTEXT without an SRX
+ * (STX) bound is -FI_EOPBADSTATE ("If an endpoint is using a shared ...
+ * receive context, the shared contexts must be bound to the endpoint",
+ * fi_endpoint(3)).
  * The kernel refuses an SRX whose endpoints use different AVs (-EINVAL).
  * Enabling twice is harmless.
  */
@@ -326,7 +341,7 @@ static int shim_ep_enable(struct shim_ep *ep)
 		ret = -FI_ENOCQ;
 		goto out;
 	}
-	if (ep->shared_rx && !ep->srx) {
+	if ((ep->shared_rx && !ep->srx) || (ep->shared_tx && !ep->stx)) {
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
@@ -483,6 +498,8 @@ static int shim_ep_close(struct fid *fid)
 		shim_av_unbind_ep(ep->av);
 	if (ep->srx)
 		shim_srx_unbind_ep(ep->srx, ep, ep->enabled);
+	if (ep->stx)
+		shim_stx_unbind_ep(ep->stx);
 	if (ep->eq)
 		shim_eq_unbind(ep->eq);
 	shim_ep_free(ep);
@@ -1214,6 +1231,8 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->caps = info->caps ? info->caps : SHIM_EP_DEFAULT_CAPS;
 	ep->shared_rx = info->ep_attr &&
 			info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT;
+	ep->shared_tx = info->ep_attr &&
+			info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT;
 	if (info->tx_attr)
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)

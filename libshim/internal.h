@@ -18,6 +18,7 @@
  *   wait.c    fid_wait: wait sets, an epoll fd over members' eventfds
  *   ep.c      fid_ep: a kernel endpoint and its mapped submission ring
  *   alias.c   fi_ep_alias(): an endpoint with default flags of its own
+ *   stx.c     fid_stx: shared transmit contexts (bookkeeping only)
  *   srx.c     fid_ep of class FI_CLASS_SRX_CTX: a shared receive context
  *   ring.c    the producer side of those submission rings
  *   msg.c     fi_msg and fi_tagged: requests written into the rings
@@ -113,6 +114,8 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
+/* fi_stx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
+int shim_info_check_tx_attr(const struct fi_tx_attr *attr);
 
 /**
  * struct shim_info_addrs - fi_getinfo()'s node and service as addresses
@@ -587,6 +590,8 @@ struct shim_ep {
 	struct shim_conn *conn;
 	enum fi_ep_type type;
 	size_t max_msg_size;
+	bool shared_tx;
+	struct shim_stx *stx;
 	unsigned int alias_cnt;
 	size_t buffered_limit, buffered_min;
 	int hmem_p2p;
@@ -628,6 +633,14 @@ static inline struct shim_ep *shim_msg_ep(struct fid_ep *ep)
 
 	return alias ? alias->ep : to_shim_ep(ep);
 }
+
+/* stx.c: shared transmit contexts, library objects endpoints bind. */
+struct shim_stx;
+int shim_stx_context(struct fid_domain *domain, struct fi_tx_attr *attr,
+		     struct fid_stx **stx, void *context);
+int shim_stx_bind_ep(struct fid *fid, struct shim_domain *domain,
+		     uint64_t tx_caps, struct shim_stx **out);
+void shim_stx_unbind_ep(struct shim_stx *stx);
 
 /* alias.c: fi_control(FI_ALIAS) of an endpoint (@flags: FI_ALIAS's). */
 int shim_ep_alias_open(struct shim_ep *ep, const struct shim_ep_alias *from,
@@ -944,8 +957,6 @@ int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
 int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset);
-int shim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-		    struct fid_stx **stx, void *context);
 int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags);

@@ -377,9 +377,9 @@ TEST_F(ep, bind_wrong_classes)
 			       0, 0, &mr, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &mr->fid, 0));
 	EXPECT_EQ(0, fi_close(&mr->fid));
-	/* An SRX must be kfab's (kfab_srx); STXs do not exist in kfab. */
+	/* An SRX or STX must be kfab's (kfab_srx, pair.stx_*). */
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &srx, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &stx, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &stx, 0));
 	/* An EQ is kept; one per endpoint; it stays while bound. */
 	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq, NULL));
 	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq2, NULL));
@@ -1173,6 +1173,122 @@ TEST_F(pair, alias_receives_and_cancels)
 	EXPECT_EQ(&rctx, e.op_context);
 	EXPECT_EQ(3U, r);
 	EXPECT_EQ(0, fi_close(&alias->fid));
+}
+
+/* An endpoint of @domain that transmits through @stx, to b. */
+static int open_stx_ep(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_av *av, struct fid_cq *cq,
+		       struct fid_stx *stx, struct fid_ep **ep)
+{
+	int rc = fi_endpoint(domain, info, ep, NULL);
+
+	if (!rc)
+		rc = fi_ep_bind(*ep, &av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &stx->fid, 0);
+	if (!rc)
+		rc = fi_enable(*ep);
+	return rc;
+}
+
+/*
+ * fi_endpoint(3) "Shared contexts": endpoints opened with tx_ctx_cnt
+ * FI_SHARED_CONTEXT need an STX bound before fi_enable(), post their
+ * sends to themselves, and complete them on their own CQs.
+ */
+TEST_F(pair, stx_serves_the_endpoints_bound_to_it)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *e1 = NULL, *e2 = NULL, *plain;
+	struct fid_cq *cq1, *cq2;
+	struct fi_cq_tagged_entry e;
+	struct fid_domain *d2;
+	struct fid_stx *stx, *stx2;
+	struct kfab_test_fi c = { 0 };
+	struct fi_tx_attr bad;
+	struct fi_info *hints;
+	fi_addr_t to_b;
+	uint32_t v, r = 0;
+	int ctx1, ctx2, n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	hints = kfab_test_rdm_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	ASSERT_EQ(0, _test_fi_domain_open(&c, hints));
+	EXPECT_EQ(FI_SHARED_CONTEXT, c.info->ep_attr->tx_ctx_cnt);
+	EXPECT_EQ(1U, c.info->domain_attr->max_ep_stx_ctx);
+
+	EXPECT_EQ(-FI_EINVAL, fi_stx_context(c.domain, c.info->tx_attr, NULL,
+					     NULL));
+	bad = *c.info->tx_attr;
+	bad.inject_size = 1 << 20;
+	EXPECT_EQ(-FI_ENODATA, fi_stx_context(c.domain, &bad, &stx, NULL));
+	ASSERT_EQ(0, fi_stx_context(c.domain, c.info->tx_attr, &stx, &n));
+	EXPECT_EQ(FI_CLASS_STX_CTX, stx->fid.fclass);
+	EXPECT_EQ(&n, stx->fid.context);
+	ASSERT_EQ(0, fi_av_open(c.domain, &av_attr, &c.av, NULL));
+	ASSERT_EQ(0, fi_cq_open(c.domain, &cq_attr, &cq1, NULL));
+	ASSERT_EQ(0, fi_cq_open(c.domain, &cq_attr, &cq2, NULL));
+	ASSERT_EQ(0, kfab_test_fi_insert_peer(&c, &self->b, &to_b) == 1 ? 0 :
+		     -1);
+
+	/* Without its STX an endpoint cannot be enabled */
+	ASSERT_EQ(0, fi_endpoint(c.domain, c.info, &e1, NULL));
+	ASSERT_EQ(0, fi_ep_bind(e1, &c.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(e1, &cq1->fid, FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_enable(e1));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_ep_bind(e1, &stx->fid, FI_TRANSMIT));
+	/* One of another domain: -FI_EDOMAIN */
+	ASSERT_EQ(0, fi_domain(c.fabric, c.info, &d2, NULL));
+	ASSERT_EQ(0, fi_stx_context(d2, NULL, &stx2, NULL));
+	EXPECT_EQ(-FI_EDOMAIN, fi_ep_bind(e1, &stx2->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(e1, &stx->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(e1, &stx->fid, 0));	/* one */
+	ASSERT_EQ(0, fi_enable(e1));
+	ASSERT_EQ(0, open_stx_ep(c.domain, c.info, c.av, cq2, stx, &e2));
+	/* An endpoint that does not share its transmit context binds none */
+	c.info->ep_attr->tx_ctx_cnt = 1;
+	ASSERT_EQ(0, fi_endpoint(c.domain, c.info, &plain, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(plain, &stx->fid, 0));
+	EXPECT_EQ(0, fi_close(&plain->fid));
+	c.info->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+
+	/* Both send to b; each completes on its own CQ */
+	v = 1;
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(e1, &v, sizeof(v), NULL, to_b, &ctx1));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, cq1, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(1U, r);
+	v = 2;
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(e2, &v, sizeof(v), NULL, to_b, &ctx2));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, cq2, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(2U, r);
+	ASSERT_EQ(1, kfab_test_wait_cq(cq1, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	EXPECT_EQ(&ctx1, e.op_context);
+	ASSERT_EQ(1, kfab_test_wait_cq(cq2, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	EXPECT_EQ(&ctx2, e.op_context);
+
+	/* The STX outlives its endpoints; nothing binds to it */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind((struct fid_ep *)stx, &cq1->fid, 0));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&stx->fid));
+	EXPECT_EQ(0, fi_close(&e1->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&stx->fid));
+	EXPECT_EQ(0, fi_close(&e2->fid));
+	EXPECT_EQ(0, fi_close(&stx->fid));
+	EXPECT_EQ(0, fi_close(&stx2->fid));
+	EXPECT_EQ(0, fi_close(&d2->fid));
+	EXPECT_EQ(0, fi_close(&cq1->fid));
+	EXPECT_EQ(0, fi_close(&cq2->fid));
+	EXPECT_EQ(0, _test_fi_close(&c));
 }
 
 TEST_F(pair, tagged_send_recv)

@@ -295,9 +295,14 @@ static void ask_tx_queue(struct fi_info *h)
 {
 	h->tx_attr->size = KFAB_SQ_MAX_ENTRIES + 1;
 }
-static void ask_shared_tx_context(struct fi_info *h)
+/* Scalable endpoints' contexts (shared ones exist: kfab_ep) */
+static void ask_two_tx_contexts(struct fi_info *h)
 {
-	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	h->ep_attr->tx_ctx_cnt = 2;
+}
+static void ask_two_stx(struct fi_info *h)
+{
+	h->domain_attr->max_ep_stx_ctx = 2;
 }
 static void ask_two_srx(struct fi_info *h)
 {
@@ -341,8 +346,9 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
-		{ "ep_attr->tx_ctx_cnt FI_SHARED_CONTEXT", ask_shared_tx_context },
+		{ "ep_attr->tx_ctx_cnt 2", ask_two_tx_contexts },
 		{ "domain_attr->max_ep_srx_ctx 2", ask_two_srx },
+		{ "domain_attr->max_ep_stx_ctx 2", ask_two_stx },
 		{ "ep_attr->max_msg_size 1 GiB + 1", ask_max_msg_size },
 		{ "tx_attr->inject_size KFAB_INLINE_MAX + 1", ask_inject_size },
 		{ "rx_attr->iov_limit KFAB_IOV_MAX + 1", ask_iov_limit },
@@ -1596,8 +1602,9 @@ TEST_F(fabric, ops_tables_fully_populated)
 	poll_attr.flags = 1;
 	EXPECT_EQ(-FI_EBADFLAGS, fi_poll_open(domain, &poll_attr,
 					      (struct fid_poll **)&out));
-	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
-					     (struct fid_stx **)&out, NULL));
+	/* Shared transmit contexts exist (kfab_ep, pair.stx_*). */
+	EXPECT_EQ(-FI_EINVAL, fi_stx_context(domain, self->info->tx_attr,
+					     NULL, NULL));
 	/* Shared receive contexts exist (selftests/kfab_srx tests them). */
 	ASSERT_EQ(0, fi_srx_context(domain, self->info->rx_attr,
 				    (struct fid_ep **)&out, NULL));
