@@ -150,7 +150,14 @@ struct shim_pep {
 	struct shim_eq *eq;
 	struct shim_cm_hook hook;
 	bool listening;
+	int backlog;
 };
+
+/*
+ * FI_BACKLOG: connection requests a pep holds unanswered at most; more are
+ * rejected at once.  The default is listen(2)'s SOMAXCONN.
+ */
+#define SHIM_PEP_BACKLOG_DEFAULT	4096
 
 /**
  * struct shim_connreq - a connection request (fi_info->handle)
@@ -472,12 +479,32 @@ static void shim_pep_send_reject(struct shim_pep *pep,
 		SHIM_INFO(EP_CTRL, "REJECT not delivered\n");
 }
 
+/* Requests of @pep still unanswered (under shim_connreq_lock). */
+static int shim_pep_pending_locked(const struct shim_pep *pep)
+{
+	const struct shim_connreq *req;
+	int n = 0;
+
+	for (req = shim_connreqs; req; req = req->next)
+		n += req->pep == pep;
+	return n;
+}
+
 static void shim_pep_connreq(struct shim_pep *pep,
 			     const struct shim_cm_msg *msg)
 {
 	struct shim_connreq *req;
 	struct fi_info *info;
+	bool full;
 
+	pthread_mutex_lock(&shim_connreq_lock);
+	full = shim_pep_pending_locked(pep) >= pep->backlog;
+	pthread_mutex_unlock(&shim_connreq_lock);
+	if (full) {
+		SHIM_INFO(EP_CTRL, "backlog of %d full: request refused\n",
+			  pep->backlog);
+		goto refuse;
+	}
 	req = calloc(1, sizeof(*req));
 	if (!req)
 		goto refuse;
@@ -678,11 +705,33 @@ static int shim_cm_getopt(fid_t fid, int level, int optname, void *optval,
 	return 0;
 }
 
+/* FI_OPT_CM_DATA_SIZE is read-only; no other option is a pep's. */
 static int shim_pep_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen)
 {
-	(void)fid; (void)level; (void)optname; (void)optval; (void)optlen;
+	(void)fid; (void)optval; (void)optlen;
+	if (level == FI_OPT_ENDPOINT && optname == FI_OPT_CM_DATA_SIZE)
+		return -FI_EOPNOTSUPP;
 	return -FI_ENOPROTOOPT;
+}
+
+/*
+ * fi_control(FI_BACKLOG, int *): how many requests the pep holds before it
+ * refuses more (at least 1, else -FI_EINVAL), before or after fi_listen().
+ * FI_GETOPSFLAG and the rest are endpoints', not a pep's: -FI_ENOSYS.
+ */
+static int shim_pep_control(struct fid *fid, int command, void *arg)
+{
+	struct shim_pep *pep = container_of(fid, struct shim_pep, pep_fid.fid);
+
+	if (command != FI_BACKLOG)
+		return -FI_ENOSYS;
+	if (!arg || *(int *)arg < 1)
+		return -FI_EINVAL;
+	pthread_mutex_lock(&pep->lock);
+	pep->backlog = *(int *)arg;
+	pthread_mutex_unlock(&pep->lock);
+	return 0;
 }
 
 int shim_ep_msg_getopt(fid_t fid, int level, int optname, void *optval,
@@ -695,7 +744,7 @@ static const struct fi_ops shim_pep_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = shim_pep_close,
 	.bind = shim_pep_bind,
-	.control = shim_no_control,
+	.control = shim_pep_control,
 	.ops_open = shim_no_ops_open,
 	.tostr = shim_no_tostr,
 	.ops_set = shim_no_ops_set,
@@ -772,6 +821,7 @@ int shim_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	pep = calloc(1, sizeof(*pep));
 	if (!pep)
 		return -FI_ENOMEM;
+	pep->backlog = SHIM_PEP_BACKLOG_DEFAULT;
 	ret = -pthread_mutex_init(&pep->lock, NULL);
 	if (ret)
 		goto err_free;

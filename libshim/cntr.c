@@ -24,8 +24,10 @@
  * @domain: the parent
  * @fd: the fabric's device file
  * @id: the kernel's id of the counter
- * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC or FI_WAIT_YIELD
- * @efd: the eventfd (FI_WAIT_FD), else -1
+ * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_YIELD or
+ *	FI_WAIT_SET
+ * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_SET), else -1
+ * @wait_set: FI_WAIT_SET: the set @efd is in (wait.c), else NULL
  * @map: the mapped values (read-only), @map_len bytes
  * @seq: the kernel's seqcount, in @map
  * @value: the success value, in @map
@@ -39,6 +41,7 @@ struct shim_cntr {
 	uint32_t id;
 	enum fi_wait_obj wait_obj;
 	int efd;
+	struct shim_wait *wait_set;
 	void *map;
 	size_t map_len;
 	const uint32_t *seq;
@@ -179,6 +182,8 @@ static int shim_cntr_control(struct fid *fid, int command, void *arg)
 		shim_eventfd_reset(cntr->efd);
 		return 0;
 	case FI_GETWAIT:
+		if (cntr->wait_set)
+			return shim_wait_getwait(cntr->wait_set, arg);
 		if (!arg)
 			return -FI_EINVAL;
 		if (cntr->efd < 0)
@@ -229,6 +234,8 @@ void shim_cntr_detach_ep(struct shim_cntr *cntr, struct shim_ep *ep)
 
 static void shim_cntr_free(struct shim_cntr *cntr)
 {
+	if (cntr->wait_set)
+		shim_wait_del(cntr->wait_set, &cntr->cntr_fid.fid);
 	if (cntr->map)
 		munmap(cntr->map, cntr->map_len);
 	if (cntr->efd >= 0)
@@ -296,8 +303,8 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_SET:	/* the set: shim_cntr_open() */
 		return 0;
-	case FI_WAIT_SET:
 	case FI_WAIT_MUTEX_COND:
 		return -FI_ENOSYS;
 	default:
@@ -309,12 +316,14 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
  * shim_cntr_open() - struct fi_ops_domain.cntr_open: fi_cntr_open() for kfab
  * @domain: a kfab domain
  * @attr: the attributes, or NULL for the defaults: events
- *	FI_CNTR_EVENTS_COMP; wait objects NONE, UNSPEC, FD, YIELD; no flags
+ *	FI_CNTR_EVENTS_COMP; wait objects NONE, UNSPEC, FD, YIELD, SET (a
+ *	kfab wait set of the domain's fabric); no flags
  * @cntr_fid: out: the new counter
  * @context: the application's context for the fid
  *
- * Return: 0; -FI_EINVAL, -FI_EBADFLAGS, -FI_ENOSYS (other events, wait
- * sets, mutex/cond), -FI_ENOMEM, or the kernel's -errno.
+ * Return: 0; -FI_EINVAL (a wait_set that is not kfab's or of another
+ * fabric among the reasons), -FI_EBADFLAGS, -FI_ENOSYS (other events,
+ * mutex/cond), -FI_ENOMEM, or the kernel's -errno.
  */
 int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr_fid, void *context)
@@ -325,6 +334,7 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	};
 	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_cntr_open cmd = { 0 };
+	struct shim_wait *ws = NULL;
 	struct shim_cntr *cntr;
 	int ret;
 
@@ -335,6 +345,11 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	ret = shim_cntr_check_attr(attr);
 	if (ret)
 		return ret;
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ws = shim_wait_from_fid(attr->wait_set, dom->fabric);
+		if (!ws)
+			return -FI_EINVAL;
+	}
 
 	cntr = calloc(1, sizeof(*cntr));
 	if (!cntr)
@@ -348,7 +363,7 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->domain = dom;
 	cntr->fd = dom->fabric->fd;
 	cntr->wait_obj = attr->wait_obj;
-	if (attr->wait_obj == FI_WAIT_FD) {
+	if (attr->wait_obj == FI_WAIT_FD || ws) {
 		cntr->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (cntr->efd < 0) {
 			ret = -errno;
@@ -387,6 +402,15 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 	cntr->cntr_fid.fid.context = context;
 	cntr->cntr_fid.fid.ops = (struct fi_ops *)&shim_cntr_fi_ops;
 	cntr->cntr_fid.ops = (struct fi_ops_cntr *)&shim_cntr_ops;
+	if (ws) {
+		ret = shim_wait_add(ws, &cntr->cntr_fid.fid, SHIM_WAIT_CNTR,
+				    cntr->efd);
+		if (ret) {
+			shim_dev_destroy(cntr->fd, cntr->id);
+			goto err_free;
+		}
+		cntr->wait_set = ws;
+	}
 	*cntr_fid = &cntr->cntr_fid;
 	return 0;
 

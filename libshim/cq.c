@@ -39,9 +39,11 @@
  * @fd: the fabric's device file
  * @id: the kernel's id of the CQ
  * @format: the entry format the application reads
- * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC or FI_WAIT_YIELD
+ * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_YIELD or
+ *	FI_WAIT_SET
  * @wait_cond: FI_CQ_COND_NONE or FI_CQ_COND_THRESHOLD
- * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_UNSPEC), else -1
+ * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_SET), else -1
+ * @wait_set: FI_WAIT_SET: the set @efd is in (wait.c), else NULL
  * @lock: serialises consumers, the provider's err_data buffer and arming
  * @ring_map: the ring region (read-only), @ring_len bytes
  * @cons_map: the consumer region (read-write), @cons_len bytes
@@ -80,6 +82,7 @@ struct shim_cq {
 	enum fi_wait_obj wait_obj;
 	enum fi_cq_wait_cond wait_cond;
 	int efd;
+	struct shim_wait *wait_set;
 	pthread_mutex_t lock;
 	void *ring_map;
 	size_t ring_len;
@@ -875,6 +878,8 @@ static int shim_cq_control(struct fid *fid, int command, void *arg)
 	case SHIM_CTRL_TRYWAIT:
 		return shim_cq_trywait(cq);
 	case FI_GETWAIT:
+		if (cq->wait_set)
+			return shim_wait_getwait(cq->wait_set, arg);
 		if (!arg)
 			return -FI_EINVAL;
 		if (cq->efd < 0)
@@ -1024,6 +1029,8 @@ int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg)
 
 static void shim_cq_free(struct shim_cq *cq)
 {
+	if (cq->wait_set)
+		shim_wait_del(cq->wait_set, &cq->cq_fid.fid);
 	if (cq->ring_map)
 		munmap(cq->ring_map, cq->ring_len);
 	if (cq->cons_map)
@@ -1103,8 +1110,8 @@ static int shim_cq_check_attr(const struct fi_cq_attr *attr)
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_SET:	/* the set: shim_cq_open() */
 		break;
-	case FI_WAIT_SET:
 	case FI_WAIT_MUTEX_COND:
 		return -FI_ENOSYS;
 	default:
@@ -1166,14 +1173,15 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
  * shim_cq_open() - struct fi_ops_domain.cq_open: fi_cq_open() for kfab
  * @domain: a kfab domain
  * @attr: the attributes: every format; any size up to KFAB_CQ_MAX_ENTRIES
- *	(0: the default); wait objects NONE, UNSPEC, FD, YIELD; wait_cond
- *	NONE or THRESHOLD; flags FI_AFFINITY (ignored)
+ *	(0: the default); wait objects NONE, UNSPEC, FD, YIELD, SET (with a
+ *	kfab wait set of the domain's fabric); wait_cond NONE or THRESHOLD;
+ *	flags FI_AFFINITY (ignored)
  * @cq_fid: out: the new CQ
  * @context: the application's context for the fid
  *
- * Return: 0; -FI_EINVAL for a bad attribute, -FI_EBADFLAGS for an unknown
- * flag, -FI_ENOSYS for FI_WAIT_SET and FI_WAIT_MUTEX_COND, -FI_ENOMEM, or
- * the kernel's -errno.
+ * Return: 0; -FI_EINVAL for a bad attribute (a wait_set that is not kfab's
+ * or of another fabric among them), -FI_EBADFLAGS for an unknown flag,
+ * -FI_ENOSYS for FI_WAIT_MUTEX_COND, -FI_ENOMEM, or the kernel's -errno.
  */
 int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
@@ -1181,6 +1189,7 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	struct shim_domain *dom = to_shim_domain(domain);
 	const struct fi_ops_cq *ops = &shim_cq_ops;
 	struct kfab_cq_open cmd = { 0 };
+	struct shim_wait *ws = NULL;
 	struct shim_cq *cq;
 	int ret;
 
@@ -1189,6 +1198,11 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	ret = shim_cq_check_attr(attr);
 	if (ret)
 		return ret;
+	if (attr->wait_obj == FI_WAIT_SET && !(attr->flags & FI_PEER)) {
+		ws = shim_wait_from_fid(attr->wait_set, dom->fabric);
+		if (!ws)
+			return -FI_EINVAL;
+	}
 
 	cq = calloc(1, sizeof(*cq));
 	if (!cq)
@@ -1223,7 +1237,7 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		context = NULL;
 		cq->wait_obj = FI_WAIT_NONE;
 	} else if (attr->wait_obj == FI_WAIT_FD ||
-		   attr->wait_obj == FI_WAIT_UNSPEC) {
+		   attr->wait_obj == FI_WAIT_UNSPEC || ws) {
 		cq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (cq->efd < 0) {
 			ret = -errno;
@@ -1254,6 +1268,19 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 	cq->cq_fid.fid.context = context;
 	cq->cq_fid.fid.ops = (struct fi_ops *)&shim_cq_fi_ops;
 	cq->cq_fid.ops = (struct fi_ops_cq *)ops;
+	if (ws) {
+		ret = shim_wait_add(ws, &cq->cq_fid.fid, SHIM_WAIT_CQ, cq->efd);
+		if (ret) {
+			shim_dev_destroy(cq->fd, cq->id);
+			goto err_free;
+		}
+		cq->wait_set = ws;
+		/* The set may be epoll()ed at once: armed for good. */
+		pthread_mutex_lock(&cq->lock);
+		cq->trywait_armed = true;
+		shim_cq_arm_locked(cq);
+		pthread_mutex_unlock(&cq->lock);
+	}
 	*cq_fid = &cq->cq_fid;
 	SHIM_DBG(CQ, "cq %u: %u entries\n", cq->id, cq->entries);
 	return 0;

@@ -53,13 +53,6 @@ int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 	return -FI_ENOSYS;
 }
 
-int shim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-		      struct fid_wait **waitset)
-{
-	(void)fabric; (void)attr; (void)waitset;
-	return -FI_ENOSYS;
-}
-
 /* ---- struct fi_ops_cm: RDM endpoints and SRXs have no connections ---- */
 
 int shim_no_setname(fid_t fid, void *addr, size_t addrlen)
@@ -132,13 +125,6 @@ int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset)
 {
 	(void)domain; (void)attr; (void)pollset;
-	return -FI_ENOSYS;
-}
-
-int shim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-		    struct fid_stx **stx, void *context)
-{
-	(void)domain; (void)attr; (void)stx; (void)context;
 	return -FI_ENOSYS;
 }
 

@@ -208,6 +208,21 @@ static int shim_ep_bind_srx(struct shim_ep *ep, struct fid *bfid,
 	return 0;
 }
 
+/*
+ * An STX (stx.c): flags 0; only on an endpoint opened with tx_ctx_cnt
+ * FI_SHARED_CONTEXT, once (-FI_EINVAL otherwise).
+ */
+static int shim_ep_bind_stx(struct shim_ep *ep, struct fid *bfid,
+			    uint64_t flags)
+{
+	if (flags)
+		return -FI_EBADFLAGS;
+	if (!ep->shared_tx || ep->stx)
+		return -FI_EINVAL;
+	return shim_stx_bind_ep(bfid, ep->domain, ep->caps & SHIM_TX_CAPS,
+				&ep->stx);
+}
+
 /* An EQ is kept for the events endpoints will report; nothing is sent yet. */
 static int shim_ep_bind_eq(struct shim_ep *ep, struct fid *bfid,
 			   uint64_t flags)
@@ -255,8 +270,7 @@ static int shim_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 		ret = shim_ep_bind_srx(ep, bfid, flags);
 		break;
 	case FI_CLASS_STX_CTX:
-		/* Shared transmit contexts do not exist in kfab. */
-		ret = -FI_ENOSYS;
+		ret = shim_ep_bind_stx(ep, bfid, flags);
 		break;
 	default:
 		/* fi_import_fid() of something kfab cannot import */
@@ -297,9 +311,10 @@ static void shim_ep_directions(const struct shim_ep *ep, bool *tx, bool *rx)
  * caps need has neither a CQ nor a counter ("not configured with the
  * necessary event queue", fi_endpoint(3)).  An SRX changes nothing there:
  * its receives complete on the endpoint's RX CQ or counter.  An endpoint
- * opened with rx_ctx_cnt FI_SHARED_CONTEXT without an SRX bound is
- * -FI_EOPBADSTATE ("If an endpoint is using a shared ... receive context,
- * the shared contexts must be bound to the endpoint", fi_endpoint(3)).
+ * opened with rx_ctx_cnt (tx_ctx_cnt) FI_SHARED_CONTEXT without an SRX
+ * (STX) bound is -FI_EOPBADSTATE ("If an endpoint is using a shared ...
+ * receive context, the shared contexts must be bound to the endpoint",
+ * fi_endpoint(3)).
  * The kernel refuses an SRX whose endpoints use different AVs (-EINVAL).
  * Enabling twice is harmless.
  */
@@ -326,7 +341,7 @@ static int shim_ep_enable(struct shim_ep *ep)
 		ret = -FI_ENOCQ;
 		goto out;
 	}
-	if (ep->shared_rx && !ep->srx) {
+	if ((ep->shared_rx && !ep->srx) || (ep->shared_tx && !ep->stx)) {
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
@@ -348,29 +363,38 @@ out:
 
 /* ---- fi_control ---- */
 
-static int shim_ep_getopsflag(struct shim_ep *ep, uint64_t *flags)
+/*
+ * FI_GETOPSFLAG: the flags of the one direction *@flags names (exactly one
+ * of FI_TRANSMIT and FI_RECV, else -FI_EINVAL), without the direction bit.
+ */
+int shim_opsflag_get(uint64_t *flags, uint64_t tx, uint64_t rx)
 {
 	uint64_t dir = *flags & (FI_TRANSMIT | FI_RECV);
 
 	if (dir == FI_TRANSMIT)
-		*flags = ep->tx_op_flags;
+		*flags = tx;
 	else if (dir == FI_RECV)
-		*flags = ep->rx_op_flags;
+		*flags = rx;
 	else
 		return -FI_EINVAL;
 	return 0;
 }
 
-static int shim_ep_setopsflag(struct shim_ep *ep, uint64_t flags)
+/*
+ * FI_SETOPSFLAG (and fi_ep_alias()'s flags): @flags, without its
+ * direction bit, into *@tx or *@rx as the direction says (exactly one of
+ * FI_TRANSMIT and FI_RECV, else -FI_EINVAL).  msg.c reads them without a
+ * lock: one store.
+ */
+int shim_opsflag_set(uint64_t flags, uint64_t *tx, uint64_t *rx)
 {
 	uint64_t dir = flags & (FI_TRANSMIT | FI_RECV);
 
 	flags &= ~(uint64_t)(FI_TRANSMIT | FI_RECV);
-	/* msg.c reads them without the lock. */
 	if (dir == FI_TRANSMIT)
-		shim_write_once(&ep->tx_op_flags, flags);
+		shim_write_once(tx, flags);
 	else if (dir == FI_RECV)
-		shim_write_once(&ep->rx_op_flags, flags);
+		shim_write_once(rx, flags);
 	else
 		return -FI_EINVAL;
 	return 0;
@@ -386,16 +410,19 @@ static int shim_ep_control(struct fid *fid, int command, void *arg)
 		if (!arg)
 			return -FI_EINVAL;
 		pthread_mutex_lock(&ep->lock);
-		ret = shim_ep_getopsflag(ep, arg);
+		ret = shim_opsflag_get(arg, ep->tx_op_flags, ep->rx_op_flags);
 		pthread_mutex_unlock(&ep->lock);
 		return ret;
 	case FI_SETOPSFLAG:
 		if (!arg)
 			return -FI_EINVAL;
 		pthread_mutex_lock(&ep->lock);
-		ret = shim_ep_setopsflag(ep, *(uint64_t *)arg);
+		ret = shim_opsflag_set(*(uint64_t *)arg, &ep->tx_op_flags,
+				       &ep->rx_op_flags);
 		pthread_mutex_unlock(&ep->lock);
 		return ret;
+	case FI_ALIAS:
+		return shim_ep_alias_open(ep, NULL, arg);
 	case FI_ENABLE:
 		return shim_ep_enable(ep);
 	case FI_GET_VAL:
@@ -453,6 +480,9 @@ static int shim_ep_close(struct fid *fid)
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
 	int ret;
 
+	/* fi_endpoint(3): "All allocated aliases must be closed" first. */
+	if (__atomic_load_n(&ep->alias_cnt, __ATOMIC_ACQUIRE))
+		return -FI_EBUSY;
 	/* The peer learns it first; the connection is over either way. */
 	if (ep->conn)
 		shim_conn_close(ep->conn);
@@ -468,6 +498,8 @@ static int shim_ep_close(struct fid *fid)
 		shim_av_unbind_ep(ep->av);
 	if (ep->srx)
 		shim_srx_unbind_ep(ep->srx, ep, ep->enabled);
+	if (ep->stx)
+		shim_stx_unbind_ep(ep->stx);
 	if (ep->eq)
 		shim_eq_unbind(ep->eq);
 	shim_ep_free(ep);
@@ -540,38 +572,143 @@ static ssize_t shim_ep_cancel(fid_t fid, void *context)
 	return shim_dev_cancel(ep->fd, ep->id, (uintptr_t)context);
 }
 
+/*
+ * fi_getopt()/fi_setopt(), level FI_OPT_ENDPOINT: every option
+ * fi_endpoint(3) lists (the rest, and other levels, -FI_ENOPROTOOPT).
+ *
+ *  FI_OPT_MIN_MULTI_RECV  size_t, read-write
+ *  FI_OPT_CM_DATA_SIZE    size_t, read-only (-FI_EOPNOTSUPP to set):
+ *                         SHIM_CM_DATA_MAX for FI_EP_MSG, 0 otherwise
+ *                         (no connection data without connections)
+ *  FI_OPT_BUFFERED_LIMIT, size_t: kfab reports no buffered data in
+ *  FI_OPT_BUFFERED_MIN    receive completions (no FI_BUFFERED_RECV), so
+ *                         the largest threshold it supports is 0:
+ *                         getopt gives 0, setopt takes 0 and SIZE_MAX
+ *                         ("the maximum supported") and answers
+ *                         -FI_EMSGSIZE to anything else, as the man page
+ *                         says; only before fi_enable() (-FI_EOPBADSTATE)
+ *  FI_OPT_FI_HMEM_P2P     int: kfab moves host memory only, so there is
+ *                         never a peer-to-peer transfer: ENABLED (the
+ *                         default), PREFERRED and DISABLED are kept,
+ *                         REQUIRED is -FI_EOPNOTSUPP, others -FI_EINVAL
+ *  FI_OPT_XPU_TRIGGER     no device memory: -FI_EOPNOTSUPP
+ *
+ * A wrong optlen (or none, or no optval) is -FI_EINVAL; getopt sets
+ * *optlen to the option's size.
+ */
+static int shim_ep_opt_len(const void *optval, size_t optlen, size_t want)
+{
+	return optval && optlen == want ? 0 : -FI_EINVAL;
+}
+
 static int shim_ep_getopt(fid_t fid, int level, int optname, void *optval,
 			  size_t *optlen)
 {
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
+	size_t want = sizeof(size_t), val = 0;
+	int p2p;
 
-	if (ep->conn && level == FI_OPT_ENDPOINT &&
-	    optname == FI_OPT_CM_DATA_SIZE)
-		return shim_ep_msg_getopt(fid, level, optname, optval, optlen);
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
-	if (!optval || !optlen || *optlen < sizeof(size_t))
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+	case FI_OPT_CM_DATA_SIZE:
+	case FI_OPT_BUFFERED_LIMIT:
+	case FI_OPT_BUFFERED_MIN:
+		break;
+	case FI_OPT_FI_HMEM_P2P:
+		want = sizeof(int);
+		break;
+	case FI_OPT_XPU_TRIGGER:
+		return -FI_EOPNOTSUPP;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+	if (!optval || !optlen || *optlen < want)
 		return -FI_EINVAL;
+	if (optname == FI_OPT_CM_DATA_SIZE && ep->conn)
+		return shim_ep_msg_getopt(fid, level, optname, optval, optlen);
 	pthread_mutex_lock(&ep->lock);
-	*(size_t *)optval = ep->min_multi_recv;
+	if (optname == FI_OPT_MIN_MULTI_RECV)
+		val = ep->min_multi_recv;
+	else if (optname == FI_OPT_BUFFERED_LIMIT)
+		val = ep->buffered_limit;
+	else if (optname == FI_OPT_BUFFERED_MIN)
+		val = ep->buffered_min;
+	p2p = ep->hmem_p2p;
 	pthread_mutex_unlock(&ep->lock);
-	*optlen = sizeof(size_t);
+	if (optname == FI_OPT_FI_HMEM_P2P)
+		*(int *)optval = p2p;
+	else
+		*(size_t *)optval = val;
+	*optlen = want;
 	return 0;
+}
+
+/* FI_OPT_BUFFERED_LIMIT/MIN: 0, or SIZE_MAX for the most kfab has (0). */
+static int shim_ep_set_buffered(struct shim_ep *ep, size_t *field, size_t val)
+{
+	if (val && val != SIZE_MAX)
+		return -FI_EMSGSIZE;
+	if (ep->enabled)
+		return -FI_EOPBADSTATE;
+	*field = 0;
+	return 0;
+}
+
+static int shim_ep_set_p2p(struct shim_ep *ep, int val)
+{
+	switch (val) {
+	case FI_HMEM_P2P_ENABLED:
+	case FI_HMEM_P2P_PREFERRED:
+	case FI_HMEM_P2P_DISABLED:
+		ep->hmem_p2p = val;
+		return 0;
+	case FI_HMEM_P2P_REQUIRED:
+		return -FI_EOPNOTSUPP;
+	default:
+		return -FI_EINVAL;
+	}
 }
 
 static int shim_ep_setopt(fid_t fid, int level, int optname,
 			  const void *optval, size_t optlen)
 {
 	struct shim_ep *ep = container_of(fid, struct shim_ep, ep_fid.fid);
+	int ret;
 
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
-	if (!optval || optlen != sizeof(size_t))
-		return -FI_EINVAL;
+	switch (optname) {
+	case FI_OPT_MIN_MULTI_RECV:
+	case FI_OPT_BUFFERED_LIMIT:
+	case FI_OPT_BUFFERED_MIN:
+		ret = shim_ep_opt_len(optval, optlen, sizeof(size_t));
+		break;
+	case FI_OPT_FI_HMEM_P2P:
+		ret = shim_ep_opt_len(optval, optlen, sizeof(int));
+		break;
+	case FI_OPT_CM_DATA_SIZE:	/* read-only */
+	case FI_OPT_XPU_TRIGGER:	/* getopt only */
+		return -FI_EOPNOTSUPP;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+	if (ret)
+		return ret;
 	pthread_mutex_lock(&ep->lock);
-	ep->min_multi_recv = *(const size_t *)optval;
+	if (optname == FI_OPT_MIN_MULTI_RECV)
+		ep->min_multi_recv = *(const size_t *)optval;
+	else if (optname == FI_OPT_BUFFERED_LIMIT)
+		ret = shim_ep_set_buffered(ep, &ep->buffered_limit,
+					   *(const size_t *)optval);
+	else if (optname == FI_OPT_BUFFERED_MIN)
+		ret = shim_ep_set_buffered(ep, &ep->buffered_min,
+					   *(const size_t *)optval);
+	else
+		ret = shim_ep_set_p2p(ep, *(const int *)optval);
 	pthread_mutex_unlock(&ep->lock);
-	return 0;
+	return ret;
 }
 
 static int shim_ep_tx_ctx(struct fid_ep *sep, int index,
@@ -1094,6 +1231,8 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 	ep->caps = info->caps ? info->caps : SHIM_EP_DEFAULT_CAPS;
 	ep->shared_rx = info->ep_attr &&
 			info->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT;
+	ep->shared_tx = info->ep_attr &&
+			info->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT;
 	if (info->tx_attr)
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)

@@ -31,7 +31,9 @@
  *                       that every insertion broadcasts while holding the
  *                       mutex (see shim_eq_wake()); fi_eq_sread uses them
  *   FI_WAIT_YIELD       fi_eq_sread spins with sched_yield()
- *   FI_WAIT_SET         -FI_ENOSYS: kfab has no wait sets (fi_wait_open)
+ *   FI_WAIT_SET         the eventfd of FI_WAIT_FD, in the wait set
+ *                       attr->wait_set names (wait.c); FI_GETWAIT gives
+ *                       the set's fd
  *
  * Connection management (cm.c).  Passive endpoints and FI_EP_MSG
  * endpoints bound to the EQ hang a struct shim_cm_hook on it: their
@@ -99,8 +101,9 @@ struct shim_eq_entry {
  * @bind_cnt: objects that refer to this EQ (shim_eq_bind()): no close
  * @saved_err_data: the err_data last handed out by fi_eq_readerr() in the
  *		    provider's buffer; freed by the next readerr or close
- * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD), else -1; its counter is
- *	 1 while @count > 0 and 0 otherwise
+ * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD, FI_WAIT_SET), else -1;
+ *	 its counter is 1 while @count > 0 and 0 otherwise
+ * @wait_set: FI_WAIT_SET: the set @efd is in (wait.c), else NULL
  * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
  *	goes (peer/av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
@@ -122,6 +125,7 @@ struct shim_eq {
 	unsigned int bind_cnt;
 	void *saved_err_data;
 	int efd;
+	struct shim_wait *wait_set;
 
 	pthread_mutex_t wait_mutex;
 	pthread_cond_t cond;
@@ -649,8 +653,8 @@ static ssize_t shim_eq_sread_yield(struct shim_eq *eq, uint32_t *event,
 /*
  * fi_eq_sread(): timeout < 0 waits for ever, 0 reads once, otherwise ms.
  * -FI_EAGAIN when the time is up with nothing read.  fi_eq(3) forbids it
- * on FI_WAIT_NONE (and FI_WAIT_SET) EQs: -FI_ENOSYS, as libfabric's own
- * providers answer.
+ * on FI_WAIT_NONE EQs: -FI_ENOSYS, as libfabric's own providers answer.
+ * An FI_WAIT_SET EQ sleeps on its own eventfd.
  */
 static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 			     void *buf, size_t len, int timeout,
@@ -676,6 +680,7 @@ static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 	switch (eq->wait_obj) {
 	case FI_WAIT_FD:
 	case FI_WAIT_POLLFD:
+	case FI_WAIT_SET:
 		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
 					&deadline, false);
 	case FI_WAIT_UNSPEC:
@@ -736,6 +741,8 @@ static int shim_eq_close(struct fid *fid)
 		SHIM_WARN(EQ, "EQ still bound to %u object(s)\n", binds);
 		return -FI_EBUSY;
 	}
+	if (eq->wait_set)
+		shim_wait_del(eq->wait_set, &eq->eq_fid.fid);
 
 	if (eq->beyond_size)
 		SHIM_INFO(EQ, "EQ of size %zu held %llu provider event(s) beyond its size\n",
@@ -764,6 +771,8 @@ static int shim_eq_getwait(struct shim_eq *eq, void *arg)
 	struct fi_mutex_cond *mc;
 	struct fi_wait_pollfd *pfd;
 
+	if (eq->wait_set)
+		return shim_wait_getwait(eq->wait_set, arg);
 	if (!arg)
 		return -FI_EINVAL;
 	switch (eq->wait_obj) {
@@ -823,6 +832,22 @@ static int shim_eq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
+/* wait.c: events to read, after the CM hooks ran (@slice: there are some). */
+bool shim_eq_wait_ready(struct fid *fid, bool *slice)
+{
+	struct shim_eq *eq = container_of(fid, struct shim_eq, eq_fid.fid);
+	bool ready;
+
+	if (shim_eq_has_cm(eq)) {
+		*slice = true;
+		shim_eq_progress_cm(eq);
+	}
+	pthread_mutex_lock(&eq->lock);
+	ready = eq->count;
+	pthread_mutex_unlock(&eq->lock);
+	return ready;
+}
+
 static const struct fi_ops shim_eq_fi_ops = {
 	.size = sizeof(struct fi_ops),
 	.close = shim_eq_close,
@@ -844,10 +869,8 @@ static int shim_eq_check_attr(const struct fi_eq_attr *attr)
 	case FI_WAIT_POLLFD:
 	case FI_WAIT_MUTEX_COND:
 	case FI_WAIT_YIELD:
+	case FI_WAIT_SET:	/* the set: shim_eq_open() */
 		break;
-	case FI_WAIT_SET:
-		SHIM_INFO(EQ, "FI_WAIT_SET: kfab has no wait sets\n");
-		return -FI_ENOSYS;
 	default:
 		SHIM_INFO(EQ, "unknown wait_obj %d\n", (int)attr->wait_obj);
 		return -FI_EINVAL;
@@ -872,7 +895,8 @@ static int shim_eq_init_wait(struct shim_eq *eq)
 	int ret;
 
 	eq->efd = -1;
-	if (eq->wait_obj == FI_WAIT_FD || eq->wait_obj == FI_WAIT_POLLFD) {
+	if (eq->wait_obj == FI_WAIT_FD || eq->wait_obj == FI_WAIT_POLLFD ||
+	    eq->wait_obj == FI_WAIT_SET) {
 		eq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (eq->efd < 0) {
 			ret = -errno;
@@ -911,15 +935,16 @@ err_efd:
  * @eq: out: the new EQ
  * @context: the application's context for the fid
  *
- * Return: 0; -FI_EINVAL for a NULL @attr or @eq or an unknown wait_obj;
- * -FI_EBADFLAGS for other flags; -FI_ENOSYS for FI_WAIT_SET; -FI_ENOMEM;
- * -errno when no eventfd can be had.
+ * Return: 0; -FI_EINVAL for a NULL @attr or @eq, an unknown wait_obj, or
+ * FI_WAIT_SET without a kfab wait set of @fabric; -FI_EBADFLAGS for other
+ * flags; -FI_ENOMEM; -errno when no eventfd can be had.
  */
 int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 struct fid_eq **eq_fid, void *context)
 {
 	struct shim_fabric *fab = to_shim_fabric(fabric);
 	struct fid_eq *owner = NULL;
+	struct shim_wait *ws = NULL;
 	struct shim_eq *eq;
 	int ret;
 
@@ -928,6 +953,11 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	ret = shim_eq_check_attr(attr);
 	if (ret)
 		return ret;
+	if (attr->wait_obj == FI_WAIT_SET) {
+		ws = shim_wait_from_fid(attr->wait_set, fab);
+		if (!ws)
+			return -FI_EINVAL;
+	}
 	/* fi_peer(3): events go to the owner's EQ, which does the waiting. */
 	if (attr->flags & FI_PEER) {
 		ret = shim_eq_peer_check(context, &owner);
@@ -961,6 +991,12 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	eq->eq_fid.ops = (struct fi_ops_eq *)(owner ? &shim_eq_peer_ops :
 							&shim_eq_ops);
 	eq->peer_owner = owner;
+	if (ws) {
+		ret = shim_wait_add(ws, &eq->eq_fid.fid, SHIM_WAIT_EQ, eq->efd);
+		if (ret)
+			goto err_wait;
+		eq->wait_set = ws;
+	}
 
 	pthread_mutex_lock(&fab->lock);
 	fab->eq_cnt++;
@@ -970,6 +1006,10 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 		 eq->size, (int)eq->wait_obj, (unsigned long long)eq->flags);
 	return 0;
 
+err_wait:
+	close(eq->efd);
+	pthread_cond_destroy(&eq->cond);
+	pthread_mutex_destroy(&eq->wait_mutex);
 err_cm_lock:
 	pthread_mutex_destroy(&eq->cm_lock);
 err_lock:

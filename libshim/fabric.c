@@ -160,7 +160,7 @@ static const struct fi_ops_fabric shim_fabric_ops = {
 	.domain = shim_domain_open,
 	.passive_ep = shim_passive_ep,
 	.eq_open = shim_eq_open,
-	.wait_open = shim_no_wait_open,
+	.wait_open = shim_wait_open,
 	.trywait = shim_fabric_trywait,
 	.domain2 = shim_domain_open2,
 };

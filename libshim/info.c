@@ -47,7 +47,9 @@
  *    receive contexts (srx.c): max_ep_srx_ctx 1, and ep_attr->rx_ctx_cnt
  *    FI_SHARED_CONTEXT in the hints is accepted and echoed (the endpoint
  *    then needs an SRX bound before fi_enable()); fi_srx_context()'s
- *    attributes are judged like rx_attr hints.  FI_PEEK, FI_CLAIM and
+ *    attributes are judged like rx_attr hints.  Shared transmit contexts
+ *    (stx.c) likewise: max_ep_stx_ctx 1, tx_ctx_cnt FI_SHARED_CONTEXT
+ *    echoed, fi_stx_context()'s attributes judged like tx_attr hints.  FI_PEEK, FI_CLAIM and
  *    FI_DISCARD of tagged receives have no cap bit (fi_tagged(3) makes
  *    them part of FI_TAGGED).  msg_order
  *    FI_ORDER_SAS (the kernel takes a ring in order and matches in order);
@@ -133,7 +135,7 @@ static struct fi_ep_attr shim_ep_attr = {
 	.protocol = FI_PROTO_UNSPEC,
 	.protocol_version = 0,
 	.max_msg_size = SHIM_MAX_MSG_SIZE,
-	.tx_ctx_cnt = 1,
+	.tx_ctx_cnt = 1,	/* FI_SHARED_CONTEXT when the hints ask */
 	.rx_ctx_cnt = 1,	/* FI_SHARED_CONTEXT when the hints ask */
 	.mem_tag_format = SHIM_TAG_FORMAT,
 };
@@ -151,7 +153,8 @@ static struct fi_domain_attr shim_domain_attr = {
 	/* cq_cnt, ep_cnt, ...: the module's, set by shim_info_counts(). */
 	.max_ep_tx_ctx = 1,
 	.max_ep_rx_ctx = 1,
-	/* fi_srx_context(): one SRX per endpoint (fi_endpoint(3)). */
+	/* fi_srx_context(), fi_stx_context(): one each per endpoint. */
+	.max_ep_stx_ctx = 1,
 	.max_ep_srx_ctx = 1,
 	.mr_iov_limit = KFAB_IOV_MAX,
 	.max_err_data = KFAB_CQ_ERR_DATA_MAX,
@@ -319,6 +322,11 @@ int shim_info_check_rx_attr(const struct fi_rx_attr *attr)
 	return shim_rx_attr_ok(attr) ? 0 : -FI_ENODATA;
 }
 
+int shim_info_check_tx_attr(const struct fi_tx_attr *attr)
+{
+	return shim_tx_attr_ok(attr) ? 0 : -FI_ENODATA;
+}
+
 /*
  * RDM; MSG (cm.c: an RDM endpoint whose peer is fixed); DGRAM (an RDM
  * endpoint with the limits of a datagram).
@@ -340,7 +348,8 @@ static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 		return true;
 	/*
 	 * rx_ctx_cnt FI_SHARED_CONTEXT (SIZE_MAX): an endpoint that receives
-	 * through an SRX; tx_ctx_cnt FI_SHARED_CONTEXT fails: no STX.
+	 * through an SRX; tx_ctx_cnt FI_SHARED_CONTEXT: one that transmits
+	 * through an STX (stx.c).
 	 */
 	return shim_ep_type_ok(want->type) &&
 	       shim_enum_ok("ep_attr->protocol", want->protocol, have->protocol) &&
@@ -355,7 +364,9 @@ static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 	       shim_max_ok("ep_attr->max_order_waw_size", want->max_order_waw_size,
 			   have->max_order_waw_size) &&
 	       shim_tag_format_ok(want->mem_tag_format) &&
-	       shim_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt, have->tx_ctx_cnt) &&
+	       (want->tx_ctx_cnt == FI_SHARED_CONTEXT ||
+		shim_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt,
+			    have->tx_ctx_cnt)) &&
 	       (want->rx_ctx_cnt == FI_SHARED_CONTEXT ||
 		shim_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt,
 			    have->rx_ctx_cnt)) &&
@@ -589,6 +600,9 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	if (hints && hints->ep_attr &&
 	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
 		fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	if (hints && hints->ep_attr &&
+	    hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
+		fi->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
 	/* The application's own field layout: kfab matches every bit. */
 	if (hints && hints->ep_attr && hints->ep_attr->mem_tag_format)
 		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
@@ -710,17 +724,27 @@ int shim_info_addrs(const char *node, const char *service, uint64_t flags,
 			return ret;
 		out->has_dest = true;
 	}
+	if (!out->has_src) {
+		/* What fi_endpoint() opens without a src_addr: any, 0. */
+		out->src = (struct kfab_addr){ .family = KFAB_ADDR_UNSPEC };
+		out->has_src = true;
+	}
 	return 0;
 }
 
-/* A copy of @a for fi_info, in @format: 0 or -FI_ENOMEM. */
+/*
+ * A copy of @a for fi_info, in @format: 0 or -FI_ENOMEM.  @room: a string
+ * takes SHIM_ADDR_STRLEN bytes (NUL-padded) rather than its own length.
+ */
 static int shim_info_dup_addr(const struct kfab_addr *a, uint32_t format,
-			      void **addr, size_t *len)
+			      bool room, void **addr, size_t *len)
 {
-	char str[SHIM_ADDR_STRLEN];
+	char str[SHIM_ADDR_STRLEN] = "";
 	size_t n = sizeof(str);
 
 	shim_addr_out(a, format, str, &n);
+	if (room && format == FI_ADDR_STR)
+		n = sizeof(str);
 	*addr = malloc(n);
 	if (!*addr)
 		return -FI_ENOMEM;
@@ -734,27 +758,35 @@ static int shim_info_dup_addr(const struct kfab_addr *a, uint32_t format,
  * @info: an fi_info of shim_info_get()
  * @addrs: the format and addresses
  *
- * Without a src_addr, src_addrlen is the size of what fi_getname() gives
- * (struct kfab_addr, or the longest string).
+ * Every answer has a src_addr (fi_getinfo(3): "a provider shall return an
+ * address that corresponds to the indicated fabric, domain, node, and/or
+ * service").  When nothing named one it is "fi_kfab://any/0", what
+ * fi_endpoint() opens without one.  That address (however it came) takes
+ * as many bytes as fi_getname() may need (struct kfab_addr, or
+ * SHIM_ADDR_STRLEN for a string, NUL-padded), so src_addrlen stays a size
+ * fit for fi_getname() and the answer, given back as hints, gets itself.
  *
  * Return: 0 or -FI_ENOMEM.
  */
 int shim_info_set_addrs(struct fi_info *info,
 			const struct shim_info_addrs *addrs)
 {
+	bool any;
 	int ret;
 
 	info->addr_format = addrs->format;
 	info->src_addrlen = addrs->format == FI_ADDR_STR ?
 			    SHIM_ADDR_STRLEN : sizeof(struct kfab_addr);
 	if (addrs->has_src) {
-		ret = shim_info_dup_addr(&addrs->src, addrs->format,
-					 &info->src_addr, &info->src_addrlen);
+		any = addrs->src.family == KFAB_ADDR_UNSPEC && !addrs->src.ep;
+		ret = shim_info_dup_addr(&addrs->src, addrs->format, any,
+					 &info->src_addr,
+					 &info->src_addrlen);
 		if (ret)
 			return ret;
 	}
 	if (addrs->has_dest)
-		return shim_info_dup_addr(&addrs->dest, addrs->format,
+		return shim_info_dup_addr(&addrs->dest, addrs->format, false,
 					  &info->dest_addr,
 					  &info->dest_addrlen);
 	return 0;

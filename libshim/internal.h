@@ -15,7 +15,10 @@
  *   eq.c      fid_eq: event queues, user-space objects of the fabric
  *   cq.c      fid_cq: a kernel CQ whose ring is mapped and read here
  *   cntr.c    fid_cntr: a kernel counter whose values are mapped
+ *   wait.c    fid_wait: wait sets, an epoll fd over members' eventfds
  *   ep.c      fid_ep: a kernel endpoint and its mapped submission ring
+ *   alias.c   fi_ep_alias(): an endpoint with default flags of its own
+ *   stx.c     fid_stx: shared transmit contexts (bookkeeping only)
  *   srx.c     fid_ep of class FI_CLASS_SRX_CTX: a shared receive context
  *   ring.c    the producer side of those submission rings
  *   msg.c     fi_msg and fi_tagged: requests written into the rings
@@ -111,11 +114,13 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 int shim_info_check(const struct fi_info *hints);
 /* fi_srx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
 int shim_info_check_rx_attr(const struct fi_rx_attr *attr);
+/* fi_stx_context()'s attributes: 0, or -FI_ENODATA (logged as for hints). */
+int shim_info_check_tx_attr(const struct fi_tx_attr *attr);
 
 /**
  * struct shim_info_addrs - fi_getinfo()'s node and service as addresses
  * @format: FI_FORMAT_UNSPEC or FI_ADDR_STR (hints->addr_format)
- * @has_src: @src is src_addr (FI_SOURCE, or hints->src_addr)
+ * @has_src: @src is src_addr (FI_SOURCE, hints->src_addr, or any)
  * @has_dest: @dest is dest_addr (no FI_SOURCE, or hints->dest_addr)
  */
 struct shim_info_addrs {
@@ -417,6 +422,29 @@ int shim_timeout_left(int timeout, const struct timespec *start);
 void shim_eventfd_wait(int efd, int timeout_ms);
 void shim_eventfd_reset(int efd);
 
+/* ---- wait sets (wait.c) ---- */
+
+/* What a member of a wait set is, so the set knows how to ask it. */
+enum shim_wait_kind {
+	SHIM_WAIT_CQ,
+	SHIM_WAIT_CNTR,
+	SHIM_WAIT_EQ,
+};
+
+struct shim_wait;
+
+int shim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
+		   struct fid_wait **waitset);
+/* attr->wait_set of an FI_WAIT_SET object: a kfab set of @fabric, or NULL */
+struct shim_wait *shim_wait_from_fid(struct fid_wait *wait_fid,
+				     struct shim_fabric *fabric);
+int shim_wait_add(struct shim_wait *ws, struct fid *fid,
+		  enum shim_wait_kind kind, int efd);
+void shim_wait_del(struct shim_wait *ws, struct fid *fid);
+int shim_wait_getwait(struct shim_wait *ws, void *arg);
+/* eq.c: an EQ's events for its wait set (@slice: it has CM hooks). */
+bool shim_eq_wait_ready(struct fid *fid, bool *slice);
+
 /* ---- submission rings (ring.c) ---- */
 
 /**
@@ -562,12 +590,64 @@ struct shim_ep {
 	struct shim_conn *conn;
 	enum fi_ep_type type;
 	size_t max_msg_size;
+	bool shared_tx;
+	struct shim_stx *stx;
+	unsigned int alias_cnt;
+	size_t buffered_limit, buffered_min;
+	int hmem_p2p;
 };
 
 static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
 {
 	return container_of(ep, struct shim_ep, ep_fid);
 }
+
+/**
+ * struct shim_ep_alias - fi_ep_alias(3): an endpoint with flags of its own
+ * @ep_fid: what libfabric sees (FI_CLASS_EP, shim_ep_alias_fi_ops)
+ * @ep: the endpoint it is an alias of; holds one of its @alias_cnt
+ * @tx_op_flags, @rx_op_flags: the defaults of the alias's operations
+ *
+ * Everything but the default flags is the endpoint's: msg.c finds the
+ * endpoint with shim_msg_ep() and the flags with shim_ep_alias_of().
+ */
+struct shim_ep_alias {
+	struct fid_ep ep_fid;
+	struct shim_ep *ep;
+	uint64_t tx_op_flags, rx_op_flags;
+};
+
+extern const struct fi_ops shim_ep_alias_fi_ops;
+
+static inline struct shim_ep_alias *shim_ep_alias_of(struct fid_ep *ep)
+{
+	if (ep->fid.ops != &shim_ep_alias_fi_ops)
+		return NULL;
+	return container_of(ep, struct shim_ep_alias, ep_fid);
+}
+
+/* The endpoint behind an endpoint or an alias of one (data path). */
+static inline struct shim_ep *shim_msg_ep(struct fid_ep *ep)
+{
+	struct shim_ep_alias *alias = shim_ep_alias_of(ep);
+
+	return alias ? alias->ep : to_shim_ep(ep);
+}
+
+/* stx.c: shared transmit contexts, library objects endpoints bind. */
+struct shim_stx;
+int shim_stx_context(struct fid_domain *domain, struct fi_tx_attr *attr,
+		     struct fid_stx **stx, void *context);
+int shim_stx_bind_ep(struct fid *fid, struct shim_domain *domain,
+		     uint64_t tx_caps, struct shim_stx **out);
+void shim_stx_unbind_ep(struct shim_stx *stx);
+
+/* alias.c: fi_control(FI_ALIAS) of an endpoint (@flags: FI_ALIAS's). */
+int shim_ep_alias_open(struct shim_ep *ep, const struct shim_ep_alias *from,
+		       struct fi_alias *arg);
+/* ep.c: FI_SETOPSFLAG's check and split, shared with aliases. */
+int shim_opsflag_set(uint64_t flags, uint64_t *tx, uint64_t *rx);
+int shim_opsflag_get(uint64_t *flags, uint64_t tx, uint64_t rx);
 
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep, void *context);
@@ -857,8 +937,6 @@ int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 /* struct fi_ops_fabric */
 int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		       struct fid_pep **pep, void *context);
-int shim_no_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-		      struct fid_wait **waitset);
 
 /* struct fi_ops_cm */
 int shim_no_setname(fid_t fid, void *addr, size_t addrlen);
@@ -879,8 +957,6 @@ int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 			struct fid_ep **sep, void *context);
 int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
 		      struct fid_poll **pollset);
-int shim_no_stx_ctx(struct fid_domain *domain, struct fi_tx_attr *attr,
-		    struct fid_stx **stx, void *context);
 int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags);

@@ -263,7 +263,7 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 		min_multi_recv = shim_read_once(&srx->min_multi_recv);
 		selective = shim_srx_selective(srx);
 	} else {
-		ep = to_shim_ep(rxc);
+		ep = shim_msg_ep(rxc);
 		if (shim_read_once(&ep->srx))
 			return -FI_EOPBADSTATE;
 		caps = ep->caps;
@@ -301,17 +301,28 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 	return shim_ep_post(ep, &sqe, flags & FI_MORE);
 }
 
-/* The default flags of a direction (fi_control may change them meanwhile). */
-static uint64_t shim_tx_flags(struct shim_ep *ep)
+/*
+ * The default flags of a direction (fi_control may change them meanwhile):
+ * an alias's own (fi_ep_alias(3)), else its endpoint's.
+ */
+static uint64_t shim_tx_flags(struct fid_ep *ep_fid)
 {
-	return shim_read_once(&ep->tx_op_flags);
+	struct shim_ep_alias *alias = shim_ep_alias_of(ep_fid);
+
+	if (alias)
+		return shim_read_once(&alias->tx_op_flags);
+	return shim_read_once(&shim_msg_ep(ep_fid)->tx_op_flags);
 }
 
 /* The default flags of receives on a receive context (endpoint or SRX). */
 static uint64_t shim_rx_ctx_flags(struct fid_ep *rxc)
 {
+	struct shim_ep_alias *alias = shim_ep_alias_of(rxc);
+
 	if (rxc->fid.fclass == FI_CLASS_SRX_CTX)
 		return shim_read_once(&to_shim_srx(rxc)->rx_op_flags);
+	if (alias)
+		return shim_read_once(&alias->rx_op_flags);
 	return shim_read_once(&to_shim_ep(rxc)->rx_op_flags);
 }
 
@@ -359,12 +370,12 @@ static ssize_t shim_msg_send(struct fid_ep *ep_fid, const void *buf,
 			     size_t len, void *desc, fi_addr_t dest_addr,
 			     void *context)
 {
-	struct shim_ep *ep = to_shim_ep(ep_fid);
+	struct shim_ep *ep = shim_msg_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_SEND, &iov, 1, dest_addr, 0, 0, context,
-			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			 shim_tx_flags(ep_fid) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
@@ -372,11 +383,11 @@ static ssize_t shim_msg_sendv(struct fid_ep *ep_fid, const struct iovec *iov,
 			      void **desc, size_t count, fi_addr_t dest_addr,
 			      void *context)
 {
-	struct shim_ep *ep = to_shim_ep(ep_fid);
+	struct shim_ep *ep = shim_msg_ep(ep_fid);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_SEND, iov, count, dest_addr, 0, 0, context,
-			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			 shim_tx_flags(ep_fid) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
@@ -387,7 +398,7 @@ static ssize_t shim_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
+	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_SEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, 0, msg->data, msg->context,
 			 flags, false);
 }
@@ -397,7 +408,7 @@ static ssize_t shim_msg_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, 0, NULL, 0, true);
 }
 
@@ -405,12 +416,12 @@ static ssize_t shim_msg_senddata(struct fid_ep *ep_fid, const void *buf,
 				 size_t len, void *desc, uint64_t data,
 				 fi_addr_t dest_addr, void *context)
 {
-	struct shim_ep *ep = to_shim_ep(ep_fid);
+	struct shim_ep *ep = shim_msg_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_SEND, &iov, 1, dest_addr, 0, data, context,
-			 shim_tx_flags(ep) | FI_REMOTE_CQ_DATA, false);
+			 shim_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA, false);
 }
 
 static ssize_t shim_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -419,7 +430,7 @@ static ssize_t shim_msg_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_shim_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
+	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
 			 0, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 
@@ -477,12 +488,12 @@ static ssize_t shim_tagged_send(struct fid_ep *ep_fid, const void *buf,
 				size_t len, void *desc, fi_addr_t dest_addr,
 				uint64_t tag, void *context)
 {
-	struct shim_ep *ep = to_shim_ep(ep_fid);
+	struct shim_ep *ep = shim_msg_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_TSEND, &iov, 1, dest_addr, tag, 0, context,
-			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			 shim_tx_flags(ep_fid) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
@@ -491,12 +502,12 @@ static ssize_t shim_tagged_sendv(struct fid_ep *ep_fid,
 				 size_t count, fi_addr_t dest_addr,
 				 uint64_t tag, void *context)
 {
-	struct shim_ep *ep = to_shim_ep(ep_fid);
+	struct shim_ep *ep = shim_msg_ep(ep_fid);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_TSEND, iov, count, dest_addr, tag, 0,
 			 context,
-			 shim_tx_flags(ep) & ~(uint64_t)FI_REMOTE_CQ_DATA,
+			 shim_tx_flags(ep_fid) & ~(uint64_t)FI_REMOTE_CQ_DATA,
 			 false);
 }
 
@@ -508,7 +519,7 @@ static ssize_t shim_tagged_sendmsg(struct fid_ep *ep_fid,
 		return -FI_EINVAL;
 	if (flags & ~(uint64_t)SHIM_SEND_MSG_FLAGS)
 		return -FI_EBADFLAGS;
-	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
+	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_TSEND, msg->msg_iov,
 			 msg->iov_count, msg->addr, msg->tag, msg->data,
 			 msg->context, flags, false);
 }
@@ -519,7 +530,7 @@ static ssize_t shim_tagged_inject(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, 0, NULL, 0, true);
 }
 
@@ -528,12 +539,12 @@ static ssize_t shim_tagged_senddata(struct fid_ep *ep_fid, const void *buf,
 				    fi_addr_t dest_addr, uint64_t tag,
 				    void *context)
 {
-	struct shim_ep *ep = to_shim_ep(ep_fid);
+	struct shim_ep *ep = shim_msg_ep(ep_fid);
 	struct iovec iov = shim_iov1(buf, len);
 
 	(void)desc;
 	return shim_send(ep, KFAB_OP_TSEND, &iov, 1, dest_addr, tag, data,
-			 context, shim_tx_flags(ep) | FI_REMOTE_CQ_DATA, false);
+			 context, shim_tx_flags(ep_fid) | FI_REMOTE_CQ_DATA, false);
 }
 
 static ssize_t shim_tagged_injectdata(struct fid_ep *ep_fid, const void *buf,
@@ -542,7 +553,7 @@ static ssize_t shim_tagged_injectdata(struct fid_ep *ep_fid, const void *buf,
 {
 	struct iovec iov = shim_iov1(buf, len);
 
-	return shim_send(to_shim_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
+	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
 			 tag, data, NULL, FI_REMOTE_CQ_DATA, true);
 }
 

@@ -324,9 +324,14 @@ TEST_F(cm, pep_binds_listens_and_names)
 	EXPECT_EQ(0, fi_getopt(&self->pep->fid, FI_OPT_ENDPOINT,
 			       FI_OPT_CM_DATA_SIZE, &size, &len));
 	EXPECT_EQ(CM_DATA_MAX, size);
-	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->pep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_CM_DATA_SIZE, &size,
-					     sizeof(size)));
+	/* Read-only (fi_endpoint(3)) */
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_setopt(&self->pep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_CM_DATA_SIZE, &size,
+					    sizeof(size)));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_setopt(&self->cli.ep->fid,
+					    FI_OPT_ENDPOINT,
+					    FI_OPT_CM_DATA_SIZE, &size,
+					    sizeof(size)));
 	len = sizeof(size);
 	EXPECT_EQ(0, fi_getopt(&self->cli.ep->fid, FI_OPT_ENDPOINT,
 			       FI_OPT_CM_DATA_SIZE, &size, &len));
@@ -479,6 +484,46 @@ TEST_F(cm, connect_to_closed_pep_is_refused)
 	ASSERT_EQ(0, fi_connect(self->cli.ep, self->name, NULL, 0));
 	ASSERT_EQ(0, wait_error(self->cli.eq, &err));
 	EXPECT_EQ(FI_ECONNREFUSED, err.err);
+}
+
+/*
+ * fi_control(FI_BACKLOG): a pep holds that many unanswered requests; the
+ * next is refused at once (FI_ECONNREFUSED at the client), and a slot
+ * frees when a request is answered.
+ */
+TEST_F(cm, backlog_bounds_pending_requests)
+{
+	struct fi_eq_err_entry err;
+	struct fi_info *req = NULL, *info;
+	struct side late = { 0 };
+	int backlog = 0;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->pep->fid, FI_BACKLOG, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->pep->fid, FI_BACKLOG,
+					 &backlog));
+	backlog = -3;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&self->pep->fid, FI_BACKLOG,
+					 &backlog));
+	EXPECT_EQ(-FI_ENOSYS, fi_control(&self->pep->fid, FI_GETOPSFLAG,
+					 &backlog));
+	backlog = 1;
+	ASSERT_EQ(0, fi_control(&self->pep->fid, FI_BACKLOG, &backlog));
+
+	listen_and_connect(_metadata, self, "first", &req);
+	/* A second client while the first request waits: refused */
+	ASSERT_EQ(0, msg_info(&info));
+	ASSERT_EQ(0, side_fabric(&late, info));
+	ASSERT_EQ(0, side_ep(&late, info));
+	ASSERT_EQ(0, fi_connect(late.ep, self->name, NULL, 0));
+	/* The pep sees it (and refuses it) when its EQ is read. */
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_sread(self->eq, &(uint32_t){ 0 }, &err,
+					  sizeof(err), 200, 0));
+	ASSERT_EQ(0, wait_error(late.eq, &err));
+	EXPECT_EQ(FI_ECONNREFUSED, err.err);
+	EXPECT_EQ(0, side_close(&late));
+	/* The first request is still good (the srv side owns it now). */
+	accept_it(_metadata, self, req, NULL);
 }
 
 TEST_F(cm, pep_closing_refuses_pending_requests)

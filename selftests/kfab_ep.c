@@ -277,8 +277,6 @@ TEST_F(ep, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_ENOSYS, fi_barrier(ep, 0, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_connect(ep, buf, NULL, 0));
 	EXPECT_EQ(-FI_ENOSYS, fi_shutdown(ep, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_ep_alias(ep, &alias, FI_TRANSMIT));
-	EXPECT_EQ(NULL, alias);
 	EXPECT_EQ(-FI_ENOSYS, fi_tx_context(ep, 0, NULL, &alias, NULL));
 	EXPECT_EQ(-FI_ENOSYS, fi_rx_context(ep, 0, NULL, &alias, NULL));
 }
@@ -379,9 +377,9 @@ TEST_F(ep, bind_wrong_classes)
 			       0, 0, &mr, NULL));
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &mr->fid, 0));
 	EXPECT_EQ(0, fi_close(&mr->fid));
-	/* An SRX must be kfab's (kfab_srx); STXs do not exist in kfab. */
+	/* An SRX or STX must be kfab's (kfab_srx, pair.stx_*). */
 	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &srx, 0));
-	EXPECT_EQ(-FI_ENOSYS, fi_ep_bind(self->s.ep, &stx, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(self->s.ep, &stx, 0));
 	/* An EQ is kept; one per endpoint; it stays while bound. */
 	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq, NULL));
 	ASSERT_EQ(0, fi_eq_open(self->s.fabric, &eq_attr, &eq2, NULL));
@@ -603,20 +601,84 @@ TEST_F(ep, getopt_setopt)
 	len = 1;
 	EXPECT_EQ(-FI_EINVAL, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
 					FI_OPT_MIN_MULTI_RECV, &val, &len));
-	/* Every other option, and every other level, is not kfab's. */
+	/* FI_OPT_CM_DATA_SIZE: no connection, no data; read-only */
 	len = sizeof(val);
+	val = 7;
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_CM_DATA_SIZE, &val, &len));
+	EXPECT_EQ(0U, val);
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_CM_DATA_SIZE, &val,
+					    sizeof(val)));
+	/* FI_OPT_BUFFERED_LIMIT/MIN: no buffered receives, so at most 0 */
+	val = 9;
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &val, &len));
+	EXPECT_EQ(0U, val);
+	val = 1;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &val,
+					  sizeof(val)));
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_MIN, &val,
+					  sizeof(val)));
+	val = SIZE_MAX;		/* "the maximum supported" */
+	EXPECT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &val, sizeof(val)));
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &val, &len));
+	EXPECT_EQ(0U, val);
+	EXPECT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_MIN, &val, sizeof(val)));
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_BUFFERED_MIN, &val, 4));
+	/* FI_OPT_FI_HMEM_P2P: host memory only, so never "required" */
+	len = sizeof(ival);
+	ival = -1;
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &ival, &len));
+	EXPECT_EQ(FI_HMEM_P2P_ENABLED, ival);
+	EXPECT_EQ(sizeof(ival), len);
+	ival = FI_HMEM_P2P_REQUIRED;
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_FI_HMEM_P2P, &ival,
+					    sizeof(ival)));
+	ival = 99;
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_FI_HMEM_P2P, &ival,
+					sizeof(ival)));
+	ival = FI_HMEM_P2P_DISABLED;
+	EXPECT_EQ(-FI_EINVAL, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					FI_OPT_FI_HMEM_P2P, &ival,
+					sizeof(val)));
+	ASSERT_EQ(0, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &ival, sizeof(ival)));
+	ASSERT_EQ(0, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_FI_HMEM_P2P, &ival, &len));
+	EXPECT_EQ(FI_HMEM_P2P_DISABLED, ival);
+	/* FI_OPT_XPU_TRIGGER: no device to trigger from */
+	len = sizeof(val);
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
+					    FI_OPT_XPU_TRIGGER, &val, &len));
+	/* What fi_endpoint(3) does not list, and other levels: not kfab's */
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_getopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_CM_DATA_SIZE, &val, &len));
+					     FI_OPT_SEND_BUF_SIZE, &val, &len));
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_BUFFERED_LIMIT, &val,
-					     sizeof(val)));
-	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&self->s.ep->fid, FI_OPT_ENDPOINT,
-					     FI_OPT_FI_HMEM_P2P, &ival,
-					     sizeof(ival)));
+					     -1, &val, sizeof(val)));
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_getopt(&self->s.ep->fid,
 					     FI_OPT_ENDPOINT + 1,
 					     FI_OPT_MIN_MULTI_RECV, &val,
 					     &len));
+	/* The buffered thresholds are set before fi_enable() */
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(self->s.ep, &self->s.cq->fid,
+				FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(self->s.ep));
+	val = 0;
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_setopt(&self->s.ep->fid,
+					     FI_OPT_ENDPOINT,
+					     FI_OPT_BUFFERED_LIMIT, &val,
+					     sizeof(val)));
 	/* Nothing the library could cancel. */
 	EXPECT_EQ(-FI_ENOENT, fi_cancel(&self->s.ep->fid, &val));
 }
@@ -915,6 +977,318 @@ TEST_F(pair, source_reports_av_user_id)
 			     NULL));
 	ASSERT_EQ(1, WAIT_B(&e, &src));
 	EXPECT_EQ(0xc0ffeeULL, src);
+}
+
+/*
+ * fi_av(3): a removed fi_addr_t "is invalid until it is returned again by
+ * a new fi_av_insert".  kfab: fi_av_lookup() is -FI_EINVAL; a send to it
+ * is accepted and completes with an FI_EINVAL error completion (the
+ * kernel resolves the address when it carries the send out), and so does
+ * a receive directed at it; messages from the removed peer report
+ * FI_ADDR_NOTAVAIL.  Inserting the address again gives the same index
+ * (the lowest free), and it works again.
+ */
+TEST_F(pair, removed_address_fails_until_reinserted)
+{
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+	struct kfab_addr addr;
+	size_t len = sizeof(addr);
+	fi_addr_t again, src = 0;
+	uint32_t v = 7, r = 0;
+	int sctx, rctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_av_remove(self->a.av, &self->b_at_a, 1, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_av_lookup(self->a.av, self->b_at_a, &addr,
+					   &len));
+	/* A second remove of the same index: nothing to remove. */
+	EXPECT_EQ(-FI_EINVAL, fi_av_remove(self->a.av, &self->b_at_a, 1, 0));
+
+	/* A send to it: an error completion, nothing arrives at b. */
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     &sctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->a.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+	EXPECT_EQ(&sctx, err.op_context);
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	/* fi_inject, fi_tsend: the same */
+	ASSERT_EQ(0, fi_tsend(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			      1, &sctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->a.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+
+	/* b forgets a: a receive directed at it fails, a's messages come
+	 * from FI_ADDR_NOTAVAIL. */
+	ASSERT_EQ(0, fi_av_remove(self->b.av, &self->a_at_b, 1, 0));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, self->a_at_b,
+			     &rctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->b.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+	EXPECT_EQ(&rctx, err.op_context);
+
+	/* a learns b again: the same index, and it works */
+	ASSERT_EQ(0, fi_getname(&self->b.ep->fid, &addr, &len));
+	ASSERT_EQ(1, fi_av_insert(self->a.av, &addr, 1, &again, 0, NULL));
+	EXPECT_EQ(self->b_at_a, again);
+	len = sizeof(addr);
+	EXPECT_EQ(0, fi_av_lookup(self->a.av, again, &addr, &len));
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     &rctx));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, again, &sctx));
+	ASSERT_EQ(1, WAIT_B(&e, &src));
+	EXPECT_EQ(7U, r);
+	EXPECT_EQ(FI_ADDR_NOTAVAIL, src);
+	ASSERT_EQ(1, WAIT_A(&e));
+	EXPECT_EQ(&sctx, e.op_context);
+}
+
+/* An endpoint of the pair's a side whose sends complete only on request. */
+static int open_selective(struct kfab_test_fi *s, fi_addr_t *to_b,
+			  struct kfab_test_fi *b)
+{
+	int rc = _test_fi_side_open(s, kfab_test_rdm_hints(), false);
+
+	if (!rc)
+		rc = fi_ep_bind(s->ep, &s->av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(s->ep, &s->cq->fid, FI_TRANSMIT | FI_RECV |
+					FI_SELECTIVE_COMPLETION);
+	if (!rc)
+		rc = fi_enable(s->ep);
+	if (!rc)
+		rc = kfab_test_fi_insert_peer(s, b, to_b) == 1 ? 0 :
+								  -FI_EINVAL;
+	return rc;
+}
+
+/*
+ * fi_ep_alias(3): the alias "differs from its parent endpoint only by its
+ * default data transfer flags".  On an endpoint with selective completion,
+ * fi_send() through the endpoint completes silently; through an alias
+ * whose transmit flags hold FI_COMPLETION it completes in the CQ.
+ */
+TEST_F(pair, alias_sends_with_its_own_flags)
+{
+	struct fi_cq_tagged_entry e;
+	struct kfab_test_fi c = { 0 };
+	struct fid_ep *alias, *alias2;
+	uint32_t v = 1, r = 0;
+	uint64_t flags;
+	fi_addr_t to_b;
+	size_t len;
+	char name[64], aname[64];
+	int ctx1, ctx2;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, open_selective(&c, &to_b, &self->b));
+	/* Exactly one direction */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_alias(c.ep, &alias, FI_COMPLETION));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_alias(c.ep, &alias,
+					  FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_ep_alias(c.ep, &alias, FI_TRANSMIT | FI_COMPLETION));
+	EXPECT_EQ(FI_CLASS_EP, alias->fid.fclass);
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&alias->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(FI_COMPLETION, flags);
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&c.ep->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(0U, flags);
+	/* Everything else is the endpoint's: its name, for one */
+	len = sizeof(name);
+	ASSERT_EQ(0, fi_getname(&c.ep->fid, name, &len));
+	len = sizeof(aname);
+	ASSERT_EQ(0, fi_getname(&alias->fid, aname, &len));
+	EXPECT_EQ(0, memcmp(name, aname, len));
+
+	/* Through the endpoint: received, no completion */
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(c.ep, &v, sizeof(v), NULL, to_b, &ctx1));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(c.cq, &e, 1));
+	/* Through the alias: received, and completed */
+	v = 2;
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(alias, &v, sizeof(v), NULL, to_b, &ctx2));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(2U, r);
+	ASSERT_EQ(1, kfab_test_wait_cq(c.cq, NULL, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(&ctx2, e.op_context);
+
+	/* FI_SETOPSFLAG on the alias changes the alias alone */
+	flags = FI_TRANSMIT;
+	ASSERT_EQ(0, fi_control(&alias->fid, FI_SETOPSFLAG, &flags));
+	ASSERT_EQ(0, fi_tsend(alias, &v, sizeof(v), NULL, to_b, 5, &ctx1));
+	ASSERT_EQ(0, fi_trecv(self->b.ep, &r, sizeof(r), NULL,
+			      FI_ADDR_UNSPEC, 5, 0, NULL));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(c.cq, &e, 1));
+	/* An alias of the alias starts from the alias's flags */
+	ASSERT_EQ(0, fi_ep_alias(alias, &alias2, FI_RECV | FI_COMPLETION));
+	flags = FI_RECV;
+	ASSERT_EQ(0, fi_control(&alias2->fid, FI_GETOPSFLAG, &flags));
+	EXPECT_EQ(FI_COMPLETION, flags);
+
+	/* fi_endpoint(3): the aliases are closed before the endpoint */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&c.ep->fid));
+	EXPECT_EQ(0, fi_close(&alias->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&c.ep->fid));
+	/* What an alias cannot do: bind */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(alias2, &c.cq->fid, FI_TRANSMIT));
+	EXPECT_EQ(0, fi_close(&alias2->fid));
+	EXPECT_EQ(0, _test_fi_close(&c));
+}
+
+/* Receives through an alias take its receive flags; cancel works too. */
+TEST_F(pair, alias_receives_and_cancels)
+{
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+	struct fid_ep *alias;
+	uint32_t v = 3, r = 0;
+	int rctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_ep_alias(self->b.ep, &alias, FI_RECV | FI_COMPLETION));
+	ASSERT_EQ(0, fi_recv(alias, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     &rctx));
+	EXPECT_EQ(0, fi_cancel(&alias->fid, &rctx));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->b.cq, NULL, &e, NULL,
+						&err, TIMEOUT_MS));
+	EXPECT_EQ(FI_ECANCELED, err.err);
+	ASSERT_EQ(0, fi_recv(alias, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     &rctx));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(&rctx, e.op_context);
+	EXPECT_EQ(3U, r);
+	EXPECT_EQ(0, fi_close(&alias->fid));
+}
+
+/* An endpoint of @domain that transmits through @stx, to b. */
+static int open_stx_ep(struct fid_domain *domain, struct fi_info *info,
+		       struct fid_av *av, struct fid_cq *cq,
+		       struct fid_stx *stx, struct fid_ep **ep)
+{
+	int rc = fi_endpoint(domain, info, ep, NULL);
+
+	if (!rc)
+		rc = fi_ep_bind(*ep, &av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &stx->fid, 0);
+	if (!rc)
+		rc = fi_enable(*ep);
+	return rc;
+}
+
+/*
+ * fi_endpoint(3) "Shared contexts": endpoints opened with tx_ctx_cnt
+ * FI_SHARED_CONTEXT need an STX bound before fi_enable(), post their
+ * sends to themselves, and complete them on their own CQs.
+ */
+TEST_F(pair, stx_serves_the_endpoints_bound_to_it)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fid_ep *e1 = NULL, *e2 = NULL, *plain;
+	struct fid_cq *cq1, *cq2;
+	struct fi_cq_tagged_entry e;
+	struct fid_domain *d2;
+	struct fid_stx *stx, *stx2;
+	struct kfab_test_fi c = { 0 };
+	struct fi_tx_attr bad;
+	struct fi_info *hints;
+	fi_addr_t to_b;
+	uint32_t v, r = 0;
+	int ctx1, ctx2, n;
+
+	RETURN_IF_SETUP_SKIPPED();
+	hints = kfab_test_rdm_hints();
+	ASSERT_NE(NULL, hints);
+	hints->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	ASSERT_EQ(0, _test_fi_domain_open(&c, hints));
+	EXPECT_EQ(FI_SHARED_CONTEXT, c.info->ep_attr->tx_ctx_cnt);
+	EXPECT_EQ(1U, c.info->domain_attr->max_ep_stx_ctx);
+
+	EXPECT_EQ(-FI_EINVAL, fi_stx_context(c.domain, c.info->tx_attr, NULL,
+					     NULL));
+	bad = *c.info->tx_attr;
+	bad.inject_size = 1 << 20;
+	EXPECT_EQ(-FI_ENODATA, fi_stx_context(c.domain, &bad, &stx, NULL));
+	ASSERT_EQ(0, fi_stx_context(c.domain, c.info->tx_attr, &stx, &n));
+	EXPECT_EQ(FI_CLASS_STX_CTX, stx->fid.fclass);
+	EXPECT_EQ(&n, stx->fid.context);
+	ASSERT_EQ(0, fi_av_open(c.domain, &av_attr, &c.av, NULL));
+	ASSERT_EQ(0, fi_cq_open(c.domain, &cq_attr, &cq1, NULL));
+	ASSERT_EQ(0, fi_cq_open(c.domain, &cq_attr, &cq2, NULL));
+	ASSERT_EQ(0, kfab_test_fi_insert_peer(&c, &self->b, &to_b) == 1 ? 0 :
+		     -1);
+
+	/* Without its STX an endpoint cannot be enabled */
+	ASSERT_EQ(0, fi_endpoint(c.domain, c.info, &e1, NULL));
+	ASSERT_EQ(0, fi_ep_bind(e1, &c.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(e1, &cq1->fid, FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_enable(e1));
+	EXPECT_EQ(-FI_EBADFLAGS, fi_ep_bind(e1, &stx->fid, FI_TRANSMIT));
+	/* One of another domain: -FI_EDOMAIN */
+	ASSERT_EQ(0, fi_domain(c.fabric, c.info, &d2, NULL));
+	ASSERT_EQ(0, fi_stx_context(d2, NULL, &stx2, NULL));
+	EXPECT_EQ(-FI_EDOMAIN, fi_ep_bind(e1, &stx2->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(e1, &stx->fid, 0));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(e1, &stx->fid, 0));	/* one */
+	ASSERT_EQ(0, fi_enable(e1));
+	ASSERT_EQ(0, open_stx_ep(c.domain, c.info, c.av, cq2, stx, &e2));
+	/* An endpoint that does not share its transmit context binds none */
+	c.info->ep_attr->tx_ctx_cnt = 1;
+	ASSERT_EQ(0, fi_endpoint(c.domain, c.info, &plain, NULL));
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind(plain, &stx->fid, 0));
+	EXPECT_EQ(0, fi_close(&plain->fid));
+	c.info->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+
+	/* Both send to b; each completes on its own CQ */
+	v = 1;
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(e1, &v, sizeof(v), NULL, to_b, &ctx1));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, cq1, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(1U, r);
+	v = 2;
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(e2, &v, sizeof(v), NULL, to_b, &ctx2));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, cq2, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(2U, r);
+	ASSERT_EQ(1, kfab_test_wait_cq(cq1, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	EXPECT_EQ(&ctx1, e.op_context);
+	ASSERT_EQ(1, kfab_test_wait_cq(cq2, NULL, &e, NULL, NULL, TIMEOUT_MS));
+	EXPECT_EQ(&ctx2, e.op_context);
+
+	/* The STX outlives its endpoints; nothing binds to it */
+	EXPECT_EQ(-FI_EINVAL, fi_ep_bind((struct fid_ep *)stx, &cq1->fid, 0));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&stx->fid));
+	EXPECT_EQ(0, fi_close(&e1->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&stx->fid));
+	EXPECT_EQ(0, fi_close(&e2->fid));
+	EXPECT_EQ(0, fi_close(&stx->fid));
+	EXPECT_EQ(0, fi_close(&stx2->fid));
+	EXPECT_EQ(0, fi_close(&d2->fid));
+	EXPECT_EQ(0, fi_close(&cq1->fid));
+	EXPECT_EQ(0, fi_close(&cq2->fid));
+	EXPECT_EQ(0, _test_fi_close(&c));
 }
 
 TEST_F(pair, tagged_send_recv)

@@ -295,9 +295,14 @@ static void ask_tx_queue(struct fi_info *h)
 {
 	h->tx_attr->size = KFAB_SQ_MAX_ENTRIES + 1;
 }
-static void ask_shared_tx_context(struct fi_info *h)
+/* Scalable endpoints' contexts (shared ones exist: kfab_ep) */
+static void ask_two_tx_contexts(struct fi_info *h)
 {
-	h->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	h->ep_attr->tx_ctx_cnt = 2;
+}
+static void ask_two_stx(struct fi_info *h)
+{
+	h->domain_attr->max_ep_stx_ctx = 2;
 }
 static void ask_two_srx(struct fi_info *h)
 {
@@ -341,8 +346,9 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
-		{ "ep_attr->tx_ctx_cnt FI_SHARED_CONTEXT", ask_shared_tx_context },
+		{ "ep_attr->tx_ctx_cnt 2", ask_two_tx_contexts },
 		{ "domain_attr->max_ep_srx_ctx 2", ask_two_srx },
+		{ "domain_attr->max_ep_stx_ctx 2", ask_two_stx },
 		{ "ep_attr->max_msg_size 1 GiB + 1", ask_max_msg_size },
 		{ "tx_attr->inject_size KFAB_INLINE_MAX + 1", ask_inject_size },
 		{ "rx_attr->iov_limit KFAB_IOV_MAX + 1", ask_iov_limit },
@@ -662,15 +668,15 @@ TEST_F(provider, getinfo_source_service_is_the_endpoint_name)
 						 NULL));
 	EXPECT_EQ(0, _test_fi_close(&a));
 
-	/* FI_SOURCE with neither node nor service: no src_addr */
+	/* FI_SOURCE with neither node nor service: any address, any number */
 	ASSERT_EQ(0, _test_fi_domain_open_at(&a, NULL, NULL, FI_SOURCE,
 					     kfab_hints()));
-	EXPECT_EQ(NULL, a.info->src_addr);
-	EXPECT_EQ(sizeof(struct kfab_addr), a.info->src_addrlen);
+	EXPECT_TRUE(is_addr(a.info->src_addr, a.info->src_addrlen,
+			    svc_addr(KFAB_ADDR_UNSPEC, 0)));
 	EXPECT_EQ(0, _test_fi_close(&a));
 }
 
-/* fi_getinfo(@node, @service, @flags) gives dest_addr @want, no src_addr */
+/* fi_getinfo(@node, @service, @flags) gives dest_addr @want, src_addr any */
 static bool dest_is(const char *node, const char *service, uint64_t flags,
 		    struct kfab_addr want)
 {
@@ -680,12 +686,13 @@ static bool dest_is(const char *node, const char *service, uint64_t flags,
 	if (getinfo(node, service, flags, 0, &info))
 		return false;
 	ok = is_addr(info->dest_addr, info->dest_addrlen, want) &&
-	     !info->src_addr && info->src_addrlen == sizeof(want);
+	     is_addr(info->src_addr, info->src_addrlen,
+		     svc_addr(KFAB_ADDR_UNSPEC, 0));
 	fi_freeinfo(info);
 	return ok;
 }
 
-/* fi_getinfo(node, service, 0): dest_addr, and no src_addr. */
+/* fi_getinfo(node, service, 0): dest_addr, and src_addr any. */
 TEST_F(provider, getinfo_destination_from_node_and_service)
 {
 	struct kfab_addr want;
@@ -812,6 +819,206 @@ TEST_F(provider, getinfo_checks_the_addresses_of_the_hints)
 	fi_freeinfo(hints);
 }
 
+/* ---- conformance: every answer, as fi_getinfo(3) describes it ---- */
+
+/* Does @info carry @len bytes at @a exactly as @want does? */
+static bool same_bytes(const void *a, size_t alen, const void *b, size_t blen)
+{
+	return alen == blen && (!alen || (a && b && !memcmp(a, b, alen)));
+}
+
+/* fi_tostr(FI_TYPE_INFO) of one answer (no next), in a malloc'd copy. */
+static char *info_str(const struct fi_info *info)
+{
+	struct fi_info one = *info;
+
+	one.next = NULL;
+	return strdup(fi_tostr(&one, FI_TYPE_INFO));
+}
+
+/* Are @a and @b the same answer: fi_tostr and the address bytes? */
+static bool same_info(const struct fi_info *a, const struct fi_info *b)
+{
+	char *sa = info_str(a), *sb = info_str(b);
+	bool same = sa && sb && !strcmp(sa, sb) &&
+		    same_bytes(a->src_addr, a->src_addrlen, b->src_addr,
+			       b->src_addrlen) &&
+		    same_bytes(a->dest_addr, a->dest_addrlen, b->dest_addr,
+			       b->dest_addrlen);
+
+	free(sa);
+	free(sb);
+	return same;
+}
+
+/* The questions whose every answer the conformance tests look at. */
+static const struct {
+	const char *node, *service;
+	uint64_t flags;
+	uint32_t format;	/* of the hints; ~0: no hints at all */
+} questions[] = {
+	{ NULL, NULL, 0, ~0U },
+	{ NULL, NULL, 0, FI_FORMAT_UNSPEC },
+	{ NULL, NULL, 0, FI_ADDR_STR },
+	{ NULL, NULL, FI_SOURCE, FI_FORMAT_UNSPEC },
+	{ NULL, "5", FI_SOURCE, FI_FORMAT_UNSPEC },
+	{ NULL, "5", FI_SOURCE, FI_ADDR_STR },
+	{ "local", "7", 0, FI_FORMAT_UNSPEC },
+	{ "10.0.0.1", "5", 0, FI_ADDR_STR },
+};
+
+static int ask(size_t q, struct fi_info **info)
+{
+	*info = NULL;
+	if (questions[q].format == ~0U)
+		return fi_getinfo(API_VERSION, questions[q].node,
+				  questions[q].service, questions[q].flags,
+				  NULL, info);
+	return getinfo(questions[q].node, questions[q].service,
+		       questions[q].flags, questions[q].format, info);
+}
+
+#define QUESTION_LOG(q)							\
+	TH_LOG("node \"%s\" service \"%s\" flags %#llx format %#x",	\
+	       questions[q].node ?: "(null)",				\
+	       questions[q].service ?: "(null)",			\
+	       (unsigned long long)questions[q].flags, questions[q].format)
+
+/*
+ * fi_getinfo(3): "On output a provider shall return an address that
+ * corresponds to the indicated fabric, domain, node, and/or service": with
+ * nothing named, any address of this node and a number of the module's,
+ * in the answer's addr_format; and fi_endpoint() opens on it.
+ */
+TEST_F(provider, getinfo_every_answer_has_a_src_addr)
+{
+	struct fi_info *info, *cur;
+	struct fid_fabric *fabric;
+	struct fid_domain *domain;
+	struct fid_ep *ep;
+	size_t q;
+
+	NEED_DEVICE(self->have_dev);
+	for (q = 0; q < ARRAY_SIZE(questions); q++) {
+		ASSERT_EQ(0, ask(q, &info)) QUESTION_LOG(q);
+		for (cur = info; cur; cur = cur->next) {
+			ASSERT_NE(NULL, cur->src_addr) QUESTION_LOG(q);
+			if (cur->addr_format == FI_ADDR_STR) {
+				EXPECT_EQ(0, strncmp("fi_kfab://",
+						     cur->src_addr, 10));
+				EXPECT_GT(cur->src_addrlen,
+					  strnlen(cur->src_addr,
+						  cur->src_addrlen));
+				continue;
+			}
+			EXPECT_EQ(FI_FORMAT_UNSPEC, (int)cur->addr_format);
+			EXPECT_EQ(sizeof(struct kfab_addr), cur->src_addrlen);
+		}
+		fi_freeinfo(info);
+	}
+	/* The endpoint of a plain answer opens at its src_addr. */
+	ASSERT_EQ(0, ask(0, &info));
+	for (cur = info; cur; cur = cur->next) {
+		EXPECT_TRUE(is_addr(cur->src_addr, cur->src_addrlen,
+				    svc_addr(KFAB_ADDR_UNSPEC, 0)));
+		ASSERT_EQ(0, fi_fabric(cur->fabric_attr, &fabric, NULL));
+		ASSERT_EQ(0, fi_domain(fabric, cur, &domain, NULL));
+		if (cur->ep_attr->type == FI_EP_MSG) {
+			struct fid_pep *pep;
+
+			ASSERT_EQ(0, fi_passive_ep(fabric, cur, &pep, NULL));
+			EXPECT_EQ(0, fi_close(&pep->fid));
+		}
+		ASSERT_EQ(0, fi_endpoint(domain, cur, &ep, NULL));
+		EXPECT_EQ(0, fi_close(&ep->fid));
+		EXPECT_EQ(0, fi_close(&domain->fid));
+		EXPECT_EQ(0, fi_close(&fabric->fid));
+	}
+	fi_freeinfo(info);
+}
+
+/*
+ * Every answer survives fi_dupinfo() whole, and given back as hints gets
+ * itself back first: nothing kfab answers is something it refuses.
+ */
+TEST_F(provider, getinfo_answers_round_trip_dupinfo_and_hints)
+{
+	struct fi_info *info, *cur, *dup, *again;
+	size_t q, n;
+
+	NEED_DEVICE(self->have_dev);
+	for (q = 0; q < ARRAY_SIZE(questions); q++) {
+		ASSERT_EQ(0, ask(q, &info)) QUESTION_LOG(q);
+		for (cur = info, n = 0; cur; cur = cur->next, n++) {
+			dup = fi_dupinfo(cur);
+			ASSERT_NE(NULL, dup);
+			EXPECT_EQ(NULL, dup->next);
+			EXPECT_TRUE(same_info(cur, dup)) {
+				QUESTION_LOG(q);
+				TH_LOG("answer %zu: fi_dupinfo differs", n);
+			}
+			again = NULL;
+			EXPECT_EQ(0, fi_getinfo(API_VERSION, NULL, NULL, 0, dup,
+						&again)) {
+				QUESTION_LOG(q);
+				TH_LOG("answer %zu refused as hints", n);
+			}
+			if (again) {
+				EXPECT_TRUE(same_info(cur, again)) {
+					QUESTION_LOG(q);
+					TH_LOG("answer %zu as hints: %s", n,
+					       fi_tostr(again, FI_TYPE_INFO));
+				}
+				fi_freeinfo(again);
+			}
+			fi_freeinfo(dup);
+		}
+		fi_freeinfo(info);
+	}
+}
+
+/* fi_tostr(FI_TYPE_INFO) names what kfab is, in libfabric's words. */
+TEST_F(provider, getinfo_tostr_of_every_answer_is_sensible)
+{
+	static const char *const want[] = {
+		"prov_name: kfab", "name: kfab0", "threading: FI_THREAD_SAFE",
+		"FI_MSG", "FI_TAGGED", "mem_tag_format: 0xaaaaaaaaaaaaaaaa",
+		"data_progress: FI_PROGRESS_MANUAL",
+	};
+	static const char *const types[] = {
+		[FI_EP_RDM] = "type: FI_EP_RDM", [FI_EP_MSG] = "type: FI_EP_MSG",
+		[FI_EP_DGRAM] = "type: FI_EP_DGRAM",
+	};
+	struct fi_info *info, *cur;
+	size_t q, i;
+	char *s;
+
+	NEED_DEVICE(self->have_dev);
+	for (q = 0; q < ARRAY_SIZE(questions); q++) {
+		ASSERT_EQ(0, ask(q, &info)) QUESTION_LOG(q);
+		for (cur = info; cur; cur = cur->next) {
+			s = info_str(cur);
+			ASSERT_NE(NULL, s);
+			for (i = 0; i < ARRAY_SIZE(want); i++)
+				EXPECT_NE(NULL, strstr(s, want[i]))
+					TH_LOG("string %zu missing", i);
+			ASSERT_GT(ARRAY_SIZE(types), cur->ep_attr->type);
+			EXPECT_NE(NULL, strstr(s, types[cur->ep_attr->type]));
+			EXPECT_NE(NULL, strstr(s, cur->addr_format ==
+					       FI_ADDR_STR ?
+					       "addr_format: FI_ADDR_STR" :
+					       "addr_format: FI_FORMAT_UNSPEC"));
+			if (cur->addr_format == FI_ADDR_STR)
+				EXPECT_NE(NULL, strstr(s, "src_addr: fi_kfab://"));
+			/* Nothing unnamed but the addresses tostr cannot print */
+			EXPECT_EQ(NULL, strstr(s, "name: (null)"));
+			EXPECT_EQ(NULL, strstr(s, "prov_name: (null)"));
+			free(s);
+		}
+		fi_freeinfo(info);
+	}
+}
+
 /*
  * FI_ADDR_STR: src_addr, dest_addr, fi_getname() and fi_setname() in the
  * string form; hints' addresses are strings too.
@@ -827,7 +1034,8 @@ TEST_F(provider, addr_str_names_endpoints_with_strings)
 	NEED_DEVICE(self->have_dev);
 	ASSERT_EQ(0, getinfo(NULL, NULL, 0, FI_ADDR_STR, &info));
 	EXPECT_EQ(FI_ADDR_STR, (int)info->addr_format);
-	EXPECT_EQ(NULL, info->src_addr);
+	ASSERT_NE(NULL, info->src_addr);
+	EXPECT_STREQ("fi_kfab://any/0", (char *)info->src_addr);
 	/* Room for the longest name there is */
 	EXPECT_LE(strlen("fi_kfab://[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535/18446744073709551615.ffffffff") + 1,
 		  info->src_addrlen);
@@ -1346,9 +1554,10 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_passive_ep(self->fabric, self->info,
 						 (struct fid_pep **)&out,
 						 NULL));
-	/* What does not exist yet says so, and hands out nothing. */
-	EXPECT_EQ(-FI_ENOSYS, fi_wait_open(self->fabric, &wait_attr,
-					   (struct fid_wait **)&out));
+	/* Wait sets exist: selftests/kfab_wait. */
+	wait_attr.flags = 1;
+	EXPECT_EQ(-FI_EBADFLAGS, fi_wait_open(self->fabric, &wait_attr,
+					      (struct fid_wait **)&out));
 	/* fi_trywait() asks each object; none given, nothing is pending. */
 	EXPECT_EQ(0, fi_trywait(self->fabric, NULL, 0));
 	EXPECT_EQ(-FI_EINVAL, fi_trywait(self->fabric, NULL, 1));
@@ -1393,8 +1602,9 @@ TEST_F(fabric, ops_tables_fully_populated)
 	poll_attr.flags = 1;
 	EXPECT_EQ(-FI_EBADFLAGS, fi_poll_open(domain, &poll_attr,
 					      (struct fid_poll **)&out));
-	EXPECT_EQ(-FI_ENOSYS, fi_stx_context(domain, self->info->tx_attr,
-					     (struct fid_stx **)&out, NULL));
+	/* Shared transmit contexts exist (kfab_ep, pair.stx_*). */
+	EXPECT_EQ(-FI_EINVAL, fi_stx_context(domain, self->info->tx_attr,
+					     NULL, NULL));
 	/* Shared receive contexts exist (selftests/kfab_srx tests them). */
 	ASSERT_EQ(0, fi_srx_context(domain, self->info->rx_attr,
 				    (struct fid_ep **)&out, NULL));
