@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The generic netlink family "kfab" (uapi/linux/kfab_netlink.h,
- * Documentation/netlink.rst): dumps of contexts, objects, AVs and peers,
- * node totals, unlinking a named AV, and the events multicast group.
+ * Documentation/netlink.rst): dumps of contexts, objects, AVs, peers,
+ * listeners and the allow-list, node totals, unlinking a named AV, and
+ * the events multicast group.
  *
  * This file decides who sees what (struct kfab_nl_reader); the objects put
  * their own attributes (kfab_object_ops.nl_fill, kfab_av_for_each(),
  * kfab_peer_for_each()).  Dumps resume from a cursor in cb->args: a
  * context id (contexts are listed in id order), an object id within it, or
- * a position in the AV and peer lists.  Locks taken here: kfab_ctx_lock,
- * then a context's xarray lock (kfab.h "Locking" 1 and 6); av.c and
- * peer.c take their own.
+ * a position in the AV, peer, listener and allow lists.  Locks taken
+ * here: kfab_ctx_lock, then a context's xarray lock (kfab.h "Locking" 1
+ * and 6); av.c, peer.c and node.c take their own.
  */
 #include <linux/cred.h>
 #include <linux/file.h>
@@ -413,6 +414,96 @@ static int kfab_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return kfab_nl_dump_done(skb, rc);
 }
 
+/* ---- listeners and the allow-list ---- */
+
+/* A dump of a node's table: listeners or allowed networks. */
+struct kfab_nl_node_dump {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+};
+
+static int kfab_nl_listener_fill(void *arg,
+				 const struct kfab_listener_info *info)
+{
+	struct kfab_nl_node_dump *d = arg;
+	void *hdr;
+	int rc = 0;
+
+	hdr = kfab_nl_dump_start(d->skb, d->cb, KFAB_NL_CMD_LISTEN_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put(d->skb, KFAB_NL_ATTR_LISTEN_NODE, sizeof(info->addr.node),
+		    info->addr.node) ||
+	    nla_put_u16(d->skb, KFAB_NL_ATTR_LISTEN_PORT,
+			be16_to_cpu(info->addr.port)) ||
+	    nla_put_string(d->skb, KFAB_NL_ATTR_PEER_ENGINE, info->engine))
+		rc = -EMSGSIZE;
+	return kfab_nl_dump_end(d->skb, hdr, rc);
+}
+
+/*
+ * A node's listeners are what its endpoints' addresses already tell
+ * anyone in the namespace: every reader sees them.  cb->args[0]: the
+ * position in the node's list.
+ */
+static int kfab_nl_listen_dump(struct sk_buff *skb,
+			       struct netlink_callback *cb)
+{
+	struct kfab_nl_node_dump d = { .skb = skb, .cb = cb };
+	struct kfab_nl_reader r;
+	unsigned long pos;
+	int rc;
+
+	rc = kfab_nl_reader_of(&r, cb->skb);
+	if (rc)
+		return rc;
+	pos = cb->args[0];
+	rc = kfab_listener_for_each(kfab_node_of(r.net), &pos,
+				    kfab_nl_listener_fill, &d);
+	cb->args[0] = pos;
+	return kfab_nl_dump_done(skb, rc);
+}
+
+static int kfab_nl_allow_fill(void *arg, const u8 *node,
+			      unsigned int prefix_len)
+{
+	struct kfab_nl_node_dump *d = arg;
+	void *hdr;
+	int rc = 0;
+
+	hdr = kfab_nl_dump_start(d->skb, d->cb, KFAB_NL_CMD_ALLOW_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put(d->skb, KFAB_NL_ATTR_ALLOW_NODE, 16, node) ||
+	    nla_put_u32(d->skb, KFAB_NL_ATTR_ALLOW_PREFIX_LEN, prefix_len))
+		rc = -EMSGSIZE;
+	return kfab_nl_dump_end(d->skb, hdr, rc);
+}
+
+/*
+ * The allow-list is the namespace's filter, like its firewall's rules:
+ * for its admin, as peers are.  cb->args[0]: the position in the list.
+ */
+static int kfab_nl_allow_dump(struct sk_buff *skb,
+			      struct netlink_callback *cb)
+{
+	struct kfab_nl_node_dump d = { .skb = skb, .cb = cb };
+	struct kfab_nl_reader r;
+	unsigned long pos;
+	int rc;
+
+	rc = kfab_nl_reader_of(&r, cb->skb);
+	if (rc)
+		return rc;
+	if (!r.all && !r.ns_admin)
+		return -EPERM;
+	pos = cb->args[0];
+	rc = kfab_allow_for_each(kfab_node_of(r.net), &pos,
+				 kfab_nl_allow_fill, &d);
+	cb->args[0] = pos;
+	return kfab_nl_dump_done(skb, rc);
+}
+
 /* ---- totals ---- */
 
 struct kfab_nl_stat {
@@ -604,6 +695,18 @@ static const struct genl_ops kfab_nl_ops[] = {
 	{
 		.cmd = KFAB_NL_CMD_STAT_GET,
 		.doit = kfab_nl_stat_get,
+		.policy = kfab_nl_dump_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	{
+		.cmd = KFAB_NL_CMD_LISTEN_GET,
+		.dumpit = kfab_nl_listen_dump,
+		.policy = kfab_nl_dump_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	{
+		.cmd = KFAB_NL_CMD_ALLOW_GET,
+		.dumpit = kfab_nl_allow_dump,
 		.policy = kfab_nl_dump_policy,
 		.maxattr = KFAB_NL_ATTR_MAX,
 	},
