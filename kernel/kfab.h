@@ -51,6 +51,12 @@
  *     from any context, hard interrupts included, so this is the one
  *     lock that must be irq-safe; it nests inside kfab_kep.done_lock.
  *
+ * netlink's events allocate and are sent with none of 4-9 held: a
+ * peer's up and down after its kfab_peer.lock is dropped (peer.c); a named
+ * AV's "changed" from a work item on kfab_nl_wq (av.c), because its
+ * entries change under 5 (and a kernel consumer's 3), below kfab_av_lock,
+ * which the event needs for the name.
+ *
  * Pinning and unpinning user pages (buf.c) take the mmap lock and are done
  * outside 4-9.  A lookup by endpoint number (kfab_ep_core_find()) takes
  * RCU and a reference, no lock.
@@ -807,10 +813,14 @@ extern const struct file_operations kfab_kapi_test_fops;
 
 /* netlink.c: the generic netlink family (uapi/linux/kfab_netlink.h) */
 struct kfab_av_info;
+struct work_struct;
 int kfab_nl_init(void);
 void kfab_nl_exit(void);
 void kfab_nl_notify_ctx(struct kfab_ctx *ctx, bool opened);
 void kfab_nl_notify_av(const struct kfab_av_info *info, u8 cmd);
+bool kfab_nl_listening(void);
+bool kfab_nl_queue(struct work_struct *work);
+void kfab_nl_flush(void);
 int kfab_nl_put_u64(struct sk_buff *skb, int type, u64 value);
 
 /* sysfs.c */

@@ -591,19 +591,45 @@ enum kfab_nl_mcgrp {
 	KFAB_NL_MCGRP_EVENTS,
 };
 
-/* Sends one event built by @put, if anyone listens. */
-static void kfab_nl_notify(u8 cmd,
-			   int (*put)(struct sk_buff *skb,
-				      const struct kfab_nl_reader *r,
-				      const void *what),
-			   const void *what)
+/*
+ * Work items that send events for code that may not (av.c's "changed",
+ * whose changes run under locks that rank below kfab_av_lock).  Drained
+ * at unload before the family goes.
+ */
+static struct workqueue_struct *kfab_nl_wq;
+
+/* Does anyone listen to events?  Cheap: for the data path to ask first. */
+bool kfab_nl_listening(void)
+{
+	return genl_has_listeners(&kfab_nl_family, &init_net,
+				  KFAB_NL_MCGRP_EVENTS);
+}
+
+/* Queue @work on kfab_nl_wq; false if it was pending already. */
+bool kfab_nl_queue(struct work_struct *work)
+{
+	return queue_work(kfab_nl_wq, work);
+}
+
+/* Wait for the work items queued so far. */
+void kfab_nl_flush(void)
+{
+	if (kfab_nl_wq)
+		flush_workqueue(kfab_nl_wq);
+}
+
+/* Sends one event built by @put to @net's group, if anyone listens. */
+static void kfab_nl_notify_net(struct net *net, u8 cmd,
+			       int (*put)(struct sk_buff *skb,
+					  const struct kfab_nl_reader *r,
+					  const void *what),
+			       const void *what)
 {
 	struct kfab_nl_reader r;
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (!genl_has_listeners(&kfab_nl_family, &init_net,
-				KFAB_NL_MCGRP_EVENTS))
+	if (!genl_has_listeners(&kfab_nl_family, net, KFAB_NL_MCGRP_EVENTS))
 		return;
 	kfab_nl_reader_init_ns(&r);
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
@@ -615,8 +641,17 @@ static void kfab_nl_notify(u8 cmd,
 		return;
 	}
 	genlmsg_end(msg, hdr);
-	genlmsg_multicast_netns(&kfab_nl_family, &init_net, msg, 0,
+	genlmsg_multicast_netns(&kfab_nl_family, net, msg, 0,
 				KFAB_NL_MCGRP_EVENTS, GFP_KERNEL);
+}
+
+static void kfab_nl_notify(u8 cmd,
+			   int (*put)(struct sk_buff *skb,
+				      const struct kfab_nl_reader *r,
+				      const void *what),
+			   const void *what)
+{
+	kfab_nl_notify_net(&init_net, cmd, put, what);
 }
 
 static int kfab_nl_put_ctx_event(struct sk_buff *skb,
@@ -640,10 +675,52 @@ void kfab_nl_notify_ctx(struct kfab_ctx *ctx, bool opened)
 		       kfab_nl_put_ctx_event, ctx);
 }
 
-/* A name of an AV appeared or went; process context, no kfab lock held. */
+/*
+ * A name of an AV appeared or went, or its entries changed; process
+ * context, no kfab lock held.
+ */
 void kfab_nl_notify_av(const struct kfab_av_info *info, u8 cmd)
 {
 	kfab_nl_notify(cmd, kfab_nl_put_av_event, info);
+}
+
+/* A peer event: @info and the namespace it lives in. */
+struct kfab_nl_peer_event {
+	struct net *net;
+	const struct kfab_peer_info *info;
+};
+
+static int kfab_nl_put_peer_event(struct sk_buff *skb,
+				  const struct kfab_nl_reader *r,
+				  const void *what)
+{
+	const struct kfab_nl_peer_event *ev = what;
+
+	if (ev->net && nla_put_u32(skb, KFAB_NL_ATTR_NETNS_INO,
+				   ev->net->ns.inum))
+		return -EMSGSIZE;
+	return kfab_nl_put_peer(skb, ev->info);
+}
+
+/**
+ * kfab_nl_notify_peer() - a peer's connection out was made, or went
+ * @net: the peer's network namespace, or NULL when it is going away
+ * @info: the peer, after the change
+ * @up: made (KFAB_NL_CMD_PEER_UP) or went (_DOWN)
+ *
+ * To the initial namespace's group, and to @net's own: its admin may
+ * listen there.  Process context; no spinlock held (it allocates).
+ */
+void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
+			 bool up)
+{
+	struct kfab_nl_peer_event ev = { .net = net, .info = info };
+	u8 cmd = up ? KFAB_NL_CMD_PEER_UP : KFAB_NL_CMD_PEER_DOWN;
+
+	might_sleep();
+	kfab_nl_notify_net(&init_net, cmd, kfab_nl_put_peer_event, &ev);
+	if (net && !net_eq(net, &init_net))
+		kfab_nl_notify_net(net, cmd, kfab_nl_put_peer_event, &ev);
 }
 
 /* ---- the family ---- */
@@ -734,6 +811,8 @@ static struct genl_family kfab_nl_family __ro_after_init = {
 
 int kfab_nl_init(void)
 {
+	int rc;
+
 	/* KFAB_NL_ATTR_OBJ_TYPE carries enum kfab_obj_type as it is. */
 	BUILD_BUG_ON((int)KFAB_NL_OBJ_DOMAIN != (int)KFAB_OBJ_DOMAIN ||
 		     (int)KFAB_NL_OBJ_AV != (int)KFAB_OBJ_AV ||
@@ -741,10 +820,21 @@ int kfab_nl_init(void)
 		     (int)KFAB_NL_OBJ_CNTR != (int)KFAB_OBJ_CNTR ||
 		     (int)KFAB_NL_OBJ_EP != (int)KFAB_OBJ_EP ||
 		     (int)KFAB_NL_OBJ_SRX != (int)KFAB_OBJ_SRX);
-	return genl_register_family(&kfab_nl_family);
+	kfab_nl_wq = alloc_workqueue("kfab_nl", 0, 0);
+	if (!kfab_nl_wq)
+		return -ENOMEM;
+	rc = genl_register_family(&kfab_nl_family);
+	if (rc) {
+		destroy_workqueue(kfab_nl_wq);
+		kfab_nl_wq = NULL;
+	}
+	return rc;
 }
 
 void kfab_nl_exit(void)
 {
+	/* Its work items send events: they end while the family is there. */
+	destroy_workqueue(kfab_nl_wq);
+	kfab_nl_wq = NULL;
 	genl_unregister_family(&kfab_nl_family);
 }

@@ -1035,12 +1035,35 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	return 0;
 }
 
+/* A snapshot of @peer for netlink's dumps and events. */
+static void kfab_peer_info_of(struct kfab_peer *peer,
+			      struct kfab_peer_info *info)
+{
+	lockdep_assert_held(&peer->lock);
+	*info = (struct kfab_peer_info) {
+		.local = peer->local,
+		.addr = peer->addr,
+		.state = peer->state == KFAB_PEER_UP ? KFAB_NL_PEER_UP :
+			 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
+			 KFAB_NL_PEER_CLOSED,
+		.incarnation = peer->incarnation,
+		.engine = peer->engine->name,
+		.tx_msgs = peer->tx_msgs,
+		.tx_bytes = peer->tx_bytes,
+		.rx_msgs = peer->rx_msgs,
+		.rx_bytes = peer->rx_bytes,
+		.failures = peer->failures,
+	};
+}
+
 /* The call: connect, then say who we are (the address answers go to). */
 static int kfab_peer_call(struct kfab_peer *peer)
 {
 	struct kfab_node *node = peer->node;
+	struct kfab_peer_info info;
 	struct kfab_frame *f;
 	struct kfab_link *out;
+	bool up;
 	int rc;
 
 	/* Our listener went: the other node could not answer. */
@@ -1067,9 +1090,14 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	}
 	mutex_lock(&peer->lock);
 	peer->out = out;
-	if (peer->state == KFAB_PEER_IDLE)
+	up = peer->state == KFAB_PEER_IDLE;
+	if (up) {
 		peer->state = KFAB_PEER_UP;
+		kfab_peer_info_of(peer, &info);
+	}
 	mutex_unlock(&peer->lock);
+	if (up)
+		kfab_nl_notify_peer(node->net, &info, true);
 out:
 	kfree(f);
 	return rc;
@@ -1084,20 +1112,27 @@ out:
  */
 static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 {
+	struct kfab_peer_info info;
 	struct kfab_frame *f, *n;
 	struct kfab_link *out;
 	LIST_HEAD(gone);
+	bool down;
 
 	mutex_lock(&peer->lock);
 	out = peer->out;
 	peer->out = NULL;
-	if (peer->state == KFAB_PEER_UP)
+	down = peer->state == KFAB_PEER_UP;
+	if (down)
 		peer->state = KFAB_PEER_IDLE;
 	list_splice_init(&peer->txq, &gone);
 	peer->failures++;
 	if (peer->in)
 		peer->in->engine->shutdown(peer->in);
+	if (down)
+		kfab_peer_info_of(peer, &info);
 	mutex_unlock(&peer->lock);
+	if (down)
+		kfab_nl_notify_peer(peer->node->net, &info, false);
 	if (out)
 		peer->engine->release(out);
 	list_for_each_entry_safe(f, n, &gone, link)
@@ -1278,18 +1313,26 @@ void kfab_node_recheck_peers(struct kfab_node *node)
  */
 void kfab_node_close_peers(struct kfab_node *node)
 {
+	struct kfab_peer_info info;
 	struct kfab_peer *peer, *n;
 	LIST_HEAD(gone);
+	bool was_up;
 
 	mutex_lock(&node->lock);
 	list_splice_init(&node->peers, &gone);
 	mutex_unlock(&node->lock);
 	list_for_each_entry_safe(peer, n, &gone, link) {
 		mutex_lock(&peer->lock);
+		was_up = peer->state == KFAB_PEER_UP;
 		peer->state = KFAB_PEER_CLOSED;
 		if (peer->in)
 			peer->in->engine->shutdown(peer->in);
+		if (was_up)
+			kfab_peer_info_of(peer, &info);
 		mutex_unlock(&peer->lock);
+		/* The namespace goes: only the initial one's group hears. */
+		if (was_up)
+			kfab_nl_notify_peer(NULL, &info, false);
 		cancel_work_sync(&peer->tx_work);
 		cancel_work_sync(&peer->down_work);
 		/* Only the sender may close the link it sends on. */
@@ -1346,20 +1389,7 @@ int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
 		if (i++ < *pos)
 			continue;
 		mutex_lock(&peer->lock);
-		info = (struct kfab_peer_info) {
-			.local = peer->local,
-			.addr = peer->addr,
-			.state = peer->state == KFAB_PEER_UP ? KFAB_NL_PEER_UP :
-				 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
-				 KFAB_NL_PEER_CLOSED,
-			.incarnation = peer->incarnation,
-			.engine = peer->engine->name,
-			.tx_msgs = peer->tx_msgs,
-			.tx_bytes = peer->tx_bytes,
-			.rx_msgs = peer->rx_msgs,
-			.rx_bytes = peer->rx_bytes,
-			.failures = peer->failures,
-		};
+		kfab_peer_info_of(peer, &info);
 		mutex_unlock(&peer->lock);
 		rc = fn(arg, &info);
 		if (rc)

@@ -124,6 +124,8 @@ static const char * const peer_state_names[] = {
 static const char * const event_names[KFAB_NL_CMD_MAX + 1] = {
 	[KFAB_NL_CMD_CTX_NEW] = "ctx_new", [KFAB_NL_CMD_CTX_DEL] = "ctx_del",
 	[KFAB_NL_CMD_AV_NEW] = "av_new", [KFAB_NL_CMD_AV_GONE] = "av_gone",
+	[KFAB_NL_CMD_PEER_UP] = "peer_up", [KFAB_NL_CMD_PEER_DOWN] = "peer_down",
+	[KFAB_NL_CMD_AV_CHANGED] = "av_changed",
 };
 
 static const char *name_of(const char * const *names, size_t n, uint32_t v)

@@ -23,7 +23,8 @@
  *    anyone in it; its peers and allow-list to its admin only.
  *  - The multicast group KFAB_GENL_MCGRP_EVENTS carries the event commands
  *    of the initial network namespace; joining it needs CAP_NET_ADMIN.
- *    Events carry ids as the initial namespaces see them.
+ *    Events carry ids as the initial namespaces see them.  A peer's events
+ *    also go to the group in the peer's own network namespace.
  *  - Attributes only ever get added at the end; numbers never change.
  */
 #ifndef _UAPI_LINUX_KFAB_NETLINK_H
@@ -48,6 +49,10 @@ enum kfab_nl_cmd {
 	KFAB_NL_CMD_AV_GONE,	/* a name went: unlinked or last close */
 	KFAB_NL_CMD_LISTEN_GET,	/* dump: listeners of the socket's network namespace */
 	KFAB_NL_CMD_ALLOW_GET,	/* dump: its allow-list of peer networks */
+	/* Events, on KFAB_GENL_MCGRP_EVENTS only */
+	KFAB_NL_CMD_PEER_UP,	/* a peer's connection out was made */
+	KFAB_NL_CMD_PEER_DOWN,	/* it failed or closed, or the node went */
+	KFAB_NL_CMD_AV_CHANGED,	/* entries of a named AV changed (coalesced) */
 	__KFAB_NL_CMD_MAX,
 };
 
