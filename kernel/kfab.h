@@ -495,12 +495,32 @@ struct kfab_buf {
 	size_t len;
 	struct mm_struct *mm;
 	unsigned long nr_pinned;
+	struct kfab_pin_stats *pins;
 	bool writable;
 	struct bio_vec inline_bv[KFAB_BUF_INLINE_BV];
 };
 
+/**
+ * struct kfab_pin_stats - user memory pinned for an endpoint's requests
+ * @users: one for the endpoint, one per buffer pinned against it (a
+ *	buffer may outlive its endpoint: a send held at its receiver)
+ * @bytes: pinned now, in whole pages
+ * @peak: the most @bytes has been
+ *
+ * On a line of its own, written only where pages are pinned and
+ * unpinned (buf.c); netlink reads it.
+ */
+struct kfab_pin_stats {
+	refcount_t users;
+	atomic64_t bytes;
+	atomic64_t peak;
+} ____cacheline_aligned_in_smp;
+
+struct kfab_pin_stats *kfab_pin_stats_new(void);
+u64 kfab_ep_pinned(struct kfab_object *obj);
+void kfab_pin_stats_put(struct kfab_pin_stats *pins);
 int kfab_buf_get(struct kfab_buf *b, const struct iov_iter *iter,
-		 bool writable);
+		 bool writable, struct kfab_pin_stats *pins);
 void kfab_buf_put(struct kfab_buf *b);
 int kfab_buf_copy_in(struct kfab_buf *b, size_t off, struct iov_iter *from,
 		     size_t n);
@@ -655,6 +675,7 @@ struct kfab_ep_stats {
  * @sq_lock: serialises doorbells
  * @sq: the submission ring
  * @stats: its traffic (netlink)
+ * @pins: what its requests pin (netlink; a reference)
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -670,6 +691,7 @@ struct kfab_ep {
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
 	struct kfab_ep_stats stats;
+	struct kfab_pin_stats *pins;
 };
 
 /**

@@ -251,15 +251,44 @@ static int kfab_nl_ctx_walk(struct sk_buff *skb, struct netlink_callback *cb,
 	return kfab_nl_dump_done(skb, rc);
 }
 
+/*
+ * The memory a context charges: what its endpoints pin now, and the
+ * kernel memory it maps (rings, AV tables).  Summed here, at dump time,
+ * so the data path writes no line a context's endpoints would share.
+ */
+static int kfab_nl_put_ctx_mem(struct sk_buff *skb, struct kfab_ctx *ctx)
+{
+	struct kfab_region *region;
+	struct kfab_object *obj;
+	u64 pinned = 0, kbuf = 0;
+	unsigned long index;
+
+	xa_lock(&ctx->objects);
+	xa_for_each(&ctx->objects, index, obj)
+		if (obj->type == KFAB_OBJ_EP)
+			pinned += kfab_ep_pinned(obj);
+	xa_unlock(&ctx->objects);
+	xa_lock(&ctx->regions);
+	xa_for_each(&ctx->regions, index, region)
+		kbuf += region->size;
+	xa_unlock(&ctx->regions);
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_PINNED_BYTES, pinned) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_KBUF_BYTES, kbuf))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int kfab_nl_ctx_fill(struct sk_buff *skb, struct netlink_callback *cb,
 			    const struct kfab_nl_reader *r,
 			    struct kfab_ctx *ctx)
 {
 	void *hdr = kfab_nl_dump_start(skb, cb, KFAB_NL_CMD_CTX_GET);
+	int rc;
 
 	if (!hdr)
 		return -EMSGSIZE;
-	return kfab_nl_dump_end(skb, hdr, kfab_nl_put_ctx(skb, r, ctx));
+	rc = kfab_nl_put_ctx(skb, r, ctx) ?: kfab_nl_put_ctx_mem(skb, ctx);
+	return kfab_nl_dump_end(skb, hdr, rc);
 }
 
 static int kfab_nl_ctx_dump(struct sk_buff *skb, struct netlink_callback *cb)

@@ -454,7 +454,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		if (copy_from_iter(op->kbuf, msg->len, &req->iter) != msg->len)
 			goto err_free;
 	} else {
-		rc = kfab_buf_get(&op->buf, &req->iter, false);
+		rc = kfab_buf_get(&op->buf, &req->iter, false, ep->pins);
 		if (rc)
 			goto err_free;
 	}

@@ -108,6 +108,9 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_LISTEN_PORT] = { "port", KV_U16 },
 	/* With ALLOW_PREFIX_LEN: "net": "10.77.0.0/24" */
 	[KFAB_NL_ATTR_ALLOW_NODE] = { "net", KV_NET },
+	[KFAB_NL_ATTR_PINNED_BYTES] = { "pinned_bytes", KV_U64 },
+	[KFAB_NL_ATTR_PINNED_PEAK] = { "pinned_peak", KV_U64 },
+	[KFAB_NL_ATTR_KBUF_BYTES] = { "kbuf_bytes", KV_U64 },
 };
 
 static const char * const obj_type_names[] = {

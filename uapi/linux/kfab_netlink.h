@@ -149,6 +149,10 @@ enum kfab_nl_attr {
 	/* The allow-list (KFAB_NL_CMD_ALLOW_GET) */
 	KFAB_NL_ATTR_ALLOW_NODE,	/* binary, 16 bytes: a network, as PEER_NODE */
 	KFAB_NL_ATTR_ALLOW_PREFIX_LEN,	/* u32, 0-128 (v4-mapped: 96 + the v4 length) */
+	/* Memory: endpoints (PINNED_*), contexts (PINNED_BYTES, KBUF_BYTES) */
+	KFAB_NL_ATTR_PINNED_BYTES,	/* u64, user memory pinned now, whole pages */
+	KFAB_NL_ATTR_PINNED_PEAK,	/* u64, the most pinned at once */
+	KFAB_NL_ATTR_KBUF_BYTES,	/* u64, kernel memory it maps (rings, tables) */
 	__KFAB_NL_ATTR_MAX,
 };
 
