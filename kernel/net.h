@@ -220,9 +220,9 @@ struct kfab_peer_info {
 /* Called for each peer by kfab_peer_for_each(); non-zero stops the walk. */
 typedef int (*kfab_peer_info_fn)(void *arg, const struct kfab_peer_info *info);
 
-/* netlink.c: a peer went up or down (@net NULL: the initial one's only). */
+/* netlink.c: a peer went up or down */
 void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
-			 bool up);
+			 bool up, bool own_group);
 int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
 		       kfab_peer_info_fn fn, void *arg);
 

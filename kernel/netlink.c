@@ -725,30 +725,30 @@ static int kfab_nl_put_peer_event(struct sk_buff *skb,
 {
 	const struct kfab_nl_peer_event *ev = what;
 
-	if (ev->net && nla_put_u32(skb, KFAB_NL_ATTR_NETNS_INO,
-				   ev->net->ns.inum))
+	if (nla_put_u32(skb, KFAB_NL_ATTR_NETNS_INO, ev->net->ns.inum))
 		return -EMSGSIZE;
 	return kfab_nl_put_peer(skb, ev->info);
 }
 
 /**
  * kfab_nl_notify_peer() - a peer's connection out was made, or went
- * @net: the peer's network namespace, or NULL when it is going away
+ * @net: the peer's network namespace
  * @info: the peer, after the change
  * @up: made (KFAB_NL_CMD_PEER_UP) or went (_DOWN)
+ * @own_group: to @net's group too (not while @net is going away)
  *
  * To the initial namespace's group, and to @net's own: its admin may
  * listen there.  Process context; no spinlock held (it allocates).
  */
 void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
-			 bool up)
+			 bool up, bool own_group)
 {
 	struct kfab_nl_peer_event ev = { .net = net, .info = info };
 	u8 cmd = up ? KFAB_NL_CMD_PEER_UP : KFAB_NL_CMD_PEER_DOWN;
 
 	might_sleep();
 	kfab_nl_notify_net(&init_net, cmd, kfab_nl_put_peer_event, &ev);
-	if (net && !net_eq(net, &init_net))
+	if (own_group && !net_eq(net, &init_net))
 		kfab_nl_notify_net(net, cmd, kfab_nl_put_peer_event, &ev);
 }
 

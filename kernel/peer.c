@@ -1097,7 +1097,7 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	}
 	mutex_unlock(&peer->lock);
 	if (up)
-		kfab_nl_notify_peer(node->net, &info, true);
+		kfab_nl_notify_peer(node->net, &info, true, true);
 out:
 	kfree(f);
 	return rc;
@@ -1132,7 +1132,7 @@ static void kfab_peer_out_failed(struct kfab_peer *peer, int rc)
 		kfab_peer_info_of(peer, &info);
 	mutex_unlock(&peer->lock);
 	if (down)
-		kfab_nl_notify_peer(peer->node->net, &info, false);
+		kfab_nl_notify_peer(peer->node->net, &info, false, true);
 	if (out)
 		peer->engine->release(out);
 	list_for_each_entry_safe(f, n, &gone, link)
@@ -1332,7 +1332,7 @@ void kfab_node_close_peers(struct kfab_node *node)
 		mutex_unlock(&peer->lock);
 		/* The namespace goes: only the initial one's group hears. */
 		if (was_up)
-			kfab_nl_notify_peer(NULL, &info, false);
+			kfab_nl_notify_peer(node->net, &info, false, false);
 		cancel_work_sync(&peer->tx_work);
 		cancel_work_sync(&peer->down_work);
 		/* Only the sender may close the link it sends on. */
