@@ -25,6 +25,7 @@
 #include <linux/rhashtable.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/workqueue.h>
 
 #include <net/netlink.h>
 
@@ -90,6 +91,8 @@ struct kfab_av_user {
  * @handles: the handles, on struct kfab_av.opener (under kfab_av_lock)
  * @charged: the owner accounting a named AV is charged to, or NULL
  * @node: on kfab_av_list (under kfab_av_lock)
+ * @nl_work: sends a named AV's "changed" event (kfab_av_changed())
+ * @nl_pending: @nl_work is queued and holds a reference (under @lock)
  */
 struct kfab_av_table {
 	struct kref ref;
@@ -116,7 +119,11 @@ struct kfab_av_table {
 	struct list_head handles;
 	struct kfab_av_user *charged;
 	struct list_head node;
+	struct work_struct nl_work;
+	bool nl_pending;
 };
+
+static void kfab_av_nl_work(struct work_struct *work);
 
 static const struct rhashtable_params kfab_av_hash_params = {
 	.key_len = sizeof(struct kfab_addr),
@@ -201,6 +208,7 @@ static struct kfab_av_table *kfab_av_table_alloc(struct kfab_ctx *ctx,
 	mutex_init(&t->lock);
 	INIT_LIST_HEAD(&t->handles);
 	INIT_LIST_HEAD(&t->node);
+	INIT_WORK(&t->nl_work, kfab_av_nl_work);
 	return t;
 
 err:
@@ -299,6 +307,48 @@ static struct kfab_av_table *kfab_av_find(const char *name)
 		if (t->linked && !strcmp(t->name, name))
 			return t;
 	return NULL;
+}
+
+/* A snapshot of @t for netlink (kfab_av_lock held, takes t->lock). */
+static void kfab_av_info_of(struct kfab_av_table *t, struct kfab_av_info *info);
+
+/*
+ * The entries of a named table changed: tell the events group, from
+ * kfab_nl_wq.  Changes run under @t's lock, which ranks below
+ * kfab_av_lock (kfab.h "Locking" 2, 5), and a kernel consumer may hold
+ * its endpoint's lock too: the event, which needs kfab_av_lock for the
+ * name and allocates, is sent later.  Changes made before the work runs
+ * make one event, with the table as it is then.
+ */
+static void kfab_av_changed(struct kfab_av_table *t)
+{
+	lockdep_assert_held(&t->lock);
+	if (!t->charged || t->nl_pending || !kfab_nl_listening())
+		return;
+	/* The work's reference; the caller's handle holds another. */
+	kref_get(&t->ref);
+	t->nl_pending = true;
+	kfab_nl_queue(&t->nl_work);
+}
+
+static void kfab_av_nl_work(struct work_struct *work)
+{
+	struct kfab_av_table *t = container_of(work, struct kfab_av_table,
+					       nl_work);
+	struct kfab_av_info info;
+	bool linked;
+
+	mutex_lock(&t->lock);
+	t->nl_pending = false;
+	mutex_unlock(&t->lock);
+	mutex_lock(&kfab_av_lock);
+	linked = t->linked;
+	if (linked)
+		kfab_av_info_of(t, &info);
+	mutex_unlock(&kfab_av_lock);
+	if (linked)
+		kfab_nl_notify_av(&info, KFAB_NL_CMD_AV_CHANGED);
+	kfab_av_table_put(t);
 }
 
 /* A snapshot of @t for netlink (kfab_av_lock held, takes t->lock). */
@@ -769,6 +819,7 @@ static void kfab_av_header_publish(struct kfab_av_table *t)
 	WRITE_ONCE(t->hdr->used, t->used);
 	/* The entries before the generation: pairs with the reader's acquire. */
 	smp_store_release(&t->hdr->generation, ++t->generation);
+	kfab_av_changed(t);
 }
 
 static int kfab_av_insert_one(struct kfab_ctx *ctx, struct kfab_av_table *t,
@@ -1157,6 +1208,8 @@ void kfab_av_exit(void)
 {
 	struct kfab_av_table *t, *found;
 
+	/* "changed" events still queued hold their tables. */
+	kfab_nl_flush();
 	for (;;) {
 		found = NULL;
 		mutex_lock(&kfab_av_lock);

@@ -63,6 +63,32 @@ static unsigned long kfab_iter_pages(const struct iov_iter *iter)
 	return pages;
 }
 
+struct kfab_pin_stats *kfab_pin_stats_new(void)
+{
+	struct kfab_pin_stats *pins;
+
+	pins = kzalloc(sizeof(*pins), GFP_KERNEL_ACCOUNT);
+	if (pins)
+		refcount_set(&pins->users, 1);
+	return pins;
+}
+
+void kfab_pin_stats_put(struct kfab_pin_stats *pins)
+{
+	if (pins && refcount_dec_and_test(&pins->users))
+		kfree(pins);
+}
+
+/* @bytes more pinned for @pins' endpoint: now, and the peak it makes. */
+static void kfab_pin_stats_add(struct kfab_pin_stats *pins, u64 bytes)
+{
+	s64 now = atomic64_add_return(bytes, &pins->bytes);
+	s64 peak = atomic64_read(&pins->peak);
+
+	while (now > peak && !atomic64_try_cmpxchg(&pins->peak, &peak, now))
+		;
+}
+
 static int kfab_buf_charge(struct kfab_buf *b, unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
@@ -76,6 +102,10 @@ static int kfab_buf_charge(struct kfab_buf *b, unsigned long pages)
 	mmgrab(mm);
 	b->mm = mm;
 	b->nr_pinned = pages;
+	if (b->pins) {
+		refcount_inc(&b->pins->users);
+		kfab_pin_stats_add(b->pins, (u64)pages << PAGE_SHIFT);
+	}
 	return 0;
 }
 
@@ -207,14 +237,17 @@ static int kfab_buf_hold_kernel(struct kfab_buf *b, const struct iov_iter *iter)
  * @b: zeroed
  * @iter: the request's buffers (not advanced)
  * @writable: the kernel will write into them (a receive)
+ * @pins: the endpoint's pinned memory counters, or NULL
  *
- * User memory is pinned and charged; kernel memory is only described.
+ * User memory is pinned and charged, to the process and to @pins (whole
+ * pages); kernel memory is only described.
  * Return: 0 or a negative errno; @b needs kfab_buf_put() either way.
  */
 int kfab_buf_get(struct kfab_buf *b, const struct iov_iter *iter,
-		 bool writable)
+		 bool writable, struct kfab_pin_stats *pins)
 {
 	b->writable = writable;
+	b->pins = pins;
 	b->len = iter->count;
 	if (iov_iter_is_kvec(iter) || iov_iter_is_bvec(iter))
 		return kfab_buf_hold_kernel(b, iter);
@@ -239,7 +272,13 @@ void kfab_buf_put(struct kfab_buf *b)
 		atomic64_sub(b->nr_pinned, &b->mm->pinned_vm);
 		mmdrop(b->mm);
 		b->mm = NULL;
+		if (b->pins) {
+			atomic64_sub((u64)b->nr_pinned << PAGE_SHIFT,
+				     &b->pins->bytes);
+			kfab_pin_stats_put(b->pins);
+		}
 	}
+	b->pins = NULL;
 	if (b->bv != b->inline_bv)
 		kvfree(b->bv);
 	b->bv = NULL;

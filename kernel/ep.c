@@ -224,6 +224,9 @@ static struct kfab_ep *kfab_ep_create(struct kfab_ctx *ctx,
 	rc = -ENOMEM;
 	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
+	ep->pins = kfab_pin_stats_new();
+	if (!ep->pins)
+		goto err_abort;
 	rc = kfab_ep_core_new(ep, net, src);
 	if (rc)
 		goto err_abort;
@@ -312,6 +315,8 @@ void kfab_ep_destroy(struct kfab_object *obj)
 	}
 	kfab_sq_fini(obj->ctx, &ep->sq);
 	kfab_ep_unbind_all(ep);
+	/* Buffers still pinned against it hold their own references. */
+	kfab_pin_stats_put(ep->pins);
 	mutex_destroy(&ep->sq_lock);
 	kfree(ep);
 }
@@ -579,6 +584,14 @@ static u32 kfab_ep_bound_id(struct kfab_object *obj)
 	return obj ? obj->id : 0;
 }
 
+/* netlink: what an endpoint (KFAB_OBJ_EP) has pinned now. */
+u64 kfab_ep_pinned(struct kfab_object *obj)
+{
+	struct kfab_ep *ep = to_kfab_ep(obj);
+
+	return ep->pins ? atomic64_read(&ep->pins->bytes) : 0;
+}
+
 static int kfab_ep_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
 {
 	return kfab_nl_put_u64(skb, type, atomic64_read(v));
@@ -599,6 +612,12 @@ static int kfab_ep_nl_fill_stats(struct sk_buff *skb, struct kfab_ep *ep)
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
 	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
 			    kfab_rx_ctx_unexp_bytes(ep->core->rxc)))
+		return -EMSGSIZE;
+	if (ep->pins &&
+	    (kfab_ep_put_stat(skb, KFAB_NL_ATTR_PINNED_BYTES,
+			      &ep->pins->bytes) ||
+	     kfab_ep_put_stat(skb, KFAB_NL_ATTR_PINNED_PEAK,
+			      &ep->pins->peak)))
 		return -EMSGSIZE;
 	return 0;
 }

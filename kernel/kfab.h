@@ -51,6 +51,12 @@
  *     from any context, hard interrupts included, so this is the one
  *     lock that must be irq-safe; it nests inside kfab_kep.done_lock.
  *
+ * netlink's events allocate and are sent with none of 4-9 held: a
+ * peer's up and down after its kfab_peer.lock is dropped (peer.c); a named
+ * AV's "changed" from a work item on kfab_nl_wq (av.c), because its
+ * entries change under 5 (and a kernel consumer's 3), below kfab_av_lock,
+ * which the event needs for the name.
+ *
  * Pinning and unpinning user pages (buf.c) take the mmap lock and are done
  * outside 4-9.  A lookup by endpoint number (kfab_ep_core_find()) takes
  * RCU and a reference, no lock.
@@ -489,12 +495,32 @@ struct kfab_buf {
 	size_t len;
 	struct mm_struct *mm;
 	unsigned long nr_pinned;
+	struct kfab_pin_stats *pins;
 	bool writable;
 	struct bio_vec inline_bv[KFAB_BUF_INLINE_BV];
 };
 
+/**
+ * struct kfab_pin_stats - user memory pinned for an endpoint's requests
+ * @users: one for the endpoint, one per buffer pinned against it (a
+ *	buffer may outlive its endpoint: a send held at its receiver)
+ * @bytes: pinned now, in whole pages
+ * @peak: the most @bytes has been
+ *
+ * On a line of its own, written only where pages are pinned and
+ * unpinned (buf.c); netlink reads it.
+ */
+struct kfab_pin_stats {
+	refcount_t users;
+	atomic64_t bytes;
+	atomic64_t peak;
+} ____cacheline_aligned_in_smp;
+
+struct kfab_pin_stats *kfab_pin_stats_new(void);
+u64 kfab_ep_pinned(struct kfab_object *obj);
+void kfab_pin_stats_put(struct kfab_pin_stats *pins);
 int kfab_buf_get(struct kfab_buf *b, const struct iov_iter *iter,
-		 bool writable);
+		 bool writable, struct kfab_pin_stats *pins);
 void kfab_buf_put(struct kfab_buf *b);
 int kfab_buf_copy_in(struct kfab_buf *b, size_t off, struct iov_iter *from,
 		     size_t n);
@@ -649,6 +675,7 @@ struct kfab_ep_stats {
  * @sq_lock: serialises doorbells
  * @sq: the submission ring
  * @stats: its traffic (netlink)
+ * @pins: what its requests pin (netlink; a reference)
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -664,6 +691,7 @@ struct kfab_ep {
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
 	struct kfab_ep_stats stats;
+	struct kfab_pin_stats *pins;
 };
 
 /**
@@ -807,10 +835,14 @@ extern const struct file_operations kfab_kapi_test_fops;
 
 /* netlink.c: the generic netlink family (uapi/linux/kfab_netlink.h) */
 struct kfab_av_info;
+struct work_struct;
 int kfab_nl_init(void);
 void kfab_nl_exit(void);
 void kfab_nl_notify_ctx(struct kfab_ctx *ctx, bool opened);
 void kfab_nl_notify_av(const struct kfab_av_info *info, u8 cmd);
+bool kfab_nl_listening(void);
+bool kfab_nl_queue(struct work_struct *work);
+void kfab_nl_flush(void);
 int kfab_nl_put_u64(struct sk_buff *skb, int type, u64 value);
 
 /* sysfs.c */

@@ -428,7 +428,8 @@ err_free:
 int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 			  struct kfab_ep_core *target,
 			  const struct kfab_msg *msg, struct iov_iter *from,
-			  struct kfab_ep_core *sender, u64 context)
+			  struct kfab_ep_core *sender, u64 context,
+			  struct kfab_pin_stats *pins)
 {
 	struct kfab_unexp *u;
 	int rc;
@@ -438,7 +439,7 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 	u = kfab_unexp_new(target, msg);
 	if (!u)
 		return -ENOMEM;
-	rc = kfab_buf_get(&u->buf, from, false);
+	rc = kfab_buf_get(&u->buf, from, false, pins);
 	if (rc) {
 		kfree(u);
 		return rc;
@@ -564,8 +565,12 @@ static struct kfab_pull *kfab_pull_new(struct kfab_rx_ctx *rxc,
 	return pull;
 }
 
-/* A receive of its own over the next @n bytes of @iter, pinned. */
-static struct kfab_recv *kfab_recv_pin_next(struct iov_iter *iter, size_t n)
+/*
+ * A receive of its own over the next @n bytes of @iter, pinned (and
+ * counted on @pins, its endpoint's, if any).
+ */
+static struct kfab_recv *
+kfab_recv_pin_next(struct iov_iter *iter, size_t n, struct kfab_pin_stats *pins)
 {
 	struct iov_iter part = *iter;
 	struct kfab_recv *recv;
@@ -576,7 +581,7 @@ static struct kfab_recv *kfab_recv_pin_next(struct iov_iter *iter, size_t n)
 		return ERR_PTR(-ENOMEM);
 	refcount_set(&recv->users, 1);
 	iov_iter_truncate(&part, n);
-	rc = kfab_buf_get(&recv->buf, &part, true);
+	rc = kfab_buf_get(&recv->buf, &part, true, pins);
 	if (rc) {
 		kfab_recv_put(recv);
 		return ERR_PTR(rc);
@@ -593,9 +598,9 @@ static struct kfab_recv *kfab_recv_pin_next(struct iov_iter *iter, size_t n)
  */
 static int kfab_unexp_pull(struct kfab_rx_ctx *rxc, struct kfab_unexp *u,
 			   struct kfab_req *req, size_t n, u32 flags, u64 buf,
-			   struct list_head *pulls)
+			   struct list_head *pulls, struct kfab_pin_stats *pins)
 {
-	struct kfab_recv *recv = kfab_recv_pin_next(&req->iter, n);
+	struct kfab_recv *recv = kfab_recv_pin_next(&req->iter, n, pins);
 	struct kfab_pull *pull;
 
 	if (IS_ERR(recv))
@@ -803,7 +808,7 @@ static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 	if (msg->len > KFAB_MSG_EAGER_MAX ||
 	    (msg->flags & KFAB_SQE_DELIVERY_COMPLETE)) {
 		rc = kfab_unexp_rendezvous(rxc, target, msg, &req->iter,
-					   ep->core, req->context);
+					   ep->core, req->context, ep->pins);
 		*later = !rc;
 	} else {
 		rc = kfab_unexp_eager(rxc, target, msg, &req->iter);
@@ -951,7 +956,8 @@ static struct kfab_unexp *kfab_msg_claim(struct kfab_rx_ctx *rxc,
 	base = kfab_req_base(req);
 	n = min(iov_iter_count(&req->iter), u->msg.len);
 	if (n && kfab_unexp_at_sender(u)) {
-		rc = kfab_unexp_pull(rxc, u, req, n, req->flags, base, pulls);
+		rc = kfab_unexp_pull(rxc, u, req, n, req->flags, base, pulls,
+				     NULL);
 		if (rc)
 			kfab_complete_unexp(rxc, u, req, req->flags, base, 0, 0,
 					    rc);
@@ -1023,7 +1029,8 @@ static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		return -ENOMEM;
 	refcount_set(&recv->users, 1);
 	if (!unpinned) {
-		rc = kfab_buf_get(&recv->buf, &req->iter, true);
+		rc = kfab_buf_get(&recv->buf, &req->iter, true,
+				  owner ? owner->pins : NULL);
 		if (rc) {
 			kfab_recv_put(recv);
 			return rc;
@@ -1088,7 +1095,7 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		if (n && kfab_unexp_at_sender(u)) {
 			/* Its pull completes the receive when the data is in. */
 			rc = kfab_unexp_pull(rxc, u, req, n, flags, base + used,
-					     &pulls);
+					     &pulls, owner ? owner->pins : NULL);
 			if (rc)
 				kfab_complete_unexp(rxc, u, req, flags,
 						    base + used, 0, 0, rc);

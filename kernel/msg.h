@@ -170,7 +170,8 @@ int kfab_unexp_eager(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 			  struct kfab_ep_core *target,
 			  const struct kfab_msg *msg, struct iov_iter *from,
-			  struct kfab_ep_core *sender, u64 context);
+			  struct kfab_ep_core *sender, u64 context,
+			  struct kfab_pin_stats *pins);
 
 /* With no receive context's lock held (they may take one, or sleep) */
 void kfab_recv_put(struct kfab_recv *recv);

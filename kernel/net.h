@@ -183,6 +183,22 @@ const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
 					  const struct kfab_addr *addr);
 void kfab_conns_close(struct kfab_node *node);
 
+/* A listener as netlink shows it, copied under its node's lock. */
+struct kfab_listener_info {
+	struct kfab_addr addr;
+	const char *engine;
+};
+
+/* Called for each listener, each allowed network; non-zero stops. */
+typedef int (*kfab_listener_info_fn)(void *arg,
+				     const struct kfab_listener_info *info);
+typedef int (*kfab_allow_info_fn)(void *arg, const u8 *node,
+				  unsigned int prefix_len);
+int kfab_listener_for_each(struct kfab_node *node, unsigned long *pos,
+			   kfab_listener_info_fn fn, void *arg);
+int kfab_allow_for_each(struct kfab_node *node, unsigned long *pos,
+			kfab_allow_info_fn fn, void *arg);
+
 /* tcp.c: the TCP engine */
 extern const struct kfab_engine kfab_tcp_engine;
 
@@ -209,6 +225,10 @@ struct kfab_peer_info {
 
 /* Called for each peer by kfab_peer_for_each(); non-zero stops the walk. */
 typedef int (*kfab_peer_info_fn)(void *arg, const struct kfab_peer_info *info);
+
+/* netlink.c: a peer went up or down */
+void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
+			 bool up, bool own_group);
 int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
 		       kfab_peer_info_fn fn, void *arg);
 

@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The generic netlink family "kfab" (uapi/linux/kfab_netlink.h,
- * Documentation/netlink.rst): dumps of contexts, objects, AVs and peers,
- * node totals, unlinking a named AV, and the events multicast group.
+ * Documentation/netlink.rst): dumps of contexts, objects, AVs, peers,
+ * listeners and the allow-list, node totals, unlinking a named AV, and
+ * the events multicast group.
  *
  * This file decides who sees what (struct kfab_nl_reader); the objects put
  * their own attributes (kfab_object_ops.nl_fill, kfab_av_for_each(),
  * kfab_peer_for_each()).  Dumps resume from a cursor in cb->args: a
  * context id (contexts are listed in id order), an object id within it, or
- * a position in the AV and peer lists.  Locks taken here: kfab_ctx_lock,
- * then a context's xarray lock (kfab.h "Locking" 1 and 6); av.c and
- * peer.c take their own.
+ * a position in the AV, peer, listener and allow lists.  Locks taken
+ * here: kfab_ctx_lock, then a context's xarray lock (kfab.h "Locking" 1
+ * and 6); av.c, peer.c and node.c take their own.
  */
 #include <linux/cred.h>
 #include <linux/file.h>
@@ -250,15 +251,44 @@ static int kfab_nl_ctx_walk(struct sk_buff *skb, struct netlink_callback *cb,
 	return kfab_nl_dump_done(skb, rc);
 }
 
+/*
+ * The memory a context charges: what its endpoints pin now, and the
+ * kernel memory it maps (rings, AV tables).  Summed here, at dump time,
+ * so the data path writes no line a context's endpoints would share.
+ */
+static int kfab_nl_put_ctx_mem(struct sk_buff *skb, struct kfab_ctx *ctx)
+{
+	struct kfab_region *region;
+	struct kfab_object *obj;
+	u64 pinned = 0, kbuf = 0;
+	unsigned long index;
+
+	xa_lock(&ctx->objects);
+	xa_for_each(&ctx->objects, index, obj)
+		if (obj->type == KFAB_OBJ_EP)
+			pinned += kfab_ep_pinned(obj);
+	xa_unlock(&ctx->objects);
+	xa_lock(&ctx->regions);
+	xa_for_each(&ctx->regions, index, region)
+		kbuf += region->size;
+	xa_unlock(&ctx->regions);
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_PINNED_BYTES, pinned) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_KBUF_BYTES, kbuf))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int kfab_nl_ctx_fill(struct sk_buff *skb, struct netlink_callback *cb,
 			    const struct kfab_nl_reader *r,
 			    struct kfab_ctx *ctx)
 {
 	void *hdr = kfab_nl_dump_start(skb, cb, KFAB_NL_CMD_CTX_GET);
+	int rc;
 
 	if (!hdr)
 		return -EMSGSIZE;
-	return kfab_nl_dump_end(skb, hdr, kfab_nl_put_ctx(skb, r, ctx));
+	rc = kfab_nl_put_ctx(skb, r, ctx) ?: kfab_nl_put_ctx_mem(skb, ctx);
+	return kfab_nl_dump_end(skb, hdr, rc);
 }
 
 static int kfab_nl_ctx_dump(struct sk_buff *skb, struct netlink_callback *cb)
@@ -413,6 +443,96 @@ static int kfab_nl_peer_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	return kfab_nl_dump_done(skb, rc);
 }
 
+/* ---- listeners and the allow-list ---- */
+
+/* A dump of a node's table: listeners or allowed networks. */
+struct kfab_nl_node_dump {
+	struct sk_buff *skb;
+	struct netlink_callback *cb;
+};
+
+static int kfab_nl_listener_fill(void *arg,
+				 const struct kfab_listener_info *info)
+{
+	struct kfab_nl_node_dump *d = arg;
+	void *hdr;
+	int rc = 0;
+
+	hdr = kfab_nl_dump_start(d->skb, d->cb, KFAB_NL_CMD_LISTEN_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put(d->skb, KFAB_NL_ATTR_LISTEN_NODE, sizeof(info->addr.node),
+		    info->addr.node) ||
+	    nla_put_u16(d->skb, KFAB_NL_ATTR_LISTEN_PORT,
+			be16_to_cpu(info->addr.port)) ||
+	    nla_put_string(d->skb, KFAB_NL_ATTR_PEER_ENGINE, info->engine))
+		rc = -EMSGSIZE;
+	return kfab_nl_dump_end(d->skb, hdr, rc);
+}
+
+/*
+ * A node's listeners are what its endpoints' addresses already tell
+ * anyone in the namespace: every reader sees them.  cb->args[0]: the
+ * position in the node's list.
+ */
+static int kfab_nl_listen_dump(struct sk_buff *skb,
+			       struct netlink_callback *cb)
+{
+	struct kfab_nl_node_dump d = { .skb = skb, .cb = cb };
+	struct kfab_nl_reader r;
+	unsigned long pos;
+	int rc;
+
+	rc = kfab_nl_reader_of(&r, cb->skb);
+	if (rc)
+		return rc;
+	pos = cb->args[0];
+	rc = kfab_listener_for_each(kfab_node_of(r.net), &pos,
+				    kfab_nl_listener_fill, &d);
+	cb->args[0] = pos;
+	return kfab_nl_dump_done(skb, rc);
+}
+
+static int kfab_nl_allow_fill(void *arg, const u8 *node,
+			      unsigned int prefix_len)
+{
+	struct kfab_nl_node_dump *d = arg;
+	void *hdr;
+	int rc = 0;
+
+	hdr = kfab_nl_dump_start(d->skb, d->cb, KFAB_NL_CMD_ALLOW_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put(d->skb, KFAB_NL_ATTR_ALLOW_NODE, 16, node) ||
+	    nla_put_u32(d->skb, KFAB_NL_ATTR_ALLOW_PREFIX_LEN, prefix_len))
+		rc = -EMSGSIZE;
+	return kfab_nl_dump_end(d->skb, hdr, rc);
+}
+
+/*
+ * The allow-list is the namespace's filter, like its firewall's rules:
+ * for its admin, as peers are.  cb->args[0]: the position in the list.
+ */
+static int kfab_nl_allow_dump(struct sk_buff *skb,
+			      struct netlink_callback *cb)
+{
+	struct kfab_nl_node_dump d = { .skb = skb, .cb = cb };
+	struct kfab_nl_reader r;
+	unsigned long pos;
+	int rc;
+
+	rc = kfab_nl_reader_of(&r, cb->skb);
+	if (rc)
+		return rc;
+	if (!r.all && !r.ns_admin)
+		return -EPERM;
+	pos = cb->args[0];
+	rc = kfab_allow_for_each(kfab_node_of(r.net), &pos,
+				 kfab_nl_allow_fill, &d);
+	cb->args[0] = pos;
+	return kfab_nl_dump_done(skb, rc);
+}
+
 /* ---- totals ---- */
 
 struct kfab_nl_stat {
@@ -500,19 +620,45 @@ enum kfab_nl_mcgrp {
 	KFAB_NL_MCGRP_EVENTS,
 };
 
-/* Sends one event built by @put, if anyone listens. */
-static void kfab_nl_notify(u8 cmd,
-			   int (*put)(struct sk_buff *skb,
-				      const struct kfab_nl_reader *r,
-				      const void *what),
-			   const void *what)
+/*
+ * Work items that send events for code that may not (av.c's "changed",
+ * whose changes run under locks that rank below kfab_av_lock).  Drained
+ * at unload before the family goes.
+ */
+static struct workqueue_struct *kfab_nl_wq;
+
+/* Does anyone listen to events?  Cheap: for the data path to ask first. */
+bool kfab_nl_listening(void)
+{
+	return genl_has_listeners(&kfab_nl_family, &init_net,
+				  KFAB_NL_MCGRP_EVENTS);
+}
+
+/* Queue @work on kfab_nl_wq; false if it was pending already. */
+bool kfab_nl_queue(struct work_struct *work)
+{
+	return queue_work(kfab_nl_wq, work);
+}
+
+/* Wait for the work items queued so far. */
+void kfab_nl_flush(void)
+{
+	if (kfab_nl_wq)
+		flush_workqueue(kfab_nl_wq);
+}
+
+/* Sends one event built by @put to @net's group, if anyone listens. */
+static void kfab_nl_notify_net(struct net *net, u8 cmd,
+			       int (*put)(struct sk_buff *skb,
+					  const struct kfab_nl_reader *r,
+					  const void *what),
+			       const void *what)
 {
 	struct kfab_nl_reader r;
 	struct sk_buff *msg;
 	void *hdr;
 
-	if (!genl_has_listeners(&kfab_nl_family, &init_net,
-				KFAB_NL_MCGRP_EVENTS))
+	if (!genl_has_listeners(&kfab_nl_family, net, KFAB_NL_MCGRP_EVENTS))
 		return;
 	kfab_nl_reader_init_ns(&r);
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
@@ -524,8 +670,17 @@ static void kfab_nl_notify(u8 cmd,
 		return;
 	}
 	genlmsg_end(msg, hdr);
-	genlmsg_multicast_netns(&kfab_nl_family, &init_net, msg, 0,
+	genlmsg_multicast_netns(&kfab_nl_family, net, msg, 0,
 				KFAB_NL_MCGRP_EVENTS, GFP_KERNEL);
+}
+
+static void kfab_nl_notify(u8 cmd,
+			   int (*put)(struct sk_buff *skb,
+				      const struct kfab_nl_reader *r,
+				      const void *what),
+			   const void *what)
+{
+	kfab_nl_notify_net(&init_net, cmd, put, what);
 }
 
 static int kfab_nl_put_ctx_event(struct sk_buff *skb,
@@ -549,10 +704,52 @@ void kfab_nl_notify_ctx(struct kfab_ctx *ctx, bool opened)
 		       kfab_nl_put_ctx_event, ctx);
 }
 
-/* A name of an AV appeared or went; process context, no kfab lock held. */
+/*
+ * A name of an AV appeared or went, or its entries changed; process
+ * context, no kfab lock held.
+ */
 void kfab_nl_notify_av(const struct kfab_av_info *info, u8 cmd)
 {
 	kfab_nl_notify(cmd, kfab_nl_put_av_event, info);
+}
+
+/* A peer event: @info and the namespace it lives in. */
+struct kfab_nl_peer_event {
+	struct net *net;
+	const struct kfab_peer_info *info;
+};
+
+static int kfab_nl_put_peer_event(struct sk_buff *skb,
+				  const struct kfab_nl_reader *r,
+				  const void *what)
+{
+	const struct kfab_nl_peer_event *ev = what;
+
+	if (nla_put_u32(skb, KFAB_NL_ATTR_NETNS_INO, ev->net->ns.inum))
+		return -EMSGSIZE;
+	return kfab_nl_put_peer(skb, ev->info);
+}
+
+/**
+ * kfab_nl_notify_peer() - a peer's connection was made, or went
+ * @net: the peer's network namespace
+ * @info: the peer, after the change
+ * @up: made (KFAB_NL_CMD_PEER_UP) or went (_DOWN)
+ * @own_group: to @net's group too (not while @net is going away)
+ *
+ * To the initial namespace's group, and to @net's own: its admin may
+ * listen there.  Process context; no spinlock held (it allocates).
+ */
+void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
+			 bool up, bool own_group)
+{
+	struct kfab_nl_peer_event ev = { .net = net, .info = info };
+	u8 cmd = up ? KFAB_NL_CMD_PEER_UP : KFAB_NL_CMD_PEER_DOWN;
+
+	might_sleep();
+	kfab_nl_notify_net(&init_net, cmd, kfab_nl_put_peer_event, &ev);
+	if (own_group && !net_eq(net, &init_net))
+		kfab_nl_notify_net(net, cmd, kfab_nl_put_peer_event, &ev);
 }
 
 /* ---- the family ---- */
@@ -607,6 +804,18 @@ static const struct genl_ops kfab_nl_ops[] = {
 		.policy = kfab_nl_dump_policy,
 		.maxattr = KFAB_NL_ATTR_MAX,
 	},
+	{
+		.cmd = KFAB_NL_CMD_LISTEN_GET,
+		.dumpit = kfab_nl_listen_dump,
+		.policy = kfab_nl_dump_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	{
+		.cmd = KFAB_NL_CMD_ALLOW_GET,
+		.dumpit = kfab_nl_allow_dump,
+		.policy = kfab_nl_dump_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+	},
 };
 
 static const struct genl_multicast_group kfab_nl_mcgrps[] = {
@@ -631,6 +840,8 @@ static struct genl_family kfab_nl_family __ro_after_init = {
 
 int kfab_nl_init(void)
 {
+	int rc;
+
 	/* KFAB_NL_ATTR_OBJ_TYPE carries enum kfab_obj_type as it is. */
 	BUILD_BUG_ON((int)KFAB_NL_OBJ_DOMAIN != (int)KFAB_OBJ_DOMAIN ||
 		     (int)KFAB_NL_OBJ_AV != (int)KFAB_OBJ_AV ||
@@ -638,10 +849,21 @@ int kfab_nl_init(void)
 		     (int)KFAB_NL_OBJ_CNTR != (int)KFAB_OBJ_CNTR ||
 		     (int)KFAB_NL_OBJ_EP != (int)KFAB_OBJ_EP ||
 		     (int)KFAB_NL_OBJ_SRX != (int)KFAB_OBJ_SRX);
-	return genl_register_family(&kfab_nl_family);
+	kfab_nl_wq = alloc_workqueue("kfab_nl", 0, 0);
+	if (!kfab_nl_wq)
+		return -ENOMEM;
+	rc = genl_register_family(&kfab_nl_family);
+	if (rc) {
+		destroy_workqueue(kfab_nl_wq);
+		kfab_nl_wq = NULL;
+	}
+	return rc;
 }
 
 void kfab_nl_exit(void)
 {
+	/* Its work items send events: they end while the family is there. */
+	destroy_workqueue(kfab_nl_wq);
+	kfab_nl_wq = NULL;
 	genl_unregister_family(&kfab_nl_family);
 }

@@ -566,6 +566,70 @@ int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd)
 	return kfab_node_allow(kfab_node_of(net), cmd);
 }
 
+/**
+ * kfab_listener_for_each() - a node's listeners, for netlink dumps
+ * @node: the node
+ * @pos: listeners to skip; advanced past each one @fn took
+ * @fn: called with a copy of each, under the node's lock
+ * @arg: @fn's
+ *
+ * Return: 0 after the last one, or what @fn returned to stop.
+ */
+int kfab_listener_for_each(struct kfab_node *node, unsigned long *pos,
+			   kfab_listener_info_fn fn, void *arg)
+{
+	struct kfab_listener_info info;
+	struct kfab_listener *l;
+	unsigned long i = 0;
+	int rc = 0;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(l, &node->listeners, link) {
+		if (i++ < *pos)
+			continue;
+		info = (struct kfab_listener_info) {
+			.addr = l->addr,
+			.engine = l->engine->name,
+		};
+		rc = fn(arg, &info);
+		if (rc)
+			break;
+		*pos = i;
+	}
+	mutex_unlock(&node->lock);
+	return rc;
+}
+
+/**
+ * kfab_allow_for_each() - a node's allow-list, for netlink dumps
+ * @node: the node
+ * @pos: networks to skip; advanced past each one @fn took
+ * @fn: called with each network and its prefix length, under the
+ *	node's lock
+ * @arg: @fn's
+ *
+ * Return: 0 after the last one, or what @fn returned to stop.
+ */
+int kfab_allow_for_each(struct kfab_node *node, unsigned long *pos,
+			kfab_allow_info_fn fn, void *arg)
+{
+	struct kfab_allow *a;
+	unsigned long i = 0;
+	int rc = 0;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(a, &node->allowed, link) {
+		if (i++ < *pos)
+			continue;
+		rc = fn(arg, a->node, a->prefix_len);
+		if (rc)
+			break;
+		*pos = i;
+	}
+	mutex_unlock(&node->lock);
+	return rc;
+}
+
 /* ---- namespaces ---- */
 
 static int __net_init kfab_node_net_init(struct net *net)

@@ -275,6 +275,27 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 	return found;
 }
 
+/* A snapshot of @peer for netlink's dumps and events. */
+static void kfab_peer_info_of(struct kfab_peer *peer,
+			      struct kfab_peer_info *info)
+{
+	lockdep_assert_held(&peer->lock);
+	*info = (struct kfab_peer_info) {
+		.local = peer->local,
+		.addr = peer->addr,
+		.state = peer->state == KFAB_PEER_UP ? KFAB_NL_PEER_UP :
+			 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
+			 KFAB_NL_PEER_CLOSED,
+		.incarnation = peer->incarnation,
+		.engine = peer->engine->name,
+		.tx_msgs = peer->tx_msgs,
+		.tx_bytes = peer->tx_bytes,
+		.rx_msgs = peer->rx_msgs,
+		.rx_bytes = peer->rx_bytes,
+		.failures = peer->failures,
+	};
+}
+
 /* ---- frames out ---- */
 
 static struct kfab_frame *kfab_frame_new(u8 type, size_t body_len)
@@ -470,7 +491,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		if (copy_from_iter(op->kbuf, msg->len, &req->iter) != msg->len)
 			goto err_free;
 	} else {
-		rc = kfab_buf_get(&op->buf, &req->iter, false);
+		rc = kfab_buf_get(&op->buf, &req->iter, false, ep->pins);
 		if (rc)
 			goto err_free;
 	}
@@ -882,9 +903,10 @@ static bool kfab_peer_new_incarnation(struct kfab_peer *peer, u32 inc)
  */
 static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 {
+	struct kfab_peer_info info;
 	struct kfab_wire_hello w;
 	struct kfab_peer *peer;
-	bool crossed, reset;
+	bool crossed, reset, up = false;
 	int rc;
 
 	if (conn->peer || len != sizeof(w))
@@ -935,11 +957,16 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 		peer->in = conn;
 		peer->out = conn->engine->hold(conn);
 		peer->crossed_at = 0;
-		if (peer->state == KFAB_PEER_IDLE)
+		up = peer->state == KFAB_PEER_IDLE;
+		if (up) {
 			peer->state = KFAB_PEER_UP;
+			kfab_peer_info_of(peer, &info);
+		}
 		mutex_unlock(&peer->lock);
 	}
 	kfab_peer_tx_release(peer);
+	if (up)
+		kfab_nl_notify_peer(conn->node->net, &info, true, true);
 	return rc;
 }
 
@@ -1117,8 +1144,10 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 static int kfab_peer_call(struct kfab_peer *peer)
 {
 	struct kfab_node *node = peer->node;
+	struct kfab_peer_info info;
 	struct kfab_frame *f;
 	struct kfab_link *out;
+	bool up = false;
 	int rc;
 
 	/* Our listener went: the other node could not answer. */
@@ -1150,13 +1179,19 @@ static int kfab_peer_call(struct kfab_peer *peer)
 		peer->out = out;
 		peer->in = out->conn;
 		peer->crossed_at = 0;
+		up = peer->state == KFAB_PEER_IDLE;
 		peer->state = KFAB_PEER_UP;
+		if (up)
+			kfab_peer_info_of(peer, &info);
 	}
 	mutex_unlock(&peer->lock);
-	if (rc)
+	if (rc) {
 		peer->engine->release(out);
-	else
-		peer->engine->start(out, &peer->local);
+		goto out;
+	}
+	peer->engine->start(out, &peer->local);
+	if (up)
+		kfab_nl_notify_peer(node->net, &info, true, true);
 out:
 	mutex_lock(&peer->lock);
 	peer->calling = false;
@@ -1173,9 +1208,11 @@ out:
  */
 static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
 {
+	struct kfab_peer_info info;
 	struct kfab_frame *f, *n;
 	struct kfab_link *out;
 	LIST_HEAD(gone);
+	bool down;
 
 	mutex_lock(&peer->lock);
 	WARN_ON_ONCE(!peer->tx_busy);
@@ -1183,11 +1220,16 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
 	peer->out = NULL;
 	peer->in = NULL;
 	peer->crossed_at = 0;
-	if (peer->state == KFAB_PEER_UP)
+	down = peer->state == KFAB_PEER_UP;
+	if (down)
 		peer->state = KFAB_PEER_IDLE;
 	list_splice_init(&peer->txq, &gone);
 	peer->failures++;
+	if (down)
+		kfab_peer_info_of(peer, &info);
 	mutex_unlock(&peer->lock);
+	if (down)
+		kfab_nl_notify_peer(peer->node->net, &info, false, true);
 	/* Its reader ends too, and finds it is not the peer's any more. */
 	if (out)
 		peer->engine->release(out);
@@ -1452,18 +1494,26 @@ void kfab_node_recheck_peers(struct kfab_node *node)
  */
 void kfab_node_close_peers(struct kfab_node *node)
 {
+	struct kfab_peer_info info;
 	struct kfab_peer *peer, *n;
 	LIST_HEAD(gone);
+	bool was_up;
 
 	mutex_lock(&node->lock);
 	list_splice_init(&node->peers, &gone);
 	mutex_unlock(&node->lock);
 	list_for_each_entry_safe(peer, n, &gone, link) {
 		mutex_lock(&peer->lock);
+		was_up = peer->state == KFAB_PEER_UP;
 		peer->state = KFAB_PEER_CLOSED;
 		if (peer->in)
 			peer->in->engine->shutdown(peer->in);
+		if (was_up)
+			kfab_peer_info_of(peer, &info);
 		mutex_unlock(&peer->lock);
+		/* The namespace goes: only the initial one's group hears. */
+		if (was_up)
+			kfab_nl_notify_peer(node->net, &info, false, false);
 		wake_up_all(&peer->tx_wait);
 		cancel_delayed_work_sync(&peer->retry_work);
 		cancel_work_sync(&peer->tx_work);
@@ -1520,20 +1570,7 @@ int kfab_peer_for_each(struct kfab_node *node, unsigned long *pos,
 		if (i++ < *pos)
 			continue;
 		mutex_lock(&peer->lock);
-		info = (struct kfab_peer_info) {
-			.local = peer->local,
-			.addr = peer->addr,
-			.state = peer->state == KFAB_PEER_UP ? KFAB_NL_PEER_UP :
-				 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
-				 KFAB_NL_PEER_CLOSED,
-			.incarnation = peer->incarnation,
-			.engine = peer->engine->name,
-			.tx_msgs = peer->tx_msgs,
-			.tx_bytes = peer->tx_bytes,
-			.rx_msgs = peer->rx_msgs,
-			.rx_bytes = peer->rx_bytes,
-			.failures = peer->failures,
-		};
+		kfab_peer_info_of(peer, &info);
 		mutex_unlock(&peer->lock);
 		rc = fn(arg, &info);
 		if (rc)

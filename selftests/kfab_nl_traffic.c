@@ -12,11 +12,17 @@
  *               unexpected.  A and B are the endpoints' numbers.
  *   "done A B"  B received the two; A sent 300 bytes that B's receive
  *               of 100 truncated; B canceled a receive.
+ *   "sent A B"  A sent 256 KiB from a page-aligned buffer, more than is
+ *               copied eagerly: it stays pinned at A until B receives it.
+ *   "posted A B" B received it; then B posted a receive of 512 KiB,
+ *               page-aligned, that nothing matches: pinned at B.
+ *   "gone A B"  B canceled that receive: nothing is pinned.
  *
- * Exits 0 after the second line on stdin, 1 (with a reason on stderr)
+ * Exits 0 after the fifth line on stdin, 1 (with a reason on stderr)
  * when a step fails.
  */
 #include <endian.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +36,11 @@
 
 static const size_t sizes[] = { 1, 100, 4096, 65536 };
 static char sbuf[65536], rbuf[65536];
+/* Whole pages: what is pinned is known to the byte. */
+#define BIG_SEND	(256 * 1024)
+#define BIG_RECV	(512 * 1024)
+static char big_s[BIG_SEND] __attribute__((aligned(4096)));
+static char big_r[BIG_RECV] __attribute__((aligned(4096)));
 
 #define FAIL(...) do { fprintf(stderr, "kfab_nl_traffic: " __VA_ARGS__); \
 		       fputc('\n', stderr); exit(1); } while (0)
@@ -120,6 +131,20 @@ int main(void)
 	    fi_cancel(&b.ep->fid, (void *)1) || wait_one(&b, &a) != -FI_ECANCELED)
 		FAIL("a canceled receive");
 	step("done", ep_num(a.ep), ep_num(b.ep));
+
+	if (fi_send(a.ep, big_s, BIG_SEND, NULL, to, NULL))
+		FAIL("fi_send of 256 KiB");
+	step("sent", ep_num(a.ep), ep_num(b.ep));
+	if (fi_recv(b.ep, big_r, BIG_RECV, NULL, FI_ADDR_UNSPEC, NULL) ||
+	    wait_one(&b, &a) || wait_one(&a, &b))
+		FAIL("the 256 KiB message");
+	if (fi_recv(b.ep, big_r, BIG_RECV, NULL, FI_ADDR_UNSPEC, (void *)2))
+		FAIL("fi_recv of 512 KiB");
+	step("posted", ep_num(a.ep), ep_num(b.ep));
+	if (fi_cancel(&b.ep->fid, (void *)2) ||
+	    wait_one(&b, &a) != -FI_ECANCELED)
+		FAIL("cancel the 512 KiB receive");
+	step("gone", ep_num(a.ep), ep_num(b.ep));
 
 	_test_fi_close(&a);
 	_test_fi_close(&b);

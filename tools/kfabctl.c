@@ -6,7 +6,7 @@
  *                       contexts, objects, AVs and peers over generic
  *                       netlink, as their reader may see them
  *                       (kfabctl_nl.c; OBJECT: ctx domain av cq cntr ep
- *                       srx obj peer stat)
+ *                       srx obj peer listen allow stat)
  *   kfabctl monitor     events: contexts and named AVs coming and going
  *   kfabctl info        the module's ABI version, features and limits
  *   kfabctl av create NAME [--mode MODE] [--owner UID[:GID]] [--count N]
@@ -21,8 +21,9 @@
  *   kfabctl net unlisten ADDR[:PORT]
  *   kfabctl net allow|disallow NET[/LEN], net allow clear
  *                       the allow-list of peer networks (CAP_NET_ADMIN)
- *   kfabctl net show    listeners and peers of every namespace (debugfs;
- *                       root; "peer show" has the peers over netlink)
+ *   kfabctl net show    listeners, allowed networks and peers of this
+ *                       network namespace, over netlink (kfabctl_nl.c;
+ *                       the last two for its admin)
  *   kfabctl fault [--ctx ID | --kapi NAME] POINT [NTH]
  *                       a module built with CONFIG_KFAB_TEST only: arm a
  *                       fault point (KFAB_IOC_TEST_FAULT) of a context, or
@@ -46,7 +47,6 @@
 #include "kfabctl.h"
 
 #define KFAB_DEV_PATH "/dev/" KFAB_DEVICE_NAME
-#define KFAB_DEBUGFS "/sys/kernel/debug/kfab"
 
 static int open_dev(void)
 {
@@ -83,24 +83,6 @@ static int cmd_info(void)
 	printf("max objects:     %u per open file\n", q.max_objects);
 	printf("max ioctl size:  %u bytes\n", q.max_ioctl_size);
 	return q.abi_version == KFAB_ABI_VERSION ? 0 : 1;
-}
-
-static int cat_debugfs(const char *file)
-{
-	char path[128], line[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), KFAB_DEBUGFS "/%s", file);
-	f = fopen(path, "r");
-	if (!f) {
-		fprintf(stderr, "kfabctl: %s: %s (needs root and debugfs)\n",
-			path, strerror(errno));
-		return 1;
-	}
-	while (fgets(line, sizeof(line), f))
-		fputs(line, stdout);
-	fclose(f);
-	return 0;
 }
 
 /* A whole number that fits @max, in @base (0: C's prefixes). */
@@ -457,8 +439,6 @@ static int cmd_net(int argc, char **argv)
 		return cmd_net_listen(argv[2], false);
 	if (argc == 3 && !strcmp(argv[1], "unlisten"))
 		return cmd_net_listen(argv[2], true);
-	if (argc == 2 && !strcmp(argv[1], "show"))
-		return cat_debugfs("net");
 	fprintf(stderr, "usage: kfabctl net listen|unlisten ADDR[:PORT] | net allow|disallow NET[/LEN] | net allow clear | net show\n");
 	return 2;
 }
@@ -468,9 +448,10 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: kfabctl [-j] [-p] [-d] COMMAND\n"
 		"  OBJECT show [pid N] [uid N] [name NAME] [type TYPE] [ctx ID]\n"
-		"             OBJECT: ctx domain av cq cntr ep srx obj peer stat; what\n"
-		"             the caller may see (its uid's; a namespace's admin: the\n"
-		"             namespace's; root: all); -j JSON, -p pretty, -d details\n"
+		"             OBJECT: ctx domain av cq cntr ep srx obj peer listen allow\n"
+		"             stat; what the caller may see (its uid's; a namespace's\n"
+		"             admin: the namespace's; root: all); -j JSON, -p pretty,\n"
+		"             -d details\n"
 		"  monitor    print events as they happen (CAP_NET_ADMIN)\n"
 		"  info       ABI version, features and limits of the loaded module\n"
 		"  contexts   the same as ctx show\n"
@@ -485,7 +466,9 @@ static void usage(FILE *out)
 		"  net allow NET[/LEN]      only nodes on the listed networks may talk to\n"
 		"             this namespace's (none listed: any; CAP_NET_ADMIN)\n"
 		"  net disallow NET[/LEN]   take a network off; net allow clear: all\n"
-		"  net show   listeners, allowed networks and peers of every namespace (root)\n"
+		"  net show   listeners, allowed networks and peers of this network\n"
+		"             namespace (the last two: its admin)\n"
+		"  listen show, allow show  each of those alone\n"
 		"  fault [--ctx ID | --kapi NAME] POINT [NTH]\n"
 		"             test builds: the NTH pass through POINT fails (0 disarms);\n"
 		"             without NTH, report; another context than this file's: root\n");

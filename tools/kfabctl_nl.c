@@ -4,12 +4,13 @@
  * over the generic netlink family "kfab" (uapi/linux/kfab_netlink.h).
  *
  *   kfabctl [-j] [-p] [-d] OBJECT show [FILTER VALUE]...
- *	OBJECT: ctx, domain, av, cq, cntr, ep, srx, peer
+ *	OBJECT: ctx, domain, av, cq, cntr, ep, srx, peer, listen, allow
  *	FILTER: pid, uid, name (comm, or an AV's name), type (object type),
  *	ctx (a context id)
  *   kfabctl [-j] [-p] stat show
  *   kfabctl [-j] monitor
  *   kfabctl av del NAME
+ *   kfabctl [-j] [-p] net show
  *
  * Every message becomes one record: a list of (key, value) printed as
  * "key value ..." lines, or as a JSON object built with json-c (-j; -p
@@ -35,7 +36,7 @@
 #include "kfabctl.h"
 
 enum kv_type { KV_U16, KV_U32, KV_U64, KV_STR, KV_FLAG, KV_MODE, KV_NODE,
-	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE };
+	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE, KV_NET };
 
 /* One attribute: its JSON key, how to print it, and whether -d shows it. */
 struct kv_attr {
@@ -103,6 +104,13 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_TRUNCATED] = { "truncated", KV_U64 },
 	[KFAB_NL_ATTR_CANCELED] = { "canceled", KV_U64 },
 	[KFAB_NL_ATTR_UNEXP_BYTES] = { "unexp_bytes", KV_U64 },
+	[KFAB_NL_ATTR_LISTEN_NODE] = { "node", KV_NODE },
+	[KFAB_NL_ATTR_LISTEN_PORT] = { "port", KV_U16 },
+	/* With ALLOW_PREFIX_LEN: "net": "10.77.0.0/24" */
+	[KFAB_NL_ATTR_ALLOW_NODE] = { "net", KV_NET },
+	[KFAB_NL_ATTR_PINNED_BYTES] = { "pinned_bytes", KV_U64 },
+	[KFAB_NL_ATTR_PINNED_PEAK] = { "pinned_peak", KV_U64 },
+	[KFAB_NL_ATTR_KBUF_BYTES] = { "kbuf_bytes", KV_U64 },
 };
 
 static const char * const obj_type_names[] = {
@@ -119,6 +127,8 @@ static const char * const peer_state_names[] = {
 static const char * const event_names[KFAB_NL_CMD_MAX + 1] = {
 	[KFAB_NL_CMD_CTX_NEW] = "ctx_new", [KFAB_NL_CMD_CTX_DEL] = "ctx_del",
 	[KFAB_NL_CMD_AV_NEW] = "av_new", [KFAB_NL_CMD_AV_GONE] = "av_gone",
+	[KFAB_NL_CMD_PEER_UP] = "peer_up", [KFAB_NL_CMD_PEER_DOWN] = "peer_down",
+	[KFAB_NL_CMD_AV_CHANGED] = "av_changed",
 };
 
 static const char *name_of(const char * const *names, size_t n, uint32_t v)
@@ -139,9 +149,31 @@ struct show {
 	struct ctx_row { uint32_t ctx, pid, uid; char comm[32]; } *ctxs;
 	size_t nr_ctxs;
 	const char *event;		/* monitor: the record's event */
+	const char *kind;		/* net show: a plain line's first word */
 };
 
-static json_object *json_of(const struct kv_attr *a, struct nlattr *nla)
+/* A network as an administrator writes it: 10.77.0.0/24, fd77::/64. */
+static json_object *json_of_net(struct nlattr *nla, struct nlattr *len_nla)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+	const uint8_t *n = nla_data(nla);
+	uint32_t len = len_nla ? nla_get_u32(len_nla) : 128;
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (nla_len(nla) != 16)
+		return json_object_new_string("?");
+	if (len >= 96 && !memcmp(n, v4mapped, sizeof(v4mapped))) {
+		inet_ntop(AF_INET, n + 12, buf, sizeof(buf));
+		len -= 96;
+	} else {
+		inet_ntop(AF_INET6, n, buf, sizeof(buf));
+	}
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "/%u", len);
+	return json_object_new_string(buf);
+}
+
+static json_object *json_of(const struct kv_attr *a, struct nlattr *nla,
+			    struct nlattr **tb)
 {
 	char buf[INET6_ADDRSTRLEN];
 
@@ -171,6 +203,8 @@ static json_object *json_of(const struct kv_attr *a, struct nlattr *nla)
 	case KV_PEER_STATE:
 		return json_object_new_string(NAME_OF(peer_state_names,
 						      nla_get_u32(nla)));
+	case KV_NET:
+		return json_of_net(nla, tb[KFAB_NL_ATTR_ALLOW_PREFIX_LEN]);
 	}
 	return NULL;
 }
@@ -189,7 +223,7 @@ static json_object *record_of(struct show *s, struct nlattr **tb)
 
 		if (!tb[i] || !a->key || (a->detail && !s->details))
 			continue;
-		json_object_object_add(rec, a->key, json_of(a, tb[i]));
+		json_object_object_add(rec, a->key, json_of(a, tb[i], tb));
 	}
 	return rec;
 }
@@ -220,7 +254,9 @@ static void emit(struct show *s, json_object *rec)
 		puts(json_object_to_json_string_ext(rec, s->pretty ?
 						    JSON_C_TO_STRING_PRETTY :
 						    JSON_C_TO_STRING_PLAIN));
-	else
+	else if (s->kind)
+		printf("%s ", s->kind);
+	if (!s->json)
 		print_plain(rec);
 	json_object_put(rec);
 	fflush(stdout);
@@ -352,12 +388,29 @@ static struct nl_sock *nl_open(int *family)
 	return sk;
 }
 
+/*
+ * The end of a dump: a dump refused at its start (EPERM) says so in its
+ * NLMSG_DONE, which libnl takes for a plain end.
+ */
+static int on_done(struct nl_msg *msg, void *arg)
+{
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	int *err = arg, e;
+
+	if (nlmsg_datalen(nlh) >= (int)sizeof(e)) {
+		memcpy(&e, nlmsg_data(nlh), sizeof(e));
+		if (e < 0)
+			*err = e;
+	}
+	return NL_STOP;
+}
+
 /* Sends one request (a dump with @flags NLM_F_DUMP) and reads its answer. */
 static int request(struct nl_sock *sk, int family, uint8_t cmd, int flags,
 		   nl_recvmsg_msg_cb_t fn, void *arg, const char *name)
 {
 	struct nl_msg *msg = nlmsg_alloc();
-	int rc;
+	int rc, done_err = 0;
 
 	if (!msg)
 		return -NLE_NOMEM;
@@ -368,12 +421,14 @@ static int request(struct nl_sock *sk, int family, uint8_t cmd, int flags,
 		return -NLE_NOMEM;
 	}
 	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg);
+	nl_socket_modify_cb(sk, NL_CB_FINISH, NL_CB_CUSTOM, on_done, &done_err);
 	rc = nl_send_auto(sk, msg);
 	nlmsg_free(msg);
 	if (rc < 0)
 		return rc;
 	/* libnl asks for an ack and reads it with the reply (or the error). */
-	return nl_recvmsgs_default(sk);
+	rc = nl_recvmsgs_default(sk);
+	return rc < 0 ? rc : done_err ? -nl_syserr2nlerr(-done_err) : rc;
 }
 
 static int nl_fail(const char *what, int rc)
@@ -392,6 +447,8 @@ static const struct { const char *name; uint8_t cmd; int type; } objects[] = {
 	{ "obj", KFAB_NL_CMD_OBJ_GET, 0 },
 	{ "av", KFAB_NL_CMD_AV_GET, 0 },
 	{ "peer", KFAB_NL_CMD_PEER_GET, 0 },
+	{ "listen", KFAB_NL_CMD_LISTEN_GET, 0 },
+	{ "allow", KFAB_NL_CMD_ALLOW_GET, 0 },
 	{ "stat", KFAB_NL_CMD_STAT_GET, 0 },
 };
 
@@ -485,6 +542,62 @@ out:
 	return rc;
 }
 
+/*
+ * kfabctl net show: the listeners, allowed networks and peers of the
+ * caller's network namespace; each line starts with what it is (JSON:
+ * an object of three arrays).  The allow-list and the peers are for the
+ * namespace's admin: others get the listeners only.
+ */
+static int net_show(struct show *s)
+{
+	static const struct { const char *kind; uint8_t cmd; } parts[] = {
+		{ "listen", KFAB_NL_CMD_LISTEN_GET },
+		{ "allow", KFAB_NL_CMD_ALLOW_GET },
+		{ "peer", KFAB_NL_CMD_PEER_GET },
+	};
+	json_object *all = NULL;
+	struct nl_sock *sk;
+	int family, rc = 0;
+	size_t i;
+
+	sk = nl_open(&family);
+	if (!sk)
+		return 1;
+	if (s->json)
+		all = json_object_new_object();
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		if (s->json)
+			s->records = json_object_new_array();
+		s->kind = parts[i].kind;
+		rc = request(sk, family, parts[i].cmd, NLM_F_DUMP, on_record,
+			     s, NULL);
+		if (rc == -NLE_PERM && i) {
+			/* Not the namespace's admin: listeners only. */
+			json_object_put(s->records);
+			s->records = NULL;
+			rc = 0;
+			continue;
+		}
+		if (rc < 0) {
+			rc = nl_fail(parts[i].kind, rc);
+			goto out;
+		}
+		if (s->json)
+			json_object_object_add(all, parts[i].kind, s->records);
+		s->records = NULL;
+		rc = 0;
+	}
+	if (s->json)
+		puts(json_object_to_json_string_ext(all, s->pretty ?
+						    JSON_C_TO_STRING_PRETTY :
+						    JSON_C_TO_STRING_PLAIN));
+out:
+	json_object_put(s->records);
+	json_object_put(all);
+	nl_socket_free(sk);
+	return rc;
+}
+
 static int on_event(struct nl_msg *msg, void *arg)
 {
 	struct nlattr *tb[KFAB_NL_ATTR_MAX + 1];
@@ -558,6 +671,8 @@ int kfabctl_nl_main(const struct kfabctl_opts *o, int argc, char **argv,
 		return monitor(&s);
 	if (!strcmp(argv[0], "av") && argc == 3 && !strcmp(argv[1], "del"))
 		return av_del(argv[2]);
+	if (!strcmp(argv[0], "net") && argc == 2 && !strcmp(argv[1], "show"))
+		return net_show(&s);
 	/* Old spellings, kept for scripts. */
 	if (!strcmp(argv[0], "contexts") && argc == 1)
 		return show(&s, "ctx", 1, (char *[]){ "show" });

@@ -7,6 +7,7 @@
 # check and NetPIPE across.  make test-pair builds build/mpi first (make
 # mpi).
 # Run: tools/kfab-vm-pair --script selftests/pair/mpi.py
+import json
 import os
 from common import TOP, listener
 
@@ -35,15 +36,9 @@ def need(path):
 
 
 def wire_bytes(g):
-    """Bytes g's kfab peers sent and received (kfabctl net show)."""
-    r = pair.run(g, [KFABCTL, "net", "show"], check=True)
-    total = 0
-    for ln in r.out.split("\n"):
-        w = ln.split()
-        if "peer" in w and "tx" in w and "rx" in w:
-            total += int(w[w.index("tx") + 1].split("/")[1])
-            total += int(w[w.index("rx") + 1].split("/")[1])
-    return total
+    """Bytes g's kfab peers sent and received (kfabctl -j peer show)."""
+    r = pair.run(g, [KFABCTL, "-j", "peer", "show"], check=True)
+    return sum(p["tx_bytes"] + p["rx_bytes"] for p in json.loads(r.out))
 
 
 def netpipe(opts, out):

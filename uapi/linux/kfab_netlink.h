@@ -19,10 +19,12 @@
  *    anyone else sees what processes of their own uid opened in their user
  *    namespace or below.  IDs (uid, pid) are as the reader's namespaces
  *    see them.  Changes (KFAB_NL_CMD_AV_DEL) need CAP_NET_ADMIN in the
- *    initial user namespace.
+ *    initial user namespace.  A network namespace's listeners are shown to
+ *    anyone in it; its peers and allow-list to its admin only.
  *  - The multicast group KFAB_GENL_MCGRP_EVENTS carries the event commands
  *    of the initial network namespace; joining it needs CAP_NET_ADMIN.
- *    Events carry ids as the initial namespaces see them.
+ *    Events carry ids as the initial namespaces see them.  A peer's events
+ *    also go to the group in the peer's own network namespace.
  *  - Attributes only ever get added at the end; numbers never change.
  */
 #ifndef _UAPI_LINUX_KFAB_NETLINK_H
@@ -45,6 +47,12 @@ enum kfab_nl_cmd {
 	KFAB_NL_CMD_CTX_DEL,
 	KFAB_NL_CMD_AV_NEW,	/* a name appeared */
 	KFAB_NL_CMD_AV_GONE,	/* a name went: unlinked or last close */
+	KFAB_NL_CMD_LISTEN_GET,	/* dump: listeners of the socket's network namespace */
+	KFAB_NL_CMD_ALLOW_GET,	/* dump: its allow-list of peer networks */
+	/* Events, on KFAB_GENL_MCGRP_EVENTS only */
+	KFAB_NL_CMD_PEER_UP,	/* a peer's connection out was made */
+	KFAB_NL_CMD_PEER_DOWN,	/* it failed or closed, or the node went */
+	KFAB_NL_CMD_AV_CHANGED,	/* entries of a named AV changed (coalesced) */
 	__KFAB_NL_CMD_MAX,
 };
 
@@ -135,6 +143,16 @@ enum kfab_nl_attr {
 	/* A peer is a pair of node addresses: this node's end of it */
 	KFAB_NL_ATTR_PEER_LOCAL_NODE,	/* binary, 16 bytes, as PEER_NODE */
 	KFAB_NL_ATTR_PEER_LOCAL_PORT,	/* u16, host order */
+	/* Listeners (KFAB_NL_CMD_LISTEN_GET; also PEER_ENGINE) */
+	KFAB_NL_ATTR_LISTEN_NODE,	/* binary, 16 bytes, as PEER_NODE */
+	KFAB_NL_ATTR_LISTEN_PORT,	/* u16, host order */
+	/* The allow-list (KFAB_NL_CMD_ALLOW_GET) */
+	KFAB_NL_ATTR_ALLOW_NODE,	/* binary, 16 bytes: a network, as PEER_NODE */
+	KFAB_NL_ATTR_ALLOW_PREFIX_LEN,	/* u32, 0-128 (v4-mapped: 96 + the v4 length) */
+	/* Memory: endpoints (PINNED_*), contexts (PINNED_BYTES, KBUF_BYTES) */
+	KFAB_NL_ATTR_PINNED_BYTES,	/* u64, user memory pinned now, whole pages */
+	KFAB_NL_ATTR_PINNED_PEAK,	/* u64, the most pinned at once */
+	KFAB_NL_ATTR_KBUF_BYTES,	/* u64, kernel memory it maps (rings, tables) */
 	__KFAB_NL_ATTR_MAX,
 };
 
