@@ -399,7 +399,6 @@ static void kfab_op_end(struct kfab_peer *peer, struct kfab_op *op,
 	kfab_op_put(op);
 }
 
-/* Take every op out of the table: they end with @status. */
 /* Take any entry out of one of @peer's tables (@ops, @pulls); NULL: empty. */
 static void *kfab_peer_take_any(struct kfab_peer *peer, struct xarray *xa)
 {
