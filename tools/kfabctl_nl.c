@@ -113,6 +113,8 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_PINNED_BYTES] = { "pinned_bytes", KV_U64 },
 	[KFAB_NL_ATTR_PINNED_PEAK] = { "pinned_peak", KV_U64 },
 	[KFAB_NL_ATTR_KBUF_BYTES] = { "kbuf_bytes", KV_U64 },
+	[KFAB_NL_ATTR_UNEXP_MSGS] = { "unexp_msgs", KV_U64 },
+	[KFAB_NL_ATTR_UNEXP_TOTAL] = { "unexp_total", KV_U64 },
 };
 
 static const char * const obj_type_names[] = {

@@ -162,6 +162,9 @@ enum kfab_nl_attr {
 	KFAB_NL_ATTR_PINNED_BYTES,	/* u64, user memory pinned now, whole pages */
 	KFAB_NL_ATTR_PINNED_PEAK,	/* u64, the most pinned at once */
 	KFAB_NL_ATTR_KBUF_BYTES,	/* u64, kernel memory it maps (rings, tables) */
+	/* Where an endpoint or SRX receives (also UNEXP_BYTES) */
+	KFAB_NL_ATTR_UNEXP_MSGS,	/* u64, unexpected messages held now */
+	KFAB_NL_ATTR_UNEXP_TOTAL,	/* u64, messages ever held unexpected */
 	__KFAB_NL_ATTR_MAX,
 };
 
