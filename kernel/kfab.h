@@ -795,14 +795,17 @@ static inline u64 kfab_rx_ctx_unexp_bytes(struct kfab_rx_ctx *rxc)
 	return data_race(rxc->unexp_bytes);
 }
 
-/* How many messages, now and ever, for netlink (the same way). */
+/* How many messages it holds now, for netlink. */
 static inline u64 kfab_rx_ctx_unexp_msgs(struct kfab_rx_ctx *rxc)
 {
+	/* Without its lock, as kfab_rx_ctx_unexp_bytes(). */
 	return data_race(rxc->unexp_msgs);
 }
 
+/* How many it ever held, for netlink. */
 static inline u64 kfab_rx_ctx_unexp_total(struct kfab_rx_ctx *rxc)
 {
+	/* Without its lock, as kfab_rx_ctx_unexp_bytes(). */
 	return data_race(rxc->unexp_total);
 }
 
