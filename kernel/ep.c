@@ -98,11 +98,19 @@ void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
 	atomic64_add(bytes, &ep->stats.tx_bytes);
 }
 
-/* Every completion, counted for netlink before it is reported. */
+/*
+ * Every completion, counted for netlink before it is reported; a receive
+ * of an SRX on the SRX too.  A peek's report (found or -ENOMSG) receives
+ * nothing: its claim, if any, is the receive.
+ */
 static void kfab_ep_count(struct kfab_ep *ep, const struct kfab_comp *comp)
 {
 	struct kfab_ep_stats *st = &ep->stats;
 
+	if (comp->dir == KFAB_RX && (comp->req_flags & KFAB_SQE_PEEK))
+		return;
+	if (comp->dir == KFAB_RX && ep->srx)
+		kfab_srx_count(ep->srx, comp);
 	if (comp->status == -KFAB_ERR_TRUNC)
 		atomic64_inc(&st->truncated);
 	else if (comp->status == -ECANCELED)
@@ -610,8 +618,7 @@ static int kfab_ep_nl_fill_stats(struct sk_buff *skb, struct kfab_ep *ep)
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
-			    kfab_rx_ctx_unexp_bytes(ep->core->rxc)))
+	    kfab_rx_ctx_nl_fill(skb, ep->core->rxc))
 		return -EMSGSIZE;
 	if (ep->pins &&
 	    (kfab_ep_put_stat(skb, KFAB_NL_ATTR_PINNED_BYTES,

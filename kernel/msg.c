@@ -41,6 +41,10 @@
 #include <linux/slab.h>
 #include <linux/uio.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 #include "msg.h"
 #include "net.h"
@@ -134,6 +138,23 @@ static struct kfab_ep *kfab_rx_first_ep(struct kfab_rx_ctx *rxc)
 	core = list_first_entry_or_null(&rxc->cores, struct kfab_ep_core,
 					rx_link);
 	return core ? core->ep : NULL;
+}
+
+/*
+ * netlink: what a receive context holds unexpected now, messages and
+ * bytes, and how many messages ever waited there (no sleep: the caller
+ * holds an xarray lock; values a moment old are enough).
+ */
+int kfab_rx_ctx_nl_fill(struct sk_buff *skb, struct kfab_rx_ctx *rxc)
+{
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
+			    kfab_rx_ctx_unexp_bytes(rxc)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_MSGS,
+			    kfab_rx_ctx_unexp_msgs(rxc)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_TOTAL,
+			    kfab_rx_ctx_unexp_total(rxc)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /* ---- completions ---- */
@@ -271,11 +292,21 @@ static size_t kfab_unexp_cost(size_t len)
 	return len + sizeof(struct kfab_unexp);
 }
 
+/* A message no receive matched goes on its list, counted. */
+static void kfab_unexp_hold(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
+{
+	lockdep_assert_held(&rxc->lock);
+	list_add_tail(&u->link, &rxc->unexpected[u->msg.kind]);
+	rxc->unexp_msgs++;
+	rxc->unexp_total++;
+}
+
 /* Take a message off its list; its buffered bytes leave the budget. */
 static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 {
 	lockdep_assert_held(&rxc->lock);
 	list_del(&u->link);
+	rxc->unexp_msgs--;
 	/* A remote message is charged to its peer's credit instead. */
 	if (u->kbuf && !u->remote)
 		rxc->unexp_bytes -= kfab_unexp_cost(u->msg.len);
@@ -403,7 +434,7 @@ int kfab_unexp_eager(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	if (copy_from_iter(u->kbuf, msg->len, from) != msg->len)
 		goto err_free;
 	rxc->unexp_bytes += cost;
-	list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+	kfab_unexp_hold(rxc, u);
 	return 0;
 
 err_free:
@@ -448,7 +479,7 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 	atomic_inc(&sender->tx_waiting);
 	u->sender = sender;
 	u->sender_context = context;
-	list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+	kfab_unexp_hold(rxc, u);
 	return 0;
 }
 
@@ -745,7 +776,7 @@ void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
 		u->kbuf = kbuf;
 		kbuf = NULL;
 		u->remote = remote;
-		list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+		kfab_unexp_hold(rxc, u);
 		out->status = 0;
 		out->kept = true;
 		/* FI_DELIVERY_COMPLETE, or a pull: the receive tells it. */
