@@ -212,7 +212,7 @@ void kfab_peer_exit(void);
 int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		   const struct kfab_msg *msg, struct kfab_req *req);
 int kfab_conn_rx(struct kfab_conn *conn);
-void kfab_conn_closed(struct kfab_conn *conn);
+void kfab_conn_closed(struct kfab_conn *conn, int rc);
 void kfab_node_close_peers(struct kfab_node *node);
 void kfab_node_recheck_peers(struct kfab_node *node);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);

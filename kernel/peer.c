@@ -25,17 +25,30 @@
  * Only the peer's one sender (@tx_busy) sends on its connection, puts a new
  * one in place or lets it go (kfab_peer_conn_lost()).
  *
- * When a connection fails, every operation that depends on it ends with
- * an error completion and pinned pages are let go; the next send calls
- * again.  A HELLO with a new incarnation means the remote module was
- * reloaded: whatever was in flight with its old self fails with
+ * A connection that is reset (by the other node's TCP, or by a
+ * middlebox) ends nothing: every frame has a number in its session and
+ * stays on @sent until the other node acknowledges it; the node that has
+ * something outstanding calls again, and after the new HELLO and WELCOME
+ * each node sends again, in order, what the other says it did not get
+ * (kfab_peer_resume()).  A connection that fails for good (no answer for
+ * kfab_peer_timeout_ms, a malformed frame, the other node closing it, no
+ * new connection within kfab_peer_timeout_ms of a reset) ends the session:
+ * every operation that depends on it ends with an error completion,
+ * pinned pages are let go, and the next send starts a new session.  A
+ * HELLO or WELCOME naming sessions we do not share (the other node ended
+ * its side, or its module was reloaded) ends ours the same way, with
  * -ECONNRESET.
  *
  * Locking: kfab_peer.lock (a mutex) covers the peer's tables, queues,
  * credit and state.  It is never held while calling into msg.c (which
  * takes receive context locks) nor while an engine sends or receives;
  * msg.c never calls back into a peer with a receive context's lock held.
+ * kfab_peer.rx_lock is held by a reader while it carries out one frame,
+ * so that a new connection learns how far the old one's reader got; it
+ * comes before kfab_peer.lock, and after being the sender (@tx_busy): a
+ * reader holding it only ever tries to become the sender, never waits.
  */
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 
@@ -65,7 +78,7 @@ struct workqueue_struct *kfab_net_wq;
  * @cost: the credit it holds
  * @kbuf: MSG: the payload, copied
  * @buf: RTS: the sender's pages, pinned
- * @gen: the peer's session it belongs to
+ * @gen: the peer's generation it belongs to
  */
 struct kfab_op {
 	struct kref ref;
@@ -83,18 +96,22 @@ struct kfab_op {
 
 /**
  * struct kfab_frame - a frame waiting to go out
- * @link: on its peer's @txq
+ * @link: on its peer's @txq, then on its @sent until acknowledged
+ * @numbered: it went out once: @seq, @hdr's credit are its for good
+ * @seq: its number in the session
  * @hdr: its header
  * @body: its body
  * @body_len: bytes of @body
  * @op: MSG: the op whose @kbuf follows; DATA: the op whose pages follow
  *	(a reference either way)
  * @off: DATA: where in the message the bytes still to send begin
- * @left: DATA: how many are left
+ * @left: DATA: how many are left (once out: at most KFAB_WIRE_DATA_MAX)
  * @pull: DATA: the receiver's pull
  */
 struct kfab_frame {
 	struct list_head link;
+	bool numbered;
+	u32 seq;
 	struct kfab_wire_hdr hdr;
 	union {
 		struct kfab_wire_hello hello;
@@ -127,7 +144,18 @@ enum kfab_peer_state {
  * @lock: everything below
  * @state: enum kfab_peer_state
  * @incarnation: the remote module's load, from its HELLO (0: not known)
- * @gen: bumped for each new session (a new incarnation)
+ * @gen: bumped when a session ends: what is held of an older one (a
+ *	received message, a pull) sends nothing when it is let go
+ * @session: our session with the remote node (never 0)
+ * @remote_session: the remote node's session with us (0: not known)
+ * @started: a frame of the session went out or came in
+ * @tx_seq: the number of the last frame that went out
+ * @rx_seq: how many frames of the remote session were carried out
+ * @acked: how many of ours the remote node acknowledged
+ * @ack_sent: @rx_seq as the last frame out told it
+ * @sent: frames out, not acknowledged yet, in order
+ * @lost_at: when a reset connection left things outstanding (0: none)
+ * @rx_lock: held by a reader carrying out a frame (see "Locking")
  * @engine: the engine its connections go by
  * @out: the connection, to send on
  * @in: the same connection, as its reader knows it
@@ -152,6 +180,8 @@ enum kfab_peer_state {
  * @owed: credit this node has released and not yet returned
  * @tx_msgs, @rx_msgs, @tx_bytes, @rx_bytes, @failures: counters (debugfs)
  * @crossed: calls of ours that gave way to the other node's (debugfs)
+ * @resumed: sessions that went on over a new connection (debugfs)
+ * @resent: frames sent again on one (debugfs)
  */
 struct kfab_peer {
 	struct list_head link;
@@ -163,6 +193,16 @@ struct kfab_peer {
 	enum kfab_peer_state state;
 	u32 incarnation;
 	u32 gen;
+	u32 session;
+	u32 remote_session;
+	bool started;
+	u32 tx_seq;
+	u32 rx_seq;
+	u32 acked;
+	u32 ack_sent;
+	struct list_head sent;
+	unsigned long lost_at;
+	struct mutex rx_lock;	/* see above */
 	const struct kfab_engine *engine;
 	struct kfab_link *out;
 	struct kfab_conn *in;
@@ -183,6 +223,8 @@ struct kfab_peer {
 	u32 owed;
 	u64 tx_msgs, rx_msgs, tx_bytes, rx_bytes, failures;
 	u64 crossed;
+	u64 resumed;
+	u64 resent;
 };
 
 /* ---- peers ---- */
@@ -192,16 +234,19 @@ static void kfab_peer_down_work(struct work_struct *work);
 static void kfab_peer_retry_work(struct work_struct *work);
 static void kfab_peer_tx_release(struct kfab_peer *peer);
 static bool kfab_peer_tx_claim_wait(struct kfab_peer *peer, bool closed);
-static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc);
+static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
+				bool may_resume);
 static void kfab_peer_kick(struct kfab_peer *peer);
 
 static void kfab_peer_release(struct kref *ref)
 {
 	struct kfab_peer *peer = container_of(ref, struct kfab_peer, ref);
 
-	WARN_ON(!xa_empty(&peer->ops) || !xa_empty(&peer->pulls));
+	WARN_ON(!xa_empty(&peer->ops) || !xa_empty(&peer->pulls) ||
+		!list_empty(&peer->sent));
 	xa_destroy(&peer->ops);
 	xa_destroy(&peer->pulls);
+	mutex_destroy(&peer->rx_lock);
 	mutex_destroy(&peer->lock);
 	kfree(peer);
 }
@@ -254,7 +299,10 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			found->local = kfab_addr_node_of(local);
 			found->addr = kfab_addr_node_of(addr);
 			mutex_init(&found->lock);
+			mutex_init(&found->rx_lock);
+			found->session = get_random_u32() ?: 1;
 			INIT_LIST_HEAD(&found->txq);
+			INIT_LIST_HEAD(&found->sent);
 			init_waitqueue_head(&found->tx_wait);
 			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
 			INIT_DELAYED_WORK(&found->retry_work,
@@ -331,6 +379,140 @@ static void kfab_frame_free(struct kfab_frame *f)
 	kfree(f);
 }
 
+static void kfab_frames_free(struct list_head *gone)
+{
+	struct kfab_frame *f, *n;
+
+	list_for_each_entry_safe(f, n, gone, link)
+		kfab_frame_free(f);
+}
+
+/* The next piece of a DATA frame, a frame of its own (resent alone). */
+static struct kfab_frame *kfab_frame_piece(struct kfab_frame *f)
+{
+	struct kfab_frame *p = kmemdup(f, sizeof(*f), GFP_KERNEL);
+
+	if (!p)
+		return NULL;
+	kref_get(&p->op->ref);
+	p->left = KFAB_WIRE_DATA_MAX;
+	return p;
+}
+
+/* ---- sessions ---- */
+
+/* Could the remote node have carried out @ack of our frames? */
+static bool kfab_peer_ack_valid(struct kfab_peer *peer, u32 ack)
+{
+	lockdep_assert_held(&peer->lock);
+	return (s32)(ack - peer->acked) >= 0 &&
+	       (s32)(peer->tx_seq - ack) >= 0;
+}
+
+/* The remote node carried out our frames up to @ack: they go (to @gone). */
+static void kfab_peer_acked(struct kfab_peer *peer, u32 ack,
+			    struct list_head *gone)
+{
+	struct kfab_frame *f, *n;
+
+	lockdep_assert_held(&peer->lock);
+	list_for_each_entry_safe(f, n, &peer->sent, link) {
+		if ((s32)(ack - f->seq) < 0)
+			break;
+		list_move_tail(&f->link, gone);
+	}
+	peer->acked = ack;
+}
+
+/*
+ * Number @f the first time it goes out (its credit goes with that number,
+ * once), and tell the remote node how much of its session we carried out.
+ */
+static void kfab_peer_stamp(struct kfab_peer *peer, struct kfab_frame *f)
+{
+	lockdep_assert_held(&peer->lock);
+	if (f->numbered) {
+		peer->resent++;
+	} else {
+		f->numbered = true;
+		f->seq = ++peer->tx_seq;
+		f->hdr.seq = cpu_to_be32(f->seq);
+		f->hdr.credit = cpu_to_be32(peer->owed);
+		peer->owed = 0;
+		peer->started = true;
+	}
+	f->hdr.ack = cpu_to_be32(peer->rx_seq);
+	peer->ack_sent = peer->rx_seq;
+}
+
+/*
+ * End our session: what went out or waits to go goes (to @gone), and the
+ * caller fails what was in flight (kfab_peer_fail_ops(), _pulls()).  A
+ * session we ended on our own gets a new name (@rename), which the remote
+ * node does not know: it ends its side when it next hears from us.
+ */
+static void kfab_peer_end_session(struct kfab_peer *peer,
+				  struct list_head *gone, bool rename)
+{
+	lockdep_assert_held(&peer->lock);
+	list_splice_tail_init(&peer->sent, gone);
+	list_splice_tail_init(&peer->txq, gone);
+	peer->gen++;
+	if (rename) {
+		peer->session = get_random_u32() ?: 1;
+		peer->remote_session = 0;
+	}
+	peer->started = false;
+	peer->tx_seq = 0;
+	peer->rx_seq = 0;
+	peer->acked = 0;
+	peer->ack_sent = 0;
+	peer->lost_at = 0;
+	peer->credit = KFAB_WIRE_CREDIT_MAX;
+	peer->owed = 0;
+}
+
+/*
+ * A HELLO or WELCOME named sessions other than ours: the remote node's
+ * load @inc and its session @remote are the ones from now on, and ours
+ * ends if it had begun.  Return: whether it ended.
+ */
+static bool kfab_peer_adopt(struct kfab_peer *peer, u32 inc, u32 remote,
+			    struct list_head *gone)
+{
+	bool ended = peer->started;
+
+	lockdep_assert_held(&peer->lock);
+	if (ended)
+		kfab_peer_end_session(peer, gone, false);
+	peer->incarnation = inc;
+	peer->remote_session = remote;
+	return ended;
+}
+
+/*
+ * Both sessions go on over a new connection: what the remote node got of
+ * ours (@received) goes (to @gone), the rest goes out again, first and in
+ * order.
+ */
+static void kfab_peer_resume(struct kfab_peer *peer, u32 received,
+			     struct list_head *gone)
+{
+	struct kfab_frame *f, *n;
+
+	lockdep_assert_held(&peer->lock);
+	kfab_peer_acked(peer, received, gone);
+	list_splice_init(&peer->sent, &peer->txq);
+	/* Frames put back by an earlier resume that did not get far */
+	list_for_each_entry_safe(f, n, &peer->txq, link) {
+		if (!f->numbered || (s32)(received - f->seq) < 0)
+			break;
+		list_move_tail(&f->link, gone);
+	}
+	peer->lost_at = 0;
+	peer->resumed++;
+}
+
 /*
  * Queue @f (NULL: out of memory, dropped like a lost connection would).
  * @direct: the caller calls kfab_peer_kick() once it drops the lock, and
@@ -399,26 +581,44 @@ static void kfab_op_end(struct kfab_peer *peer, struct kfab_op *op,
 	kfab_op_put(op);
 }
 
-/* Take any entry out of one of @peer's tables (@ops, @pulls); NULL: empty. */
-static void *kfab_peer_take_any(struct kfab_peer *peer, struct xarray *xa)
+static u32 kfab_op_gen(void *entry)
 {
-	unsigned long id = 0;
+	return ((struct kfab_op *)entry)->gen;
+}
+
+static u32 kfab_pull_gen(void *entry)
+{
+	return ((struct kfab_pull *)entry)->remote->gen;
+}
+
+/*
+ * Take an entry of an ended session out of one of @peer's tables (@ops,
+ * @pulls), looking from *@pos on; NULL: none left.  Those of the session
+ * going on now stay.
+ */
+static void *kfab_peer_take_old(struct kfab_peer *peer, struct xarray *xa,
+				unsigned long *pos, u32 (*gen_of)(void *entry))
+{
 	void *entry;
 
 	mutex_lock(&peer->lock);
-	entry = xa_find(xa, &id, ULONG_MAX, XA_PRESENT);
-	if (entry)
-		xa_erase(xa, id);
+	for (entry = xa_find(xa, pos, ULONG_MAX, XA_PRESENT); entry;
+	     entry = xa_find_after(xa, pos, ULONG_MAX, XA_PRESENT))
+		if (gen_of(entry) != peer->gen) {
+			xa_erase(xa, *pos);
+			break;
+		}
 	mutex_unlock(&peer->lock);
 	return entry;
 }
 
-/* Fail every send to @peer (its answers will not come). */
+/* Fail every send of an ended session (its answers will not come). */
 static void kfab_peer_fail_ops(struct kfab_peer *peer, int status)
 {
+	unsigned long pos = 0;
 	struct kfab_op *op;
 
-	while ((op = kfab_peer_take_any(peer, &peer->ops)))
+	while ((op = kfab_peer_take_old(peer, &peer->ops, &pos, kfab_op_gen)))
 		kfab_op_end(peer, op, status);
 }
 
@@ -619,12 +819,14 @@ err_unlock:
 	kfab_pull_end(peer, pull, rc);
 }
 
-/* Fail every pull from @peer (its data will not come). */
+/* Fail every pull of an ended session (its data will not come). */
 static void kfab_peer_fail_pulls(struct kfab_peer *peer, int status)
 {
+	unsigned long pos = 0;
 	struct kfab_pull *pull;
 
-	while ((pull = kfab_peer_take_any(peer, &peer->pulls)))
+	while ((pull = kfab_peer_take_old(peer, &peer->pulls, &pos,
+					  kfab_pull_gen)))
 		kfab_pull_end(peer, pull, status);
 }
 
@@ -842,12 +1044,19 @@ static int kfab_conn_rx_result(struct kfab_conn *conn, u32 len)
 	return 0;
 }
 
-/* Answer a HELLO: which load of this node's module the caller reached. */
-static int kfab_conn_welcome(struct kfab_conn *conn, u32 flags)
+/*
+ * Answer a HELLO: which load of this node's module the caller reached, our
+ * session with it, and with KFAB_WIRE_WELCOME_RESUMED how much of the
+ * caller's we carried out.
+ */
+static int kfab_conn_welcome(struct kfab_conn *conn, u32 flags, u32 session,
+			     u32 received)
 {
 	struct kfab_wire_welcome w = {
 		.incarnation = cpu_to_be32(kfab_incarnation),
 		.flags = cpu_to_be32(flags),
+		.session = cpu_to_be32(session),
+		.received = cpu_to_be32(received),
 	};
 	struct kfab_wire_hdr h = {
 		.magic = cpu_to_be32(KFAB_WIRE_MAGIC),
@@ -879,33 +1088,21 @@ static bool kfab_peer_keeps_ours(const struct kfab_peer *peer)
 	return cmp < 0;
 }
 
-/* A new load of the remote module: a new session, its credit afresh. */
-static bool kfab_peer_new_incarnation(struct kfab_peer *peer, u32 inc)
-{
-	bool reset;
-
-	lockdep_assert_held(&peer->lock);
-	if (peer->incarnation == inc)
-		return false;
-	reset = peer->incarnation != 0;
-	peer->incarnation = inc;
-	peer->gen++;
-	peer->credit = KFAB_WIRE_CREDIT_MAX;
-	peer->owed = 0;
-	return reset;
-}
-
 /*
  * HELLO: who called.  Its connection becomes the peer's, in place of one
- * it had (which the other node gave up); a new incarnation of a node we
- * knew ends what was in flight with its old self.
+ * it had (which the other node gave up).  If it names the sessions we
+ * share, both go on (the WELCOME says how far ours got); else ours ends,
+ * with what was in flight (a new load of a node we knew, or one that ended
+ * its side).
  */
 static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 {
 	struct kfab_peer_info info;
 	struct kfab_wire_hello w;
 	struct kfab_peer *peer;
-	bool crossed, reset, up = false;
+	bool crossed, ended = false, up = false;
+	u32 inc, flags = 0, session, received = 0;
+	LIST_HEAD(gone);
 	int rc;
 
 	if (conn->peer || len != sizeof(w))
@@ -913,7 +1110,9 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	rc = kfab_conn_recv_buf(conn, &w, sizeof(w));
 	if (rc)
 		return rc;
-	if (be32_to_cpu(w.version) != KFAB_WIRE_VERSION || !w.incarnation ||
+	inc = be32_to_cpu(w.incarnation);
+	if (be32_to_cpu(w.version) != KFAB_WIRE_VERSION || !inc ||
+	    !w.session || w.__reserved ||
 	    w.node.family != KFAB_ADDR_INET || !w.node.port || w.node.ep ||
 	    w.node.incarnation || w.node.__reserved ||
 	    kfab_node_is_self(conn->node, &w.node))
@@ -933,7 +1132,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	crossed = peer->calling && kfab_peer_keeps_ours(peer);
 	mutex_unlock(&peer->lock);
 	if (crossed) {
-		rc = kfab_conn_welcome(conn, KFAB_WIRE_WELCOME_CROSSED);
+		rc = kfab_conn_welcome(conn, KFAB_WIRE_WELCOME_CROSSED, 0, 0);
 		return rc ?: -EALREADY;
 	}
 
@@ -941,21 +1140,37 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	if (!kfab_peer_tx_claim_wait(peer, false))
 		return -ESHUTDOWN;
 	if (peer->out || peer->in)
-		kfab_peer_conn_lost(peer, -ECONNRESET);
+		kfab_peer_conn_lost(peer, -ECONNRESET, true);
+	/* The old connection's reader is done with its last frame. */
+	mutex_lock(&peer->rx_lock);
 	mutex_lock(&peer->lock);
-	reset = kfab_peer_new_incarnation(peer, be32_to_cpu(w.incarnation));
+	if (inc == peer->incarnation &&
+	    be32_to_cpu(w.session) == peer->remote_session &&
+	    be32_to_cpu(w.peer_session) == peer->session &&
+	    kfab_peer_ack_valid(peer, be32_to_cpu(w.received))) {
+		kfab_peer_resume(peer, be32_to_cpu(w.received), &gone);
+		flags = KFAB_WIRE_WELCOME_RESUMED;
+		received = peer->rx_seq;
+	} else {
+		ended = kfab_peer_adopt(peer, inc, be32_to_cpu(w.session),
+					&gone);
+	}
+	session = peer->session;
 	mutex_unlock(&peer->lock);
-	if (reset) {
+	mutex_unlock(&peer->rx_lock);
+	kfab_frames_free(&gone);
+	if (ended) {
 		kfab_peer_fail_ops(peer, -ECONNRESET);
 		kfab_peer_fail_pulls(peer, -ECONNRESET);
 	}
 	/* The WELCOME goes first: we are the sender until it is out. */
-	rc = kfab_conn_welcome(conn, 0);
+	rc = kfab_conn_welcome(conn, flags, session, received);
 	if (!rc) {
 		mutex_lock(&peer->lock);
 		peer->in = conn;
 		peer->out = conn->engine->hold(conn);
 		peer->crossed_at = 0;
+		peer->lost_at = 0;
 		up = peer->state == KFAB_PEER_IDLE;
 		if (up) {
 			peer->state = KFAB_PEER_UP;
@@ -969,6 +1184,58 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	return rc;
 }
 
+/*
+ * A frame's header came on @conn: it must be the peer's connection (a
+ * connection given up is not read on: what it still held comes again on
+ * the new one) and the frame the next of the remote session.  Its
+ * acknowledgment and credit are taken; *@gen is the session's generation,
+ * for kfab_peer_rx_done().
+ */
+static int kfab_peer_rx_hdr(struct kfab_peer *peer, struct kfab_conn *conn,
+			    const struct kfab_wire_hdr *h, u32 *gen,
+			    struct list_head *gone)
+{
+	u32 credit = be32_to_cpu(h->credit), ack = be32_to_cpu(h->ack);
+	int rc = 0;
+
+	lockdep_assert_held(&peer->rx_lock);
+	mutex_lock(&peer->lock);
+	if (peer->in != conn) {
+		rc = -ESTALE;
+	} else if (be32_to_cpu(h->seq) != peer->rx_seq + 1 ||
+		   !kfab_peer_ack_valid(peer, ack)) {
+		rc = -EPROTO;
+	} else {
+		kfab_peer_acked(peer, ack, gone);
+		/* Never more than it lent: a confused peer gains nothing. */
+		peer->credit = min_t(s64, peer->credit + credit,
+				     KFAB_WIRE_CREDIT_MAX);
+		*gen = peer->gen;
+	}
+	mutex_unlock(&peer->lock);
+	return rc;
+}
+
+/*
+ * A frame was carried out: it counts as received, unless its session ended
+ * meanwhile.  Every KFAB_WIRE_ACK_EVERY frames the remote node hears so,
+ * in a frame of its own if none is waiting to go.
+ */
+static void kfab_peer_rx_done(struct kfab_peer *peer, u32 gen)
+{
+	lockdep_assert_held(&peer->rx_lock);
+	mutex_lock(&peer->lock);
+	if (peer->gen == gen) {
+		peer->rx_seq++;
+		peer->started = true;
+		if (peer->rx_seq - peer->ack_sent >= KFAB_WIRE_ACK_EVERY &&
+		    list_empty(&peer->txq))
+			kfab_peer_queue(peer,
+					kfab_frame_new(KFAB_WIRE_CREDIT, 0));
+	}
+	mutex_unlock(&peer->lock);
+}
+
 /**
  * kfab_conn_rx() - read and carry out one frame of an incoming connection
  * @conn: the connection
@@ -978,8 +1245,10 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
  */
 int kfab_conn_rx(struct kfab_conn *conn)
 {
+	struct kfab_peer *peer;
 	struct kfab_wire_hdr h;
-	u32 len, credit;
+	u32 len, credit, gen;
+	LIST_HEAD(gone);
 	int rc;
 
 	rc = kfab_conn_recv_buf(conn, &h, sizeof(h));
@@ -995,38 +1264,46 @@ int kfab_conn_rx(struct kfab_conn *conn)
 		return -EPROTO;
 	/* The first frame says who calls; nothing else comes before it. */
 	if (h.type == KFAB_WIRE_HELLO)
-		return credit ? -EPROTO : kfab_conn_rx_hello(conn, len);
-	if (!conn->peer)
+		return credit || h.seq || h.ack ? -EPROTO :
+		       kfab_conn_rx_hello(conn, len);
+	peer = conn->peer;
+	if (!peer)
 		return -EPROTO;
-	if (credit) {
-		mutex_lock(&conn->peer->lock);
-		/* Never more than it lent: a confused peer gains nothing. */
-		conn->peer->credit = min_t(s64, conn->peer->credit + credit,
-					   KFAB_WIRE_CREDIT_MAX);
-		mutex_unlock(&conn->peer->lock);
+
+	mutex_lock(&peer->rx_lock);
+	rc = kfab_peer_rx_hdr(peer, conn, &h, &gen, &gone);
+	if (!rc) {
+		switch (h.type) {
+		case KFAB_WIRE_MSG:
+		case KFAB_WIRE_RTS:
+			rc = kfab_conn_rx_msg(conn, h.type, len);
+			break;
+		case KFAB_WIRE_CTS:
+			rc = kfab_conn_rx_cts(conn, len);
+			break;
+		case KFAB_WIRE_DATA:
+			rc = kfab_conn_rx_data(conn, len);
+			break;
+		case KFAB_WIRE_RESULT:
+			rc = kfab_conn_rx_result(conn, len);
+			break;
+		default:	/* KFAB_WIRE_CREDIT */
+			rc = len ? -EPROTO : 0;
+		}
 	}
-	switch (h.type) {
-	case KFAB_WIRE_MSG:
-	case KFAB_WIRE_RTS:
-		return kfab_conn_rx_msg(conn, h.type, len);
-	case KFAB_WIRE_CTS:
-		return kfab_conn_rx_cts(conn, len);
-	case KFAB_WIRE_DATA:
-		return kfab_conn_rx_data(conn, len);
-	case KFAB_WIRE_RESULT:
-		return kfab_conn_rx_result(conn, len);
-	default:	/* KFAB_WIRE_CREDIT */
-		return len ? -EPROTO : 0;
-	}
+	if (!rc)
+		kfab_peer_rx_done(peer, gen);
+	mutex_unlock(&peer->rx_lock);
+	kfab_frames_free(&gone);
+	return rc;
 }
 
 /*
- * A connection's reader ended.  If it was its peer's, what depended on it
- * fails: our sends (their answers came this way) and the pulls whose data
- * would have.  One that was given up already, or a crossed call's, ends
- * quietly.
+ * A connection's reader ended (@rc: why).  If it was its peer's, the peer
+ * lost it (kfab_peer_conn_lost()).  One that was given up already, or a
+ * crossed call's, ends quietly.
  */
-void kfab_conn_closed(struct kfab_conn *conn)
+void kfab_conn_closed(struct kfab_conn *conn, int rc)
 {
 	struct kfab_peer *peer = conn->peer;
 	bool ours;
@@ -1042,7 +1319,7 @@ void kfab_conn_closed(struct kfab_conn *conn)
 		ours = peer->in == conn;
 		mutex_unlock(&peer->lock);
 		if (ours)
-			kfab_peer_conn_lost(peer, -ECONNRESET);
+			kfab_peer_conn_lost(peer, rc, true);
 		kfab_peer_tx_release(peer);
 	}
 	conn->peer = NULL;
@@ -1051,7 +1328,7 @@ void kfab_conn_closed(struct kfab_conn *conn)
 
 /* ---- the connection ---- */
 
-/* Send one frame (a DATA frame: one piece of it).  Return: 0 or -errno. */
+/* Send one frame (DATA: at most KFAB_WIRE_DATA_MAX).  Return: 0 or -errno. */
 static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 			  struct kfab_frame *f, bool more)
 {
@@ -1061,7 +1338,7 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 	int rc;
 
 	if (f->hdr.type == KFAB_WIRE_DATA) {
-		payload = min_t(size_t, f->left, KFAB_WIRE_DATA_MAX);
+		payload = f->left;
 		f->body.data.pull = cpu_to_be32(f->pull);
 		f->body.data.offset = cpu_to_be64(f->off);
 	} else if (f->hdr.type == KFAB_WIRE_MSG) {
@@ -1082,21 +1359,16 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 	if (rc || f->hdr.type != KFAB_WIRE_DATA)
 		return rc;
 	/* The message's own pages go out as they are: no copy. */
-	rc = peer->engine->send_pages(out, &f->op->buf, f->off, payload,
-				      more || f->left > payload);
-	if (rc)
-		return rc;
-	f->off += payload;
-	f->left -= payload;
-	return 0;
+	return peer->engine->send_pages(out, &f->op->buf, f->off, payload,
+					more);
 }
 
 /*
- * The called node's WELCOME: the load of its module we reached.  A new
- * one starts a new session before anything is sent on this connection, so
- * a peer that restarted never fails what is sent to its new self.  Ops
- * are not failed here: there was no connection, so nothing in the table
- * was sent yet; pulls from the old load are (their data will not come).
+ * The called node's WELCOME: the load of its module we reached and its
+ * session.  With KFAB_WIRE_WELCOME_RESUMED both sessions go on, and what
+ * it did not get of ours goes out again first; else a session of ours
+ * that had begun ends here, before anything is sent on this connection
+ * (so frames queued for a node that restarted go to its new self).
  * Return: 0, -EALREADY (the calls crossed: the other node's is kept), or
  * another -errno.
  */
@@ -1108,8 +1380,9 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	} __packed ans;
 	struct kvec kv = { .iov_base = &ans, .iov_len = sizeof(ans) };
 	struct iov_iter it;
-	bool reset;
-	u32 inc, flags;
+	bool ended = false;
+	u32 inc, flags, session, received;
+	LIST_HEAD(gone);
 	int rc;
 
 	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(ans));
@@ -1118,22 +1391,37 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 		return rc == -EAGAIN ? -ETIMEDOUT : rc;
 	inc = be32_to_cpu(ans.w.incarnation);
 	flags = be32_to_cpu(ans.w.flags);
+	session = be32_to_cpu(ans.w.session);
+	received = be32_to_cpu(ans.w.received);
 	/* Untrusted like every frame: exactly a WELCOME, or nothing. */
 	if (be32_to_cpu(ans.h.magic) != KFAB_WIRE_MAGIC ||
 	    ans.h.type != KFAB_WIRE_WELCOME || ans.h.credit ||
+	    ans.h.seq || ans.h.ack ||
 	    memchr_inv(ans.h.__reserved, 0, sizeof(ans.h.__reserved)) ||
 	    be32_to_cpu(ans.h.len) != sizeof(ans.w) || !inc ||
-	    (flags & ~KFAB_WIRE_WELCOME_CROSSED))
+	    (flags & ~KFAB_WIRE_WELCOME_FLAGS))
 		return -EPROTO;
 	/* The other call goes on: its HELLO brings the session's news. */
 	if (flags & KFAB_WIRE_WELCOME_CROSSED)
 		return -EALREADY;
+	if (!session || (!(flags & KFAB_WIRE_WELCOME_RESUMED) && received))
+		return -EPROTO;
 	mutex_lock(&peer->lock);
-	reset = kfab_peer_new_incarnation(peer, inc);
+	if (!(flags & KFAB_WIRE_WELCOME_RESUMED))
+		ended = kfab_peer_adopt(peer, inc, session, &gone);
+	/* It can only resume what our HELLO named. */
+	else if (inc != peer->incarnation || session != peer->remote_session ||
+		 !kfab_peer_ack_valid(peer, received))
+		rc = -EPROTO;
+	else
+		kfab_peer_resume(peer, received, &gone);
 	mutex_unlock(&peer->lock);
-	if (reset)
+	kfab_frames_free(&gone);
+	if (ended) {
+		kfab_peer_fail_ops(peer, -ECONNRESET);
 		kfab_peer_fail_pulls(peer, -ECONNRESET);
-	return 0;
+	}
+	return rc;
 }
 
 /*
@@ -1155,14 +1443,20 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	f = kfab_frame_new(KFAB_WIRE_HELLO, sizeof(f->body.hello));
 	if (!f)
 		return -ENOMEM;
+	/* The old connection's reader is done with its last frame. */
+	mutex_lock(&peer->rx_lock);
+	mutex_lock(&peer->lock);
 	f->body.hello = (struct kfab_wire_hello){
 		.version = cpu_to_be32(KFAB_WIRE_VERSION),
 		.incarnation = cpu_to_be32(kfab_incarnation),
 		.node = peer->local,
+		.session = cpu_to_be32(peer->session),
+		.peer_session = cpu_to_be32(peer->remote_session),
+		.received = cpu_to_be32(peer->rx_seq),
 	};
-	mutex_lock(&peer->lock);
 	peer->calling = true;
 	mutex_unlock(&peer->lock);
+	mutex_unlock(&peer->rx_lock);
 	rc = peer->engine->connect(node, &peer->addr, &out);
 	if (rc)
 		goto out;
@@ -1178,6 +1472,7 @@ static int kfab_peer_call(struct kfab_peer *peer)
 		peer->out = out;
 		peer->in = out->conn;
 		peer->crossed_at = 0;
+		peer->lost_at = 0;
 		up = peer->state == KFAB_PEER_IDLE;
 		peer->state = KFAB_PEER_UP;
 		if (up)
@@ -1200,18 +1495,39 @@ out:
 }
 
 /*
- * The connection failed (or could not be made), as the sender: what was
- * queued is dropped, every send in flight fails (its answer would have
- * come on it) and so does every pull (its data would have).  The next
- * send calls again.
+ * Errors of a connection that was reset, by the other node's TCP or on
+ * the way, rather than ended by the other node or timed out: a new
+ * connection may carry the session on.
  */
-static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
+static bool kfab_conn_err_reset(int rc)
+{
+	return rc == -ECONNRESET || rc == -ECONNABORTED || rc == -EPIPE;
+}
+
+/* Has @peer anything the remote node has yet to get or to answer? */
+static bool kfab_peer_outstanding(struct kfab_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	return !list_empty(&peer->sent) || !list_empty(&peer->txq) ||
+	       !xa_empty(&peer->ops) || !xa_empty(&peer->pulls);
+}
+
+/*
+ * The connection failed (or could not be made), as the sender.  One that
+ * was reset (@may_resume, @rc says so) ends nothing: the session waits
+ * for a new connection, which we make at once if we have anything
+ * outstanding, for up to kfab_peer_timeout_ms (kfab_peer_recall()).
+ * Otherwise the session ends: what was queued is dropped, every send in
+ * flight fails (its answer would have come on it) and so does every pull
+ * (its data would have).  The next send starts a new session.
+ */
+static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
+				bool may_resume)
 {
 	struct kfab_peer_info info;
-	struct kfab_frame *f, *n;
 	struct kfab_link *out;
 	LIST_HEAD(gone);
-	bool down;
+	bool down, resume;
 
 	mutex_lock(&peer->lock);
 	WARN_ON_ONCE(!peer->tx_busy);
@@ -1222,8 +1538,15 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
 	down = peer->state == KFAB_PEER_UP;
 	if (down)
 		peer->state = KFAB_PEER_IDLE;
-	list_splice_init(&peer->txq, &gone);
-	peer->failures++;
+	resume = may_resume && kfab_conn_err_reset(rc) && peer->allowed &&
+		 peer->state != KFAB_PEER_CLOSED;
+	if (!resume) {
+		kfab_peer_end_session(peer, &gone, true);
+		peer->failures++;
+	} else if (kfab_peer_outstanding(peer) && !peer->lost_at) {
+		/* Our sender calls once it lets go (kfab_peer_tx_release()). */
+		peer->lost_at = jiffies ?: 1;
+	}
 	if (down)
 		kfab_peer_info_of(peer, &info);
 	mutex_unlock(&peer->lock);
@@ -1232,8 +1555,9 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
 	/* Its reader ends too, and finds it is not the peer's any more. */
 	if (out)
 		peer->engine->release(out);
-	list_for_each_entry_safe(f, n, &gone, link)
-		kfab_frame_free(f);
+	kfab_frames_free(&gone);
+	if (resume)
+		return;
 	if (rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ENETUNREACH)
 		rc = -EHOSTUNREACH;
 	kfab_peer_fail_ops(peer, rc);
@@ -1248,7 +1572,7 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc)
  */
 static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 {
-	struct kfab_frame *f;
+	struct kfab_frame *f, *s;
 	struct kfab_link *out;
 	bool more, allowed;
 	int rc;
@@ -1267,27 +1591,43 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 			return;
 		}
 		allowed = peer->allowed;
-		f->hdr.credit = cpu_to_be32(peer->owed);
-		peer->owed = 0;
-		more = !list_is_singular(&peer->txq);
+		mutex_unlock(&peer->lock);
+
+		/*
+		 * A large message's bytes go in pieces, each a frame of its
+		 * own; @f stays first with the rest (only we take from the
+		 * head of the queue).
+		 */
+		s = f;
+		if (f->hdr.type == KFAB_WIRE_DATA &&
+		    f->left > KFAB_WIRE_DATA_MAX) {
+			s = kfab_frame_piece(f);
+			if (!s) {
+				kfab_peer_conn_lost(peer, -ENOMEM, false);
+				kfab_peer_tx_release(peer);
+				return;
+			}
+		}
+		mutex_lock(&peer->lock);
+		if (s != f) {
+			f->off += s->left;
+			f->left -= s->left;
+			list_add_tail(&s->link, &peer->sent);
+		} else {
+			list_move_tail(&f->link, &peer->sent);
+		}
+		/* Kept on @sent until acknowledged: a reset sends it again. */
+		kfab_peer_stamp(peer, s);
+		more = !list_empty(&peer->txq);
 		mutex_unlock(&peer->lock);
 
 		/* Taken off the allow-list meanwhile: the link goes. */
-		rc = allowed ? kfab_peer_xmit(peer, out, f, more) : -EHOSTUNREACH;
+		rc = allowed ? kfab_peer_xmit(peer, out, s, more) : -EHOSTUNREACH;
 		if (rc) {
-			/* The credit in @f is lost with the connection. */
-			kfab_peer_conn_lost(peer, rc);
+			kfab_peer_conn_lost(peer, rc, true);
 			kfab_peer_tx_release(peer);
 			return;
 		}
-		if (f->hdr.type == KFAB_WIRE_DATA && f->left) {
-			f->hdr.credit = 0;
-			continue;
-		}
-		mutex_lock(&peer->lock);
-		list_del(&f->link);
-		mutex_unlock(&peer->lock);
-		kfab_frame_free(f);
 	}
 }
 
@@ -1339,13 +1679,14 @@ static bool kfab_peer_tx_claim_wait(struct kfab_peer *peer, bool closed)
 
 /*
  * Stop being @peer's sender.  Frames queued meanwhile found it busy and
- * rely on us: hand them to the transmit work.
+ * rely on us, and so does a session waiting for a new connection: hand
+ * them to the transmit work.
  */
 static void kfab_peer_tx_release(struct kfab_peer *peer)
 {
 	mutex_lock(&peer->lock);
 	peer->tx_busy = false;
-	if (!list_empty(&peer->txq))
+	if (!list_empty(&peer->txq) || (peer->lost_at && !peer->out))
 		queue_work(kfab_net_wq, &peer->tx_work);
 	mutex_unlock(&peer->lock);
 	wake_up_all(&peer->tx_wait);
@@ -1395,6 +1736,26 @@ static bool kfab_peer_crossed(struct kfab_peer *peer)
 	return wait;
 }
 
+/*
+ * A call to carry on a session after a reset failed: while
+ * kfab_peer_timeout_ms has not passed since the reset, we call again a
+ * little later.  Return: whether to wait (else the session ends).
+ */
+static bool kfab_peer_recall(struct kfab_peer *peer)
+{
+	unsigned long limit = msecs_to_jiffies(kfab_peer_timeout_ms);
+	bool wait;
+
+	mutex_lock(&peer->lock);
+	wait = peer->lost_at && time_before(jiffies, peer->lost_at + limit) &&
+	       peer->state != KFAB_PEER_CLOSED;
+	if (wait)
+		mod_delayed_work(kfab_net_wq, &peer->retry_work,
+				 KFAB_PEER_RETRY);
+	mutex_unlock(&peer->lock);
+	return wait;
+}
+
 /* Stop being the sender, leaving the queue to wait (for a retry). */
 static void kfab_peer_tx_idle(struct kfab_peer *peer)
 {
@@ -1425,9 +1786,12 @@ static void kfab_peer_tx_work(struct work_struct *work)
 				return;
 			}
 			rc = -EHOSTUNREACH;
+		} else if (rc && rc != -EPROTO && kfab_peer_recall(peer)) {
+			kfab_peer_tx_idle(peer);
+			return;
 		}
 		if (rc) {
-			kfab_peer_conn_lost(peer, rc);
+			kfab_peer_conn_lost(peer, rc, false);
 			kfab_peer_tx_release(peer);
 			return;
 		}
@@ -1453,7 +1817,7 @@ static void kfab_peer_down_work(struct work_struct *work)
 	if (!kfab_peer_tx_claim(peer))
 		return;
 	if (peer->out)
-		kfab_peer_conn_lost(peer, -ECONNRESET);
+		kfab_peer_conn_lost(peer, -ECONNRESET, false);
 	kfab_peer_tx_release(peer);
 }
 
@@ -1519,7 +1883,7 @@ void kfab_node_close_peers(struct kfab_node *node)
 		cancel_work_sync(&peer->down_work);
 		/* Only the sender may let the connection go. */
 		kfab_peer_tx_claim_wait(peer, true);
-		kfab_peer_conn_lost(peer, -ECONNRESET);
+		kfab_peer_conn_lost(peer, -ECONNRESET, false);
 		kfab_peer_put(peer);
 	}
 	kfab_conns_close(node);
@@ -1532,7 +1896,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
 		mutex_lock(&peer->lock);
-		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s crossed %llu\n",
+		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s crossed %llu session %08x/%08x seq %u/%u acked %u resumed %llu resent %llu\n",
 			   node->net->ns.inum, peer->addr.node,
 			   be16_to_cpu(peer->addr.port), peer->local.node,
 			   be16_to_cpu(peer->local.port),
@@ -1541,7 +1905,10 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   peer->incarnation, !!peer->out, !!peer->in,
 			   peer->credit, peer->owed, peer->tx_msgs,
 			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
-			   peer->failures, peer->engine->name, peer->crossed);
+			   peer->failures, peer->engine->name, peer->crossed,
+			   peer->session, peer->remote_session, peer->tx_seq,
+			   peer->rx_seq, peer->acked, peer->resumed,
+			   peer->resent);
 		mutex_unlock(&peer->lock);
 	}
 	mutex_unlock(&node->lock);

@@ -149,7 +149,7 @@ static void kfab_tcp_rx_work(struct work_struct *work)
 		pr_debug("kfab: connection dropped: %d\n", rc);
 	/* Its sender must not block on it while its peer lets it go. */
 	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
-	kfab_conn_closed(&tc->conn);
+	kfab_conn_closed(&tc->conn, rc);
 	mutex_lock(&node->lock);
 	list_del(&tc->conn.link);
 	mutex_unlock(&node->lock);

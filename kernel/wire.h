@@ -27,6 +27,17 @@
  * have at most KFAB_WIRE_CREDIT_MAX bytes of messages (payload plus
  * KFAB_WIRE_MSG_COST each) that the receiver has not released; the
  * receiver returns credit in @credit of any frame when it releases them.
+ *
+ * A connection that is reset does not end what the two nodes were doing:
+ * every frame after the HELLO and WELCOME has a number (@seq) in its
+ * session, each node acknowledges the frames it carried out (@ack, in any
+ * frame it sends), keeps those it sent until they are acknowledged, and
+ * after a new HELLO and WELCOME sends again those the other node says it
+ * did not get, in order.  A session is one node's run of frames to the
+ * other, named by a number each node draws (@session of HELLO and
+ * WELCOME); a node that ended the session (a long outage, a malformed
+ * frame, a new load of its module) draws a new one, and the other node,
+ * seeing an unknown name, ends its side too.
  */
 #ifndef KFAB_WIRE_H
 #define KFAB_WIRE_H
@@ -35,7 +46,7 @@
 #include <linux/kfab.h>
 
 #define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
-#define KFAB_WIRE_VERSION	3
+#define KFAB_WIRE_VERSION	4
 /* Bytes of unreleased messages one node may hold at another */
 #define KFAB_WIRE_CREDIT_MAX	(4 << 20)
 /* What each message costs of the credit, besides its eager payload */
@@ -43,6 +54,8 @@
 /* Largest payload of one MSG, and of one DATA frame */
 #define KFAB_WIRE_EAGER_MAX	(16 * 1024)
 #define KFAB_WIRE_DATA_MAX	(256 * 1024)
+/* A node acknowledges at least every so many frames, with a frame of its own */
+#define KFAB_WIRE_ACK_EVERY	32
 
 enum kfab_wire_type {
 	KFAB_WIRE_HELLO = 1,
@@ -65,6 +78,10 @@ enum kfab_wire_type {
  * @__reserved: 0
  * @len: bytes that follow this header
  * @credit: credit bytes the sender of this frame returns
+ * @seq: the frame's number in its sender's session, one more than the
+ *	last one's (the first is 1); 0 in HELLO and WELCOME
+ * @ack: how many frames of the other node's session the sender of this
+ *	frame has carried out; 0 in HELLO and WELCOME
  */
 struct kfab_wire_hdr {
 	__be32 magic;
@@ -72,6 +89,8 @@ struct kfab_wire_hdr {
 	__u8 __reserved[3];
 	__be32 len;
 	__be32 credit;
+	__be32 seq;
+	__be32 ack;
 };
 
 /**
@@ -82,27 +101,44 @@ struct kfab_wire_hdr {
  *	operation with the caller is over
  * @node: the caller's node address (@ep 0): the listener of its endpoints
  *	that send on this connection, where answers to them go
+ * @session: the caller's session with the called node
+ * @peer_session: the called node's session as the caller knows it (0: none)
+ * @received: frames of @peer_session the caller has carried out
+ * @__reserved: 0
  */
 struct kfab_wire_hello {
 	__be32 version;
 	__be32 incarnation;
 	struct kfab_addr node;
+	__be32 session;
+	__be32 peer_session;
+	__be32 received;
+	__be32 __reserved;
 };
 
 /* Bits of kfab_wire_welcome.flags */
 enum kfab_wire_welcome_flags {
 	/* Both nodes called: this connection closes, the other one is kept */
 	KFAB_WIRE_WELCOME_CROSSED = 1 << 0,
+	/* Both sessions go on: send again what @received does not cover */
+	KFAB_WIRE_WELCOME_RESUMED = 1 << 1,
+	KFAB_WIRE_WELCOME_FLAGS = KFAB_WIRE_WELCOME_CROSSED |
+				  KFAB_WIRE_WELCOME_RESUMED,
 };
 
 /**
  * struct kfab_wire_welcome - the answer to a HELLO, back to the caller
  * @incarnation: the called node's module load
  * @flags: KFAB_WIRE_WELCOME_* bits
+ * @session: the called node's session with the caller
+ * @received: with KFAB_WIRE_WELCOME_RESUMED: frames of the caller's
+ *	session the called node has carried out; else 0
  */
 struct kfab_wire_welcome {
 	__be32 incarnation;
 	__be32 flags;
+	__be32 session;
+	__be32 received;
 };
 
 /* Bits of kfab_wire_msg.flags */
