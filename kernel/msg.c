@@ -818,6 +818,20 @@ out_unlock:
 	return rc;
 }
 
+/*
+ * fi_rx_addr(): receive context @index of the scalable endpoint @dst names,
+ * a number of @dst's block.  An address that is no block's base is -EINVAL.
+ */
+static int kfab_addr_rx_ctx(struct kfab_addr *dst, u16 index)
+{
+	u64 base = be64_to_cpu(dst->ep);
+
+	if (!(base & KFAB_EP_BLOCK_BIT) || (base & (KFAB_EP_BLOCK_MAX - 1)))
+		return -EINVAL;
+	dst->ep = cpu_to_be64(base | index);
+	return 0;
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_msg msg = {
@@ -842,6 +856,8 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		return -EAGAIN;
 
 	rc = kfab_av_addr_of(ep->av, req->addr, &dst);
+	if (!rc && req->rx_index)
+		rc = kfab_addr_rx_ctx(&dst, req->rx_index);
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, &dst, &target);
 	if (!rc) {
@@ -1239,6 +1255,7 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 
 	*req = (struct kfab_req){
 		.opcode = sqe->opcode,
+		.rx_index = sqe->rx_index,
 		.flags = sqe->flags,
 		.context = sqe->context,
 		.addr = sqe->addr,
@@ -1248,8 +1265,8 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 	};
 	/* An empty iterator keeps error completions well formed. */
 	iov_iter_kvec(&req->iter, ITER_DEST, kv, 0, 0);
-	if (sqe->__reserved || sqe->__reserved2 ||
-	    sqe->iov_count > KFAB_IOV_MAX)
+	if ((sqe->rx_index && !send) || sqe->rx_index >= KFAB_EP_BLOCK_MAX ||
+	    sqe->__reserved2 || sqe->iov_count > KFAB_IOV_MAX)
 		return false;
 	if (sqe->flags & KFAB_SQE_INLINE) {
 		if (!send || sqe->iov_count || sqe->len > KFAB_INLINE_MAX ||

@@ -160,6 +160,10 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 		if (ret)
 			return ret;
 	}
+	/* fi_rx_addr(): the kernel picks the receive context (sep.c). */
+	ret = shim_av_rx_split(shim_read_once(&ep->av), &dest, &sqe.rx_index);
+	if (ret)
+		return ret;
 	sqe.opcode = op;
 	sqe.context = (uintptr_t)context;
 	sqe.addr = dest;

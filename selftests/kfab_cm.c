@@ -268,7 +268,11 @@ TEST(getinfo_offers_msg_endpoints)
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	ASSERT_EQ(0, msg_info(&info));
 	EXPECT_EQ(FI_EP_MSG, info->ep_attr->type);
-	EXPECT_EQ(0, info->caps & (FI_DIRECTED_RECV | FI_SOURCE));
+	EXPECT_EQ(0, info->caps & (FI_DIRECTED_RECV | FI_SOURCE |
+				   FI_NAMED_RX_CTX));
+	/* No scalable connected endpoints. */
+	EXPECT_EQ(1U, info->domain_attr->max_ep_rx_ctx);
+	EXPECT_EQ(1U, info->ep_attr->tx_ctx_cnt);
 	EXPECT_EQ(0, info->rx_attr->caps & FI_DIRECTED_RECV);
 	fi_freeinfo(info);
 
