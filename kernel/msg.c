@@ -54,9 +54,10 @@
 #define KFAB_SQE_FLAGS	(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA | \
 			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
 			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE | \
-			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
+			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD | \
+			 KFAB_SQE_PROBE)
 #define KFAB_SQE_SEND_ONLY (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE | \
-			    KFAB_SQE_FENCE)
+			    KFAB_SQE_FENCE | KFAB_SQE_PROBE)
 #define KFAB_SQE_RECV_ONLY (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK | \
 			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
 
@@ -860,6 +861,14 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		rc = kfab_addr_rx_ctx(&dst, req->rx_index);
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, &dst, &target);
+	if (req->flags & KFAB_SQE_PROBE) {
+		/* Is anybody there?  Nothing moves (a connection's liveness). */
+		if (!rc)
+			kfab_ep_core_put(target);
+		kfab_complete_send(ep, kind, req->context, req->flags,
+				   rc == -EREMOTE ? -EOPNOTSUPP : rc);
+		return 0;
+	}
 	if (!rc) {
 		rc = kfab_send_to(ep, target, &msg, req, &later);
 		kfab_ep_core_put(target);
@@ -1267,6 +1276,11 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 	iov_iter_kvec(&req->iter, ITER_DEST, kv, 0, 0);
 	if ((sqe->rx_index && !send) || sqe->rx_index >= KFAB_EP_BLOCK_MAX ||
 	    sqe->__reserved2 || sqe->iov_count > KFAB_IOV_MAX)
+		return false;
+	/* A probe carries nothing (KFAB_SQE_PROBE). */
+	if ((sqe->flags & KFAB_SQE_PROBE) &&
+	    (sqe->opcode != KFAB_OP_SEND || sqe->iov_count ||
+	     (sqe->flags & KFAB_SQE_INLINE)))
 		return false;
 	if (sqe->flags & KFAB_SQE_INLINE) {
 		if (!send || sqe->iov_count || sqe->len > KFAB_INLINE_MAX ||

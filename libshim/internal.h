@@ -611,6 +611,7 @@ int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
 		 struct fid_ep **ep_fid, void *context,
 		 const struct kfab_ep_open *block);
 int shim_ep_bind_av(struct shim_ep *ep, struct fid *bfid, uint64_t flags);
+ssize_t shim_probe(struct shim_ep *ep, fi_addr_t dest);
 int shim_scalable_ep(struct fid_domain *domain, struct fi_info *info,
 		     struct fid_ep **sep, void *context);
 int shim_sep_bind(struct shim_ep *ep, struct fid *bfid, uint64_t flags);

@@ -197,6 +197,27 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 	return shim_ep_post(ep, &sqe, flags & FI_MORE);
 }
 
+/**
+ * shim_probe() - is an endpoint at @dest?  (KFAB_SQE_PROBE)
+ * @ep: an enabled endpoint with a transmit CQ
+ * @dest: an index of its AV
+ *
+ * Nothing is delivered: the completion on @ep's transmit CQ is a success
+ * when an enabled endpoint of this machine is there, FI_EHOSTUNREACH or
+ * FI_ECONNRESET when none is, FI_EOPNOTSUPP for another node's.  cm.c
+ * watches a connection's peer with it.
+ */
+ssize_t shim_probe(struct shim_ep *ep, fi_addr_t dest)
+{
+	struct kfab_sqe sqe = {
+		.opcode = KFAB_OP_SEND,
+		.flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION,
+		.addr = dest,
+	};
+
+	return shim_ep_post(ep, &sqe, false);
+}
+
 /*
  * FI_PEEK, FI_CLAIM and FI_DISCARD of a tagged receive (fi_tagged(3)) as
  * the kernel's KFAB_SQE_PEEK, _CLAIM and _DISCARD.  FI_DISCARD goes with

@@ -493,6 +493,54 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	test_cmd_doorbell(self->b.fd, self->b.ep, NULL);
 }
 
+/*
+ * KFAB_SQE_PROBE: a send that delivers nothing and says whether an
+ * endpoint is at the destination; with a payload, or on a receive, it is
+ * a malformed request.
+ */
+TEST_F(msg, probe_tells_whether_the_peer_is_there)
+{
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t b_to_a = self->b_to_a;
+	char x = 'x';
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 1,
+			       .addr = b_to_a,
+			       .flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(1ULL, e.op_context);
+	/* Nothing reached A. */
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	EXPECT_NE(0, cq_err(&self->a, &err));
+
+	/* A payload, or a receive: -EINVAL completions. */
+	s = sqe_buf(KFAB_OP_SEND, 2, b_to_a, &x, 1);
+	s.flags |= KFAB_SQE_PROBE;
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EINVAL, err.out_err);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 3,
+			       .addr = ANY,
+			       .flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EINVAL, err.out_err);
+
+	/* A gone: the probe fails as a send would. */
+	ep_close(&self->a);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 4,
+			       .addr = b_to_a,
+			       .flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EHOSTUNREACH, err.out_err);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+}
+
 /* FI_MULTI_RECV: one buffer, message after message, released when full. */
 TEST_F(msg, multi_receive_fills_one_buffer)
 {

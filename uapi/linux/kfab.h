@@ -1180,6 +1180,15 @@ enum kfab_sqe_flags {
 	 * completion reports it with length 0.
 	 */
 	KFAB_SQE_DISCARD = 1 << 8,
+	/*
+	 * Send (KFAB_OP_SEND, no payload): deliver nothing; complete with 0
+	 * when an enabled endpoint of this machine is at the destination,
+	 * else with the error a send would get (EHOSTUNREACH, ECONNRESET).
+	 * A destination on another node completes with EOPNOTSUPP.  The
+	 * library probes the peer of a connection with it (FI_SHUTDOWN of a
+	 * peer that died, Documentation/ep.rst).
+	 */
+	KFAB_SQE_PROBE = 1 << 9,
 };
 
 /**
