@@ -588,6 +588,10 @@ struct kfab_rx_ctx {
  * @dead: the endpoint is gone; nothing may reach @ep any more
  * @ep: the endpoint, while !@dead
  * @tx_waiting: sends of this endpoint waiting at receivers (rendezvous)
+ * @block: a scalable endpoint's context: its block's base number, which
+ *	@addr names; else 0
+ * @send_only: never reachable by @num (a block's anchor, a transmit
+ *	context)
  */
 struct kfab_ep_core {
 	struct kref ref;
@@ -601,6 +605,8 @@ struct kfab_ep_core {
 	bool dead;
 	struct kfab_ep *ep;
 	atomic_t tx_waiting;
+	u64 block;
+	bool send_only;
 };
 
 /**
@@ -739,6 +745,7 @@ struct kfab_srx {
 /**
  * struct kfab_req - a send or a receive, from a ring entry or kernel code
  * @opcode: KFAB_OP_*
+ * @rx_index: send: the receive context of a scalable destination, or 0
  * @flags: KFAB_SQE_*
  * @context: reported back in the completion
  * @addr: send: the destination (an index of the endpoint's AV); receive:
@@ -754,6 +761,7 @@ struct kfab_srx {
  */
 struct kfab_req {
 	u8 opcode;
+	u16 rx_index;
 	u32 flags;
 	u64 context;
 	u64 addr;

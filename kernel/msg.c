@@ -58,9 +58,10 @@
 #define KFAB_SQE_FLAGS	(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA | \
 			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
 			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE | \
-			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
+			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD | \
+			 KFAB_SQE_PROBE)
 #define KFAB_SQE_SEND_ONLY (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE | \
-			    KFAB_SQE_FENCE)
+			    KFAB_SQE_FENCE | KFAB_SQE_PROBE)
 #define KFAB_SQE_RECV_ONLY (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK | \
 			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
 
@@ -849,6 +850,20 @@ out_unlock:
 	return rc;
 }
 
+/*
+ * fi_rx_addr(): receive context @index of the scalable endpoint @dst names,
+ * a number of @dst's block.  An address that is no block's base is -EINVAL.
+ */
+static int kfab_addr_rx_ctx(struct kfab_addr *dst, u16 index)
+{
+	u64 base = be64_to_cpu(dst->ep);
+
+	if (!(base & KFAB_EP_BLOCK_BIT) || (base & (KFAB_EP_BLOCK_MAX - 1)))
+		return -EINVAL;
+	dst->ep = cpu_to_be64(base | index);
+	return 0;
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_msg msg = {
@@ -873,8 +888,18 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		return -EAGAIN;
 
 	rc = kfab_av_addr_of(ep->av, req->addr, &dst);
+	if (!rc && req->rx_index)
+		rc = kfab_addr_rx_ctx(&dst, req->rx_index);
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, &dst, &target);
+	if (req->flags & KFAB_SQE_PROBE) {
+		/* Is anybody there?  Nothing moves (a connection's liveness). */
+		if (!rc)
+			kfab_ep_core_put(target);
+		kfab_complete_send(ep, kind, req->context, req->flags,
+				   rc == -EREMOTE ? -EOPNOTSUPP : rc);
+		return 0;
+	}
 	if (!rc) {
 		rc = kfab_send_to(ep, target, &msg, req, &later);
 		kfab_ep_core_put(target);
@@ -1270,6 +1295,7 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 
 	*req = (struct kfab_req){
 		.opcode = sqe->opcode,
+		.rx_index = sqe->rx_index,
 		.flags = sqe->flags,
 		.context = sqe->context,
 		.addr = sqe->addr,
@@ -1279,8 +1305,13 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 	};
 	/* An empty iterator keeps error completions well formed. */
 	iov_iter_kvec(&req->iter, ITER_DEST, kv, 0, 0);
-	if (sqe->__reserved || sqe->__reserved2 ||
-	    sqe->iov_count > KFAB_IOV_MAX)
+	if ((sqe->rx_index && !send) || sqe->rx_index >= KFAB_EP_BLOCK_MAX ||
+	    sqe->__reserved2 || sqe->iov_count > KFAB_IOV_MAX)
+		return false;
+	/* A probe carries nothing (KFAB_SQE_PROBE). */
+	if ((sqe->flags & KFAB_SQE_PROBE) &&
+	    (sqe->opcode != KFAB_OP_SEND || sqe->iov_count ||
+	     (sqe->flags & KFAB_SQE_INLINE)))
 		return false;
 	if (sqe->flags & KFAB_SQE_INLINE) {
 		if (!send || sqe->iov_count || sqe->len > KFAB_INLINE_MAX ||

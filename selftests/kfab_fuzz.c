@@ -1032,7 +1032,20 @@ static void gen_ep_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
 	struct kfab_ep_open *c = p;
 
+	static const uint32_t block_flags[] = {
+		KFAB_EP_OPEN_BLOCK, KFAB_EP_OPEN_JOIN,
+		KFAB_EP_OPEN_JOIN | KFAB_EP_OPEN_SEND_ONLY,
+		KFAB_EP_OPEN_SEND_ONLY, KFAB_EP_OPEN_BLOCK | KFAB_EP_OPEN_JOIN,
+	};
+
 	c->flags = rnd_flags(t);
+	/* Scalable endpoints: a block, or joining one (of any object). */
+	if (chance(t, 1, 6)) {
+		c->flags = block_flags[rnd_below(t, 5)];
+		c->block_ep_id = pick_id(t);
+		c->block_index = chance(t, 1, 4) ? (uint32_t)rnd(t) :
+						   rnd_below(t, 8);
+	}
 	c->domain_id = pick_id(t);
 	c->type = chance(t, 1, 10) ? (uint32_t)rnd(t) : KFAB_EP_TYPE_RDM;
 	c->sq_entries = chance(t, 1, 2) ? 0 : rnd_entries(t);
@@ -1054,8 +1067,15 @@ static uint32_t expect_ep_open(const void *p)
 	const struct kfab_ep_open *c = p;
 	uint32_t e = c->sq_entries ? c->sq_entries : KFAB_SQ_DEFAULT_ENTRIES;
 
-	if (c->flags)
+	if (c->flags & ~(uint32_t)(KFAB_EP_OPEN_BLOCK | KFAB_EP_OPEN_JOIN |
+				   KFAB_EP_OPEN_SEND_ONLY))
 		return O(EOPNOTSUPP);
+	if (!c->flags && (c->block_ep_id || c->block_index))
+		return O(EINVAL);
+	/* A block's well-formedness, then the ep it joins (ENOENT/EINVAL). */
+	if (c->flags)
+		return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM) | O(EINVAL) |
+		       O(EADDRNOTAVAIL);
 	if (c->type != KFAB_EP_TYPE_RDM || !is_pow2(e) ||
 	    e > KFAB_SQ_MAX_ENTRIES)
 		return O(EINVAL);
