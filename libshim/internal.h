@@ -963,10 +963,6 @@ int shim_no_tostr(const struct fid *fid, char *buf, size_t len);
 int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
 
-/* struct fi_ops_fabric */
-int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-		       struct fid_pep **pep, void *context);
-
 /* struct fi_ops_cm */
 int shim_no_setname(fid_t fid, void *addr, size_t addrlen);
 int shim_no_getname(fid_t fid, void *addr, size_t *addrlen);
@@ -982,10 +978,6 @@ int shim_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		 struct fid_mc **mc, void *context);
 
 /* struct fi_ops_domain */
-int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-			struct fid_ep **sep, void *context);
-int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		      struct fid_poll **pollset);
 int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags);
