@@ -385,6 +385,27 @@ struct kfab_nl_peer_dump {
 	struct netlink_callback *cb;
 };
 
+/* The peer's connection and the two sessions carried over it. */
+static int kfab_nl_put_conn(struct sk_buff *skb,
+			    const struct kfab_peer_info *info)
+{
+	if (nla_put_u8(skb, KFAB_NL_ATTR_PEER_CONNECTED, info->connected) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_SESSION, info->session) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_REMOTE_SESSION,
+			info->remote_session) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_TX_SEQ, info->tx_seq) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_RX_SEQ, info->rx_seq) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_ACKED, info->acked) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_PEER_RESUMED, info->resumed) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_PEER_RESENT, info->resent) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_PEER_CROSSED, info->crossed) ||
+	    nla_put_s64(skb, KFAB_NL_ATTR_PEER_CREDIT, info->credit,
+			KFAB_NL_ATTR_PAD) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_OWED, info->owed))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int kfab_nl_put_peer(struct sk_buff *skb,
 			    const struct kfab_peer_info *info)
 {
@@ -406,7 +427,7 @@ static int kfab_nl_put_peer(struct sk_buff *skb,
 	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_BYTES, info->rx_bytes) ||
 	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_FAILURES, info->failures))
 		return -EMSGSIZE;
-	return 0;
+	return kfab_nl_put_conn(skb, info);
 }
 
 static int kfab_nl_peer_fill(void *arg, const struct kfab_peer_info *info)

@@ -38,7 +38,8 @@
 #include "kfabctl.h"
 
 enum kv_type { KV_U16, KV_U32, KV_U64, KV_STR, KV_FLAG, KV_MODE, KV_NODE,
-	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE, KV_NET };
+	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE, KV_NET, KV_S64,
+	       KV_BOOL };
 
 /* One attribute: its JSON key, how to print it, and whether -d shows it. */
 struct kv_attr {
@@ -115,6 +116,17 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_KBUF_BYTES] = { "kbuf_bytes", KV_U64 },
 	[KFAB_NL_ATTR_UNEXP_MSGS] = { "unexp_msgs", KV_U64 },
 	[KFAB_NL_ATTR_UNEXP_TOTAL] = { "unexp_total", KV_U64 },
+	[KFAB_NL_ATTR_PEER_CONNECTED] = { "connected", KV_BOOL },
+	[KFAB_NL_ATTR_PEER_SESSION] = { "session", KV_U32 },
+	[KFAB_NL_ATTR_PEER_REMOTE_SESSION] = { "remote_session", KV_U32 },
+	[KFAB_NL_ATTR_PEER_TX_SEQ] = { "frames_sent", KV_U32 },
+	[KFAB_NL_ATTR_PEER_RX_SEQ] = { "frames_done", KV_U32 },
+	[KFAB_NL_ATTR_PEER_ACKED] = { "frames_acked", KV_U32 },
+	[KFAB_NL_ATTR_PEER_RESUMED] = { "resumed", KV_U64 },
+	[KFAB_NL_ATTR_PEER_RESENT] = { "resent", KV_U64 },
+	[KFAB_NL_ATTR_PEER_CROSSED] = { "crossed", KV_U64 },
+	[KFAB_NL_ATTR_PEER_CREDIT] = { "credit", KV_S64 },
+	[KFAB_NL_ATTR_PEER_OWED] = { "owed", KV_U32 },
 };
 
 static const char * const obj_type_names[] = {
@@ -189,6 +201,10 @@ static json_object *json_of(const struct kv_attr *a, struct nlattr *nla,
 		return json_object_new_int64(nla_get_u32(nla));
 	case KV_U64:
 		return json_object_new_uint64(nla_get_u64(nla));
+	case KV_S64:
+		return json_object_new_int64(nla_get_s64(nla));
+	case KV_BOOL:
+		return json_object_new_boolean(nla_get_u8(nla));
 	case KV_STR:
 		return json_object_new_string(nla_get_string(nla));
 	case KV_FLAG:
@@ -237,6 +253,10 @@ static void print_plain(json_object *rec)
 	const char *sep = "";
 
 	json_object_object_foreach(rec, key, val) {
+		/* A boolean prints as its key when true, else not at all. */
+		if (json_object_is_type(val, json_type_boolean) &&
+		    !json_object_get_boolean(val))
+			continue;
 		if (json_object_is_type(val, json_type_boolean))
 			printf("%s%s", sep, key);
 		else if (!strcmp(key, "mode"))

@@ -165,6 +165,18 @@ enum kfab_nl_attr {
 	/* Where an endpoint or SRX receives (also UNEXP_BYTES) */
 	KFAB_NL_ATTR_UNEXP_MSGS,	/* u64, unexpected messages held now */
 	KFAB_NL_ATTR_UNEXP_TOTAL,	/* u64, messages ever held unexpected */
+	/* A peer's connection and its sessions (Documentation/net.rst) */
+	KFAB_NL_ATTR_PEER_CONNECTED,	/* u8, 1: a connection is up */
+	KFAB_NL_ATTR_PEER_SESSION,	/* u32, our session with it (0: none yet) */
+	KFAB_NL_ATTR_PEER_REMOTE_SESSION, /* u32, its session with us (0: not known) */
+	KFAB_NL_ATTR_PEER_TX_SEQ,	/* u32, frames of our session sent */
+	KFAB_NL_ATTR_PEER_RX_SEQ,	/* u32, frames of its session carried out */
+	KFAB_NL_ATTR_PEER_ACKED,	/* u32, frames of ours it acknowledged */
+	KFAB_NL_ATTR_PEER_RESUMED,	/* u64, sessions resumed over a new connection */
+	KFAB_NL_ATTR_PEER_RESENT,	/* u64, frames sent again on one */
+	KFAB_NL_ATTR_PEER_CROSSED,	/* u64, our calls that gave way to its */
+	KFAB_NL_ATTR_PEER_CREDIT,	/* s64, bytes we may still send it */
+	KFAB_NL_ATTR_PEER_OWED,		/* u32, credit released, not yet returned */
 	__KFAB_NL_ATTR_MAX,
 };
 
