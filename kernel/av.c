@@ -42,11 +42,12 @@ static unsigned int kfab_av_max_count = 65536;
 module_param_named(av_max_count, kfab_av_max_count, uint, 0444);
 MODULE_PARM_DESC(av_max_count, "Most entries one AV may ask for (default 65536)");
 
-static unsigned int kfab_av_max_named_per_user = 64;
+/* Also set by KFAB_NL_CMD_LIMIT_SET (netlink.c): read with READ_ONCE(). */
+unsigned int kfab_av_max_named_per_user = 64;
 module_param_named(av_max_named_per_user, kfab_av_max_named_per_user, uint, 0644);
 MODULE_PARM_DESC(av_max_named_per_user, "Most named AVs one owner may have (default 64)");
 
-static unsigned int kfab_av_max_entries_per_user = 1 << 20;
+unsigned int kfab_av_max_entries_per_user = 1 << 20;
 module_param_named(av_max_entries_per_user, kfab_av_max_entries_per_user, uint, 0644);
 MODULE_PARM_DESC(av_max_entries_per_user, "Most entries the named AVs of one owner may hold together (default 1048576)");
 
@@ -237,8 +238,9 @@ static struct kfab_av_user *kfab_av_user_charge(kuid_t uid, u32 entries)
 	list_add(&user->node, &kfab_av_users);
 found:
 	if (!exempt &&
-	    (user->named >= kfab_av_max_named_per_user ||
-	     user->entries + entries > kfab_av_max_entries_per_user)) {
+	    (user->named >= READ_ONCE(kfab_av_max_named_per_user) ||
+	     user->entries + entries >
+	     READ_ONCE(kfab_av_max_entries_per_user))) {
 		if (!user->named) {
 			list_del(&user->node);
 			kfree(user);

@@ -277,6 +277,9 @@ int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd);
 void kfab_av_destroy(struct kfab_object *obj);
 int kfab_av_init(void);
 void kfab_av_exit(void);
+/* Limits netlink's KFAB_NL_CMD_LIMIT_SET changes too (READ_ONCE them) */
+extern unsigned int kfab_av_max_named_per_user;
+extern unsigned int kfab_av_max_entries_per_user;
 unsigned int kfab_av_count(bool named_only);
 int kfab_av_addr_of(struct kfab_av *av, u64 index, struct kfab_addr *addr);
 int kfab_av_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,

@@ -225,6 +225,13 @@ struct kfab_peer_info {
 	u32 incarnation;
 	const char *engine;
 	u64 tx_msgs, tx_bytes, rx_msgs, rx_bytes, failures;
+	/* Its connection and the sessions over it */
+	bool connected;		/* a connection is up (out or in) */
+	u32 session, remote_session;
+	u32 tx_seq, rx_seq, acked;
+	u64 resumed, resent, crossed;
+	s64 credit;
+	u32 owed;
 };
 
 /* Called for each peer by kfab_peer_for_each(); non-zero stops the walk. */

@@ -385,6 +385,27 @@ struct kfab_nl_peer_dump {
 	struct netlink_callback *cb;
 };
 
+/* The peer's connection and the two sessions carried over it. */
+static int kfab_nl_put_conn(struct sk_buff *skb,
+			    const struct kfab_peer_info *info)
+{
+	if (nla_put_u8(skb, KFAB_NL_ATTR_PEER_CONNECTED, info->connected) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_SESSION, info->session) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_REMOTE_SESSION,
+			info->remote_session) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_TX_SEQ, info->tx_seq) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_RX_SEQ, info->rx_seq) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_ACKED, info->acked) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_PEER_RESUMED, info->resumed) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_PEER_RESENT, info->resent) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_PEER_CROSSED, info->crossed) ||
+	    nla_put_s64(skb, KFAB_NL_ATTR_PEER_CREDIT, info->credit,
+			KFAB_NL_ATTR_PAD) ||
+	    nla_put_u32(skb, KFAB_NL_ATTR_PEER_OWED, info->owed))
+		return -EMSGSIZE;
+	return 0;
+}
+
 static int kfab_nl_put_peer(struct sk_buff *skb,
 			    const struct kfab_peer_info *info)
 {
@@ -406,7 +427,7 @@ static int kfab_nl_put_peer(struct sk_buff *skb,
 	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_BYTES, info->rx_bytes) ||
 	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_FAILURES, info->failures))
 		return -EMSGSIZE;
-	return 0;
+	return kfab_nl_put_conn(skb, info);
 }
 
 static int kfab_nl_peer_fill(void *arg, const struct kfab_peer_info *info)
@@ -806,6 +827,100 @@ void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
 		kfab_nl_notify_net(net, cmd, kfab_nl_put_peer_event, &ev);
 }
 
+/* ---- module-wide limits ---- */
+
+/*
+ * The module parameters that may change while it is loaded, by sysfs or by
+ * KFAB_NL_CMD_LIMIT_SET.  Their readers use READ_ONCE(): a change applies
+ * to what is checked or set up after it, never to what already is.
+ */
+struct kfab_nl_limit {
+	const char *name;
+	unsigned int *value;
+	u32 min, max;
+};
+
+static const struct kfab_nl_limit kfab_nl_limits[] = {
+	/* 0 would refuse every name: an AV's mode does that per AV. */
+	{ "av_max_named_per_user", &kfab_av_max_named_per_user, 1, 1 << 20 },
+	{ "av_max_entries_per_user", &kfab_av_max_entries_per_user,
+	  1, 1 << 30 },
+	/* Keepalive counts whole seconds; TCP's user timeout is an int. */
+	{ "peer_timeout_ms", &kfab_peer_timeout_ms, 100, 3600 * 1000 },
+};
+
+static int kfab_nl_put_limit(struct sk_buff *skb,
+			     const struct kfab_nl_limit *l)
+{
+	if (nla_put_string(skb, KFAB_NL_ATTR_LIMIT_NAME, l->name) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_LIMIT_VALUE,
+			    READ_ONCE(*l->value)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_LIMIT_MIN, l->min) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_LIMIT_MAX, l->max))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Anyone may read the limits.  cb->args[0]: the next one. */
+static int kfab_nl_limit_dump(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	void *hdr;
+	int rc = 0;
+
+	while (cb->args[0] < ARRAY_SIZE(kfab_nl_limits)) {
+		hdr = kfab_nl_dump_start(skb, cb, KFAB_NL_CMD_LIMIT_GET);
+		if (!hdr) {
+			rc = -EMSGSIZE;
+			break;
+		}
+		rc = kfab_nl_dump_end(skb, hdr,
+				      kfab_nl_put_limit(skb,
+							&kfab_nl_limits[cb->args[0]]));
+		if (rc)
+			break;
+		cb->args[0]++;
+	}
+	return kfab_nl_dump_done(skb, rc);
+}
+
+/*
+ * The limits are the whole module's, every namespace's: only the admin of
+ * the initial user namespace changes them (as a write to sysfs would need
+ * root there).  An unknown name is -ENOENT, a value out of the limit's
+ * range -EINVAL (extended ack on the attribute).
+ */
+static int kfab_nl_limit_set(struct sk_buff *skb, struct genl_info *info)
+{
+	const struct kfab_nl_limit *l = NULL;
+	struct nlattr *name, *value;
+	u64 v;
+	size_t i;
+
+	if (!netlink_capable(skb, CAP_NET_ADMIN) &&
+	    !netlink_capable(skb, CAP_SYS_ADMIN))
+		return -EPERM;
+	if (GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_LIMIT_NAME) ||
+	    GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_LIMIT_VALUE))
+		return -EINVAL;
+	name = info->attrs[KFAB_NL_ATTR_LIMIT_NAME];
+	value = info->attrs[KFAB_NL_ATTR_LIMIT_VALUE];
+	for (i = 0; i < ARRAY_SIZE(kfab_nl_limits); i++)
+		if (!nla_strcmp(name, kfab_nl_limits[i].name))
+			l = &kfab_nl_limits[i];
+	if (!l) {
+		NL_SET_ERR_MSG_ATTR(info->extack, name, "no such limit");
+		return -ENOENT;
+	}
+	v = nla_get_u64(value);
+	if (v < l->min || v > l->max) {
+		NL_SET_ERR_MSG_ATTR(info->extack, value,
+				    "out of the limit's range (LIMIT_GET shows it)");
+		return -EINVAL;
+	}
+	WRITE_ONCE(*l->value, v);
+	return 0;
+}
+
 /* ---- the family ---- */
 
 static const struct nla_policy kfab_nl_dump_policy[KFAB_NL_ATTR_MAX + 1] = {
@@ -828,6 +943,11 @@ static const struct nla_policy kfab_nl_listen_policy[KFAB_NL_ATTR_MAX + 1] = {
 static const struct nla_policy kfab_nl_allow_policy[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_ALLOW_NODE] = NLA_POLICY_EXACT_LEN(16),
 	[KFAB_NL_ATTR_ALLOW_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U32, 128),
+};
+
+static const struct nla_policy kfab_nl_limit_policy[KFAB_NL_ATTR_MAX + 1] = {
+	[KFAB_NL_ATTR_LIMIT_NAME] = { .type = NLA_NUL_STRING, .len = 31 },
+	[KFAB_NL_ATTR_LIMIT_VALUE] = { .type = NLA_U64 },
 };
 
 static const struct genl_ops kfab_nl_ops[] = {
@@ -908,6 +1028,19 @@ static const struct genl_ops kfab_nl_ops[] = {
 		.policy = kfab_nl_allow_policy,
 		.maxattr = KFAB_NL_ATTR_MAX,
 		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KFAB_NL_CMD_LIMIT_GET,
+		.dumpit = kfab_nl_limit_dump,
+		.policy = kfab_nl_dump_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	/* Module-wide: kfab_nl_limit_set() checks the initial namespace. */
+	{
+		.cmd = KFAB_NL_CMD_LIMIT_SET,
+		.doit = kfab_nl_limit_set,
+		.policy = kfab_nl_limit_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
 	},
 };
 

@@ -341,6 +341,17 @@ static void kfab_peer_info_of(struct kfab_peer *peer,
 		.rx_msgs = peer->rx_msgs,
 		.rx_bytes = peer->rx_bytes,
 		.failures = peer->failures,
+		.connected = peer->out || peer->in,
+		.session = peer->session,
+		.remote_session = peer->remote_session,
+		.tx_seq = peer->tx_seq,
+		.rx_seq = peer->rx_seq,
+		.acked = peer->acked,
+		.resumed = peer->resumed,
+		.resent = peer->resent,
+		.crossed = peer->crossed,
+		.credit = peer->credit,
+		.owed = peer->owed,
 	};
 }
 

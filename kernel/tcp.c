@@ -42,7 +42,9 @@ static void kfab_tcp_init_addr(const struct kfab_addr *a, struct sockaddr_in6 *s
 /* What every kfab socket gets: no delay, and dead links noticed. */
 static void kfab_tcp_tune(struct socket *sock)
 {
-	unsigned int secs = max(kfab_peer_timeout_ms / 1000, 1U);
+	/* One value throughout: KFAB_NL_CMD_LIMIT_SET may change it. */
+	unsigned int ms = READ_ONCE(kfab_peer_timeout_ms);
+	unsigned int secs = max(ms / 1000, 1U);
 	struct sock *sk = sock->sk;
 
 	tcp_sock_set_nodelay(sk);
@@ -50,8 +52,8 @@ static void kfab_tcp_tune(struct socket *sock)
 	tcp_sock_set_keepidle(sk, 1);
 	tcp_sock_set_keepintvl(sk, 1);
 	tcp_sock_set_keepcnt(sk, min_t(unsigned int, secs, MAX_TCP_KEEPCNT));
-	tcp_sock_set_user_timeout(sk, kfab_peer_timeout_ms);
-	sk->sk_sndtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
+	tcp_sock_set_user_timeout(sk, ms);
+	sk->sk_sndtimeo = msecs_to_jiffies(ms);
 	/* Frames are built in process context, never under memory reclaim. */
 	sk->sk_allocation = GFP_KERNEL;
 	kfab_sock_own_frag(sk);
@@ -350,7 +352,7 @@ static int kfab_tcp_connect(struct kfab_node *node,
 		return rc;
 	kfab_tcp_tune(sock);
 	/* Until it is started, only the answer to our HELLO is read. */
-	sock->sk->sk_rcvtimeo = msecs_to_jiffies(kfab_peer_timeout_ms);
+	sock->sk->sk_rcvtimeo = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
 	rc = kernel_connect(sock, (struct sockaddr *)&sin6, sizeof(sin6), 0);
 	if (rc) {
 		sock_release(sock);

@@ -82,7 +82,12 @@
  * foreign address, a few ports, a prefix length around 128, so that
  * listeners and networks really come and go under the dumps.  The
  * fuzzer runs in a network namespace of its own (nl_private_netns()), so
- * that what it leaves goes with it.  The oracle: every answer is success
+ * that what it leaves goes with it.  An eighth of the rest are
+ * LIMIT_GET dumps and LIMIT_SET requests shaped nearly right (a real or
+ * a foreign name, a value in range or just out of it, now and then the
+ * wrong size or missing); the limits are module-wide, so the values in
+ * range never lower one, and the run puts back what it found
+ * (fuzz_limits_restore()).  The oracle: every answer is success
  * or one of the errors Documentation/netlink.rst names (NETLINK_OUTCOMES).
  */
 #define _GNU_SOURCE
@@ -2984,6 +2989,107 @@ static size_t nl_transport_request(struct fuzz_thread *t, uint8_t *buf,
 	return len;
 }
 
+/*
+ * The module-wide limits (KFAB_NL_CMD_LIMIT_SET): their names, a value in
+ * range that lowers nothing (the oracle of the ioctls does not expect
+ * -EDQUOT), the least and the most LIMIT_SET takes (netlink.rst), and
+ * the value the run found, put back at its end.
+ */
+static struct fuzz_limit {
+	const char *name;
+	uint64_t high, min, max;
+	unsigned long found;
+	bool have;
+} fuzz_limits[] = {
+	{ .name = "av_max_named_per_user", .high = 1 << 20, .min = 1,
+	  .max = 1 << 20 },
+	{ .name = "av_max_entries_per_user", .high = 1 << 30, .min = 1,
+	  .max = 1 << 30 },
+	{ .name = "peer_timeout_ms", .high = 20000, .min = 100,
+	  .max = 3600 * 1000 },
+};
+
+static FILE *fuzz_limit_file(const struct fuzz_limit *l, const char *mode)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/kfab/parameters/%s", l->name);
+	return fopen(path, mode);
+}
+
+static void fuzz_limits_save(void)
+{
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(fuzz_limits); i++) {
+		f = fuzz_limit_file(&fuzz_limits[i], "r");
+		if (!f)
+			continue;
+		fuzz_limits[i].have = fscanf(f, "%lu", &fuzz_limits[i].found) == 1;
+		fclose(f);
+	}
+}
+
+static void fuzz_limits_restore(void)
+{
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(fuzz_limits); i++) {
+		if (!fuzz_limits[i].have)
+			continue;
+		f = fuzz_limit_file(&fuzz_limits[i], "w");
+		if (!f || fprintf(f, "%lu\n", fuzz_limits[i].found) < 0)
+			fail(NULL, "limit %s: not put back", fuzz_limits[i].name);
+		if (f && fclose(f))
+			fail(NULL, "limit %s: not put back", fuzz_limits[i].name);
+	}
+}
+
+/* LIMIT_GET, or a LIMIT_SET nearly right. */
+static size_t nl_limit_request(struct fuzz_thread *t, uint8_t *buf,
+			       struct fuzz_op *op)
+{
+	const struct fuzz_limit *l =
+		&fuzz_limits[rnd_below(t, ARRAY_SIZE(fuzz_limits))];
+	size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+	const char *name = l->name;
+	uint64_t v;
+
+	if (chance(t, 1, 4)) {
+		op->cmd = KFAB_NL_CMD_LIMIT_GET;
+		op->arg = NLM_F_REQUEST | NLM_F_DUMP;
+		return len;
+	}
+	op->cmd = KFAB_NL_CMD_LIMIT_SET;
+	op->arg = NLM_F_REQUEST | NLM_F_ACK;
+	switch (rnd_below(t, 6)) {
+	case 0:
+		v = 0;
+		break;
+	case 1:
+		v = l->max + 1;
+		break;
+	case 2:
+		v = chance(t, 1, 2) ? 1ull << 32 : UINT64_MAX;
+		break;
+	default:
+		/* In range, lowering nothing: the found value or more. */
+		v = chance(t, 1, 2) && fuzz_limits[l - fuzz_limits].have ?
+		    l->found : l->high;
+	}
+	if (chance(t, 1, 8))
+		name = chance(t, 1, 2) ? "max_objects" : "";
+	if (!chance(t, 1, 16))
+		nl_put(buf, &len, KFAB_NL_ATTR_LIMIT_NAME, name,
+		       strlen(name) + 1);
+	if (!chance(t, 1, 16))
+		nl_put(buf, &len, KFAB_NL_ATTR_LIMIT_VALUE, &v,
+		       chance(t, 1, 16) ? 4 : sizeof(v));
+	return len;
+}
+
 /* A random request: command, flags, attributes, maybe cut short. */
 static size_t nl_random_request(struct fuzz_thread *t, uint8_t *buf,
 				struct fuzz_op *op)
@@ -2999,6 +3105,10 @@ static size_t nl_random_request(struct fuzz_thread *t, uint8_t *buf,
 		len = nl_transport_request(t, buf, &cmd);
 		op->cmd = cmd;
 		op->arg = NLM_F_REQUEST | NLM_F_ACK;
+		goto header;
+	}
+	if (chance(t, 1, 8)) {
+		len = nl_limit_request(t, buf, op);
 		goto header;
 	}
 	for (i = 0; i < n; i++) {
@@ -3559,6 +3669,7 @@ int main(int argc, char **argv)
 	cfg.nl_family = nl_resolve();
 	close(fd);
 	nl_private_netns();
+	fuzz_limits_save();
 
 	/* Files every worker inherits: processes sharing contexts. */
 	for (i = 0; i < NR_SHARED_FDS; i++) {
@@ -3577,6 +3688,7 @@ int main(int argc, char **argv)
 		close(cfg.shared_fd[i]);
 	fuzz_unlisten_all();
 	fuzz_allow_clear();
+	fuzz_limits_restore();
 	final_check();
 
 	if (base >= 0) {

@@ -13,6 +13,8 @@
  *   kfabctl [-j] [-p] net show
  *   kfabctl net listen add|del ADDR [PORT]
  *   kfabctl net allow add|del NET[/LEN]
+ *   kfabctl [-j] [-p] limit show
+ *   kfabctl limit set NAME VALUE
  *
  * Every message becomes one record: a list of (key, value) printed as
  * "key value ..." lines, or as a JSON object built with json-c (-j; -p
@@ -38,7 +40,8 @@
 #include "kfabctl.h"
 
 enum kv_type { KV_U16, KV_U32, KV_U64, KV_STR, KV_FLAG, KV_MODE, KV_NODE,
-	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE, KV_NET };
+	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE, KV_NET, KV_S64,
+	       KV_BOOL };
 
 /* One attribute: its JSON key, how to print it, and whether -d shows it. */
 struct kv_attr {
@@ -115,6 +118,21 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_KBUF_BYTES] = { "kbuf_bytes", KV_U64 },
 	[KFAB_NL_ATTR_UNEXP_MSGS] = { "unexp_msgs", KV_U64 },
 	[KFAB_NL_ATTR_UNEXP_TOTAL] = { "unexp_total", KV_U64 },
+	[KFAB_NL_ATTR_PEER_CONNECTED] = { "connected", KV_BOOL },
+	[KFAB_NL_ATTR_PEER_SESSION] = { "session", KV_U32 },
+	[KFAB_NL_ATTR_PEER_REMOTE_SESSION] = { "remote_session", KV_U32 },
+	[KFAB_NL_ATTR_PEER_TX_SEQ] = { "frames_sent", KV_U32 },
+	[KFAB_NL_ATTR_PEER_RX_SEQ] = { "frames_done", KV_U32 },
+	[KFAB_NL_ATTR_PEER_ACKED] = { "frames_acked", KV_U32 },
+	[KFAB_NL_ATTR_PEER_RESUMED] = { "resumed", KV_U64 },
+	[KFAB_NL_ATTR_PEER_RESENT] = { "resent", KV_U64 },
+	[KFAB_NL_ATTR_PEER_CROSSED] = { "crossed", KV_U64 },
+	[KFAB_NL_ATTR_PEER_CREDIT] = { "credit", KV_S64 },
+	[KFAB_NL_ATTR_PEER_OWED] = { "owed", KV_U32 },
+	[KFAB_NL_ATTR_LIMIT_NAME] = { "name", KV_STR },
+	[KFAB_NL_ATTR_LIMIT_VALUE] = { "value", KV_U64 },
+	[KFAB_NL_ATTR_LIMIT_MIN] = { "min", KV_U64 },
+	[KFAB_NL_ATTR_LIMIT_MAX] = { "max", KV_U64 },
 };
 
 static const char * const obj_type_names[] = {
@@ -189,6 +207,10 @@ static json_object *json_of(const struct kv_attr *a, struct nlattr *nla,
 		return json_object_new_int64(nla_get_u32(nla));
 	case KV_U64:
 		return json_object_new_uint64(nla_get_u64(nla));
+	case KV_S64:
+		return json_object_new_int64(nla_get_s64(nla));
+	case KV_BOOL:
+		return json_object_new_boolean(nla_get_u8(nla));
 	case KV_STR:
 		return json_object_new_string(nla_get_string(nla));
 	case KV_FLAG:
@@ -237,6 +259,10 @@ static void print_plain(json_object *rec)
 	const char *sep = "";
 
 	json_object_object_foreach(rec, key, val) {
+		/* A boolean prints as its key when true, else not at all. */
+		if (json_object_is_type(val, json_type_boolean) &&
+		    !json_object_get_boolean(val))
+			continue;
 		if (json_object_is_type(val, json_type_boolean))
 			printf("%s%s", sep, key);
 		else if (!strcmp(key, "mode"))
@@ -303,7 +329,8 @@ static bool wanted(const struct show *s, struct nlattr **tb)
 	    !u32_filter(s->uid, tb[KFAB_NL_ATTR_UID]))
 		return false;
 	if (s->name) {
-		struct nlattr *n = tb[KFAB_NL_ATTR_COMM] ?: tb[KFAB_NL_ATTR_AV_NAME];
+		struct nlattr *n = tb[KFAB_NL_ATTR_COMM] ?: tb[KFAB_NL_ATTR_AV_NAME] ?:
+				 tb[KFAB_NL_ATTR_LIMIT_NAME];
 
 		return n && !strcmp(nla_get_string(n), s->name);
 	}
@@ -473,6 +500,7 @@ static const struct { const char *name; uint8_t cmd; int type; } objects[] = {
 	{ "listen", KFAB_NL_CMD_LISTEN_GET, 0 },
 	{ "allow", KFAB_NL_CMD_ALLOW_GET, 0 },
 	{ "stat", KFAB_NL_CMD_STAT_GET, 0 },
+	{ "limit", KFAB_NL_CMD_LIMIT_GET, 0 },
 };
 
 static int parse_filters(struct show *s, int argc, char **argv)
@@ -790,6 +818,44 @@ static int net_allow(bool add, const char *arg)
 	return rc ? 1 : 0;
 }
 
+/*
+ * kfabctl limit set NAME VALUE: a module-wide limit, as
+ * KFAB_NL_CMD_LIMIT_SET (CAP_NET_ADMIN or CAP_SYS_ADMIN in the initial
+ * user namespace).
+ */
+static int limit_set(const char *name, const char *arg)
+{
+	unsigned long value;
+	struct nl_sock *sk;
+	struct nl_msg *msg;
+	int family, rc;
+
+	if (kfabctl_parse_uint(arg, 0, UINT64_MAX, &value)) {
+		fprintf(stderr, "kfabctl: limit set %s: not a number: %s\n",
+			name, arg);
+		return 2;
+	}
+	sk = nl_open(&family);
+	if (!sk)
+		return 1;
+	msg = request_new(family, KFAB_NL_CMD_LIMIT_SET, 0);
+	if (!msg || nla_put_string(msg, KFAB_NL_ATTR_LIMIT_NAME, name) ||
+	    nla_put_u64(msg, KFAB_NL_ATTR_LIMIT_VALUE, value)) {
+		nlmsg_free(msg);
+		nl_socket_free(sk);
+		return 1;
+	}
+	rc = change_send(sk, msg);
+	nl_socket_free(sk);
+	if (rc)
+		fprintf(stderr, "kfabctl: limit set %s %s: %s%s\n", name, arg,
+			strerror(-rc),
+			rc == -ENOENT ? " (no such limit: kfabctl limit show)" :
+			rc == -EINVAL ? " (out of range: kfabctl limit show)" :
+			"");
+	return rc ? 1 : 0;
+}
+
 /* kfabctl net listen|allow add|del ...: true with *@rc when it was one. */
 static bool net_change(int argc, char **argv, int *rc)
 {
@@ -823,6 +889,8 @@ int kfabctl_nl_main(const struct kfabctl_opts *o, int argc, char **argv,
 		return rc;
 	if (!strcmp(argv[0], "monitor"))
 		return monitor(&s);
+	if (!strcmp(argv[0], "limit") && argc == 4 && !strcmp(argv[1], "set"))
+		return limit_set(argv[2], argv[3]);
 	if (!strcmp(argv[0], "av") && argc == 3 && !strcmp(argv[1], "del"))
 		return av_del(argv[2]);
 	if (!strcmp(argv[0], "net") && argc == 2 && !strcmp(argv[1], "show"))

@@ -19,7 +19,8 @@
  *    anyone else sees what processes of their own uid opened in their user
  *    namespace or below.  IDs (uid, pid) are as the reader's namespaces
  *    see them.  Changes (KFAB_NL_CMD_AV_DEL) need CAP_NET_ADMIN in the
- *    initial user namespace; changes of a network namespace's transport
+ *    initial user namespace, module-wide limits (KFAB_NL_CMD_LIMIT_SET)
+ *    CAP_NET_ADMIN or CAP_SYS_ADMIN there; changes of a network namespace's transport
  *    (KFAB_NL_CMD_LISTEN_ADD and the like) CAP_NET_ADMIN over the user
  *    namespace that owns the socket's network namespace, as
  *    KFAB_IOC_NET_LISTEN and KFAB_IOC_NET_ALLOW ask of their caller.  A
@@ -62,6 +63,9 @@ enum kfab_nl_cmd {
 	KFAB_NL_CMD_LISTEN_DEL,	/* the same */
 	KFAB_NL_CMD_ALLOW_ADD,	/* ALLOW_NODE, ALLOW_PREFIX_LEN */
 	KFAB_NL_CMD_ALLOW_DEL,	/* the same */
+	/* Module-wide limits (the writable module parameters) */
+	KFAB_NL_CMD_LIMIT_GET,	/* dump: every limit, its value and range */
+	KFAB_NL_CMD_LIMIT_SET,	/* do: LIMIT_NAME, LIMIT_VALUE; initial admin */
 	__KFAB_NL_CMD_MAX,
 };
 
@@ -165,6 +169,23 @@ enum kfab_nl_attr {
 	/* Where an endpoint or SRX receives (also UNEXP_BYTES) */
 	KFAB_NL_ATTR_UNEXP_MSGS,	/* u64, unexpected messages held now */
 	KFAB_NL_ATTR_UNEXP_TOTAL,	/* u64, messages ever held unexpected */
+	/* A peer's connection and its sessions (Documentation/net.rst) */
+	KFAB_NL_ATTR_PEER_CONNECTED,	/* u8, 1: a connection is up */
+	KFAB_NL_ATTR_PEER_SESSION,	/* u32, our session with it (0: none yet) */
+	KFAB_NL_ATTR_PEER_REMOTE_SESSION, /* u32, its session with us (0: not known) */
+	KFAB_NL_ATTR_PEER_TX_SEQ,	/* u32, frames of our session sent */
+	KFAB_NL_ATTR_PEER_RX_SEQ,	/* u32, frames of its session carried out */
+	KFAB_NL_ATTR_PEER_ACKED,	/* u32, frames of ours it acknowledged */
+	KFAB_NL_ATTR_PEER_RESUMED,	/* u64, sessions resumed over a new connection */
+	KFAB_NL_ATTR_PEER_RESENT,	/* u64, frames sent again on one */
+	KFAB_NL_ATTR_PEER_CROSSED,	/* u64, our calls that gave way to its */
+	KFAB_NL_ATTR_PEER_CREDIT,	/* s64, bytes we may still send it */
+	KFAB_NL_ATTR_PEER_OWED,		/* u32, credit released, not yet returned */
+	/* Limits (KFAB_NL_CMD_LIMIT_GET/_SET) */
+	KFAB_NL_ATTR_LIMIT_NAME,	/* string: the module parameter's name */
+	KFAB_NL_ATTR_LIMIT_VALUE,	/* u64 */
+	KFAB_NL_ATTR_LIMIT_MIN,		/* u64, the least LIMIT_SET takes */
+	KFAB_NL_ATTR_LIMIT_MAX,		/* u64, the most */
 	__KFAB_NL_ATTR_MAX,
 };
 
