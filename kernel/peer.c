@@ -1731,7 +1731,7 @@ static void kfab_peer_kick(struct kfab_peer *peer)
  */
 static bool kfab_peer_crossed(struct kfab_peer *peer)
 {
-	unsigned long limit = msecs_to_jiffies(kfab_peer_timeout_ms);
+	unsigned long limit = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
 	bool wait;
 
 	mutex_lock(&peer->lock);
@@ -1754,7 +1754,7 @@ static bool kfab_peer_crossed(struct kfab_peer *peer)
  */
 static bool kfab_peer_recall(struct kfab_peer *peer)
 {
-	unsigned long limit = msecs_to_jiffies(kfab_peer_timeout_ms);
+	unsigned long limit = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
 	bool wait;
 
 	mutex_lock(&peer->lock);
