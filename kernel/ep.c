@@ -36,6 +36,8 @@
  * loaded (kfab_incarnation tells loads apart).
  */
 static atomic64_t kfab_ep_next_num = ATOMIC64_INIT(KFAB_SERVICE_MAX);
+/* Blocks of scalable endpoints: KFAB_EP_BLOCK_BIT | n * KFAB_EP_BLOCK_MAX */
+static atomic64_t kfab_ep_next_block = ATOMIC64_INIT(0);
 /* Number -> struct kfab_ep_core, looked up under RCU. */
 static DEFINE_XARRAY(kfab_eps);
 
@@ -98,11 +100,19 @@ void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
 	atomic64_add(bytes, &ep->stats.tx_bytes);
 }
 
-/* Every completion, counted for netlink before it is reported. */
+/*
+ * Every completion, counted for netlink before it is reported; a receive
+ * of an SRX on the SRX too.  A peek's report (found or -ENOMSG) receives
+ * nothing: its claim, if any, is the receive.
+ */
 static void kfab_ep_count(struct kfab_ep *ep, const struct kfab_comp *comp)
 {
 	struct kfab_ep_stats *st = &ep->stats;
 
+	if (comp->dir == KFAB_RX && (comp->req_flags & KFAB_SQE_PEEK))
+		return;
+	if (comp->dir == KFAB_RX && ep->srx)
+		kfab_srx_count(ep->srx, comp);
 	if (comp->status == -KFAB_ERR_TRUNC)
 		atomic64_inc(&st->truncated);
 	else if (comp->status == -ECANCELED)
@@ -242,6 +252,67 @@ err_abort:
 	return ERR_PTR(rc);
 }
 
+/* The block fields of KFAB_IOC_EP_OPEN make sense together, or -EINVAL. */
+static int kfab_ep_open_block_valid(const struct kfab_ep_open *cmd)
+{
+	u32 flags = cmd->flags;
+
+	if (flags & ~(KFAB_EP_OPEN_BLOCK | KFAB_EP_OPEN_JOIN |
+		      KFAB_EP_OPEN_SEND_ONLY))
+		return -EOPNOTSUPP;
+	if (!flags)
+		return cmd->block_ep_id || cmd->block_index ? -EINVAL : 0;
+	/* A block's numbers are the module's: no service. */
+	if (cmd->src.ep)
+		return -EINVAL;
+	if (flags == KFAB_EP_OPEN_BLOCK)
+		return cmd->block_ep_id || cmd->block_index ? -EINVAL : 0;
+	if (flags == KFAB_EP_OPEN_JOIN)
+		return cmd->block_index < KFAB_EP_BLOCK_MAX ? 0 : -EINVAL;
+	if (flags == (KFAB_EP_OPEN_JOIN | KFAB_EP_OPEN_SEND_ONLY))
+		return cmd->block_index ? -EINVAL : 0;
+	return -EINVAL;
+}
+
+static struct kfab_ep *kfab_ep_get(struct kfab_ctx *ctx, u32 id);
+
+/*
+ * Make the new, unpublished @ep a member of a block (scalable endpoints):
+ * a new block's anchor, or a context of the block of an endpoint of this
+ * file.  Nothing knows @ep's number yet, so it may change.
+ */
+static int kfab_ep_open_block(struct kfab_ucmd *ucmd, struct kfab_ep *ep)
+{
+	struct kfab_ep_open *cmd = ucmd->cmd;
+	struct kfab_ep_core *core = ep->core;
+	struct kfab_ep *base;
+	int rc = 0;
+
+	if (cmd->flags & KFAB_EP_OPEN_BLOCK) {
+		core->block = KFAB_EP_BLOCK_BIT |
+			      atomic64_inc_return(&kfab_ep_next_block) *
+			      KFAB_EP_BLOCK_MAX;
+		core->addr.ep = cpu_to_be64(core->block);
+		core->send_only = true;
+		return 0;
+	}
+	base = kfab_ep_get(ucmd->ctx, cmd->block_ep_id);
+	if (!base)
+		return -ENOENT;
+	if (!base->core->block || base->core->net != core->net) {
+		rc = -EINVAL;
+	} else {
+		core->block = base->core->block;
+		core->addr = base->core->addr;
+		if (cmd->flags & KFAB_EP_OPEN_SEND_ONLY)
+			core->send_only = true;
+		else
+			core->num = core->block | cmd->block_index;
+	}
+	kfab_object_put(&base->obj);
+	return rc;
+}
+
 int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 {
 	struct kfab_ep_open *cmd = ucmd->cmd;
@@ -251,8 +322,9 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 	u32 entries;
 	int rc;
 
-	if (cmd->flags)
-		return -EOPNOTSUPP;
+	rc = kfab_ep_open_block_valid(cmd);
+	if (rc)
+		return rc;
 	rc = kfab_sq_entries(cmd->sq_entries, &entries);
 	if (rc || cmd->type != KFAB_EP_TYPE_RDM)
 		return -EINVAL;
@@ -265,6 +337,13 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd)
 	kfab_object_put(domain);
 	if (IS_ERR(ep))
 		return PTR_ERR(ep);
+	if (cmd->flags) {
+		rc = kfab_ep_open_block(ucmd, ep);
+		if (rc) {
+			kfab_object_abort(ctx, &ep->obj);
+			return rc;
+		}
+	}
 
 	cmd->out_ep_id = ep->obj.id;
 	cmd->out_addr = ep->core->addr;
@@ -476,8 +555,12 @@ static int kfab_ep_publish(struct kfab_ep *ep)
 	rc = kfab_ep_join_rx(ep);
 	if (rc)
 		return rc;
-	rc = xa_err(xa_store(&kfab_eps, ep->core->num, ep->core,
-			     GFP_KERNEL_ACCOUNT));
+	/* Only a block's receive context can meet a number that is taken. */
+	if (!ep->core->send_only)
+		rc = xa_insert(&kfab_eps, ep->core->num, ep->core,
+			       GFP_KERNEL_ACCOUNT);
+	if (rc == -EBUSY)
+		rc = -EADDRINUSE;
 	if (!rc) {
 		rc = kfab_node_publish(ep->core);
 		if (rc)
@@ -610,8 +693,7 @@ static int kfab_ep_nl_fill_stats(struct sk_buff *skb, struct kfab_ep *ep)
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
 	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
-			    kfab_rx_ctx_unexp_bytes(ep->core->rxc)))
+	    kfab_rx_ctx_nl_fill(skb, ep->core->rxc))
 		return -EMSGSIZE;
 	if (ep->pins &&
 	    (kfab_ep_put_stat(skb, KFAB_NL_ATTR_PINNED_BYTES,

@@ -555,6 +555,8 @@ struct kfab_av;
  *	by kind, in arrival order
  * @claimed: messages set aside by FI_PEEK|FI_CLAIM, by context
  * @unexp_bytes: bytes of @unexpected and @claimed buffered in the kernel
+ * @unexp_msgs: messages on @unexpected and @claimed (netlink)
+ * @unexp_total: messages that ever went on @unexpected (netlink)
  * @cores: the enabled endpoints that receive through it, oldest first
  * @av: the AV source addresses are looked up in (the endpoints')
  */
@@ -565,6 +567,8 @@ struct kfab_rx_ctx {
 	struct list_head unexpected[2];
 	struct list_head claimed;
 	size_t unexp_bytes;
+	u64 unexp_msgs;
+	u64 unexp_total;
 	struct list_head cores;
 	struct kfab_av *av;
 };
@@ -584,6 +588,10 @@ struct kfab_rx_ctx {
  * @dead: the endpoint is gone; nothing may reach @ep any more
  * @ep: the endpoint, while !@dead
  * @tx_waiting: sends of this endpoint waiting at receivers (rendezvous)
+ * @block: a scalable endpoint's context: its block's base number, which
+ *	@addr names; else 0
+ * @send_only: never reachable by @num (a block's anchor, a transmit
+ *	context)
  */
 struct kfab_ep_core {
 	struct kref ref;
@@ -597,6 +605,8 @@ struct kfab_ep_core {
 	bool dead;
 	struct kfab_ep *ep;
 	atomic_t tx_waiting;
+	u64 block;
+	bool send_only;
 };
 
 /**
@@ -638,7 +648,7 @@ struct kfab_srx;
  * struct kfab_ep_stats - an endpoint's traffic, as netlink shows it
  * @tx_msgs: sends posted (accepted by kfab_msg_post())
  * @tx_bytes: their payload
- * @rx_msgs: receives completed without error
+ * @rx_msgs: receives completed without error (a peek is none)
  * @rx_bytes: what they received
  * @tx_errors: sends completed with an error
  * @rx_errors: receives completed with an error
@@ -655,6 +665,26 @@ struct kfab_ep_stats {
 	atomic64_t rx_msgs;
 	atomic64_t rx_bytes;
 	atomic64_t tx_errors;
+	atomic64_t rx_errors;
+	atomic64_t truncated;
+	atomic64_t canceled;
+} ____cacheline_aligned_in_smp;
+
+/**
+ * struct kfab_srx_stats - a shared receive context's receives, as
+ *	netlink shows them
+ * @rx_msgs: receives completed without error (a peek is none)
+ * @rx_bytes: what they received
+ * @rx_errors: receives completed with an error
+ * @truncated: receives that got a message longer than their buffers
+ * @canceled: receives canceled
+ *
+ * Counted where its endpoints' own are (kfab_ep_complete()), on a line
+ * of the SRX's own: its endpoints share the SRX, no other object does.
+ */
+struct kfab_srx_stats {
+	atomic64_t rx_msgs;
+	atomic64_t rx_bytes;
 	atomic64_t rx_errors;
 	atomic64_t truncated;
 	atomic64_t canceled;
@@ -701,6 +731,7 @@ struct kfab_ep {
  * @av: the AV of its endpoints (a user of it), from the first enabled
  * @sq_lock: serialises doorbells
  * @sq: the submission ring (receives only)
+ * @stats: its receives' ends (netlink)
  */
 struct kfab_srx {
 	struct kfab_object obj;
@@ -708,11 +739,13 @@ struct kfab_srx {
 	struct kfab_av *av;
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
+	struct kfab_srx_stats stats;
 };
 
 /**
  * struct kfab_req - a send or a receive, from a ring entry or kernel code
  * @opcode: KFAB_OP_*
+ * @rx_index: send: the receive context of a scalable destination, or 0
  * @flags: KFAB_SQE_*
  * @context: reported back in the completion
  * @addr: send: the destination (an index of the endpoint's AV); receive:
@@ -728,6 +761,7 @@ struct kfab_srx {
  */
 struct kfab_req {
 	u8 opcode;
+	u16 rx_index;
 	u32 flags;
 	u64 context;
 	u64 addr;
@@ -768,6 +802,23 @@ static inline u64 kfab_rx_ctx_unexp_bytes(struct kfab_rx_ctx *rxc)
 	/* Without its lock: a value that may be a moment old is enough. */
 	return data_race(rxc->unexp_bytes);
 }
+
+/* How many messages it holds now, for netlink. */
+static inline u64 kfab_rx_ctx_unexp_msgs(struct kfab_rx_ctx *rxc)
+{
+	/* Without its lock, as kfab_rx_ctx_unexp_bytes(). */
+	return data_race(rxc->unexp_msgs);
+}
+
+/* How many it ever held, for netlink. */
+static inline u64 kfab_rx_ctx_unexp_total(struct kfab_rx_ctx *rxc)
+{
+	/* Without its lock, as kfab_rx_ctx_unexp_bytes(). */
+	return data_race(rxc->unexp_total);
+}
+
+int kfab_rx_ctx_nl_fill(struct sk_buff *skb, struct kfab_rx_ctx *rxc);
+void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp);
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);

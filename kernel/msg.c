@@ -41,6 +41,10 @@
 #include <linux/slab.h>
 #include <linux/uio.h>
 
+#include <net/netlink.h>
+
+#include <linux/kfab_netlink.h>
+
 #include "kfab.h"
 #include "msg.h"
 #include "net.h"
@@ -54,9 +58,10 @@
 #define KFAB_SQE_FLAGS	(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA | \
 			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
 			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE | \
-			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
+			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD | \
+			 KFAB_SQE_PROBE)
 #define KFAB_SQE_SEND_ONLY (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE | \
-			    KFAB_SQE_FENCE)
+			    KFAB_SQE_FENCE | KFAB_SQE_PROBE)
 #define KFAB_SQE_RECV_ONLY (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK | \
 			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
 
@@ -134,6 +139,23 @@ static struct kfab_ep *kfab_rx_first_ep(struct kfab_rx_ctx *rxc)
 	core = list_first_entry_or_null(&rxc->cores, struct kfab_ep_core,
 					rx_link);
 	return core ? core->ep : NULL;
+}
+
+/*
+ * netlink: what a receive context holds unexpected now, messages and
+ * bytes, and how many messages ever waited there (no sleep: the caller
+ * holds an xarray lock; values a moment old are enough).
+ */
+int kfab_rx_ctx_nl_fill(struct sk_buff *skb, struct kfab_rx_ctx *rxc)
+{
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
+			    kfab_rx_ctx_unexp_bytes(rxc)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_MSGS,
+			    kfab_rx_ctx_unexp_msgs(rxc)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_TOTAL,
+			    kfab_rx_ctx_unexp_total(rxc)))
+		return -EMSGSIZE;
+	return 0;
 }
 
 /* ---- completions ---- */
@@ -271,11 +293,21 @@ static size_t kfab_unexp_cost(size_t len)
 	return len + sizeof(struct kfab_unexp);
 }
 
+/* A message no receive matched goes on its list, counted. */
+static void kfab_unexp_hold(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
+{
+	lockdep_assert_held(&rxc->lock);
+	list_add_tail(&u->link, &rxc->unexpected[u->msg.kind]);
+	rxc->unexp_msgs++;
+	rxc->unexp_total++;
+}
+
 /* Take a message off its list; its buffered bytes leave the budget. */
 static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 {
 	lockdep_assert_held(&rxc->lock);
 	list_del(&u->link);
+	rxc->unexp_msgs--;
 	/* A remote message is charged to its peer's credit instead. */
 	if (u->kbuf && !u->remote)
 		rxc->unexp_bytes -= kfab_unexp_cost(u->msg.len);
@@ -403,7 +435,7 @@ int kfab_unexp_eager(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	if (copy_from_iter(u->kbuf, msg->len, from) != msg->len)
 		goto err_free;
 	rxc->unexp_bytes += cost;
-	list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+	kfab_unexp_hold(rxc, u);
 	return 0;
 
 err_free:
@@ -448,7 +480,7 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 	atomic_inc(&sender->tx_waiting);
 	u->sender = sender;
 	u->sender_context = context;
-	list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+	kfab_unexp_hold(rxc, u);
 	return 0;
 }
 
@@ -745,7 +777,7 @@ void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
 		u->kbuf = kbuf;
 		kbuf = NULL;
 		u->remote = remote;
-		list_add_tail(&u->link, &rxc->unexpected[msg->kind]);
+		kfab_unexp_hold(rxc, u);
 		out->status = 0;
 		out->kept = true;
 		/* FI_DELIVERY_COMPLETE, or a pull: the receive tells it. */
@@ -818,6 +850,20 @@ out_unlock:
 	return rc;
 }
 
+/*
+ * fi_rx_addr(): receive context @index of the scalable endpoint @dst names,
+ * a number of @dst's block.  An address that is no block's base is -EINVAL.
+ */
+static int kfab_addr_rx_ctx(struct kfab_addr *dst, u16 index)
+{
+	u64 base = be64_to_cpu(dst->ep);
+
+	if (!(base & KFAB_EP_BLOCK_BIT) || (base & (KFAB_EP_BLOCK_MAX - 1)))
+		return -EINVAL;
+	dst->ep = cpu_to_be64(base | index);
+	return 0;
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_msg msg = {
@@ -842,8 +888,18 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		return -EAGAIN;
 
 	rc = kfab_av_addr_of(ep->av, req->addr, &dst);
+	if (!rc && req->rx_index)
+		rc = kfab_addr_rx_ctx(&dst, req->rx_index);
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, &dst, &target);
+	if (req->flags & KFAB_SQE_PROBE) {
+		/* Is anybody there?  Nothing moves (a connection's liveness). */
+		if (!rc)
+			kfab_ep_core_put(target);
+		kfab_complete_send(ep, kind, req->context, req->flags,
+				   rc == -EREMOTE ? -EOPNOTSUPP : rc);
+		return 0;
+	}
 	if (!rc) {
 		rc = kfab_send_to(ep, target, &msg, req, &later);
 		kfab_ep_core_put(target);
@@ -1239,6 +1295,7 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 
 	*req = (struct kfab_req){
 		.opcode = sqe->opcode,
+		.rx_index = sqe->rx_index,
 		.flags = sqe->flags,
 		.context = sqe->context,
 		.addr = sqe->addr,
@@ -1248,8 +1305,13 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
 	};
 	/* An empty iterator keeps error completions well formed. */
 	iov_iter_kvec(&req->iter, ITER_DEST, kv, 0, 0);
-	if (sqe->__reserved || sqe->__reserved2 ||
-	    sqe->iov_count > KFAB_IOV_MAX)
+	if ((sqe->rx_index && !send) || sqe->rx_index >= KFAB_EP_BLOCK_MAX ||
+	    sqe->__reserved2 || sqe->iov_count > KFAB_IOV_MAX)
+		return false;
+	/* A probe carries nothing (KFAB_SQE_PROBE). */
+	if ((sqe->flags & KFAB_SQE_PROBE) &&
+	    (sqe->opcode != KFAB_OP_SEND || sqe->iov_count ||
+	     (sqe->flags & KFAB_SQE_INLINE)))
 		return false;
 	if (sqe->flags & KFAB_SQE_INLINE) {
 		if (!send || sqe->iov_count || sqe->len > KFAB_INLINE_MAX ||

@@ -194,6 +194,10 @@ typedef int (*kfab_listener_info_fn)(void *arg,
 				     const struct kfab_listener_info *info);
 typedef int (*kfab_allow_info_fn)(void *arg, const u8 *node,
 				  unsigned int prefix_len);
+/* The one path of the ioctls and netlink commands that change them */
+int kfab_node_change_listener(struct net *net, struct kfab_addr *addr,
+			      bool remove);
+int kfab_node_change_allow(struct net *net, const struct kfab_net_allow *cmd);
 int kfab_listener_for_each(struct kfab_node *node, unsigned long *pos,
 			   kfab_listener_info_fn fn, void *arg);
 int kfab_allow_for_each(struct kfab_node *node, unsigned long *pos,

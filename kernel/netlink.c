@@ -533,6 +533,60 @@ static int kfab_nl_allow_dump(struct sk_buff *skb,
 	return kfab_nl_dump_done(skb, rc);
 }
 
+/*
+ * Changes of a namespace's transport: the family checked CAP_NET_ADMIN
+ * over the user namespace of the socket's network namespace
+ * (GENL_UNS_ADMIN_PERM), the rule KFAB_IOC_NET_* check on their caller;
+ * node.c does the rest, for both.
+ */
+static int kfab_nl_listen_change(struct genl_info *info, bool remove)
+{
+	struct kfab_addr addr = { .family = KFAB_ADDR_INET };
+	struct nlattr *port = info->attrs[KFAB_NL_ATTR_LISTEN_PORT];
+
+	if (GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_LISTEN_NODE))
+		return -EINVAL;
+	memcpy(addr.node, nla_data(info->attrs[KFAB_NL_ATTR_LISTEN_NODE]),
+	       sizeof(addr.node));
+	if (port)
+		addr.port = cpu_to_be16(nla_get_u16(port));
+	return kfab_node_change_listener(genl_info_net(info), &addr, remove);
+}
+
+static int kfab_nl_listen_add(struct sk_buff *skb, struct genl_info *info)
+{
+	return kfab_nl_listen_change(info, false);
+}
+
+static int kfab_nl_listen_del(struct sk_buff *skb, struct genl_info *info)
+{
+	return kfab_nl_listen_change(info, true);
+}
+
+static int kfab_nl_allow_change(struct genl_info *info, u32 flags)
+{
+	struct kfab_net_allow cmd = { .flags = flags };
+
+	if (GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_ALLOW_NODE) ||
+	    GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_ALLOW_PREFIX_LEN))
+		return -EINVAL;
+	memcpy(cmd.node, nla_data(info->attrs[KFAB_NL_ATTR_ALLOW_NODE]),
+	       sizeof(cmd.node));
+	/* At most 128: the policy's range. */
+	cmd.prefix_len = nla_get_u32(info->attrs[KFAB_NL_ATTR_ALLOW_PREFIX_LEN]);
+	return kfab_node_change_allow(genl_info_net(info), &cmd);
+}
+
+static int kfab_nl_allow_add(struct sk_buff *skb, struct genl_info *info)
+{
+	return kfab_nl_allow_change(info, 0);
+}
+
+static int kfab_nl_allow_del(struct sk_buff *skb, struct genl_info *info)
+{
+	return kfab_nl_allow_change(info, KFAB_NET_ALLOW_REMOVE);
+}
+
 /* ---- totals ---- */
 
 struct kfab_nl_stat {
@@ -766,6 +820,16 @@ static const struct nla_policy kfab_nl_av_del_policy[KFAB_NL_ATTR_MAX + 1] = {
 				   .len = KFAB_AV_NAME_MAX - 1 },
 };
 
+static const struct nla_policy kfab_nl_listen_policy[KFAB_NL_ATTR_MAX + 1] = {
+	[KFAB_NL_ATTR_LISTEN_NODE] = NLA_POLICY_EXACT_LEN(16),
+	[KFAB_NL_ATTR_LISTEN_PORT] = { .type = NLA_U16 },
+};
+
+static const struct nla_policy kfab_nl_allow_policy[KFAB_NL_ATTR_MAX + 1] = {
+	[KFAB_NL_ATTR_ALLOW_NODE] = NLA_POLICY_EXACT_LEN(16),
+	[KFAB_NL_ATTR_ALLOW_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U32, 128),
+};
+
 static const struct genl_ops kfab_nl_ops[] = {
 	{
 		.cmd = KFAB_NL_CMD_CTX_GET,
@@ -815,6 +879,35 @@ static const struct genl_ops kfab_nl_ops[] = {
 		.dumpit = kfab_nl_allow_dump,
 		.policy = kfab_nl_dump_policy,
 		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	/* Changes of the socket's namespace: its admin, as the ioctls. */
+	{
+		.cmd = KFAB_NL_CMD_LISTEN_ADD,
+		.doit = kfab_nl_listen_add,
+		.policy = kfab_nl_listen_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KFAB_NL_CMD_LISTEN_DEL,
+		.doit = kfab_nl_listen_del,
+		.policy = kfab_nl_listen_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KFAB_NL_CMD_ALLOW_ADD,
+		.doit = kfab_nl_allow_add,
+		.policy = kfab_nl_allow_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KFAB_NL_CMD_ALLOW_DEL,
+		.doit = kfab_nl_allow_del,
+		.policy = kfab_nl_allow_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 };
 

@@ -401,6 +401,46 @@ static int kfab_node_unlisten(struct kfab_node *node,
 	return 0;
 }
 
+/* A listener's address as asked for: INET, a node, nothing else. */
+static bool kfab_listen_addr_valid(const struct kfab_addr *addr)
+{
+	return addr->family == KFAB_ADDR_INET && !addr->__reserved &&
+	       !addr->ep && !addr->incarnation && !kfab_addr_node_zero(addr);
+}
+
+/**
+ * kfab_node_change_listener() - add or remove a listener of a namespace
+ * @net: the namespace; the caller checked CAP_NET_ADMIN over its user
+ *	namespace (the ioctl on the caller, netlink on the socket)
+ * @addr: the listener (KFAB_ADDR_INET, @port 0: KFAB_PORT_DEFAULT); out:
+ *	the port filled in when added
+ * @remove: remove it instead
+ *
+ * The one path of KFAB_IOC_NET_LISTEN and KFAB_NL_CMD_LISTEN_ADD/_DEL.
+ *
+ * Return: 0, -EINVAL (a malformed address), -EADDRINUSE (the listener
+ * exists), -ENOENT (removing one that does not), -EADDRNOTAVAIL (not an
+ * address of @net), -ENODEV (@net is going), -ENOMEM, or the engine's.
+ */
+int kfab_node_change_listener(struct net *net, struct kfab_addr *addr,
+			      bool remove)
+{
+	struct kfab_node *node = kfab_node_of(net);
+	int rc;
+
+	if (!kfab_listen_addr_valid(addr))
+		return -EINVAL;
+	if (remove)
+		rc = kfab_node_unlisten(node, addr);
+	else
+		rc = kfab_node_listen(node, addr);
+	if (rc)
+		return rc;
+	/* Peers of a listener gone end; those of one back may talk again. */
+	kfab_node_recheck_peers(node);
+	return 0;
+}
+
 int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd)
 {
 	struct kfab_net_listen *cmd = ucmd->cmd;
@@ -410,21 +450,16 @@ int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd)
 
 	if (cmd->flags & ~KFAB_NET_LISTEN_REMOVE)
 		return -EOPNOTSUPP;
-	if (addr.family != KFAB_ADDR_INET || addr.__reserved || addr.ep ||
-	    addr.incarnation || kfab_addr_node_zero(&addr))
+	if (!kfab_listen_addr_valid(&addr))
 		return -EINVAL;
 	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
 		return -EPERM;
-	if (cmd->flags & KFAB_NET_LISTEN_REMOVE) {
-		rc = kfab_node_unlisten(kfab_node_of(net), &addr);
-	} else {
-		rc = kfab_node_listen(kfab_node_of(net), &addr);
-		cmd->out_addr = addr;
-	}
+	rc = kfab_node_change_listener(net, &addr,
+				       cmd->flags & KFAB_NET_LISTEN_REMOVE);
 	if (rc)
 		return rc;
-	/* Peers of a listener gone end; those of one back may talk again. */
-	kfab_node_recheck_peers(kfab_node_of(net));
+	if (!(cmd->flags & KFAB_NET_LISTEN_REMOVE))
+		cmd->out_addr = addr;
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
@@ -541,10 +576,9 @@ static int kfab_node_allow(struct kfab_node *node,
 	return rc;
 }
 
-int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd)
+/* A network as asked for: a prefix, no bit past it; CLEAR alone. */
+static int kfab_allow_valid(const struct kfab_net_allow *cmd)
 {
-	struct kfab_net_allow *cmd = ucmd->cmd;
-	struct net *net = current->nsproxy->net_ns;
 	static const u8 zero[16];
 	unsigned int i;
 
@@ -561,9 +595,40 @@ int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd)
 	    (cmd->flags != KFAB_NET_ALLOW_CLEAR || cmd->prefix_len ||
 	     memcmp(cmd->node, zero, sizeof(zero))))
 		return -EINVAL;
+	return 0;
+}
+
+/**
+ * kfab_node_change_allow() - change a namespace's allow-list
+ * @net: the namespace; the caller checked CAP_NET_ADMIN over its user
+ *	namespace (the ioctl on the caller, netlink on the socket)
+ * @cmd: the change, as struct kfab_net_allow says (@size unused)
+ *
+ * The one path of KFAB_IOC_NET_ALLOW and KFAB_NL_CMD_ALLOW_ADD/_DEL.
+ *
+ * Return: 0, -EOPNOTSUPP (unknown flags), -EINVAL (a prefix over 128,
+ * bits past it), -EEXIST (on the list), -ENOENT (removing one that is
+ * not), -ENOSPC (KFAB_NET_ALLOW_MAX), -ENOMEM.
+ */
+int kfab_node_change_allow(struct net *net, const struct kfab_net_allow *cmd)
+{
+	int rc = kfab_allow_valid(cmd);
+
+	return rc ?: kfab_node_allow(kfab_node_of(net), cmd);
+}
+
+int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd)
+{
+	struct kfab_net_allow *cmd = ucmd->cmd;
+	struct net *net = current->nsproxy->net_ns;
+	int rc;
+
+	rc = kfab_allow_valid(cmd);
+	if (rc)
+		return rc;
 	if (!ns_capable(net->user_ns, CAP_NET_ADMIN))
 		return -EPERM;
-	return kfab_node_allow(kfab_node_of(net), cmd);
+	return kfab_node_change_allow(net, cmd);
 }
 
 /**

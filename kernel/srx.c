@@ -138,14 +138,50 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 		   READ_ONCE(srx->sq.head));
 }
 
-/* netlink: the ring's size, what waits unexpected (no sleep: xarray lock). */
+/**
+ * kfab_srx_count() - count a receive of an SRX that ended
+ * @srx: the SRX
+ * @comp: its completion, on one of the SRX's endpoints (not a peek)
+ *
+ * Wherever its endpoint counts it: kfab_ep_complete(), any context.
+ */
+void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp)
+{
+	struct kfab_srx_stats *st = &srx->stats;
+
+	if (comp->status == -KFAB_ERR_TRUNC)
+		atomic64_inc(&st->truncated);
+	else if (comp->status == -ECANCELED)
+		atomic64_inc(&st->canceled);
+	if (comp->status) {
+		atomic64_inc(&st->rx_errors);
+		return;
+	}
+	atomic64_inc(&st->rx_msgs);
+	atomic64_add(comp->entry.len, &st->rx_bytes);
+}
+
+static int kfab_srx_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
+{
+	return kfab_nl_put_u64(skb, type, atomic64_read(v));
+}
+
+/*
+ * netlink: the ring's size, its receives, what waits unexpected (no
+ * sleep: xarray lock).
+ */
 int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
 {
 	struct kfab_srx *srx = to_kfab_srx(obj);
+	struct kfab_srx_stats *st = &srx->stats;
 
 	if (nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_UNEXP_BYTES,
-			    kfab_rx_ctx_unexp_bytes(srx->rxc)))
+	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_RX_MSGS, &st->rx_msgs) ||
+	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_RX_BYTES, &st->rx_bytes) ||
+	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
+	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
+	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
+	    kfab_rx_ctx_nl_fill(skb, srx->rxc))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -163,6 +163,27 @@ static bool shim_av_index(const struct shim_av *av, fi_addr_t fi_addr,
 	return true;
 }
 
+/*
+ * fi_rx_addr(): the receive context in the top rx_ctx_bits of *@fi_addr
+ * into *@rx_index, *@fi_addr without them.  An index no scalable endpoint
+ * can have is -FI_EINVAL.
+ */
+int shim_av_rx_split(const struct shim_av *av, fi_addr_t *fi_addr,
+		     uint16_t *rx_index)
+{
+	uint64_t rx;
+
+	*rx_index = 0;
+	if (!av || !av->rx_ctx_bits || *fi_addr == FI_ADDR_NOTAVAIL)
+		return 0;
+	rx = *fi_addr >> (64 - av->rx_ctx_bits);
+	if (rx >= SHIM_SEP_MAX_CTX)
+		return -FI_EINVAL;
+	*rx_index = (uint16_t)rx;
+	*fi_addr &= (1ULL << (64 - av->rx_ctx_bits)) - 1;
+	return 0;
+}
+
 int shim_av_resolve(struct shim_av *av, fi_addr_t fi_addr,
 		    struct kfab_addr *addr)
 {

@@ -52,6 +52,12 @@
 #define SHIM_CM_VERSION		1
 /* How long a control message may take to be delivered. */
 #define SHIM_CM_SEND_MS		10000
+/*
+ * How often the EQ's reads ask whether a connected peer's control
+ * endpoint is still there (KFAB_SQE_PROBE): a peer that died without a
+ * SHUTDOWN ends the connection with FI_SHUTDOWN within this long.
+ */
+#define SHIM_CM_PROBE_MS	100
 
 enum shim_cm_type {
 	SHIM_CM_CONNREQ = 1,
@@ -117,6 +123,8 @@ enum shim_conn_state {
  * @state: enum shim_conn_state
  * @conn_id: the connection's id (the active side's choice)
  * @peer_data, @peer_ctrl: the peer's endpoints
+ * @probed_ms: when the peer was last probed (CLOCK_MONOTONIC ms)
+ * @no_probe: the peer is another node's: probes cannot tell
  */
 struct shim_conn {
 	struct shim_ep *ep;
@@ -128,6 +136,8 @@ struct shim_conn {
 	enum shim_conn_state state;
 	uint64_t conn_id;
 	struct kfab_addr peer_data, peer_ctrl;
+	uint64_t probed_ms;
+	bool no_probe;
 };
 
 /**
@@ -301,6 +311,33 @@ static int shim_cm_chan_send(struct shim_cm_chan *chan,
 	ret = (int)fi_send(chan->ep, &chan->tx,
 			   offsetof(struct shim_cm_msg, data) +
 			   chan->tx.data_len, NULL, dest, NULL);
+	if (!ret)
+		ret = shim_cm_chan_wait_tx(chan);
+	(void)fi_av_remove(chan->av, &dest, 1, 0);
+	return ret;
+}
+
+/*
+ * Is the control endpoint @to still there?  0 when it is (or when the
+ * kernel cannot tell: -FI_EOPNOTSUPP, another node's), else the error a
+ * send to it gets (-FI_EHOSTUNREACH: gone; -FI_ECONNRESET: of an earlier
+ * load of the module).
+ */
+static int shim_cm_chan_probe(struct shim_cm_chan *chan,
+			      const struct kfab_addr *to)
+{
+	uint32_t format = to_shim_ep(chan->ep)->addr_format;
+	char name[SHIM_ADDR_STRLEN];
+	size_t len = sizeof(name);
+	fi_addr_t dest;
+	int ret;
+
+	if (!shim_addr_out(to, format, name, &len))
+		return -FI_EINVAL;
+	ret = fi_av_insert(chan->av, name, 1, &dest, 0, NULL);
+	if (ret != 1)
+		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
+	ret = (int)shim_probe(to_shim_ep(chan->ep), dest);
 	if (!ret)
 		ret = shim_cm_chan_wait_tx(chan);
 	(void)fi_av_remove(chan->av, &dest, 1, 0);
@@ -859,6 +896,45 @@ err_free:
 
 /* ---- the connection of an FI_EP_MSG endpoint ---- */
 
+static uint64_t shim_cm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/*
+ * A peer process that dies sends no SHUTDOWN; its endpoints go with its
+ * file.  Every SHIM_CM_PROBE_MS of EQ reads, ask the kernel whether the
+ * peer's control endpoint is still there: when it is gone, the
+ * connection ends as a SHUTDOWN would end it (fi_cm(3): FI_SHUTDOWN "the
+ * remote endpoint has been shut down or the connection has been lost").
+ * The caller holds @conn's lock.
+ */
+static void shim_conn_watch_peer(struct shim_conn *conn)
+{
+	uint64_t now;
+	int ret;
+
+	if (conn->state != SHIM_CONN_CONNECTED || conn->no_probe)
+		return;
+	now = shim_cm_now_ms();
+	if (now - conn->probed_ms < SHIM_CM_PROBE_MS)
+		return;
+	conn->probed_ms = now;
+	ret = shim_cm_chan_probe(&conn->chan, &conn->peer_ctrl);
+	if (ret == -FI_EOPNOTSUPP) {
+		conn->no_probe = true;
+	} else if (ret == -FI_EHOSTUNREACH || ret == -FI_ECONNRESET) {
+		SHIM_INFO(EP_CTRL, "connection %llx: the peer is gone\n",
+			  (unsigned long long)conn->conn_id);
+		conn->state = SHIM_CONN_DOWN;
+		(void)shim_cm_post_event(conn->eq, FI_SHUTDOWN,
+					 &conn->ep->ep_fid.fid, NULL, NULL);
+	}
+}
+
 static void shim_conn_progress(struct shim_cm_hook *hook)
 {
 	struct shim_conn *conn = container_of(hook, struct shim_conn, hook);
@@ -902,6 +978,7 @@ static void shim_conn_progress(struct shim_cm_hook *hook)
 						 NULL, NULL);
 		}
 	}
+	shim_conn_watch_peer(conn);
 	pthread_mutex_unlock(&conn->lock);
 }
 

@@ -44,15 +44,6 @@ int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 	return -FI_ENOSYS;
 }
 
-/* ---- struct fi_ops_fabric ---- */
-
-int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-		       struct fid_pep **pep, void *context)
-{
-	(void)fabric; (void)info; (void)pep; (void)context;
-	return -FI_ENOSYS;
-}
-
 /* ---- struct fi_ops_cm: RDM endpoints and SRXs have no connections ---- */
 
 int shim_no_setname(fid_t fid, void *addr, size_t addrlen)
@@ -113,20 +104,6 @@ int shim_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 }
 
 /* ---- struct fi_ops_domain ---- */
-
-int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-			struct fid_ep **sep, void *context)
-{
-	(void)domain; (void)info; (void)sep; (void)context;
-	return -FI_ENOSYS;
-}
-
-int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		      struct fid_poll **pollset)
-{
-	(void)domain; (void)attr; (void)pollset;
-	return -FI_ENOSYS;
-}
 
 int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,

@@ -57,8 +57,7 @@ bool shim_ep_progress(struct shim_ep *ep)
 
 /* ---- binding ---- */
 
-static int shim_ep_bind_av(struct shim_ep *ep, struct fid *bfid,
-			   uint64_t flags)
+int shim_ep_bind_av(struct shim_ep *ep, struct fid *bfid, uint64_t flags)
 {
 	struct shim_av *av = shim_av_from_fid(bfid);
 	int ret;
@@ -247,6 +246,8 @@ static int shim_ep_bind(struct fid *fid, struct fid *bfid, uint64_t flags)
 
 	if (!bfid)
 		return -FI_EINVAL;
+	if (ep->sep)
+		return shim_sep_bind(ep, bfid, flags);
 	pthread_mutex_lock(&ep->lock);
 	if (ep->enabled) {
 		ret = -FI_EOPBADSTATE;
@@ -424,7 +425,7 @@ static int shim_ep_control(struct fid *fid, int command, void *arg)
 	case FI_ALIAS:
 		return shim_ep_alias_open(ep, NULL, arg);
 	case FI_ENABLE:
-		return shim_ep_enable(ep);
+		return ep->sep ? shim_sep_enable(ep) : shim_ep_enable(ep);
 	case FI_GET_VAL:
 		return shim_get_kernel_handle(arg, ep->fd, ep->id);
 	case FI_GETWAIT:	/* endpoints have no wait object */
@@ -464,6 +465,8 @@ static void shim_ep_free(struct shim_ep *ep)
 {
 	if (ep->conn)
 		shim_conn_free(ep->conn);
+	if (ep->sep)
+		shim_sep_free(ep);
 	shim_ring_unmap(&ep->ring);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
@@ -482,6 +485,9 @@ static int shim_ep_close(struct fid *fid)
 
 	/* fi_endpoint(3): "All allocated aliases must be closed" first. */
 	if (__atomic_load_n(&ep->alias_cnt, __ATOMIC_ACQUIRE))
+		return -FI_EBUSY;
+	/* fi_endpoint(3): a scalable endpoint's contexts go first. */
+	if (ep->sep && shim_sep_busy(ep))
 		return -FI_EBUSY;
 	/* The peer learns it first; the connection is over either way. */
 	if (ep->conn)
@@ -502,6 +508,8 @@ static int shim_ep_close(struct fid *fid)
 		shim_stx_unbind_ep(ep->stx);
 	if (ep->eq)
 		shim_eq_unbind(ep->eq);
+	if (ep->parent)
+		shim_sep_ctx_closed(ep);
 	shim_ep_free(ep);
 	return 0;
 }
@@ -711,20 +719,27 @@ static int shim_ep_setopt(fid_t fid, int level, int optname,
 	return ret;
 }
 
+/* fi_tx_context(), fi_rx_context(): a scalable endpoint's only (sep.c). */
 static int shim_ep_tx_ctx(struct fid_ep *sep, int index,
 			  struct fi_tx_attr *attr, struct fid_ep **tx_ep,
 			  void *context)
 {
-	(void)sep; (void)index; (void)attr; (void)tx_ep; (void)context;
-	return -FI_ENOSYS;
+	struct shim_ep *ep = to_shim_ep(sep);
+
+	if (!ep->sep)
+		return -FI_ENOSYS;
+	return shim_sep_tx_context(ep, index, attr, tx_ep, context);
 }
 
 static int shim_ep_rx_ctx(struct fid_ep *sep, int index,
 			  struct fi_rx_attr *attr, struct fid_ep **rx_ep,
 			  void *context)
 {
-	(void)sep; (void)index; (void)attr; (void)rx_ep; (void)context;
-	return -FI_ENOSYS;
+	struct shim_ep *ep = to_shim_ep(sep);
+
+	if (!ep->sep)
+		return -FI_ENOSYS;
+	return shim_sep_rx_context(ep, index, attr, rx_ep, context);
 }
 
 /* Sends and receives share one ring: both answer its free slots. */
@@ -1181,6 +1196,23 @@ static uint32_t shim_ep_sq_entries(const struct fi_info *info, bool shared_rx)
 int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 		  struct fid_ep **ep_fid, void *context)
 {
+	const struct fi_ep_attr *a = info ? info->ep_attr : NULL;
+
+	/* More than one context is fi_scalable_ep()'s (sep.c). */
+	if (a && ((a->tx_ctx_cnt > 1 && a->tx_ctx_cnt != FI_SHARED_CONTEXT) ||
+		  (a->rx_ctx_cnt > 1 && a->rx_ctx_cnt != FI_SHARED_CONTEXT)))
+		return -FI_EINVAL;
+	return shim_ep_open(domain, info, ep_fid, context, NULL);
+}
+
+/*
+ * shim_endpoint() with @block's KFAB_EP_OPEN_* flags and block fields
+ * (a scalable endpoint's anchor or context, sep.c), or none.
+ */
+int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep_fid, void *context,
+		 const struct kfab_ep_open *block)
+{
 	struct shim_domain *dom = to_shim_domain(domain);
 	struct kfab_ep_open cmd = { 0 };
 	struct shim_ep *ep;
@@ -1240,6 +1272,11 @@ int shim_endpoint(struct fid_domain *domain, struct fi_info *info,
 
 	cmd.domain_id = dom->id;
 	cmd.type = KFAB_EP_TYPE_RDM;
+	if (block) {
+		cmd.flags = block->flags;
+		cmd.block_ep_id = block->block_ep_id;
+		cmd.block_index = block->block_index;
+	}
 	cmd.sq_entries = shim_ep_sq_entries(info, ep->shared_rx);
 	ret = shim_dev_ep_open(ep->fd, &cmd);
 	if (ret) {

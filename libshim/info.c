@@ -8,7 +8,8 @@
  *
  *  - caps = FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_DIRECTED_RECV |
  *    FI_SOURCE | FI_MULTI_RECV | FI_FENCE | FI_LOCAL_COMM | FI_REMOTE_COMM |
- *    FI_SHARED_AV.  The _COMM bits say where peers may be: on this
+ *    FI_SHARED_AV | FI_NAMED_RX_CTX (scalable endpoints' receive contexts
+ *    by fi_rx_addr(), sep.c; not for FI_EP_MSG).  The _COMM bits say where peers may be: on this
  *    machine, and on other nodes through the module's transport
  *    (Documentation/net.rst), offered whenever the module is loaded because
  *    Open MPI asks for it even on one node.  FI_SHARED_AV: named AVs,
@@ -65,7 +66,9 @@
  *    max_objects - 1, and hints above that get -FI_ENODATA.  cq_data_size
  *    8; memory registrations live in the library (mr_cnt, mr_key_size 8,
  *    mr_iov_limit KFAB_IOV_MAX); one transmit and one receive context per
- *    endpoint, and one SRX (max_ep_srx_ctx).
+ *    endpoint, up to SHIM_SEP_MAX_CTX of each for a scalable endpoint
+ *    (max_ep_tx_ctx, max_ep_rx_ctx; ep_attr's counts echo the hints), and
+ *    one SRX (max_ep_srx_ctx).
  *  - threading FI_THREAD_SAFE (objects lock what they change), so any
  *    threading hint is satisfied and echoed back; control progress
  *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
@@ -151,8 +154,8 @@ static struct fi_domain_attr shim_domain_attr = {
 	.mr_key_size = sizeof(uint64_t),
 	.cq_data_size = sizeof(uint64_t),
 	/* cq_cnt, ep_cnt, ...: the module's, set by shim_info_counts(). */
-	.max_ep_tx_ctx = 1,
-	.max_ep_rx_ctx = 1,
+	.max_ep_tx_ctx = SHIM_SEP_MAX_CTX,	/* scalable endpoints (sep.c) */
+	.max_ep_rx_ctx = SHIM_SEP_MAX_CTX,
 	/* fi_srx_context(), fi_stx_context(): one each per endpoint. */
 	.max_ep_stx_ctx = 1,
 	.max_ep_srx_ctx = 1,
@@ -366,10 +369,10 @@ static bool shim_ep_attr_ok(const struct fi_ep_attr *want)
 	       shim_tag_format_ok(want->mem_tag_format) &&
 	       (want->tx_ctx_cnt == FI_SHARED_CONTEXT ||
 		shim_max_ok("ep_attr->tx_ctx_cnt", want->tx_ctx_cnt,
-			    have->tx_ctx_cnt)) &&
+			    SHIM_SEP_MAX_CTX)) &&
 	       (want->rx_ctx_cnt == FI_SHARED_CONTEXT ||
 		shim_max_ok("ep_attr->rx_ctx_cnt", want->rx_ctx_cnt,
-			    have->rx_ctx_cnt)) &&
+			    SHIM_SEP_MAX_CTX)) &&
 	       shim_max_ok("ep_attr->auth_key_size", want->auth_key_size,
 			   have->auth_key_size);
 }
@@ -520,10 +523,14 @@ static bool shim_info_counts(struct fi_domain_attr *attr,
  */
 static void shim_info_msg(struct fi_info *fi)
 {
-	const uint64_t no = FI_DIRECTED_RECV | FI_SOURCE;
+	const uint64_t no = FI_DIRECTED_RECV | FI_SOURCE | FI_NAMED_RX_CTX;
 
 	fi->ep_attr->type = FI_EP_MSG;
 	fi->ep_attr->rx_ctx_cnt = 1;
+	/* No scalable connected endpoints (sep.c). */
+	fi->ep_attr->tx_ctx_cnt = 1;
+	fi->domain_attr->max_ep_tx_ctx = 1;
+	fi->domain_attr->max_ep_rx_ctx = 1;
 	fi->caps &= ~no;
 	fi->tx_attr->caps &= ~no;
 	fi->rx_attr->caps &= ~no;
@@ -597,12 +604,14 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 			fi->rx_attr->size = hints->rx_attr->size;
 		fi->rx_attr->op_flags = hints->rx_attr->op_flags;
 	}
-	if (hints && hints->ep_attr &&
-	    hints->ep_attr->rx_ctx_cnt == FI_SHARED_CONTEXT)
-		fi->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
-	if (hints && hints->ep_attr &&
-	    hints->ep_attr->tx_ctx_cnt == FI_SHARED_CONTEXT)
-		fi->ep_attr->tx_ctx_cnt = FI_SHARED_CONTEXT;
+	/*
+	 * FI_SHARED_CONTEXT, or the contexts of a scalable endpoint (sep.c),
+	 * as asked: kfab gives what the hints ask up to SHIM_SEP_MAX_CTX.
+	 */
+	if (hints && hints->ep_attr && hints->ep_attr->rx_ctx_cnt)
+		fi->ep_attr->rx_ctx_cnt = hints->ep_attr->rx_ctx_cnt;
+	if (hints && hints->ep_attr && hints->ep_attr->tx_ctx_cnt)
+		fi->ep_attr->tx_ctx_cnt = hints->ep_attr->tx_ctx_cnt;
 	/* The application's own field layout: kfab matches every bit. */
 	if (hints && hints->ep_attr && hints->ep_attr->mem_tag_format)
 		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;

@@ -104,7 +104,7 @@ const char *shim_dev_path(void);
 /* The capabilities kfab offers, per direction. */
 #define SHIM_TX_CAPS	(FI_MSG | FI_TAGGED | FI_SEND | SHIM_COMM_CAPS | \
 			 FI_FENCE)
-#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | SHIM_COMM_CAPS | \
+#define SHIM_RX_CAPS	(FI_MSG | FI_TAGGED | FI_RECV | SHIM_COMM_CAPS | FI_NAMED_RX_CTX | \
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
 #define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 
@@ -290,6 +290,8 @@ struct shim_av *shim_av_from_fid(struct fid *fid);
 void shim_av_bind_ep(struct shim_av *av);
 void shim_av_unbind_ep(struct shim_av *av);
 /* The address at @fi_addr, read from the mapped table: 0 or -FI_EINVAL. */
+int shim_av_rx_split(const struct shim_av *av, fi_addr_t *fi_addr,
+		     uint16_t *rx_index);
 int shim_av_resolve(struct shim_av *av, fi_addr_t fi_addr,
 		    struct kfab_addr *addr);
 /* What a completion reports for @fi_addr: its FI_AV_USER_ID, or itself. */
@@ -595,7 +597,34 @@ struct shim_ep {
 	unsigned int alias_cnt;
 	size_t buffered_limit, buffered_min;
 	int hmem_p2p;
+	struct shim_sep *sep;
+	struct shim_ep *parent;
+	int ctx_index;
+	bool ctx_rx;
 };
+
+/* ---- scalable endpoints (sep.c) ---- */
+
+#define SHIM_SEP_MAX_CTX	KFAB_EP_BLOCK_MAX
+
+int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
+		 struct fid_ep **ep_fid, void *context,
+		 const struct kfab_ep_open *block);
+int shim_ep_bind_av(struct shim_ep *ep, struct fid *bfid, uint64_t flags);
+ssize_t shim_probe(struct shim_ep *ep, fi_addr_t dest);
+int shim_scalable_ep(struct fid_domain *domain, struct fi_info *info,
+		     struct fid_ep **sep, void *context);
+int shim_sep_bind(struct shim_ep *ep, struct fid *bfid, uint64_t flags);
+int shim_sep_enable(struct shim_ep *ep);
+bool shim_sep_busy(struct shim_ep *ep);
+void shim_sep_free(struct shim_ep *ep);
+void shim_sep_ctx_closed(struct shim_ep *ctx);
+int shim_sep_tx_context(struct shim_ep *ep, int index,
+			struct fi_tx_attr *attr, struct fid_ep **tx_ep,
+			void *context);
+int shim_sep_rx_context(struct shim_ep *ep, int index,
+			struct fi_rx_attr *attr, struct fid_ep **rx_ep,
+			void *context);
 
 static inline struct shim_ep *to_shim_ep(struct fid_ep *ep)
 {
@@ -934,10 +963,6 @@ int shim_no_tostr(const struct fid *fid, char *buf, size_t len);
 int shim_no_ops_set(struct fid *fid, const char *name, uint64_t flags,
 		    void *ops, void *context);
 
-/* struct fi_ops_fabric */
-int shim_no_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
-		       struct fid_pep **pep, void *context);
-
 /* struct fi_ops_cm */
 int shim_no_setname(fid_t fid, void *addr, size_t addrlen);
 int shim_no_getname(fid_t fid, void *addr, size_t *addrlen);
@@ -953,10 +978,6 @@ int shim_no_join(struct fid_ep *ep, const void *addr, uint64_t flags,
 		 struct fid_mc **mc, void *context);
 
 /* struct fi_ops_domain */
-int shim_no_scalable_ep(struct fid_domain *domain, struct fi_info *info,
-			struct fid_ep **sep, void *context);
-int shim_no_poll_open(struct fid_domain *domain, struct fi_poll_attr *attr,
-		      struct fid_poll **pollset);
 int shim_no_query_atomic(struct fid_domain *domain, enum fi_datatype datatype,
 			 enum fi_op op, struct fi_atomic_attr *attr,
 			 uint64_t flags);

@@ -160,6 +160,10 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 		if (ret)
 			return ret;
 	}
+	/* fi_rx_addr(): the kernel picks the receive context (sep.c). */
+	ret = shim_av_rx_split(shim_read_once(&ep->av), &dest, &sqe.rx_index);
+	if (ret)
+		return ret;
 	sqe.opcode = op;
 	sqe.context = (uintptr_t)context;
 	sqe.addr = dest;
@@ -191,6 +195,27 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 	if (!inject && shim_want_completion(ep->tx_selective, flags))
 		sqe.flags |= KFAB_SQE_COMPLETION;
 	return shim_ep_post(ep, &sqe, flags & FI_MORE);
+}
+
+/**
+ * shim_probe() - is an endpoint at @dest?  (KFAB_SQE_PROBE)
+ * @ep: an enabled endpoint with a transmit CQ
+ * @dest: an index of its AV
+ *
+ * Nothing is delivered: the completion on @ep's transmit CQ is a success
+ * when an enabled endpoint of this machine is there, FI_EHOSTUNREACH or
+ * FI_ECONNRESET when none is, FI_EOPNOTSUPP for another node's.  cm.c
+ * watches a connection's peer with it.
+ */
+ssize_t shim_probe(struct shim_ep *ep, fi_addr_t dest)
+{
+	struct kfab_sqe sqe = {
+		.opcode = KFAB_OP_SEND,
+		.flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION,
+		.addr = dest,
+	};
+
+	return shim_ep_post(ep, &sqe, false);
 }
 
 /*

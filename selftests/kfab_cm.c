@@ -268,7 +268,11 @@ TEST(getinfo_offers_msg_endpoints)
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	ASSERT_EQ(0, msg_info(&info));
 	EXPECT_EQ(FI_EP_MSG, info->ep_attr->type);
-	EXPECT_EQ(0, info->caps & (FI_DIRECTED_RECV | FI_SOURCE));
+	EXPECT_EQ(0, info->caps & (FI_DIRECTED_RECV | FI_SOURCE |
+				   FI_NAMED_RX_CTX));
+	/* No scalable connected endpoints. */
+	EXPECT_EQ(1U, info->domain_attr->max_ep_rx_ctx);
+	EXPECT_EQ(1U, info->ep_attr->tx_ctx_cnt);
 	EXPECT_EQ(0, info->rx_attr->caps & FI_DIRECTED_RECV);
 	fi_freeinfo(info);
 
@@ -606,9 +610,10 @@ TEST_F(cm, shutdown_during_a_transfer_ends_without_hanging)
 
 /*
  * A peer process that dies sends no SHUTDOWN (ep.rst, "Connections"): its
- * partner learns it from the error completion of its next send.
+ * partner's send to it fails, and its EQ reads find the peer gone
+ * (KFAB_SQE_PROBE) and post FI_SHUTDOWN; sends are -FI_ENOTCONN then.
  */
-TEST_F(cm, a_killed_peer_fails_the_next_send)
+TEST_F(cm, a_killed_peer_ends_the_connection_with_shutdown)
 {
 	uint8_t buf[sizeof(struct fi_eq_cm_entry) + CM_DATA_MAX];
 	struct fi_eq_cm_entry *entry = (void *)buf;
@@ -657,6 +662,30 @@ TEST_F(cm, a_killed_peer_fails_the_next_send)
 	ASSERT_EQ(0, fi_send(self->srv.ep, "x", 2, NULL, 0, NULL));
 	ASSERT_EQ(-FI_EAVAIL, wait_cq(self->srv.cq, NULL, &err));
 	EXPECT_EQ(FI_EHOSTUNREACH, err.err);
+	ASSERT_EQ(sizeof(*entry), wait_event(self->srv.eq, &event, entry,
+					     sizeof(buf)));
+	EXPECT_EQ(FI_SHUTDOWN, event);
+	EXPECT_EQ(&self->srv.ep->fid, entry->fid);
+	EXPECT_EQ(-FI_ENOTCONN, fi_send(self->srv.ep, "x", 2, NULL, 0, NULL));
+	/* Once: no second FI_SHUTDOWN. */
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_read(self->srv.eq, &event, entry,
+					 sizeof(buf), 0));
+}
+
+/* A peer that lives on is never taken for gone, however long we wait. */
+TEST_F(cm, a_live_idle_peer_gets_no_shutdown)
+{
+	struct fi_eq_cm_entry entry;
+	uint32_t event;
+
+	RETURN_IF_SETUP_SKIPPED();
+	connect_pair(_metadata, self);
+	/* Several probe periods (SHIM_CM_PROBE_MS) on both EQs. */
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_sread(self->cli.eq, &event, &entry,
+					  sizeof(entry), 350, 0));
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_sread(self->srv.eq, &event, &entry,
+					  sizeof(entry), 350, 0));
+	EXPECT_EQ(0, fi_send(self->cli.ep, "x", 2, NULL, 0, NULL));
 }
 
 TEST_HARNESS_MAIN

@@ -87,7 +87,7 @@ TEST_F(ring, send_writes_one_entry_and_publishes)
 	e = slot(self, 0);
 	EXPECT_EQ(KFAB_OP_SEND, e->opcode);
 	EXPECT_EQ(1, e->iov_count);
-	EXPECT_EQ(0, e->__reserved);
+	EXPECT_EQ(0, e->rx_index);
 	EXPECT_EQ(0U, e->__reserved2);
 	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, e->flags);
 	EXPECT_EQ((uintptr_t)buf, e->context);

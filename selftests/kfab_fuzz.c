@@ -77,8 +77,13 @@
  * or not, random attributes of random sizes, now and then cut short,
  * and now and then close the socket with the dump's answer unread.  The
  * dumps walk the contexts and objects the other threads create and
- * destroy.  The oracle: every answer is success or one of the errors
- * Documentation/netlink.rst names (NETLINK_OUTCOMES).
+ * destroy.  A quarter of the requests are changes of the transport
+ * (LISTEN_ADD/_DEL, ALLOW_ADD/_DEL) shaped nearly right: a loopback or a
+ * foreign address, a few ports, a prefix length around 128, so that
+ * listeners and networks really come and go under the dumps.  The
+ * fuzzer runs in a network namespace of its own (nl_private_netns()), so
+ * that what it leaves goes with it.  The oracle: every answer is success
+ * or one of the errors Documentation/netlink.rst names (NETLINK_OUTCOMES).
  */
 #define _GNU_SOURCE
 #include <endian.h>
@@ -103,6 +108,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <net/if.h>
+#include <sched.h>
 
 #include <linux/kfab.h>
 #include <linux/kfab_netlink.h>
@@ -174,7 +182,9 @@ static const struct {
 			 O(ENOMEM) | O(EOVERFLOW) | O(EPERM) | O(EOPNOTSUPP))
 /* A request to the netlink family: its policies, permissions and lookups. */
 #define NETLINK_OUTCOMES (O(OK) | O(EINVAL) | O(ERANGE) | O(EOPNOTSUPP) | \
-			  O(EPERM) | O(ENOENT) | O(EMSGSIZE) | O(ENOMEM))
+			  O(EPERM) | O(ENOENT) | O(EMSGSIZE) | O(ENOMEM) | \
+			  O(EADDRINUSE) | O(EADDRNOTAVAIL) | O(EEXIST) | \
+			  O(ENOSPC))
 
 static uint32_t out_bit(int err)
 {
@@ -1022,7 +1032,20 @@ static void gen_ep_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 {
 	struct kfab_ep_open *c = p;
 
+	static const uint32_t block_flags[] = {
+		KFAB_EP_OPEN_BLOCK, KFAB_EP_OPEN_JOIN,
+		KFAB_EP_OPEN_JOIN | KFAB_EP_OPEN_SEND_ONLY,
+		KFAB_EP_OPEN_SEND_ONLY, KFAB_EP_OPEN_BLOCK | KFAB_EP_OPEN_JOIN,
+	};
+
 	c->flags = rnd_flags(t);
+	/* Scalable endpoints: a block, or joining one (of any object). */
+	if (chance(t, 1, 6)) {
+		c->flags = block_flags[rnd_below(t, 5)];
+		c->block_ep_id = pick_id(t);
+		c->block_index = chance(t, 1, 4) ? (uint32_t)rnd(t) :
+						   rnd_below(t, 8);
+	}
 	c->domain_id = pick_id(t);
 	c->type = chance(t, 1, 10) ? (uint32_t)rnd(t) : KFAB_EP_TYPE_RDM;
 	c->sq_entries = chance(t, 1, 2) ? 0 : rnd_entries(t);
@@ -1044,8 +1067,15 @@ static uint32_t expect_ep_open(const void *p)
 	const struct kfab_ep_open *c = p;
 	uint32_t e = c->sq_entries ? c->sq_entries : KFAB_SQ_DEFAULT_ENTRIES;
 
-	if (c->flags)
+	if (c->flags & ~(uint32_t)(KFAB_EP_OPEN_BLOCK | KFAB_EP_OPEN_JOIN |
+				   KFAB_EP_OPEN_SEND_ONLY))
 		return O(EOPNOTSUPP);
+	if (!c->flags && (c->block_ep_id || c->block_index))
+		return O(EINVAL);
+	/* A block's well-formedness, then the ep it joins (ENOENT/EINVAL). */
+	if (c->flags)
+		return O(OK) | O(ENOENT) | O(ENOSPC) | O(ENOMEM) | O(EINVAL) |
+		       O(EADDRNOTAVAIL);
 	if (c->type != KFAB_EP_TYPE_RDM || !is_pow2(e) ||
 	    e > KFAB_SQ_MAX_ENTRIES)
 		return O(EINVAL);
@@ -2886,6 +2916,74 @@ static uint16_t nl_resolve(void)
 	return 0;
 }
 
+/*
+ * A network namespace of the fuzzer's own, its loopback up: the transport
+ * changes it sends (and its NET ioctls) act there, and go with it.
+ * Without the privilege to make one, they meet EPERM where it runs.
+ */
+static void nl_private_netns(void)
+{
+	struct ifreq ifr = { .ifr_name = "lo" };
+	int fd;
+
+	if (unshare(CLONE_NEWNET))
+		return;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (!ioctl(fd, SIOCGIFFLAGS, &ifr)) {
+		ifr.ifr_flags |= IFF_UP;
+		ioctl(fd, SIOCSIFFLAGS, &ifr);
+	}
+	close(fd);
+}
+
+/*
+ * A change of the transport, nearly right: LISTEN_ADD/_DEL of 127.0.0.1,
+ * ::1 or an address the namespace lacks, on one of three ports (or
+ * none); ALLOW_ADD/_DEL of a network of a few, its prefix length 0 to
+ * 130.  Now and then an attribute is dropped or the wrong size.
+ */
+static size_t nl_transport_request(struct fuzz_thread *t, uint8_t *buf,
+				   uint8_t *cmd)
+{
+	static const uint8_t nodes[][16] = {
+		{ [10] = 0xff, [11] = 0xff, 127, 0, 0, 1 },
+		{ [15] = 1 },
+		{ [10] = 0xff, [11] = 0xff, 10, 77, 0, 0 },
+		{ 0xfd, 0x77 },
+		{ 0 },
+	};
+	static const uint16_t ports[] = { 0, 7471, 7472, 7473 };
+	size_t len = NLMSG_LENGTH(GENL_HDRLEN);
+	bool listen = chance(t, 1, 2), broken = chance(t, 1, 8);
+	const uint8_t *node = nodes[rnd_below(t, ARRAY_SIZE(nodes))];
+	uint16_t node_len = broken && chance(t, 1, 2) ? 4 : 16;
+
+	*cmd = listen ? (chance(t, 1, 2) ? KFAB_NL_CMD_LISTEN_ADD :
+					   KFAB_NL_CMD_LISTEN_DEL) :
+			(chance(t, 1, 2) ? KFAB_NL_CMD_ALLOW_ADD :
+					   KFAB_NL_CMD_ALLOW_DEL);
+	if (!broken || chance(t, 1, 2))
+		nl_put(buf, &len, listen ? KFAB_NL_ATTR_LISTEN_NODE :
+					   KFAB_NL_ATTR_ALLOW_NODE,
+		       node, node_len);
+	if (listen) {
+		uint16_t port = ports[rnd_below(t, ARRAY_SIZE(ports))];
+
+		if (port)
+			nl_put(buf, &len, KFAB_NL_ATTR_LISTEN_PORT, &port,
+			       sizeof(port));
+	} else if (!broken || chance(t, 1, 2)) {
+		uint32_t plen = chance(t, 1, 2) ? 96 + rnd_below(t, 35) :
+						  rnd_below(t, 131);
+
+		nl_put(buf, &len, KFAB_NL_ATTR_ALLOW_PREFIX_LEN, &plen,
+		       sizeof(plen));
+	}
+	return len;
+}
+
 /* A random request: command, flags, attributes, maybe cut short. */
 static size_t nl_random_request(struct fuzz_thread *t, uint8_t *buf,
 				struct fuzz_op *op)
@@ -2895,8 +2993,14 @@ static size_t nl_random_request(struct fuzz_thread *t, uint8_t *buf,
 	struct genlmsghdr *g = NLMSG_DATA(h);
 	size_t len = NLMSG_LENGTH(GENL_HDRLEN);
 	unsigned int i, n = rnd_below(t, 5);
-	uint8_t data[40];
+	uint8_t data[40], cmd;
 
+	if (chance(t, 1, 4)) {
+		len = nl_transport_request(t, buf, &cmd);
+		op->cmd = cmd;
+		op->arg = NLM_F_REQUEST | NLM_F_ACK;
+		goto header;
+	}
 	for (i = 0; i < n; i++) {
 		uint16_t sz = sizes[rnd_below(t, ARRAY_SIZE(sizes))];
 		uint32_t v = chance(t, 1, 2) ? 0 : (uint32_t)rnd(t);
@@ -2909,6 +3013,7 @@ static size_t nl_random_request(struct fuzz_thread *t, uint8_t *buf,
 				     rnd_below(t, 256);
 	op->arg = NLM_F_REQUEST | (chance(t, 2, 3) ? NLM_F_DUMP : 0) |
 		  (chance(t, 1, 3) ? NLM_F_ACK : 0);
+header:
 	*h = (struct nlmsghdr){ .nlmsg_len = len, .nlmsg_type = cfg.nl_family,
 				.nlmsg_flags = op->arg, .nlmsg_seq = t->seq };
 	*g = (struct genlmsghdr){ .cmd = op->cmd, .version = KFAB_GENL_VERSION };
@@ -3453,6 +3558,7 @@ int main(int argc, char **argv)
 	cfg.features = q.features;
 	cfg.nl_family = nl_resolve();
 	close(fd);
+	nl_private_netns();
 
 	/* Files every worker inherits: processes sharing contexts. */
 	for (i = 0; i < NR_SHARED_FDS; i++) {

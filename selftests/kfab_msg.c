@@ -177,7 +177,7 @@ TEST(control_path_errors)
 	o.sq_entries = KFAB_SQ_MAX_ENTRIES * 2;
 	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
 	o.sq_entries = 0;
-	o.flags = 1;
+	o.flags = 1 << 3;
 	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
 	o.flags = 0;
 	o.domain_id = r.cq.id;
@@ -207,6 +207,84 @@ TEST(control_path_errors)
 	test_cmd_destroy(r.fd, r.ep);
 	test_cmd_destroy(r.fd, r.av);
 	test_cmd_destroy(r.fd, r.cq.id);
+	ep_close(&r);
+}
+
+/*
+ * Blocks of scalable endpoints (KFAB_EP_OPEN_BLOCK/JOIN/SEND_ONLY): every
+ * malformed combination, joining what is no block, an index taken twice.
+ */
+TEST(scalable_blocks_reject_what_is_malformed)
+{
+	struct kfab_ep_open o = { .size = sizeof(o), .type = KFAB_EP_TYPE_RDM };
+	struct kfab_ep_open base, c1, c2, tx;
+	struct raw_ep r;
+
+	if (!kfab_have_device())
+		SKIP(return, "needs kfab.ko");
+	ASSERT_EQ(0, ep_setup(&r, false));
+	o.domain_id = r.dom;
+	/* Block fields without a block flag; flags that do not go together. */
+	o.block_index = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.block_index = 0;
+	o.block_ep_id = r.ep;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.flags = KFAB_EP_OPEN_BLOCK;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.flags = KFAB_EP_OPEN_BLOCK | KFAB_EP_OPEN_JOIN;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.flags = KFAB_EP_OPEN_SEND_ONLY;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.flags = KFAB_EP_OPEN_JOIN | KFAB_EP_OPEN_SEND_ONLY;
+	o.block_index = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.flags = KFAB_EP_OPEN_JOIN;
+	o.block_index = KFAB_EP_BLOCK_MAX;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	/* Joining a plain endpoint, or no endpoint at all. */
+	o.block_index = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.block_ep_id = r.av;
+	EXPECT_EQ(-ENOENT, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	/* A block: no service. */
+	o.flags = KFAB_EP_OPEN_BLOCK;
+	o.block_ep_id = 0;
+	o.block_index = 0;
+	o.src.ep = htobe64(77);
+	EXPECT_EQ(-EINVAL, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	o.src.ep = 0;
+
+	base = o;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &base));
+	EXPECT_TRUE(be64toh(base.out_addr.ep) & KFAB_EP_BLOCK_BIT);
+	EXPECT_EQ(0ULL, be64toh(base.out_addr.ep) % KFAB_EP_BLOCK_MAX);
+	c1 = o;
+	c1.flags = KFAB_EP_OPEN_JOIN;
+	c1.block_ep_id = base.out_ep_id;
+	c1.block_index = 3;
+	c2 = c1;
+	tx = c1;
+	tx.flags |= KFAB_EP_OPEN_SEND_ONLY;
+	tx.block_index = 0;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &c1));
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &c2));
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &tx));
+	/* Every member has the block's address. */
+	EXPECT_EQ(0, memcmp(&base.out_addr, &c1.out_addr, sizeof(c1.out_addr)));
+	EXPECT_EQ(0, memcmp(&base.out_addr, &tx.out_addr, sizeof(tx.out_addr)));
+	/* Index 3 twice: the second enable finds it taken. */
+	test_cmd_ep_bind(r.fd, c1.out_ep_id, r.av, 0);
+	test_cmd_ep_bind(r.fd, c2.out_ep_id, r.av, 0);
+	test_cmd_ep_enable(r.fd, c1.out_ep_id);
+	test_err_ep_enable(EADDRINUSE, r.fd, c2.out_ep_id);
+	/* Once the first goes, the index is free again. */
+	test_cmd_destroy(r.fd, c1.out_ep_id);
+	test_cmd_ep_enable(r.fd, c2.out_ep_id);
+	/* Joining through a context works as through the anchor. */
+	c1.block_ep_id = tx.out_ep_id;
+	c1.block_index = 4;
+	EXPECT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &c1));
 	ep_close(&r);
 }
 
@@ -371,7 +449,7 @@ TEST_F(msg, hostile_requests_get_error_completions)
 			       .iov_count = KFAB_IOV_MAX + 1 };
 	queue(&self->b, &s);
 	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 3,
-			       .__reserved = 1 };
+			       .rx_index = KFAB_EP_BLOCK_MAX };
 	queue(&self->b, &s);
 	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 4,
 			       .flags = 1 << 20 };
@@ -413,6 +491,54 @@ TEST_F(msg, hostile_requests_get_error_completions)
 	test_cmd_doorbell(self->b.fd, self->b.ep, NULL);
 	memset(self->b.sq, 0xff, self->b.epo.out_sq.region.size);
 	test_cmd_doorbell(self->b.fd, self->b.ep, NULL);
+}
+
+/*
+ * KFAB_SQE_PROBE: a send that delivers nothing and says whether an
+ * endpoint is at the destination; with a payload, or on a receive, it is
+ * a malformed request.
+ */
+TEST_F(msg, probe_tells_whether_the_peer_is_there)
+{
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t b_to_a = self->b_to_a;
+	char x = 'x';
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 1,
+			       .addr = b_to_a,
+			       .flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(1ULL, e.op_context);
+	/* Nothing reached A. */
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	EXPECT_NE(0, cq_err(&self->a, &err));
+
+	/* A payload, or a receive: -EINVAL completions. */
+	s = sqe_buf(KFAB_OP_SEND, 2, b_to_a, &x, 1);
+	s.flags |= KFAB_SQE_PROBE;
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EINVAL, err.out_err);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_RECV, .context = 3,
+			       .addr = ANY,
+			       .flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EINVAL, err.out_err);
+
+	/* A gone: the probe fails as a send would. */
+	ep_close(&self->a);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 4,
+			       .addr = b_to_a,
+			       .flags = KFAB_SQE_PROBE | KFAB_SQE_COMPLETION };
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_err(&self->b, &err));
+	EXPECT_EQ(EHOSTUNREACH, err.out_err);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
 }
 
 /* FI_MULTI_RECV: one buffer, message after message, released when full. */

@@ -195,14 +195,20 @@ TEST_F(provider, getinfo_lists_kfab)
 	/* Truthful: node-local messages and tagged messages, nothing more. */
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_RECV | FI_LOCAL_COMM |
 		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
-		  FI_MULTI_RECV | FI_FENCE | FI_SHARED_AV, info->caps);
+		  FI_MULTI_RECV | FI_FENCE | FI_SHARED_AV | FI_NAMED_RX_CTX,
+		  info->caps);
 	EXPECT_EQ(FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SHARED_AV,
 		  info->domain_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_SEND | FI_LOCAL_COMM |
 		  FI_REMOTE_COMM | FI_FENCE, info->tx_attr->caps);
 	EXPECT_EQ(FI_MSG | FI_TAGGED | FI_RECV | FI_LOCAL_COMM |
 		  FI_REMOTE_COMM | FI_DIRECTED_RECV | FI_SOURCE |
-		  FI_MULTI_RECV, info->rx_attr->caps);
+		  FI_MULTI_RECV | FI_NAMED_RX_CTX, info->rx_attr->caps);
+	/* A scalable endpoint's contexts (kfab_sep); one by default. */
+	EXPECT_EQ(KFAB_EP_BLOCK_MAX, info->domain_attr->max_ep_tx_ctx);
+	EXPECT_EQ(KFAB_EP_BLOCK_MAX, info->domain_attr->max_ep_rx_ctx);
+	EXPECT_EQ(1U, info->ep_attr->tx_ctx_cnt);
+	EXPECT_EQ(1U, info->ep_attr->rx_ctx_cnt);
 	EXPECT_EQ(0ULL, info->mode);
 	EXPECT_EQ(FI_FORMAT_UNSPEC, (int)info->addr_format);
 	EXPECT_EQ(sizeof(struct kfab_addr), info->src_addrlen);
@@ -295,10 +301,14 @@ static void ask_tx_queue(struct fi_info *h)
 {
 	h->tx_attr->size = KFAB_SQ_MAX_ENTRIES + 1;
 }
-/* Scalable endpoints' contexts (shared ones exist: kfab_ep) */
-static void ask_two_tx_contexts(struct fi_info *h)
+/* More contexts than a scalable endpoint has (kfab_sep) */
+static void ask_too_many_tx_contexts(struct fi_info *h)
 {
-	h->ep_attr->tx_ctx_cnt = 2;
+	h->ep_attr->tx_ctx_cnt = KFAB_EP_BLOCK_MAX + 1;
+}
+static void ask_too_many_rx_ctx(struct fi_info *h)
+{
+	h->domain_attr->max_ep_rx_ctx = KFAB_EP_BLOCK_MAX + 1;
 }
 static void ask_two_stx(struct fi_info *h)
 {
@@ -346,7 +356,8 @@ TEST_F(provider, getinfo_rejects_unsupported_hints)
 		{ "data_progress FI_PROGRESS_AUTO", ask_auto_data_progress },
 		{ "av_type 3", ask_bad_av_type },
 		{ "tx_attr->size KFAB_SQ_MAX_ENTRIES + 1", ask_tx_queue },
-		{ "ep_attr->tx_ctx_cnt 2", ask_two_tx_contexts },
+		{ "ep_attr->tx_ctx_cnt 257", ask_too_many_tx_contexts },
+		{ "domain_attr->max_ep_rx_ctx 257", ask_too_many_rx_ctx },
 		{ "domain_attr->max_ep_srx_ctx 2", ask_two_srx },
 		{ "domain_attr->max_ep_stx_ctx 2", ask_two_stx },
 		{ "ep_attr->max_msg_size 1 GiB + 1", ask_max_msg_size },
@@ -1596,7 +1607,8 @@ TEST_F(fabric, ops_tables_fully_populated)
 	EXPECT_EQ(-FI_EINVAL, fi_endpoint2(domain, self->info,
 					   (struct fid_ep **)&out,
 					   FI_PEER_TRANSFER, NULL));
-	EXPECT_EQ(-FI_ENOSYS, fi_scalable_ep(domain, self->info,
+	/* Scalable endpoints exist: selftests/kfab_sep. */
+	EXPECT_EQ(-FI_EINVAL, fi_scalable_ep(domain, NULL,
 					     (struct fid_ep **)&out, NULL));
 	/* Poll sets exist: selftests/kfab_poll. */
 	poll_attr.flags = 1;

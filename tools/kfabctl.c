@@ -15,12 +15,15 @@
  *                       containers (root: CAP_SYS_ADMIN, CAP_CHOWN)
  *   kfabctl av rm NAME  remove a name (its owner or root)
  *   kfabctl av del NAME the same over netlink (CAP_NET_ADMIN)
- *   kfabctl net listen ADDR[:PORT]
- *                       open a listener in this network namespace: it
- *                       becomes a node others reach (CAP_NET_ADMIN)
- *   kfabctl net unlisten ADDR[:PORT]
+ *   kfabctl net listen add|del ADDR [PORT]
+ *                       open (close) a listener in this network
+ *                       namespace, over netlink: it becomes a node others
+ *                       reach (CAP_NET_ADMIN over the namespace)
+ *   kfabctl net allow add|del NET[/LEN]
+ *                       the allow-list of peer networks, over netlink
+ *   kfabctl net listen|unlisten ADDR[:PORT]
  *   kfabctl net allow|disallow NET[/LEN], net allow clear
- *                       the allow-list of peer networks (CAP_NET_ADMIN)
+ *                       the same by the ioctls (and the only way to clear)
  *   kfabctl net show    listeners, allowed networks and peers of this
  *                       network namespace, over netlink (kfabctl_nl.c;
  *                       the last two for its admin)
@@ -310,7 +313,7 @@ usage:
 }
 
 /* "A.B.C.D[:PORT]", "[IPV6][:PORT]" or a bare IPv6 address. */
-static int parse_node(const char *arg, struct kfab_addr *a)
+int kfabctl_parse_node(const char *arg, struct kfab_addr *a)
 {
 	char host[64], *port = NULL, *end;
 	unsigned long p = 0;
@@ -355,7 +358,7 @@ static int cmd_net_listen(const char *arg, bool remove)
 	};
 	int fd;
 
-	if (parse_node(arg, &l.addr)) {
+	if (kfabctl_parse_node(arg, &l.addr)) {
 		fprintf(stderr, "kfabctl: net: not an address: %s\n", arg);
 		return 2;
 	}
@@ -373,7 +376,7 @@ static int cmd_net_listen(const char *arg, bool remove)
 }
 
 /* "A.B.C.D/N" or "IPV6/N" (N may be left out: one node). */
-static int parse_net(const char *arg, struct kfab_net_allow *c)
+int kfabctl_parse_net(const char *arg, struct kfab_net_allow *c)
 {
 	char host[64], *slash, *end;
 	unsigned long len = 128, max = 128;
@@ -409,7 +412,7 @@ static int cmd_net_allow(const char *arg, uint32_t flags)
 	const char *what = flags & KFAB_NET_ALLOW_REMOVE ? "disallow" : "allow";
 	int fd;
 
-	if (arg && parse_net(arg, &c)) {
+	if (arg && kfabctl_parse_net(arg, &c)) {
 		fprintf(stderr, "kfabctl: net %s: not a network: %s\n", what, arg);
 		return 2;
 	}
@@ -439,7 +442,7 @@ static int cmd_net(int argc, char **argv)
 		return cmd_net_listen(argv[2], false);
 	if (argc == 3 && !strcmp(argv[1], "unlisten"))
 		return cmd_net_listen(argv[2], true);
-	fprintf(stderr, "usage: kfabctl net listen|unlisten ADDR[:PORT] | net allow|disallow NET[/LEN] | net allow clear | net show\n");
+	fprintf(stderr, "usage: kfabctl net listen add|del ADDR [PORT] | net allow add|del NET[/LEN] | net listen|unlisten ADDR[:PORT] | net allow|disallow NET[/LEN] | net allow clear | net show\n");
 	return 2;
 }
 
@@ -460,12 +463,15 @@ static void usage(FILE *out)
 		"  av rm NAME remove a named AV's name (its owner, or root)\n"
 		"  av del NAME  the same over netlink (CAP_NET_ADMIN)\n"
 		"  av list    the same as av show\n"
-		"  net listen ADDR[:PORT]   make this network namespace a node on ADDR\n"
-		"             (port 7471 by default; CAP_NET_ADMIN)\n"
-		"  net unlisten ADDR[:PORT] close that listener\n"
-		"  net allow NET[/LEN]      only nodes on the listed networks may talk to\n"
-		"             this namespace's (none listed: any; CAP_NET_ADMIN)\n"
-		"  net disallow NET[/LEN]   take a network off; net allow clear: all\n"
+		"  net listen add ADDR [PORT]  make this network namespace a node on\n"
+		"             ADDR (port 7471 by default; CAP_NET_ADMIN over it)\n"
+		"  net listen del ADDR [PORT]  close that listener\n"
+		"  net allow add NET[/LEN]  only nodes on the listed networks may talk to\n"
+		"             this namespace's (none listed: any; CAP_NET_ADMIN over it)\n"
+		"  net allow del NET[/LEN]  take a network off\n"
+		"             (the four over netlink; the older spellings by ioctl:)\n"
+		"  net listen|unlisten ADDR[:PORT], net allow|disallow NET[/LEN]\n"
+		"  net allow clear          take every network off\n"
 		"  net show   listeners, allowed networks and peers of this network\n"
 		"             namespace (the last two: its admin)\n"
 		"  listen show, allow show  each of those alone\n"

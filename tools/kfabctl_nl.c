@@ -11,6 +11,8 @@
  *   kfabctl [-j] monitor
  *   kfabctl av del NAME
  *   kfabctl [-j] [-p] net show
+ *   kfabctl net listen add|del ADDR [PORT]
+ *   kfabctl net allow add|del NET[/LEN]
  *
  * Every message becomes one record: a list of (key, value) printed as
  * "key value ..." lines, or as a JSON object built with json-c (-j; -p
@@ -111,6 +113,8 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_PINNED_BYTES] = { "pinned_bytes", KV_U64 },
 	[KFAB_NL_ATTR_PINNED_PEAK] = { "pinned_peak", KV_U64 },
 	[KFAB_NL_ATTR_KBUF_BYTES] = { "kbuf_bytes", KV_U64 },
+	[KFAB_NL_ATTR_UNEXP_MSGS] = { "unexp_msgs", KV_U64 },
+	[KFAB_NL_ATTR_UNEXP_TOTAL] = { "unexp_total", KV_U64 },
 };
 
 static const char * const obj_type_names[] = {
@@ -405,21 +409,25 @@ static int on_done(struct nl_msg *msg, void *arg)
 	return NL_STOP;
 }
 
-/* Sends one request (a dump with @flags NLM_F_DUMP) and reads its answer. */
-static int request(struct nl_sock *sk, int family, uint8_t cmd, int flags,
-		   nl_recvmsg_msg_cb_t fn, void *arg, const char *name)
+/* A request's header; the caller adds its attributes. */
+static struct nl_msg *request_new(int family, uint8_t cmd, int flags)
 {
 	struct nl_msg *msg = nlmsg_alloc();
+
+	if (msg && !genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0,
+				flags, cmd, KFAB_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* Sends @msg (and frees it) and reads its answer. */
+static int request_send(struct nl_sock *sk, struct nl_msg *msg,
+			nl_recvmsg_msg_cb_t fn, void *arg)
+{
 	int rc, done_err = 0;
 
-	if (!msg)
-		return -NLE_NOMEM;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, flags,
-			 cmd, KFAB_GENL_VERSION) ||
-	    (name && nla_put_string(msg, KFAB_NL_ATTR_AV_NAME, name))) {
-		nlmsg_free(msg);
-		return -NLE_NOMEM;
-	}
 	nl_socket_modify_cb(sk, NL_CB_VALID, NL_CB_CUSTOM, fn, arg);
 	nl_socket_modify_cb(sk, NL_CB_FINISH, NL_CB_CUSTOM, on_done, &done_err);
 	rc = nl_send_auto(sk, msg);
@@ -429,6 +437,21 @@ static int request(struct nl_sock *sk, int family, uint8_t cmd, int flags,
 	/* libnl asks for an ack and reads it with the reply (or the error). */
 	rc = nl_recvmsgs_default(sk);
 	return rc < 0 ? rc : done_err ? -nl_syserr2nlerr(-done_err) : rc;
+}
+
+/* Sends one request (a dump with @flags NLM_F_DUMP) and reads its answer. */
+static int request(struct nl_sock *sk, int family, uint8_t cmd, int flags,
+		   nl_recvmsg_msg_cb_t fn, void *arg, const char *name)
+{
+	struct nl_msg *msg = request_new(family, cmd, flags);
+
+	if (!msg)
+		return -NLE_NOMEM;
+	if (name && nla_put_string(msg, KFAB_NL_ATTR_AV_NAME, name)) {
+		nlmsg_free(msg);
+		return -NLE_NOMEM;
+	}
+	return request_send(sk, msg, fn, arg);
 }
 
 static int nl_fail(const char *what, int rc)
@@ -657,6 +680,134 @@ static int av_del(const char *name)
 	return rc < 0 ? nl_fail(name, rc) : 0;
 }
 
+/*
+ * The answer to a change: libnl's own codes lose the errno, which the
+ * kernel's documented errors are; an error callback keeps it.
+ */
+static int on_error(struct sockaddr_nl *who __attribute__((unused)),
+		    struct nlmsgerr *e, void *arg)
+{
+	*(int *)arg = e->error;
+	return NL_STOP;
+}
+
+static int on_ack(struct nl_msg *msg __attribute__((unused)), void *arg)
+{
+	*(int *)arg = 0;
+	return NL_STOP;
+}
+
+/* Sends a change, @msg (freed here); 0 or a negative errno. */
+static int change_send(struct nl_sock *sk, struct nl_msg *msg)
+{
+	int rc, err = -EIO;
+
+	nl_socket_modify_err_cb(sk, NL_CB_CUSTOM, on_error, &err);
+	nl_socket_modify_cb(sk, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &err);
+	rc = nl_send_auto(sk, msg);
+	nlmsg_free(msg);
+	if (rc < 0)
+		return -EIO;
+	rc = nl_recvmsgs_default(sk);
+	return err ? err : rc < 0 ? -EIO : 0;
+}
+
+/*
+ * kfabctl net listen add|del ADDR [PORT]: a listener of this network
+ * namespace, as KFAB_NL_CMD_LISTEN_ADD/_DEL (CAP_NET_ADMIN over it).
+ */
+static int net_listen(bool add, int argc, char **argv)
+{
+	struct kfab_addr a;
+	unsigned long port;
+	struct nl_sock *sk;
+	struct nl_msg *msg;
+	int family, rc;
+
+	if (kfabctl_parse_node(argv[0], &a) ||
+	    (argc == 2 && (a.port ||
+			   kfabctl_parse_uint(argv[1], 10, 65535, &port)))) {
+		fprintf(stderr, "kfabctl: net listen: not an address and port: %s%s%s\n",
+			argv[0], argc == 2 ? " " : "", argc == 2 ? argv[1] : "");
+		return 2;
+	}
+	if (argc == 2)
+		a.port = htons((uint16_t)port);
+	sk = nl_open(&family);
+	if (!sk)
+		return 1;
+	msg = request_new(family, add ? KFAB_NL_CMD_LISTEN_ADD :
+					KFAB_NL_CMD_LISTEN_DEL, 0);
+	if (!msg || nla_put(msg, KFAB_NL_ATTR_LISTEN_NODE, sizeof(a.node),
+			    a.node) ||
+	    (a.port && nla_put_u16(msg, KFAB_NL_ATTR_LISTEN_PORT,
+				   ntohs(a.port)))) {
+		nlmsg_free(msg);
+		nl_socket_free(sk);
+		return 1;
+	}
+	rc = change_send(sk, msg);
+	nl_socket_free(sk);
+	if (rc)
+		fprintf(stderr, "kfabctl: net listen %s %s: %s\n",
+			add ? "add" : "del", argv[0], strerror(-rc));
+	return rc ? 1 : 0;
+}
+
+/*
+ * kfabctl net allow add|del NET[/LEN]: the allow-list of this network
+ * namespace, as KFAB_NL_CMD_ALLOW_ADD/_DEL (CAP_NET_ADMIN over it).
+ */
+static int net_allow(bool add, const char *arg)
+{
+	struct kfab_net_allow c = { 0 };
+	struct nl_sock *sk;
+	struct nl_msg *msg;
+	int family, rc;
+
+	if (kfabctl_parse_net(arg, &c)) {
+		fprintf(stderr, "kfabctl: net allow: not a network: %s\n", arg);
+		return 2;
+	}
+	sk = nl_open(&family);
+	if (!sk)
+		return 1;
+	msg = request_new(family, add ? KFAB_NL_CMD_ALLOW_ADD :
+					KFAB_NL_CMD_ALLOW_DEL, 0);
+	if (!msg || nla_put(msg, KFAB_NL_ATTR_ALLOW_NODE, sizeof(c.node),
+			    c.node) ||
+	    nla_put_u32(msg, KFAB_NL_ATTR_ALLOW_PREFIX_LEN, c.prefix_len)) {
+		nlmsg_free(msg);
+		nl_socket_free(sk);
+		return 1;
+	}
+	rc = change_send(sk, msg);
+	nl_socket_free(sk);
+	if (rc)
+		fprintf(stderr, "kfabctl: net allow %s %s: %s%s\n",
+			add ? "add" : "del", arg, strerror(-rc),
+			rc == -EINVAL ? " (bits set past the prefix?)" : "");
+	return rc ? 1 : 0;
+}
+
+/* kfabctl net listen|allow add|del ...: true with *@rc when it was one. */
+static bool net_change(int argc, char **argv, int *rc)
+{
+	bool add;
+
+	if (argc < 4 || strcmp(argv[0], "net") ||
+	    (strcmp(argv[2], "add") && strcmp(argv[2], "del")))
+		return false;
+	add = !strcmp(argv[2], "add");
+	if (!strcmp(argv[1], "listen") && argc <= 5)
+		*rc = net_listen(add, argc - 3, argv + 3);
+	else if (!strcmp(argv[1], "allow") && argc == 4)
+		*rc = net_allow(add, argv[3]);
+	else
+		return false;
+	return true;
+}
+
 /* Does the command line name a netlink command?  Then runs it. */
 int kfabctl_nl_main(const struct kfabctl_opts *o, int argc, char **argv,
 		    bool *handled)
@@ -665,8 +816,11 @@ int kfabctl_nl_main(const struct kfabctl_opts *o, int argc, char **argv,
 			  .details = o->details, .pid = -1, .uid = -1,
 			  .ctx = -1 };
 	size_t i, n = sizeof(objects) / sizeof(objects[0]);
+	int rc;
 
 	*handled = true;
+	if (net_change(argc, argv, &rc))
+		return rc;
 	if (!strcmp(argv[0], "monitor"))
 		return monitor(&s);
 	if (!strcmp(argv[0], "av") && argc == 3 && !strcmp(argv[1], "del"))

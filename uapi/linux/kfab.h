@@ -942,7 +942,7 @@ enum kfab_ep_type {
 /**
  * struct kfab_ep_open - KFAB_IOC_EP_OPEN: create an endpoint
  * @size: sizeof(struct kfab_ep_open)
- * @flags: must be 0
+ * @flags: KFAB_EP_OPEN_* bits (0: a plain endpoint)
  * @domain_id: the parent domain
  * @type: KFAB_EP_TYPE_RDM
  * @sq_entries: submission ring entries: 0 for KFAB_SQ_DEFAULT_ENTRIES,
@@ -957,6 +957,10 @@ enum kfab_ep_type {
  *	namespace); @incarnation 0 (-EINVAL otherwise).
  * @out_addr: out: the endpoint's address
  * @out_sq: out: where its submission ring lives
+ * @block_ep_id: KFAB_EP_OPEN_JOIN: an endpoint of this file in the block
+ *	joined; else 0
+ * @block_index: KFAB_EP_OPEN_JOIN without KFAB_EP_OPEN_SEND_ONLY: the
+ *	receive context's index, below KFAB_EP_BLOCK_MAX; else 0
  */
 struct kfab_ep_open {
 	__u32 size;
@@ -968,7 +972,34 @@ struct kfab_ep_open {
 	struct kfab_addr src;
 	struct kfab_addr out_addr;
 	struct kfab_sq_layout out_sq;
+	__u32 block_ep_id;
+	__u32 block_index;
 };
+
+/*
+ * Scalable endpoints (Documentation/ep.rst, "Scalable endpoints").  A
+ * block is KFAB_EP_BLOCK_MAX endpoint numbers reserved at once: base,
+ * base + 1, ..., base + KFAB_EP_BLOCK_MAX - 1, with base a multiple of
+ * KFAB_EP_BLOCK_MAX above KFAB_EP_BLOCK_BIT.  The base is the scalable
+ * endpoint's address (every endpoint of the block has it as @out_addr and
+ * as the source of what it sends); number base + i is its receive context
+ * i.  A send with struct kfab_sqe's @rx_index i goes to base + i of the
+ * block its AV entry names: never outside that block.
+ */
+enum kfab_ep_open_flags {
+	/*
+	 * Reserve a new block; this endpoint is its anchor: it has the
+	 * block's address but no number anyone reaches.  @src.ep must be 0.
+	 */
+	KFAB_EP_OPEN_BLOCK = 1 << 0,
+	/* Join @block_ep_id's block as receive context @block_index */
+	KFAB_EP_OPEN_JOIN = 1 << 1,
+	/* With KFAB_EP_OPEN_JOIN: a transmit context, reached by no number */
+	KFAB_EP_OPEN_SEND_ONLY = 1 << 2,
+};
+
+#define KFAB_EP_BLOCK_BIT	0x4000000000000000ULL	/* bit 62 */
+#define KFAB_EP_BLOCK_MAX	256
 
 #define KFAB_IOC_EP_OPEN _IOWR(KFAB_TYPE, KFAB_CMD_EP_OPEN, struct kfab_ep_open)
 
@@ -1149,6 +1180,15 @@ enum kfab_sqe_flags {
 	 * completion reports it with length 0.
 	 */
 	KFAB_SQE_DISCARD = 1 << 8,
+	/*
+	 * Send (KFAB_OP_SEND, no payload): deliver nothing; complete with 0
+	 * when an enabled endpoint of this machine is at the destination,
+	 * else with the error a send would get (EHOSTUNREACH, ECONNRESET).
+	 * A destination on another node completes with EOPNOTSUPP.  The
+	 * library probes the peer of a connection with it (FI_SHUTDOWN of a
+	 * peer that died, Documentation/ep.rst).
+	 */
+	KFAB_SQE_PROBE = 1 << 9,
 };
 
 /**
@@ -1165,7 +1205,8 @@ struct kfab_kiov {
  * struct kfab_sqe - one request of the submission ring
  * @opcode: a KFAB_OP_*
  * @iov_count: buffers in @iov, 0 to KFAB_IOV_MAX
- * @__reserved: must be 0
+ * @rx_index: sends: the receive context of the scalable endpoint @addr
+ *	names (fi_rx_addr()), below KFAB_EP_BLOCK_MAX; 0 otherwise
  * @flags: KFAB_SQE_* bits
  * @context: the operation's context, reported in its completion
  * @addr: send: the destination fi_addr_t (an index of the bound AV);
@@ -1181,7 +1222,7 @@ struct kfab_kiov {
 struct kfab_sqe {
 	__u8 opcode;
 	__u8 iov_count;
-	__u16 __reserved;
+	__u16 rx_index;
 	__u32 flags;
 	__u64 context;
 	__u64 addr;

@@ -19,8 +19,12 @@
  *    anyone else sees what processes of their own uid opened in their user
  *    namespace or below.  IDs (uid, pid) are as the reader's namespaces
  *    see them.  Changes (KFAB_NL_CMD_AV_DEL) need CAP_NET_ADMIN in the
- *    initial user namespace.  A network namespace's listeners are shown to
- *    anyone in it; its peers and allow-list to its admin only.
+ *    initial user namespace; changes of a network namespace's transport
+ *    (KFAB_NL_CMD_LISTEN_ADD and the like) CAP_NET_ADMIN over the user
+ *    namespace that owns the socket's network namespace, as
+ *    KFAB_IOC_NET_LISTEN and KFAB_IOC_NET_ALLOW ask of their caller.  A
+ *    network namespace's listeners are shown to anyone in it; its peers
+ *    and allow-list to its admin only.
  *  - The multicast group KFAB_GENL_MCGRP_EVENTS carries the event commands
  *    of the initial network namespace; joining it needs CAP_NET_ADMIN.
  *    Events carry ids as the initial namespaces see them.  A peer's events
@@ -53,6 +57,11 @@ enum kfab_nl_cmd {
 	KFAB_NL_CMD_PEER_UP,	/* a peer's connection out was made */
 	KFAB_NL_CMD_PEER_DOWN,	/* it failed or closed, or the node went */
 	KFAB_NL_CMD_AV_CHANGED,	/* entries of a named AV changed (coalesced) */
+	/* do: change the socket's network namespace (its admin) */
+	KFAB_NL_CMD_LISTEN_ADD,	/* LISTEN_NODE, LISTEN_PORT (optional) */
+	KFAB_NL_CMD_LISTEN_DEL,	/* the same */
+	KFAB_NL_CMD_ALLOW_ADD,	/* ALLOW_NODE, ALLOW_PREFIX_LEN */
+	KFAB_NL_CMD_ALLOW_DEL,	/* the same */
 	__KFAB_NL_CMD_MAX,
 };
 
@@ -153,6 +162,9 @@ enum kfab_nl_attr {
 	KFAB_NL_ATTR_PINNED_BYTES,	/* u64, user memory pinned now, whole pages */
 	KFAB_NL_ATTR_PINNED_PEAK,	/* u64, the most pinned at once */
 	KFAB_NL_ATTR_KBUF_BYTES,	/* u64, kernel memory it maps (rings, tables) */
+	/* Where an endpoint or SRX receives (also UNEXP_BYTES) */
+	KFAB_NL_ATTR_UNEXP_MSGS,	/* u64, unexpected messages held now */
+	KFAB_NL_ATTR_UNEXP_TOTAL,	/* u64, messages ever held unexpected */
 	__KFAB_NL_ATTR_MAX,
 };
 
