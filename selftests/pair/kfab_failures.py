@@ -4,6 +4,8 @@
 # DATA straight into the receive's pages):
 #   - the link cut for 3 s: invisible, data intact (peer_timeout_ms 30 s,
 #     as the guests take long to see a cut end)
+#   - the connection reset (ss -K on b) mid-transfer, three times: the
+#     session goes on over new connections, invisible, data intact
 #   - the link cut for longer: both sides end with errors in bounded
 #     time, never hang; the next messages go through on new connections
 #   - b killed mid-transfer and booted again: a's side ends with an error,
@@ -148,6 +150,31 @@ with pair.test("failures: 64 MiB b -> a with a 3 s cut: invisible, intact"):
     pair.wait(cli, 300, check=True)
     pair.wait(srv, 60, check=True)
     new_timeout(default_ms)
+
+with pair.test("failures: 64 MiB b -> a, the connection reset 3 times: "
+               "invisible, intact"):
+    # ss -K aborts b's socket (a RST goes to a): kfab calls again and
+    # resends what a did not get (Documentation/net.rst, "Connections").
+    pair.run("b", "modprobe tcp_diag", check=True)
+    before, ended = messages("b"), failures("b")
+    resumed = peer_counts("b", "resumed")
+    srv, p = server(["-S", BIG, "-I", "3", "-c"], to=300)
+    cli = client(p, ["-S", BIG, "-I", "3", "-c"], to=300)
+    in_flight(before, cli)
+    kills = 0
+    for _ in range(3):
+        r = pair.run("b", "ss -HKtn state established "
+                          "'( sport = :7471 or dport = :7471 )' | wc -l",
+                     check=True)
+        kills += int(r.out.strip() or 0)
+        time.sleep(1)
+    pair.wait(cli, 330, check=True)
+    pair.wait(srv, 60, check=True)
+    pair.log("connections aborted: %d, sessions resumed: %d" %
+             (kills, peer_counts("b", "resumed") - resumed))
+    assert kills >= 1, "no connection was aborted"
+    assert peer_counts("b", "resumed") > resumed, "no session resumed"
+    assert failures("b") == ended, "a session ended"
 
 with pair.test("failures: a cut past peer_timeout_ms ends both sides"):
     before, moved = failures("b"), messages("b")
