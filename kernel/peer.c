@@ -1724,6 +1724,25 @@ static void kfab_peer_kick(struct kfab_peer *peer)
 #define KFAB_PEER_RETRY	(HZ / 10)
 
 /*
+ * Calls again a little later while kfab_peer_timeout_ms has not passed
+ * since @since (and the peer is not closed).  Return: whether it will.
+ */
+static bool kfab_peer_retry_within(struct kfab_peer *peer,
+				   unsigned long since)
+{
+	unsigned long limit = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
+	bool wait;
+
+	lockdep_assert_held(&peer->lock);
+	wait = time_before(jiffies, since + limit) &&
+	       peer->state != KFAB_PEER_CLOSED;
+	if (wait)
+		mod_delayed_work(kfab_net_wq, &peer->retry_work,
+				 KFAB_PEER_RETRY);
+	return wait;
+}
+
+/*
  * Our call crossed the other node's, which is kept: the queue waits for
  * that connection.  Should it not come (the other call failed), we call
  * again a little later, for as long as a call may take.  Return: whether
@@ -1731,18 +1750,13 @@ static void kfab_peer_kick(struct kfab_peer *peer)
  */
 static bool kfab_peer_crossed(struct kfab_peer *peer)
 {
-	unsigned long limit = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
 	bool wait;
 
 	mutex_lock(&peer->lock);
 	peer->crossed++;
 	if (!peer->crossed_at)
 		peer->crossed_at = jiffies ?: 1;
-	wait = time_before(jiffies, peer->crossed_at + limit) &&
-	       peer->state != KFAB_PEER_CLOSED;
-	if (wait)
-		mod_delayed_work(kfab_net_wq, &peer->retry_work,
-				 KFAB_PEER_RETRY);
+	wait = kfab_peer_retry_within(peer, peer->crossed_at);
 	mutex_unlock(&peer->lock);
 	return wait;
 }
@@ -1754,15 +1768,10 @@ static bool kfab_peer_crossed(struct kfab_peer *peer)
  */
 static bool kfab_peer_recall(struct kfab_peer *peer)
 {
-	unsigned long limit = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
 	bool wait;
 
 	mutex_lock(&peer->lock);
-	wait = peer->lost_at && time_before(jiffies, peer->lost_at + limit) &&
-	       peer->state != KFAB_PEER_CLOSED;
-	if (wait)
-		mod_delayed_work(kfab_net_wq, &peer->retry_work,
-				 KFAB_PEER_RETRY);
+	wait = peer->lost_at && kfab_peer_retry_within(peer, peer->lost_at);
 	mutex_unlock(&peer->lock);
 	return wait;
 }
