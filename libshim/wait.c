@@ -15,8 +15,8 @@
  * events), returns 0 when one has news, and only then sleeps in
  * epoll_wait() until a member signals, and looks again.  Since each look
  * resets before it reads, nothing that happens between the look and the
- * sleep is lost.  An EQ with CM objects (cm.c) is woken by no fd: the set
- * then sleeps at most SHIM_PROGRESS_SLICE_MS at a time.
+ * sleep is lost.  An EQ's fd is its own wait fd (eq.c), an epoll fd that
+ * its CM objects' control messages wake too (nested in the set's).
  *
  * FI_GETWAIT gives the epoll fd (FI_WAIT_FD and FI_WAIT_UNSPEC sets): an
  * application that poll()s or epoll()s it calls fi_trywait() on the set
@@ -178,10 +178,9 @@ void shim_wait_del(struct shim_wait *ws, struct fid *fid)
 }
 
 /*
- * Has @m news?  Reset first, then look (see the top of the file).  @slice:
- * set when @m must be looked at again without a signal (an EQ's CM hooks).
+ * Has @m news?  Reset first, then look (see the top of the file).
  */
-static bool shim_wait_member_ready(struct shim_wait_member *m, bool *slice)
+static bool shim_wait_member_ready(struct shim_wait_member *m)
 {
 	uint64_t value, err;
 	int ret;
@@ -200,21 +199,20 @@ static bool shim_wait_member_ready(struct shim_wait_member *m, bool *slice)
 		m->err = err;
 		return true;
 	case SHIM_WAIT_EQ:
-		return shim_eq_wait_ready(m->fid, slice);
+		return shim_eq_wait_ready(m->fid);
 	}
 	return false;
 }
 
 /* Any member with news?  Every member is looked at: each resets its fd. */
-static bool shim_wait_ready(struct shim_wait *ws, bool *slice)
+static bool shim_wait_ready(struct shim_wait *ws)
 {
 	struct shim_wait_member *m;
 	bool ready = false;
 
-	*slice = false;
 	pthread_mutex_lock(&ws->lock);
 	for (m = ws->members; m; m = m->next)
-		ready |= shim_wait_member_ready(m, slice);
+		ready |= shim_wait_member_ready(m);
 	pthread_mutex_unlock(&ws->lock);
 	return ready;
 }
@@ -229,12 +227,11 @@ static int shim_wait_wait(struct fid_wait *wait_fid, int timeout)
 	struct shim_wait *ws = to_shim_wait(wait_fid);
 	struct epoll_event ev[8];
 	struct timespec start;
-	bool slice;
 	int left, n;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		if (shim_wait_ready(ws, &slice))
+		if (shim_wait_ready(ws))
 			return 0;
 		left = shim_wait_left(timeout, &start);
 		if (!left)
@@ -243,14 +240,12 @@ static int shim_wait_wait(struct fid_wait *wait_fid, int timeout)
 			sched_yield();
 			continue;
 		}
-		if (slice && (left < 0 || left > SHIM_PROGRESS_SLICE_MS))
-			left = SHIM_PROGRESS_SLICE_MS;
 		n = epoll_wait(ws->epfd, ev, sizeof(ev) / sizeof(ev[0]), left);
 		if (n < 0 && errno == EINTR)
 			return -FI_EINTR;
 		if (n < 0)
 			return -errno;
-		/* Signaled or a slice over: look again. */
+		/* Signaled: look again. */
 	}
 }
 
@@ -269,7 +264,6 @@ static int shim_wait_control(struct fid *fid, int command, void *arg)
 {
 	struct shim_wait *ws = container_of(fid, struct shim_wait,
 					    wait_fid.fid);
-	bool slice;
 
 	switch (command) {
 	case FI_GETWAIT:
@@ -283,7 +277,7 @@ static int shim_wait_control(struct fid *fid, int command, void *arg)
 		/* fi_trywait(): only the set is passed, not its members. */
 		if (ws->wait_obj == FI_WAIT_YIELD)
 			return -FI_ENOSYS;
-		if (shim_wait_ready(ws, &slice) || slice)
+		if (shim_wait_ready(ws))
 			return -FI_EAGAIN;
 		return 0;
 	default:
