@@ -120,12 +120,13 @@ struct shim_eq_entry {
  * @efd: the eventfd (every wait object but NONE and YIELD), else -1;
  *	 its counter is 1 while @count > 0 and 0 otherwise
  * @tfd: a timerfd in @wfd, armed while a hook wants to run again, or -1
+ * @tfd_armed: @tfd is armed (under @cm_lock)
  * @wfd: the wait fd (epoll: @efd, @tfd and the hooks' fds), or -1
  * @wait_set: FI_WAIT_SET: the set @wfd is in (wait.c), else NULL
  * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
  *	goes (peer/av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
- * @cm_lock: protects @cm_hooks
+ * @cm_lock: protects @cm_hooks and @tfd_armed
  * @cm_hooks: the connection-management objects bound to the EQ (cm.c)
  */
 struct shim_eq {
@@ -151,6 +152,7 @@ struct shim_eq {
 
 	pthread_mutex_t cm_lock;
 	struct shim_cm_hook *cm_hooks;
+	bool tfd_armed;
 };
 
 static const struct fi_ops shim_eq_fi_ops;
@@ -196,11 +198,12 @@ static void shim_eq_progress_cm(struct shim_eq *eq)
 	int next = -1, ms;
 
 	pthread_mutex_lock(&eq->cm_lock);
-	if (!eq->cm_hooks && eq->tfd < 0) {
+	/* An EQ without hooks pays no system call here. */
+	if (!eq->cm_hooks && !eq->tfd_armed) {
 		pthread_mutex_unlock(&eq->cm_lock);
 		return;
 	}
-	if (eq->tfd >= 0 && read(eq->tfd, &expired, sizeof(expired)) < 0 &&
+	if (eq->tfd_armed && read(eq->tfd, &expired, sizeof(expired)) < 0 &&
 	    errno != EAGAIN)
 		SHIM_WARN(EQ, "timerfd: %s\n", strerror(errno));
 	for (hook = eq->cm_hooks; hook; hook = hook->next) {
@@ -208,7 +211,7 @@ static void shim_eq_progress_cm(struct shim_eq *eq)
 		if (ms >= 0 && (next < 0 || ms < next))
 			next = ms;
 	}
-	if (eq->tfd >= 0) {
+	if (eq->tfd >= 0 && (next >= 0 || eq->tfd_armed)) {
 		if (next == 0)
 			next = 1;	/* it_value 0 would disarm */
 		if (next > 0) {
@@ -217,6 +220,8 @@ static void shim_eq_progress_cm(struct shim_eq *eq)
 		}
 		if (timerfd_settime(eq->tfd, 0, &its, NULL))
 			SHIM_WARN(EQ, "timerfd: %s\n", strerror(errno));
+		else
+			eq->tfd_armed = next > 0;
 	}
 	pthread_mutex_unlock(&eq->cm_lock);
 }

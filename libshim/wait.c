@@ -18,9 +18,14 @@
  * sleep is lost.  An EQ's fd is its own wait fd (eq.c), an epoll fd that
  * its CM objects' control messages wake too (nested in the set's).
  *
- * FI_GETWAIT gives the epoll fd (FI_WAIT_FD and FI_WAIT_UNSPEC sets): an
+ * FI_GETWAIT gives the epoll fd (FI_WAIT_FD and FI_WAIT_UNSPEC sets; a
+ * one-entry struct fi_wait_pollfd for FI_WAIT_POLLFD sets): an
  * application that poll()s or epoll()s it calls fi_trywait() on the set
  * first, as fi_poll(3) requires, and reads its members when woken.
+ * FI_WAIT_MUTEX_COND sets are -FI_ENOSYS: the kernel signals members
+ * through eventfds, and only a thread of the process could turn those
+ * into broadcasts of the application's condition variable; kfab runs no
+ * threads of its own.
  *
  * Lifetime: a member leaves the set when it is closed (shim_wait_del()),
  * and the set answers fi_close() with -FI_EBUSY while it has members.
@@ -28,6 +33,7 @@
  * call shim_wait_add()/shim_wait_del() holding none of theirs.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +66,8 @@ struct shim_wait_member {
  * struct shim_wait - a fid_wait
  * @wait_fid: what libfabric sees
  * @fabric: the fabric it was opened on; members must be of it
- * @wait_obj: FI_WAIT_FD, FI_WAIT_UNSPEC (both an epoll fd) or FI_WAIT_YIELD
+ * @wait_obj: FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_POLLFD (an epoll fd) or
+ *	FI_WAIT_YIELD
  * @epfd: the epoll fd
  * @lock: protects @members
  * @members: newest first
@@ -249,14 +256,31 @@ static int shim_wait_wait(struct fid_wait *wait_fid, int timeout)
 	}
 }
 
-/* FI_GETWAIT for the set and for its members: the epoll fd. */
+/*
+ * FI_GETWAIT for the set and for its members: the epoll fd, as an int or
+ * (FI_WAIT_POLLFD) as a one-entry list that never changes.
+ */
 int shim_wait_getwait(struct shim_wait *ws, void *arg)
 {
+	struct fi_wait_pollfd *pfd = arg;
+
 	if (!arg)
 		return -FI_EINVAL;
 	if (ws->wait_obj == FI_WAIT_YIELD)
 		return -FI_ENODATA;
-	*(int *)arg = ws->epfd;
+	if (ws->wait_obj != FI_WAIT_POLLFD) {
+		*(int *)arg = ws->epfd;
+		return 0;
+	}
+	if (pfd->nfds < 1) {
+		pfd->nfds = 1;
+		return -FI_ETOOSMALL;
+	}
+	if (!pfd->fd)
+		return -FI_EINVAL;
+	pfd->fd[0] = (struct pollfd){ .fd = ws->epfd, .events = POLLIN };
+	pfd->nfds = 1;
+	pfd->change_index = 1;
 	return 0;
 }
 
@@ -321,13 +345,14 @@ static const struct fi_ops_wait shim_wait_ops = {
 /**
  * shim_wait_open() - struct fi_ops_fabric.wait_open: fi_wait_open()
  * @fabric: a kfab fabric
- * @attr: wait_obj FI_WAIT_UNSPEC, FI_WAIT_FD or FI_WAIT_YIELD; flags 0
+ * @attr: wait_obj FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_POLLFD or
+ *	FI_WAIT_YIELD; flags 0
  * @waitset: out
  *
  * Return: 0; -FI_EINVAL without @attr or @waitset, or for an unknown
  * wait_obj (FI_WAIT_NONE and FI_WAIT_SET among them: a set waits on
  * something, and not on another set); -FI_EBADFLAGS for flags;
- * -FI_ENOSYS for FI_WAIT_MUTEX_COND and FI_WAIT_POLLFD; -FI_ENOMEM or
+ * -FI_ENOSYS for FI_WAIT_MUTEX_COND (see the top of the file); -FI_ENOMEM or
  * -errno.
  */
 int shim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
@@ -341,12 +366,11 @@ int shim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	switch (attr->wait_obj) {
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
+	case FI_WAIT_POLLFD:
 	case FI_WAIT_YIELD:
 		break;
 	case FI_WAIT_MUTEX_COND:
-	case FI_WAIT_POLLFD:
-		SHIM_INFO(CORE, "wait sets are epoll fds: wait_obj %d\n",
-			  (int)attr->wait_obj);
+		SHIM_INFO(CORE, "wait sets are epoll fds: no FI_WAIT_MUTEX_COND\n");
 		return -FI_ENOSYS;
 	default:
 		return -FI_EINVAL;

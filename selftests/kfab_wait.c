@@ -156,12 +156,13 @@ TEST(wait_open_checks_its_arguments)
 	} cases[] = {
 		{ FI_WAIT_FD, 1, -FI_EBADFLAGS },
 		{ FI_WAIT_MUTEX_COND, 0, -FI_ENOSYS },
-		{ FI_WAIT_POLLFD, 0, -FI_ENOSYS },
 		{ FI_WAIT_NONE, 0, -FI_EINVAL },
 		{ FI_WAIT_SET, 0, -FI_EINVAL },
 		{ (enum fi_wait_obj)99, 0, -FI_EINVAL },
 	};
+	struct pollfd pfds[2] = { { .fd = -1 }, { .fd = -1 } };
 	struct fi_wait_attr attr = { 0 };
+	struct fi_wait_pollfd wp;
 	enum fi_wait_obj obj;
 	struct kfab_test_fi s;
 	struct fid_wait *ws;
@@ -201,6 +202,28 @@ TEST(wait_open_checks_its_arguments)
 	attr.wait_obj = FI_WAIT_UNSPEC;
 	ASSERT_EQ(0, fi_wait_open(s.fabric, &attr, &ws));
 	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAIT, &fd));
+	EXPECT_EQ(0, fi_close(&ws->fid));
+
+	/* FI_WAIT_POLLFD: the same epoll fd as a one-entry list */
+	attr.wait_obj = FI_WAIT_POLLFD;
+	ASSERT_EQ(0, fi_wait_open(s.fabric, &attr, &ws));
+	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAITOBJ, &obj));
+	EXPECT_EQ(FI_WAIT_POLLFD, obj);
+	wp = (struct fi_wait_pollfd){ .nfds = 0, .fd = pfds };
+	EXPECT_EQ(-FI_ETOOSMALL, fi_control(&ws->fid, FI_GETWAIT, &wp));
+	EXPECT_EQ(1U, wp.nfds);
+	wp.fd = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&ws->fid, FI_GETWAIT, &wp));
+	wp = (struct fi_wait_pollfd){ .nfds = 2, .fd = pfds };
+	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAIT, &wp));
+	EXPECT_EQ(1U, wp.nfds);
+	EXPECT_LE(0, pfds[0].fd);
+	EXPECT_EQ(POLLIN, pfds[0].events);
+	EXPECT_EQ(-1, pfds[1].fd);
+	fid = &ws->fid;
+	EXPECT_EQ(0, fi_trywait(s.fabric, &fid, 1));
+	EXPECT_EQ(0, poll(pfds, 1, 20));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(ws, 20));
 	EXPECT_EQ(0, fi_close(&ws->fid));
 
 	/* FI_WAIT_YIELD: no fd to give, nothing fi_trywait() can promise */
