@@ -26,9 +26,14 @@
  *
  * A CONNREQ that cannot be delivered (no pep at the address, or it is
  * gone) is an FI_ECONNREFUSED error entry too.  Control messages are
- * read when the bound EQ is read (shim_cm_hook, eq.c).  A peer that dies
- * without closing sends nothing: its partner learns it at the next send,
- * which completes with FI_EHOSTUNREACH (ep.rst, "Connections").
+ * turned into events when the bound EQ is read or waited on (shim_cm_hook,
+ * eq.c); the receive CQ of each control endpoint has an eventfd, armed for
+ * good, that the EQ's wait fd holds, so a message wakes a thread sleeping
+ * on the EQ before anyone reads it.  A peer that dies without closing
+ * sends nothing: a connected endpoint probes its peer every
+ * SHIM_CM_PROBE_MS while its EQ is read or waited on (the EQ's timer wakes
+ * a waiter for it), and its partner's sends complete with FI_EHOSTUNREACH
+ * (ep.rst, "Connections").
  *
  * Connection requests live in one list of the process (shim_connreqs):
  * info->handle is only dereferenced after it has been found there, so a
@@ -94,6 +99,7 @@ struct shim_cm_msg {
  * @addr: its address
  * @tx: the message being sent (the send waits for its completion)
  * @rx: the one receive buffer, posted again after each message
+ * @rx_fd: @rxcq's eventfd, armed for good: readable once a message came
  */
 struct shim_cm_chan {
 	struct fid_ep *ep;
@@ -102,6 +108,7 @@ struct shim_cm_chan {
 	struct kfab_addr addr;
 	struct shim_cm_msg tx;
 	struct shim_cm_msg rx;
+	int rx_fd;
 };
 
 enum shim_conn_state {
@@ -199,6 +206,7 @@ static void shim_cm_chan_close(struct shim_cm_chan *chan)
 	if (chan->av)
 		fi_close(&chan->av->fid);
 	memset(chan, 0, sizeof(*chan));
+	chan->rx_fd = -1;
 }
 
 static int shim_cm_chan_post(struct shim_cm_chan *chan)
@@ -218,10 +226,13 @@ static int shim_cm_chan_open(struct shim_cm_chan *chan,
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG,
 				      .wait_obj = FI_WAIT_NONE, .size = 16 };
+	struct fi_cq_attr rx_attr = { .format = FI_CQ_FORMAT_MSG,
+				      .wait_obj = FI_WAIT_FD, .size = 16 };
 	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
 	struct fi_info *rdm;
 	int ret;
 
+	chan->rx_fd = -1;
 	rdm = fi_dupinfo(info);
 	if (!rdm)
 		return -FI_ENOMEM;
@@ -244,7 +255,15 @@ static int shim_cm_chan_open(struct shim_cm_chan *chan,
 	if (!ret)
 		ret = fi_cq_open(domain, &cq_attr, &chan->txcq, NULL);
 	if (!ret)
-		ret = fi_cq_open(domain, &cq_attr, &chan->rxcq, NULL);
+		ret = fi_cq_open(domain, &rx_attr, &chan->rxcq, NULL);
+	if (!ret)
+		ret = fi_control(&chan->rxcq->fid, FI_GETWAIT, &chan->rx_fd);
+	/* Arm it for good: the kernel signals every completion from now. */
+	if (!ret) {
+		ret = fi_control(&chan->rxcq->fid, SHIM_CTRL_TRYWAIT, NULL);
+		if (ret == -FI_EAGAIN)
+			ret = 0;
+	}
 	if (!ret)
 		ret = fi_endpoint(domain, rdm, &chan->ep, NULL);
 	fi_freeinfo(rdm);
@@ -355,6 +374,8 @@ static int shim_cm_chan_poll(struct shim_cm_chan *chan,
 	struct fi_cq_msg_entry entry;
 	ssize_t n;
 
+	/* Reset before the look: a message after it signals again. */
+	shim_eventfd_reset(chan->rx_fd);
 	for (;;) {
 		n = fi_cq_read(chan->rxcq, &entry, 1);
 		if (n == -FI_EAVAIL) {
@@ -568,7 +589,7 @@ refuse:
 	shim_pep_send_reject(pep, msg, NULL, 0);
 }
 
-static void shim_pep_progress(struct shim_cm_hook *hook)
+static int shim_pep_progress(struct shim_cm_hook *hook)
 {
 	struct shim_pep *pep = container_of(hook, struct shim_pep, hook);
 	struct shim_cm_msg msg;
@@ -580,6 +601,7 @@ static void shim_pep_progress(struct shim_cm_hook *hook)
 		/* A SHUTDOWN of a request never accepted: nothing to do. */
 	}
 	pthread_mutex_unlock(&pep->lock);
+	return -1;
 }
 
 /* ---- the passive endpoint ---- */
@@ -875,6 +897,7 @@ int shim_passive_ep(struct fid_fabric *fabric, struct fi_info *info,
 		goto err_domain;
 
 	pep->hook.progress = shim_pep_progress;
+	pep->hook.fd = pep->chan.rx_fd;
 	pep->pep_fid.fid.fclass = FI_CLASS_PEP;
 	pep->pep_fid.fid.context = context;
 	pep->pep_fid.fid.ops = (struct fi_ops *)&shim_pep_fi_ops;
@@ -910,18 +933,19 @@ static uint64_t shim_cm_now_ms(void)
  * peer's control endpoint is still there: when it is gone, the
  * connection ends as a SHUTDOWN would end it (fi_cm(3): FI_SHUTDOWN "the
  * remote endpoint has been shut down or the connection has been lost").
- * The caller holds @conn's lock.
+ * The caller holds @conn's lock.  Returns in how many ms the next probe
+ * is due, or -1 when none will be.
  */
-static void shim_conn_watch_peer(struct shim_conn *conn)
+static int shim_conn_watch_peer(struct shim_conn *conn)
 {
 	uint64_t now;
 	int ret;
 
 	if (conn->state != SHIM_CONN_CONNECTED || conn->no_probe)
-		return;
+		return -1;
 	now = shim_cm_now_ms();
 	if (now - conn->probed_ms < SHIM_CM_PROBE_MS)
-		return;
+		return (int)(SHIM_CM_PROBE_MS - (now - conn->probed_ms));
 	conn->probed_ms = now;
 	ret = shim_cm_chan_probe(&conn->chan, &conn->peer_ctrl);
 	if (ret == -FI_EOPNOTSUPP) {
@@ -932,14 +956,17 @@ static void shim_conn_watch_peer(struct shim_conn *conn)
 		conn->state = SHIM_CONN_DOWN;
 		(void)shim_cm_post_event(conn->eq, FI_SHUTDOWN,
 					 &conn->ep->ep_fid.fid, NULL, NULL);
+		return -1;
 	}
+	return conn->no_probe ? -1 : SHIM_CM_PROBE_MS;
 }
 
-static void shim_conn_progress(struct shim_cm_hook *hook)
+static int shim_conn_progress(struct shim_cm_hook *hook)
 {
 	struct shim_conn *conn = container_of(hook, struct shim_conn, hook);
 	struct fid *fid = &conn->ep->ep_fid.fid;
 	struct shim_cm_msg msg;
+	int next;
 
 	pthread_mutex_lock(&conn->lock);
 	while (shim_cm_chan_poll(&conn->chan, &msg)) {
@@ -978,8 +1005,9 @@ static void shim_conn_progress(struct shim_cm_hook *hook)
 						 NULL, NULL);
 		}
 	}
-	shim_conn_watch_peer(conn);
+	next = shim_conn_watch_peer(conn);
 	pthread_mutex_unlock(&conn->lock);
+	return next;
 }
 
 /**
@@ -1020,6 +1048,7 @@ int shim_conn_open(struct shim_ep *ep, struct fid_domain *domain,
 		goto err_av;
 	conn->ep = ep;
 	conn->hook.progress = shim_conn_progress;
+	conn->hook.fd = conn->chan.rx_fd;
 	if (req) {
 		conn->state = SHIM_CONN_PASSIVE;
 		conn->conn_id = req->msg.conn_id;

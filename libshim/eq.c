@@ -20,29 +20,43 @@
  * way (the call that would have caused the event).  So the EQ never enters
  * fi_eq(3)'s "overrun" state and never answers -FI_EOVERRUN.
  *
- * Wait objects (attr->wait_obj):
+ * Wait objects (attr->wait_obj).  Every EQ but FI_WAIT_NONE and
+ * FI_WAIT_YIELD has a wait fd, @wfd: an epoll instance holding @efd (an
+ * eventfd readable exactly while the EQ holds an event, normal or error),
+ * @tfd (a timerfd, see below) and the eventfd of each CM hook's hidden
+ * receive CQ.  fi_eq_sread() sleeps in poll() on @wfd.
  *   FI_WAIT_NONE        no fi_eq_sread (-FI_ENOSYS), no fi_trywait
- *   FI_WAIT_UNSPEC      fi_eq_sread sleeps on a condition variable;
- *                       FI_GETWAIT has nothing to hand out (-FI_ENOSYS)
- *   FI_WAIT_FD          an eventfd, readable exactly while the EQ holds an
- *                       event (normal or error); FI_GETWAIT gives the int
- *   FI_WAIT_POLLFD      the same eventfd as a one-entry struct pollfd list
+ *   FI_WAIT_UNSPEC      FI_GETWAIT has nothing to hand out (-FI_ENOSYS)
+ *   FI_WAIT_FD          FI_GETWAIT gives @wfd
+ *   FI_WAIT_POLLFD      @wfd as a one-entry struct pollfd list
  *   FI_WAIT_MUTEX_COND  FI_GETWAIT gives a mutex and a condition variable
  *                       that every insertion broadcasts while holding the
- *                       mutex (see shim_eq_wake()); fi_eq_sread uses them
+ *                       mutex (see shim_eq_wake()); no control message
+ *                       broadcasts it: see "Connection management"
  *   FI_WAIT_YIELD       fi_eq_sread spins with sched_yield()
- *   FI_WAIT_SET         the eventfd of FI_WAIT_FD, in the wait set
- *                       attr->wait_set names (wait.c); FI_GETWAIT gives
- *                       the set's fd
+ *   FI_WAIT_SET         @wfd, in the wait set attr->wait_set names
+ *                       (wait.c); FI_GETWAIT gives the set's fd
  *
  * Connection management (cm.c).  Passive endpoints and FI_EP_MSG
  * endpoints bound to the EQ hang a struct shim_cm_hook on it: their
  * control messages arrive in hidden CQs, not here, so fi_eq_read() and
  * fi_eq_readerr() first run every hook (shim_eq_progress_cm()), which
  * turns what arrived into FI_CONNREQ/FI_CONNECTED/FI_SHUTDOWN events and
- * error entries with shim_eq_post().  fi_eq_sread() on an EQ with hooks
- * cannot sleep on its wait object alone, which no control message wakes:
- * it runs the hooks and waits at most SHIM_PROGRESS_SLICE_MS at a time.
+ * error entries with shim_eq_post().  A hook names the eventfd of its
+ * hidden receive CQ (armed for good, so the kernel signals it on every
+ * control message): shim_eq_attach_cm() puts it in @wfd, so @wfd becomes
+ * readable when a control message is there, before anyone reads the EQ,
+ * and a hook resets its eventfd before it reads its CQ, so nothing that
+ * arrives after a look is missed.  fi_trywait() runs the hooks and then
+ * answers from @count.  A hook also says when it wants to run again
+ * without a message (a connection probes its peer every SHIM_CM_PROBE_MS,
+ * cm.c): @tfd is armed for the earliest such time, so a waiter on @wfd
+ * wakes then, and the look it must take (fi_trywait, fi_eq_read,
+ * fi_eq_sread) runs the probe.  The condition variable of
+ * FI_WAIT_MUTEX_COND is broadcast only when an event is inserted: an
+ * application that waits on it alone sees CM events only once it reads
+ * the EQ again, and fi_trywait() on such an EQ with hooks answers
+ * -FI_EAGAIN, since its caller may hold the mutex that posting takes.
  *
  * Locking: @cm_lock (the hook list) before a hook's own object lock
  * before @lock; @lock protects the list, the counters and the eventfd's
@@ -57,7 +71,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 
 #include <rdma/fi_eq.h>
 
@@ -101,13 +117,16 @@ struct shim_eq_entry {
  * @bind_cnt: objects that refer to this EQ (shim_eq_bind()): no close
  * @saved_err_data: the err_data last handed out by fi_eq_readerr() in the
  *		    provider's buffer; freed by the next readerr or close
- * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_POLLFD, FI_WAIT_SET), else -1;
+ * @efd: the eventfd (every wait object but NONE and YIELD), else -1;
  *	 its counter is 1 while @count > 0 and 0 otherwise
- * @wait_set: FI_WAIT_SET: the set @efd is in (wait.c), else NULL
+ * @tfd: a timerfd in @wfd, armed while a hook wants to run again, or -1
+ * @tfd_armed: @tfd is armed (under @cm_lock)
+ * @wfd: the wait fd (epoll: @efd, @tfd and the hooks' fds), or -1
+ * @wait_set: FI_WAIT_SET: the set @wfd is in (wait.c), else NULL
  * @peer_owner: opened with FI_PEER: the owner's EQ, where every event
  *	goes (peer/av.c); else NULL
  * @wait_mutex, @cond: sleepers of FI_WAIT_UNSPEC and FI_WAIT_MUTEX_COND
- * @cm_lock: protects @cm_hooks
+ * @cm_lock: protects @cm_hooks and @tfd_armed
  * @cm_hooks: the connection-management objects bound to the EQ (cm.c)
  */
 struct shim_eq {
@@ -124,7 +143,7 @@ struct shim_eq {
 	uint64_t beyond_size;
 	unsigned int bind_cnt;
 	void *saved_err_data;
-	int efd;
+	int efd, tfd, wfd;
 	struct shim_wait *wait_set;
 
 	pthread_mutex_t wait_mutex;
@@ -133,6 +152,7 @@ struct shim_eq {
 
 	pthread_mutex_t cm_lock;
 	struct shim_cm_hook *cm_hooks;
+	bool tfd_armed;
 };
 
 static const struct fi_ops shim_eq_fi_ops;
@@ -155,17 +175,6 @@ static bool shim_eq_uses_cond(const struct shim_eq *eq)
 	       eq->wait_obj == FI_WAIT_MUTEX_COND;
 }
 
-/* Turn what the bound CM objects received into events: without @lock. */
-static void shim_eq_progress_cm(struct shim_eq *eq)
-{
-	struct shim_cm_hook *hook;
-
-	pthread_mutex_lock(&eq->cm_lock);
-	for (hook = eq->cm_hooks; hook; hook = hook->next)
-		hook->progress(hook);
-	pthread_mutex_unlock(&eq->cm_lock);
-}
-
 static bool shim_eq_has_cm(struct shim_eq *eq)
 {
 	bool ret;
@@ -174,6 +183,47 @@ static bool shim_eq_has_cm(struct shim_eq *eq)
 	ret = eq->cm_hooks;
 	pthread_mutex_unlock(&eq->cm_lock);
 	return ret;
+}
+
+/*
+ * Turn what the bound CM objects received into events: without @lock.
+ * Then arm @tfd for the earliest time a hook wants to run again (or
+ * disarm it), after emptying it: a waiter on @wfd sleeps until then.
+ */
+static void shim_eq_progress_cm(struct shim_eq *eq)
+{
+	struct itimerspec its = { 0 };
+	struct shim_cm_hook *hook;
+	uint64_t expired;
+	int next = -1, ms;
+
+	pthread_mutex_lock(&eq->cm_lock);
+	/* An EQ without hooks pays no system call here. */
+	if (!eq->cm_hooks && !eq->tfd_armed) {
+		pthread_mutex_unlock(&eq->cm_lock);
+		return;
+	}
+	if (eq->tfd_armed && read(eq->tfd, &expired, sizeof(expired)) < 0 &&
+	    errno != EAGAIN)
+		SHIM_WARN(EQ, "timerfd: %s\n", strerror(errno));
+	for (hook = eq->cm_hooks; hook; hook = hook->next) {
+		ms = hook->progress(hook);
+		if (ms >= 0 && (next < 0 || ms < next))
+			next = ms;
+	}
+	if (eq->tfd >= 0 && (next >= 0 || eq->tfd_armed)) {
+		if (next == 0)
+			next = 1;	/* it_value 0 would disarm */
+		if (next > 0) {
+			its.it_value.tv_sec = next / 1000;
+			its.it_value.tv_nsec = (long)(next % 1000) * 1000000;
+		}
+		if (timerfd_settime(eq->tfd, 0, &its, NULL))
+			SHIM_WARN(EQ, "timerfd: %s\n", strerror(errno));
+		else
+			eq->tfd_armed = next > 0;
+	}
+	pthread_mutex_unlock(&eq->cm_lock);
 }
 
 /* The eventfd follows @count across 0: called with @lock, after a change. */
@@ -341,9 +391,18 @@ int shim_eq_post_err(struct shim_eq *eq, const struct fi_eq_err_entry *err)
 
 void shim_eq_attach_cm(struct shim_eq *eq, struct shim_cm_hook *hook)
 {
+	struct epoll_event ev = { .events = EPOLLIN };
+
 	pthread_mutex_lock(&eq->cm_lock);
 	hook->next = eq->cm_hooks;
 	eq->cm_hooks = hook;
+	/*
+	 * Cannot fail for lack of anything but memory; then the EQ's wait fd
+	 * misses this object's messages until the next look, as before.
+	 */
+	if (eq->wfd >= 0 && hook->fd >= 0 &&
+	    epoll_ctl(eq->wfd, EPOLL_CTL_ADD, hook->fd, &ev))
+		SHIM_WARN(EQ, "epoll_ctl: %s\n", strerror(errno));
 	pthread_mutex_unlock(&eq->cm_lock);
 }
 
@@ -359,6 +418,8 @@ void shim_eq_detach_cm(struct shim_eq *eq, struct shim_cm_hook *hook)
 			break;
 		}
 	}
+	if (eq->wfd >= 0 && hook->fd >= 0)
+		(void)epoll_ctl(eq->wfd, EPOLL_CTL_DEL, hook->fd, NULL);
 	pthread_mutex_unlock(&eq->cm_lock);
 }
 
@@ -564,23 +625,20 @@ static void shim_deadline(struct timespec *deadline, int timeout)
 }
 
 /*
- * FI_WAIT_FD, FI_WAIT_POLLFD: poll() the eventfd; a signal ends the wait.
- * @cm (an EQ with CM objects, see the top of the file): run them before
- * each read and wait at most SHIM_PROGRESS_SLICE_MS at a time, on the
- * eventfd if there is one, else a plain sleep (or a yield).
+ * Every wait object with a wait fd: run the CM hooks, read, and sleep in
+ * poll() on @wfd, which the first event or control message wakes (and a
+ * hook's timer, see the top of the file); a signal ends the wait.
  */
 static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 				void *buf, size_t len, int timeout,
-				uint64_t flags, const struct timespec *deadline,
-				bool cm)
+				uint64_t flags, const struct timespec *deadline)
 {
-	struct pollfd pfd = { .fd = eq->efd, .events = POLLIN };
+	struct pollfd pfd = { .fd = eq->wfd, .events = POLLIN };
 	ssize_t ret;
-	int n, slice;
+	int n;
 
 	for (;;) {
-		if (cm)
-			shim_eq_progress_cm(eq);
+		shim_eq_progress_cm(eq);
 		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
@@ -589,47 +647,12 @@ static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 			if (!timeout)
 				return -FI_EAGAIN;
 		}
-		slice = timeout;
-		if (cm && (slice < 0 || slice > SHIM_PROGRESS_SLICE_MS))
-			slice = SHIM_PROGRESS_SLICE_MS;
-		if (eq->efd < 0 && eq->wait_obj == FI_WAIT_YIELD) {
-			sched_yield();
-			continue;
-		}
-		n = poll(eq->efd < 0 ? NULL : &pfd, eq->efd < 0 ? 0 : 1, slice);
+		n = poll(&pfd, 1, timeout);
 		if (n < 0 && errno == EINTR)
 			return -FI_EAGAIN;
 		if (n < 0)
 			return -errno;
 	}
-}
-
-/* FI_WAIT_UNSPEC, FI_WAIT_MUTEX_COND: the condition variable. */
-static ssize_t shim_eq_sread_cond(struct shim_eq *eq, uint32_t *event,
-				  void *buf, size_t len, int timeout,
-				  uint64_t flags, const struct timespec *deadline)
-{
-	ssize_t ret;
-	int err;
-
-	pthread_mutex_lock(&eq->wait_mutex);
-	for (;;) {
-		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
-		if (ret != -FI_EAGAIN)
-			break;
-		if (timeout < 0) {
-			pthread_cond_wait(&eq->cond, &eq->wait_mutex);
-			continue;
-		}
-		err = pthread_cond_clockwait(&eq->cond, &eq->wait_mutex,
-					     CLOCK_MONOTONIC, deadline);
-		if (err == ETIMEDOUT) {
-			ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&eq->wait_mutex);
-	return ret;
 }
 
 /* FI_WAIT_YIELD */
@@ -641,6 +664,7 @@ static ssize_t shim_eq_sread_yield(struct shim_eq *eq, uint32_t *event,
 	ssize_t ret;
 
 	for (;;) {
+		shim_eq_progress_cm(eq);
 		ret = shim_eq_read(&eq->eq_fid, event, buf, len, flags);
 		if (ret != -FI_EAGAIN)
 			return ret;
@@ -654,7 +678,7 @@ static ssize_t shim_eq_sread_yield(struct shim_eq *eq, uint32_t *event,
  * fi_eq_sread(): timeout < 0 waits for ever, 0 reads once, otherwise ms.
  * -FI_EAGAIN when the time is up with nothing read.  fi_eq(3) forbids it
  * on FI_WAIT_NONE EQs: -FI_ENOSYS, as libfabric's own providers answer.
- * An FI_WAIT_SET EQ sleeps on its own eventfd.
+ * An FI_WAIT_SET EQ sleeps on its own wait fd.
  */
 static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 			     void *buf, size_t len, int timeout,
@@ -673,26 +697,11 @@ static ssize_t shim_eq_sread(struct fid_eq *eq_fid, uint32_t *event,
 		shim_deadline(&deadline, timeout);
 	else if (!timeout)
 		return shim_eq_read_op(eq_fid, event, buf, len, flags);
-	if (shim_eq_has_cm(eq))
+	if (eq->wfd >= 0)
 		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
-					&deadline, true);
-
-	switch (eq->wait_obj) {
-	case FI_WAIT_FD:
-	case FI_WAIT_POLLFD:
-	case FI_WAIT_SET:
-		return shim_eq_sread_fd(eq, event, buf, len, timeout, flags,
-					&deadline, false);
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_MUTEX_COND:
-		return shim_eq_sread_cond(eq, event, buf, len, timeout, flags,
-					  &deadline);
-	case FI_WAIT_YIELD:
-		return shim_eq_sread_yield(eq, event, buf, len, timeout, flags,
-					   &deadline);
-	default:
-		return -FI_ENOSYS;
-	}
+					&deadline);
+	return shim_eq_sread_yield(eq, event, buf, len, timeout, flags,
+				   &deadline);
 }
 
 /*
@@ -723,6 +732,17 @@ static const struct fi_ops_eq shim_eq_ops = {
 
 /* ---- struct fi_ops ---- */
 
+static void shim_eq_close_fds(struct shim_eq *eq)
+{
+	if (eq->wfd >= 0)
+		close(eq->wfd);
+	if (eq->tfd >= 0)
+		close(eq->tfd);
+	if (eq->efd >= 0)
+		close(eq->efd);
+	eq->efd = eq->tfd = eq->wfd = -1;
+}
+
 /*
  * fi_close(): -FI_EBUSY while another object is bound to the EQ, and then
  * nothing changes.  Events still queued are dropped, as fi_eq(3) says.
@@ -752,8 +772,7 @@ static int shim_eq_close(struct fid *fid)
 		shim_eq_free_entry(entry);
 	}
 	free(eq->saved_err_data);
-	if (eq->efd >= 0)
-		close(eq->efd);
+	shim_eq_close_fds(eq);
 	pthread_cond_destroy(&eq->cond);
 	pthread_mutex_destroy(&eq->wait_mutex);
 	pthread_mutex_destroy(&eq->cm_lock);
@@ -777,7 +796,7 @@ static int shim_eq_getwait(struct shim_eq *eq, void *arg)
 		return -FI_EINVAL;
 	switch (eq->wait_obj) {
 	case FI_WAIT_FD:
-		*(int *)arg = eq->efd;
+		*(int *)arg = eq->wfd;
 		return 0;
 	case FI_WAIT_POLLFD:
 		pfd = arg;
@@ -787,7 +806,7 @@ static int shim_eq_getwait(struct shim_eq *eq, void *arg)
 		}
 		if (!pfd->fd)
 			return -FI_EINVAL;
-		pfd->fd[0] = (struct pollfd){ .fd = eq->efd, .events = POLLIN };
+		pfd->fd[0] = (struct pollfd){ .fd = eq->wfd, .events = POLLIN };
 		pfd->nfds = 1;
 		/* The set never changes while the EQ is open. */
 		pfd->change_index = 1;
@@ -820,9 +839,15 @@ static int shim_eq_control(struct fid *fid, int command, void *arg)
 		/* fi_trywait(): 0 when empty, so the caller may block. */
 		if (eq->wait_obj == FI_WAIT_NONE)
 			return -FI_ENOSYS;
-		/* No control message wakes the wait object: poll us. */
-		if (shim_eq_has_cm(eq))
+		/*
+		 * FI_WAIT_MUTEX_COND: the caller may hold @wait_mutex, which
+		 * posting an event takes: the hooks cannot run here, so an
+		 * EQ with some is never ready to sleep on.
+		 */
+		if (eq->wait_obj == FI_WAIT_MUTEX_COND && shim_eq_has_cm(eq))
 			return -FI_EAGAIN;
+		/* The hooks reset their fds before they look: see the top. */
+		shim_eq_progress_cm(eq);
 		pthread_mutex_lock(&eq->lock);
 			ret = eq->count ? -FI_EAGAIN : 0;
 		pthread_mutex_unlock(&eq->lock);
@@ -832,16 +857,13 @@ static int shim_eq_control(struct fid *fid, int command, void *arg)
 	}
 }
 
-/* wait.c: events to read, after the CM hooks ran (@slice: there are some). */
-bool shim_eq_wait_ready(struct fid *fid, bool *slice)
+/* wait.c: events to read, after the CM hooks ran. */
+bool shim_eq_wait_ready(struct fid *fid)
 {
 	struct shim_eq *eq = container_of(fid, struct shim_eq, eq_fid.fid);
 	bool ready;
 
-	if (shim_eq_has_cm(eq)) {
-		*slice = true;
-		shim_eq_progress_cm(eq);
-	}
+	shim_eq_progress_cm(eq);
 	pthread_mutex_lock(&eq->lock);
 	ready = eq->count;
 	pthread_mutex_unlock(&eq->lock);
@@ -890,19 +912,44 @@ static int shim_eq_check_attr(const struct fi_eq_attr *attr)
 	return 0;
 }
 
+/* @efd, @tfd and @wfd holding both (see the top of the file). */
+static int shim_eq_init_wfd(struct shim_eq *eq)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ret;
+
+	eq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (eq->efd < 0)
+		goto err;
+	eq->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (eq->tfd < 0)
+		goto err;
+	eq->wfd = epoll_create1(EPOLL_CLOEXEC);
+	if (eq->wfd < 0)
+		goto err;
+	if (epoll_ctl(eq->wfd, EPOLL_CTL_ADD, eq->efd, &ev) ||
+	    epoll_ctl(eq->wfd, EPOLL_CTL_ADD, eq->tfd, &ev))
+		goto err;
+	return 0;
+
+err:
+	ret = -errno;
+	SHIM_WARN(EQ, "wait fd: %s\n", strerror(errno));
+	shim_eq_close_fds(eq);
+	return ret;
+}
+
 static int shim_eq_init_wait(struct shim_eq *eq)
 {
 	int ret;
 
 	eq->efd = -1;
-	if (eq->wait_obj == FI_WAIT_FD || eq->wait_obj == FI_WAIT_POLLFD ||
-	    eq->wait_obj == FI_WAIT_SET) {
-		eq->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		if (eq->efd < 0) {
-			ret = -errno;
-			SHIM_WARN(EQ, "eventfd: %s\n", strerror(errno));
+	eq->tfd = -1;
+	eq->wfd = -1;
+	if (eq->wait_obj != FI_WAIT_NONE && eq->wait_obj != FI_WAIT_YIELD) {
+		ret = shim_eq_init_wfd(eq);
+		if (ret)
 			return ret;
-		}
 	}
 
 	/*
@@ -922,8 +969,7 @@ static int shim_eq_init_wait(struct shim_eq *eq)
 err_mutex:
 	pthread_mutex_destroy(&eq->wait_mutex);
 err_efd:
-	if (eq->efd >= 0)
-		close(eq->efd);
+	shim_eq_close_fds(eq);
 	return ret;
 }
 
@@ -992,7 +1038,7 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 							&shim_eq_ops);
 	eq->peer_owner = owner;
 	if (ws) {
-		ret = shim_wait_add(ws, &eq->eq_fid.fid, SHIM_WAIT_EQ, eq->efd);
+		ret = shim_wait_add(ws, &eq->eq_fid.fid, SHIM_WAIT_EQ, eq->wfd);
 		if (ret)
 			goto err_wait;
 		eq->wait_set = ws;
@@ -1007,7 +1053,7 @@ int shim_eq_open(struct fid_fabric *fabric, struct fi_eq_attr *attr,
 	return 0;
 
 err_wait:
-	close(eq->efd);
+	shim_eq_close_fds(eq);
 	pthread_cond_destroy(&eq->cond);
 	pthread_mutex_destroy(&eq->wait_mutex);
 err_cm_lock:

@@ -340,11 +340,15 @@ void shim_eq_unbind(struct shim_eq *eq);
  * struct shim_cm_hook - a CM object that an EQ's reads progress (cm.c)
  * @next: the EQ's list, under its cm_lock
  * @progress: turns the object's control messages into events of the EQ;
- *	runs under the EQ's cm_lock and may post to the EQ
+ *	runs under the EQ's cm_lock and may post to the EQ.  Returns in how
+ *	many ms it wants to run again without a message, or -1 for never
+ * @fd: an eventfd signalled when a control message arrives (reset by
+ *	@progress before it looks), in the EQ's wait fd; or -1
  */
 struct shim_cm_hook {
 	struct shim_cm_hook *next;
-	void (*progress)(struct shim_cm_hook *hook);
+	int (*progress)(struct shim_cm_hook *hook);
+	int fd;
 };
 
 void shim_eq_attach_cm(struct shim_eq *eq, struct shim_cm_hook *hook);
@@ -444,8 +448,8 @@ int shim_wait_add(struct shim_wait *ws, struct fid *fid,
 		  enum shim_wait_kind kind, int efd);
 void shim_wait_del(struct shim_wait *ws, struct fid *fid);
 int shim_wait_getwait(struct shim_wait *ws, void *arg);
-/* eq.c: an EQ's events for its wait set (@slice: it has CM hooks). */
-bool shim_eq_wait_ready(struct fid *fid, bool *slice);
+/* eq.c: an EQ's events for its wait set, after its CM hooks ran. */
+bool shim_eq_wait_ready(struct fid *fid);
 
 /* ---- submission rings (ring.c) ---- */
 

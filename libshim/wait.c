@@ -15,12 +15,17 @@
  * events), returns 0 when one has news, and only then sleeps in
  * epoll_wait() until a member signals, and looks again.  Since each look
  * resets before it reads, nothing that happens between the look and the
- * sleep is lost.  An EQ with CM objects (cm.c) is woken by no fd: the set
- * then sleeps at most SHIM_PROGRESS_SLICE_MS at a time.
+ * sleep is lost.  An EQ's fd is its own wait fd (eq.c), an epoll fd that
+ * its CM objects' control messages wake too (nested in the set's).
  *
- * FI_GETWAIT gives the epoll fd (FI_WAIT_FD and FI_WAIT_UNSPEC sets): an
+ * FI_GETWAIT gives the epoll fd (FI_WAIT_FD and FI_WAIT_UNSPEC sets; a
+ * one-entry struct fi_wait_pollfd for FI_WAIT_POLLFD sets): an
  * application that poll()s or epoll()s it calls fi_trywait() on the set
  * first, as fi_poll(3) requires, and reads its members when woken.
+ * FI_WAIT_MUTEX_COND sets are -FI_ENOSYS: the kernel signals members
+ * through eventfds, and only a thread of the process could turn those
+ * into broadcasts of the application's condition variable; kfab runs no
+ * threads of its own.
  *
  * Lifetime: a member leaves the set when it is closed (shim_wait_del()),
  * and the set answers fi_close() with -FI_EBUSY while it has members.
@@ -28,6 +33,7 @@
  * call shim_wait_add()/shim_wait_del() holding none of theirs.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +66,8 @@ struct shim_wait_member {
  * struct shim_wait - a fid_wait
  * @wait_fid: what libfabric sees
  * @fabric: the fabric it was opened on; members must be of it
- * @wait_obj: FI_WAIT_FD, FI_WAIT_UNSPEC (both an epoll fd) or FI_WAIT_YIELD
+ * @wait_obj: FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_POLLFD (an epoll fd) or
+ *	FI_WAIT_YIELD
  * @epfd: the epoll fd
  * @lock: protects @members
  * @members: newest first
@@ -178,10 +185,9 @@ void shim_wait_del(struct shim_wait *ws, struct fid *fid)
 }
 
 /*
- * Has @m news?  Reset first, then look (see the top of the file).  @slice:
- * set when @m must be looked at again without a signal (an EQ's CM hooks).
+ * Has @m news?  Reset first, then look (see the top of the file).
  */
-static bool shim_wait_member_ready(struct shim_wait_member *m, bool *slice)
+static bool shim_wait_member_ready(struct shim_wait_member *m)
 {
 	uint64_t value, err;
 	int ret;
@@ -200,21 +206,20 @@ static bool shim_wait_member_ready(struct shim_wait_member *m, bool *slice)
 		m->err = err;
 		return true;
 	case SHIM_WAIT_EQ:
-		return shim_eq_wait_ready(m->fid, slice);
+		return shim_eq_wait_ready(m->fid);
 	}
 	return false;
 }
 
 /* Any member with news?  Every member is looked at: each resets its fd. */
-static bool shim_wait_ready(struct shim_wait *ws, bool *slice)
+static bool shim_wait_ready(struct shim_wait *ws)
 {
 	struct shim_wait_member *m;
 	bool ready = false;
 
-	*slice = false;
 	pthread_mutex_lock(&ws->lock);
 	for (m = ws->members; m; m = m->next)
-		ready |= shim_wait_member_ready(m, slice);
+		ready |= shim_wait_member_ready(m);
 	pthread_mutex_unlock(&ws->lock);
 	return ready;
 }
@@ -229,12 +234,11 @@ static int shim_wait_wait(struct fid_wait *wait_fid, int timeout)
 	struct shim_wait *ws = to_shim_wait(wait_fid);
 	struct epoll_event ev[8];
 	struct timespec start;
-	bool slice;
 	int left, n;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (;;) {
-		if (shim_wait_ready(ws, &slice))
+		if (shim_wait_ready(ws))
 			return 0;
 		left = shim_wait_left(timeout, &start);
 		if (!left)
@@ -243,25 +247,40 @@ static int shim_wait_wait(struct fid_wait *wait_fid, int timeout)
 			sched_yield();
 			continue;
 		}
-		if (slice && (left < 0 || left > SHIM_PROGRESS_SLICE_MS))
-			left = SHIM_PROGRESS_SLICE_MS;
 		n = epoll_wait(ws->epfd, ev, sizeof(ev) / sizeof(ev[0]), left);
 		if (n < 0 && errno == EINTR)
 			return -FI_EINTR;
 		if (n < 0)
 			return -errno;
-		/* Signaled or a slice over: look again. */
+		/* Signaled: look again. */
 	}
 }
 
-/* FI_GETWAIT for the set and for its members: the epoll fd. */
+/*
+ * FI_GETWAIT for the set and for its members: the epoll fd, as an int or
+ * (FI_WAIT_POLLFD) as a one-entry list that never changes.
+ */
 int shim_wait_getwait(struct shim_wait *ws, void *arg)
 {
+	struct fi_wait_pollfd *pfd = arg;
+
 	if (!arg)
 		return -FI_EINVAL;
 	if (ws->wait_obj == FI_WAIT_YIELD)
 		return -FI_ENODATA;
-	*(int *)arg = ws->epfd;
+	if (ws->wait_obj != FI_WAIT_POLLFD) {
+		*(int *)arg = ws->epfd;
+		return 0;
+	}
+	if (pfd->nfds < 1) {
+		pfd->nfds = 1;
+		return -FI_ETOOSMALL;
+	}
+	if (!pfd->fd)
+		return -FI_EINVAL;
+	pfd->fd[0] = (struct pollfd){ .fd = ws->epfd, .events = POLLIN };
+	pfd->nfds = 1;
+	pfd->change_index = 1;
 	return 0;
 }
 
@@ -269,7 +288,6 @@ static int shim_wait_control(struct fid *fid, int command, void *arg)
 {
 	struct shim_wait *ws = container_of(fid, struct shim_wait,
 					    wait_fid.fid);
-	bool slice;
 
 	switch (command) {
 	case FI_GETWAIT:
@@ -283,7 +301,7 @@ static int shim_wait_control(struct fid *fid, int command, void *arg)
 		/* fi_trywait(): only the set is passed, not its members. */
 		if (ws->wait_obj == FI_WAIT_YIELD)
 			return -FI_ENOSYS;
-		if (shim_wait_ready(ws, &slice) || slice)
+		if (shim_wait_ready(ws))
 			return -FI_EAGAIN;
 		return 0;
 	default:
@@ -327,13 +345,14 @@ static const struct fi_ops_wait shim_wait_ops = {
 /**
  * shim_wait_open() - struct fi_ops_fabric.wait_open: fi_wait_open()
  * @fabric: a kfab fabric
- * @attr: wait_obj FI_WAIT_UNSPEC, FI_WAIT_FD or FI_WAIT_YIELD; flags 0
+ * @attr: wait_obj FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_POLLFD or
+ *	FI_WAIT_YIELD; flags 0
  * @waitset: out
  *
  * Return: 0; -FI_EINVAL without @attr or @waitset, or for an unknown
  * wait_obj (FI_WAIT_NONE and FI_WAIT_SET among them: a set waits on
  * something, and not on another set); -FI_EBADFLAGS for flags;
- * -FI_ENOSYS for FI_WAIT_MUTEX_COND and FI_WAIT_POLLFD; -FI_ENOMEM or
+ * -FI_ENOSYS for FI_WAIT_MUTEX_COND (see the top of the file); -FI_ENOMEM or
  * -errno.
  */
 int shim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
@@ -347,12 +366,11 @@ int shim_wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
 	switch (attr->wait_obj) {
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
+	case FI_WAIT_POLLFD:
 	case FI_WAIT_YIELD:
 		break;
 	case FI_WAIT_MUTEX_COND:
-	case FI_WAIT_POLLFD:
-		SHIM_INFO(CORE, "wait sets are epoll fds: wait_obj %d\n",
-			  (int)attr->wait_obj);
+		SHIM_INFO(CORE, "wait sets are epoll fds: no FI_WAIT_MUTEX_COND\n");
 		return -FI_ENOSYS;
 	default:
 		return -FI_EINVAL;

@@ -18,7 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <time.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,10 +73,11 @@ static int msg_info(struct fi_info **info)
 	return rc;
 }
 
-/* Fabric and EQ of a side; @info is kept (freed with the side). */
-static int side_fabric(struct side *s, struct fi_info *info)
+/* Fabric and an EQ with @wait_obj; @info is kept (freed with the side). */
+static int side_fabric_wait(struct side *s, struct fi_info *info,
+			    enum fi_wait_obj wait_obj)
 {
-	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_eq_attr eq_attr = { .wait_obj = wait_obj };
 	int rc;
 
 	s->info = info;
@@ -80,6 +85,11 @@ static int side_fabric(struct side *s, struct fi_info *info)
 	if (!rc)
 		rc = fi_eq_open(s->fabric, &eq_attr, &s->eq, NULL);
 	return rc;
+}
+
+static int side_fabric(struct side *s, struct fi_info *info)
+{
+	return side_fabric_wait(s, info, FI_WAIT_UNSPEC);
 }
 
 /* Domain, CQ and endpoint for @info, bound and enabled. */
@@ -686,6 +696,209 @@ TEST_F(cm, a_live_idle_peer_gets_no_shutdown)
 	EXPECT_EQ(-FI_EAGAIN, fi_eq_sread(self->srv.eq, &event, &entry,
 					  sizeof(entry), 350, 0));
 	EXPECT_EQ(0, fi_send(self->cli.ep, "x", 2, NULL, 0, NULL));
+}
+
+/* ---- the EQ's wait object covers its connection traffic ---- */
+
+static long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* CPU time of the calling thread, user + system, in ms. */
+static long thread_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/* A thread blocked in poll() on an EQ's fd, with nobody reading the EQ. */
+struct poller {
+	pthread_t thread;
+	int fd;
+	int rc;
+	short revents;
+};
+
+static void *poller_run(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->fd, .events = POLLIN };
+
+	p->rc = poll(&pfd, 1, TIMEOUT_MS);
+	p->revents = pfd.revents;
+	return NULL;
+}
+
+/* An FI_WAIT_FD EQ on the listener's fabric, its fd in *@fd. */
+static void open_fd_eq(struct __test_metadata *_metadata,
+		       struct fid_fabric *fabric, struct fid_eq **eq, int *fd)
+{
+	struct fi_eq_attr attr = { .wait_obj = FI_WAIT_FD };
+
+	ASSERT_EQ(0, fi_eq_open(fabric, &attr, eq, NULL));
+	ASSERT_EQ(0, fi_control(&(*eq)->fid, FI_GETWAIT, fd));
+	ASSERT_LE(0, *fd);
+}
+
+TEST_F(cm, eq_fd_wakes_on_a_connection_request_without_a_read)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + CM_DATA_MAX];
+	struct fi_eq_cm_entry *entry = (void *)buf;
+	struct fid *fids[1];
+	struct poller p = { 0 };
+	struct fid_eq *eq;
+	uint32_t event;
+
+	RETURN_IF_SETUP_SKIPPED();
+	open_fd_eq(_metadata, self->fabric, &eq, &p.fd);
+	fids[0] = &eq->fid;
+	ASSERT_EQ(0, fi_pep_bind(self->pep, &eq->fid, 0));
+	ASSERT_EQ(0, fi_listen(self->pep));
+	/* Nothing pending: fi_trywait says the caller may block. */
+	ASSERT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	ASSERT_EQ(0, pthread_create(&p.thread, NULL, poller_run, &p));
+	usleep(100 * 1000);
+	ASSERT_EQ(0, fi_connect(self->cli.ep, self->name, NULL, 0));
+	ASSERT_EQ(0, pthread_join(p.thread, NULL));
+	EXPECT_EQ(1, p.rc);
+	EXPECT_TRUE(p.revents & POLLIN);
+	/* Something is there: fi_trywait must not let the caller sleep. */
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(self->fabric, fids, 1));
+	ASSERT_LT(0, fi_eq_read(eq, &event, entry, sizeof(buf), 0));
+	EXPECT_EQ(FI_CONNREQ, event);
+	EXPECT_EQ(0, fi_reject(self->pep, entry->info->handle, NULL, 0));
+	fi_freeinfo(entry->info);
+	EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_read(eq, &event, entry, sizeof(buf), 0));
+	EXPECT_EQ(0, fi_close(&self->pep->fid));
+	self->pep = NULL;
+	EXPECT_EQ(0, fi_close(&eq->fid));
+}
+
+TEST_F(cm, eq_fd_wakes_on_connected_without_a_read)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + CM_DATA_MAX];
+	struct fi_eq_cm_entry *entry = (void *)buf;
+	struct fi_info *info, *req;
+	struct poller p = { 0 };
+	struct side c2 = { 0 };
+	struct fid *fids[1];
+	uint32_t event;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, msg_info(&info));
+	ASSERT_EQ(0, side_fabric_wait(&c2, info, FI_WAIT_FD));
+	ASSERT_EQ(0, side_ep(&c2, info));
+	ASSERT_EQ(0, fi_control(&c2.eq->fid, FI_GETWAIT, &p.fd));
+	fids[0] = &c2.eq->fid;
+	ASSERT_EQ(0, fi_pep_bind(self->pep, &self->eq->fid, 0));
+	ASSERT_EQ(0, fi_listen(self->pep));
+	ASSERT_EQ(0, fi_connect(c2.ep, self->name, NULL, 0));
+	ASSERT_LT(0, wait_event(self->eq, &event, entry, sizeof(buf)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	req = entry->info;
+	ASSERT_EQ(0, fi_trywait(c2.fabric, fids, 1));
+	ASSERT_EQ(0, pthread_create(&p.thread, NULL, poller_run, &p));
+	usleep(100 * 1000);
+	ASSERT_EQ(0, side_fabric(&self->srv, req));
+	ASSERT_EQ(0, side_ep(&self->srv, req));
+	ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+	ASSERT_EQ(0, pthread_join(p.thread, NULL));
+	EXPECT_EQ(1, p.rc);
+	EXPECT_EQ(-FI_EAGAIN, fi_trywait(c2.fabric, fids, 1));
+	ASSERT_EQ(sizeof(*entry), fi_eq_read(c2.eq, &event, entry,
+					     sizeof(buf), 0));
+	EXPECT_EQ(FI_CONNECTED, event);
+	EXPECT_EQ(&c2.ep->fid, entry->fid);
+	EXPECT_EQ(0, side_close(&c2));
+}
+
+/* fi_eq_sread sleeps in the kernel: its thread uses little CPU. */
+TEST_F(cm, eq_sread_timeout_sleeps_without_spinning)
+{
+	struct fi_eq_cm_entry entry;
+	long t0, c0, wall, cpu;
+	struct fid *fids[2];
+	uint32_t event;
+
+	RETURN_IF_SETUP_SKIPPED();
+	connect_pair(_metadata, self);
+	/* A listening pep and two connections, each on an EQ. */
+	t0 = now_ms();
+	c0 = thread_cpu_ms();
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_sread(self->eq, &event, &entry,
+					  sizeof(entry), 500, 0));
+	EXPECT_EQ(-FI_EAGAIN, fi_eq_sread(self->cli.eq, &event, &entry,
+					  sizeof(entry), 500, 0));
+	wall = now_ms() - t0;
+	cpu = thread_cpu_ms() - c0;
+	EXPECT_LE(990, wall);
+	EXPECT_GT(4000, wall);
+	TH_LOG("sread: %ld ms wall, %ld ms CPU", wall, cpu);
+	EXPECT_GT(wall / 4, cpu);
+	/* fi_trywait on EQs with nothing pending: 0. */
+	fids[0] = &self->eq->fid;
+	fids[1] = &self->cli.eq->fid;
+	EXPECT_EQ(0, fi_trywait(self->fabric, fids, 1));
+	EXPECT_EQ(0, fi_trywait(self->cli.fabric, fids + 1, 1));
+}
+
+/* Nobody sends: fi_eq_sread alone learns that the peer died. */
+TEST_F(cm, a_killed_peer_wakes_a_sleeping_sread_with_shutdown)
+{
+	uint8_t buf[sizeof(struct fi_eq_cm_entry) + CM_DATA_MAX];
+	struct fi_eq_cm_entry *entry = (void *)buf;
+	struct fi_info *info;
+	struct side child;
+	uint32_t event;
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_pep_bind(self->pep, &self->eq->fid, 0));
+	ASSERT_EQ(0, fi_listen(self->pep));
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		memset(&child, 0, sizeof(child));
+		if (msg_info(&info) || side_fabric(&child, info) ||
+		    side_ep(&child, info) ||
+		    fi_connect(child.ep, self->name, NULL, 0) ||
+		    wait_event(child.eq, &event, entry, sizeof(buf)) < 0 ||
+		    event != FI_CONNECTED)
+			_exit(1);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_LT(0, wait_event(self->eq, &event, entry, sizeof(buf)));
+	ASSERT_EQ(FI_CONNREQ, event);
+	ASSERT_EQ(0, side_fabric_wait(&self->srv, entry->info, FI_WAIT_FD));
+	ASSERT_EQ(0, side_ep(&self->srv, entry->info));
+	ASSERT_EQ(0, fi_accept(self->srv.ep, NULL, 0));
+	ASSERT_EQ(sizeof(*entry), wait_event(self->srv.eq, &event, entry,
+					     sizeof(buf)));
+	EXPECT_EQ(FI_CONNECTED, event);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	close(ready[0]);
+	close(ready[1]);
+	ASSERT_EQ(sizeof(*entry), wait_event(self->srv.eq, &event, entry,
+					     sizeof(buf)));
+	EXPECT_EQ(FI_SHUTDOWN, event);
+	EXPECT_EQ(&self->srv.ep->fid, entry->fid);
 }
 
 TEST_HARNESS_MAIN

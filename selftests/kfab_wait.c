@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,12 +156,13 @@ TEST(wait_open_checks_its_arguments)
 	} cases[] = {
 		{ FI_WAIT_FD, 1, -FI_EBADFLAGS },
 		{ FI_WAIT_MUTEX_COND, 0, -FI_ENOSYS },
-		{ FI_WAIT_POLLFD, 0, -FI_ENOSYS },
 		{ FI_WAIT_NONE, 0, -FI_EINVAL },
 		{ FI_WAIT_SET, 0, -FI_EINVAL },
 		{ (enum fi_wait_obj)99, 0, -FI_EINVAL },
 	};
+	struct pollfd pfds[2] = { { .fd = -1 }, { .fd = -1 } };
 	struct fi_wait_attr attr = { 0 };
+	struct fi_wait_pollfd wp;
 	enum fi_wait_obj obj;
 	struct kfab_test_fi s;
 	struct fid_wait *ws;
@@ -200,6 +202,28 @@ TEST(wait_open_checks_its_arguments)
 	attr.wait_obj = FI_WAIT_UNSPEC;
 	ASSERT_EQ(0, fi_wait_open(s.fabric, &attr, &ws));
 	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAIT, &fd));
+	EXPECT_EQ(0, fi_close(&ws->fid));
+
+	/* FI_WAIT_POLLFD: the same epoll fd as a one-entry list */
+	attr.wait_obj = FI_WAIT_POLLFD;
+	ASSERT_EQ(0, fi_wait_open(s.fabric, &attr, &ws));
+	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAITOBJ, &obj));
+	EXPECT_EQ(FI_WAIT_POLLFD, obj);
+	wp = (struct fi_wait_pollfd){ .nfds = 0, .fd = pfds };
+	EXPECT_EQ(-FI_ETOOSMALL, fi_control(&ws->fid, FI_GETWAIT, &wp));
+	EXPECT_EQ(1U, wp.nfds);
+	wp.fd = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_control(&ws->fid, FI_GETWAIT, &wp));
+	wp = (struct fi_wait_pollfd){ .nfds = 2, .fd = pfds };
+	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAIT, &wp));
+	EXPECT_EQ(1U, wp.nfds);
+	EXPECT_LE(0, pfds[0].fd);
+	EXPECT_EQ(POLLIN, pfds[0].events);
+	EXPECT_EQ(-1, pfds[1].fd);
+	fid = &ws->fid;
+	EXPECT_EQ(0, fi_trywait(s.fabric, &fid, 1));
+	EXPECT_EQ(0, poll(pfds, 1, 20));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(ws, 20));
 	EXPECT_EQ(0, fi_close(&ws->fid));
 
 	/* FI_WAIT_YIELD: no fd to give, nothing fi_trywait() can promise */
@@ -459,6 +483,104 @@ TEST_F(wait, member_closed_while_a_thread_waits)
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
 	EXPECT_GT(TIMEOUT_MS, s.ms);
+}
+
+static struct fi_info *msg_info(void)
+{
+	struct fi_info *hints = fi_allocinfo(), *info = NULL;
+
+	if (!hints)
+		return NULL;
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	if (fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, &info))
+		info = NULL;
+	fi_freeinfo(hints);
+	return info;
+}
+
+static long thread_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/*
+ * An EQ with a listening passive endpoint in the set: fi_wait sleeps in
+ * the kernel (little CPU) until a connection request arrives, which wakes
+ * it before anyone reads the EQ.
+ */
+TEST_F(wait, wait_sleeps_on_a_cm_eq_until_a_connection_request)
+{
+	struct fi_eq_attr eq_attr = { .wait_obj = FI_WAIT_UNSPEC };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_info *info, *cinfo;
+	struct fid_cq *ccq;
+	struct fid_fabric *cfab;
+	struct fid_domain *cdom;
+	struct fid_eq *ceq;
+	struct fid_ep *cep;
+	struct fid_pep *pep;
+	struct fi_eq_cm_entry entry;
+	char name[128];
+	size_t namelen = sizeof(name);
+	struct sleeper s;
+	uint64_t start;
+	uint32_t event;
+	long cpu;
+
+	RETURN_IF_SETUP_SKIPPED();
+	info = msg_info();
+	cinfo = msg_info();
+	ASSERT_NE(NULL, info);
+	ASSERT_NE(NULL, cinfo);
+	ASSERT_EQ(0, fi_passive_ep(self->b.fabric, info, &pep, NULL));
+	ASSERT_EQ(0, fi_pep_bind(pep, &self->eq->fid, 0));
+	ASSERT_EQ(0, fi_listen(pep));
+	ASSERT_EQ(0, fi_getname(&pep->fid, name, &namelen));
+
+	start = kfab_now_ms();
+	cpu = thread_cpu_ms();
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 500));
+	cpu = thread_cpu_ms() - cpu;
+	start = kfab_now_ms() - start;
+	EXPECT_LE(490U, start);
+	EXPECT_GT((long)start / 4, cpu);
+	TH_LOG("fi_wait: %llu ms wall, %ld ms CPU",
+	       (unsigned long long)start, cpu);
+
+	ASSERT_EQ(0, fi_fabric(cinfo->fabric_attr, &cfab, NULL));
+	ASSERT_EQ(0, fi_eq_open(cfab, &eq_attr, &ceq, NULL));
+	ASSERT_EQ(0, fi_domain(cfab, cinfo, &cdom, NULL));
+	ASSERT_EQ(0, fi_endpoint(cdom, cinfo, &cep, NULL));
+	ASSERT_EQ(0, fi_cq_open(cdom, &cq_attr, &ccq, NULL));
+	ASSERT_EQ(0, fi_ep_bind(cep, &ceq->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(cep, &ccq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(cep));
+	ASSERT_EQ(0, sleeper_start(&s, self->ws, TIMEOUT_MS));
+	nap();
+	ASSERT_EQ(0, fi_connect(cep, name, NULL, 0));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_GT(TIMEOUT_MS, s.ms);
+	ASSERT_LT(0, fi_eq_read(self->eq, &event, &entry, sizeof(entry), 0));
+	EXPECT_EQ(FI_CONNREQ, event);
+	EXPECT_EQ(0, fi_reject(pep, entry.info->handle, NULL, 0));
+	fi_freeinfo(entry.info);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 20));
+
+	EXPECT_EQ(0, fi_close(&cep->fid));
+	EXPECT_EQ(0, fi_close(&ccq->fid));
+	EXPECT_EQ(0, fi_close(&cdom->fid));
+	EXPECT_EQ(0, fi_close(&ceq->fid));
+	EXPECT_EQ(0, fi_close(&cfab->fid));
+	EXPECT_EQ(0, fi_close(&pep->fid));
+	fi_freeinfo(info);
+	fi_freeinfo(cinfo);
 }
 
 TEST_HARNESS_MAIN
