@@ -26,10 +26,14 @@
  *     place instead: its posts, cancels and close.
  * 3a. kfab_node.lock (node.c, mutex): one network namespace's listeners
  *     (also walked under RCU), peers and connections in.
- * 3b. kfab_peer.lock (peer.c, mutex): one remote node's operations,
- *     pulls, frames to send, credit and state.  Never held while an
- *     engine sends or receives, nor while calling into msg.c, which
- *     takes receive context locks itself (net.h, peer.c).
+ * 3b. kfab_peer.rx_lock (peer.c, mutex): held by a connection's reader
+ *     while it carries out one frame (which may call into msg.c), so a
+ *     new connection learns where the old one stopped.  A reader holding
+ *     it only ever tries to become the peer's sender, never waits for it.
+ * 3c. kfab_peer.lock (peer.c, mutex): one remote node's operations,
+ *     pulls, frames to send and sent, credit, sessions and state.  Never
+ *     held while an engine sends or receives, nor while calling into
+ *     msg.c, which takes receive context locks itself (net.h, peer.c).
  *  4. kfab_rx_ctx.lock (msg.c, mutex): a receive context's posted
  *     receives and unexpected messages, its budget and AV, and the cores
  *     that receive through it (their @dead, @ep, @rx_link).  Completions
