@@ -309,9 +309,13 @@ static int shim_cm_chan_wait_tx(struct shim_cm_chan *chan)
 	return -FI_ETIMEDOUT;
 }
 
-/* Send chan->tx (built by the caller) to the control endpoint @to. */
-static int shim_cm_chan_send(struct shim_cm_chan *chan,
-			     const struct kfab_addr *to)
+/*
+ * To the control endpoint @to, through a passing entry of the channel's
+ * AV: chan->tx (built by the caller), or with @probe only whether @to is
+ * there (shim_cm_chan_probe()).
+ */
+static int shim_cm_chan_to(struct shim_cm_chan *chan,
+			   const struct kfab_addr *to, bool probe)
 {
 	uint32_t format = to_shim_ep(chan->ep)->addr_format;
 	char name[SHIM_ADDR_STRLEN];
@@ -319,21 +323,31 @@ static int shim_cm_chan_send(struct shim_cm_chan *chan,
 	fi_addr_t dest;
 	int ret;
 
-	chan->tx.magic = SHIM_CM_MAGIC;
-	chan->tx.version = SHIM_CM_VERSION;
-	chan->tx.ctrl_addr = chan->addr;
 	if (!shim_addr_out(to, format, name, &len))
 		return -FI_EINVAL;
 	ret = fi_av_insert(chan->av, name, 1, &dest, 0, NULL);
 	if (ret != 1)
 		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
-	ret = (int)fi_send(chan->ep, &chan->tx,
-			   offsetof(struct shim_cm_msg, data) +
-			   chan->tx.data_len, NULL, dest, NULL);
+	if (probe)
+		ret = (int)shim_probe(to_shim_ep(chan->ep), dest);
+	else
+		ret = (int)fi_send(chan->ep, &chan->tx,
+				   offsetof(struct shim_cm_msg, data) +
+				   chan->tx.data_len, NULL, dest, NULL);
 	if (!ret)
 		ret = shim_cm_chan_wait_tx(chan);
 	(void)fi_av_remove(chan->av, &dest, 1, 0);
 	return ret;
+}
+
+/* Send chan->tx (built by the caller) to the control endpoint @to. */
+static int shim_cm_chan_send(struct shim_cm_chan *chan,
+			     const struct kfab_addr *to)
+{
+	chan->tx.magic = SHIM_CM_MAGIC;
+	chan->tx.version = SHIM_CM_VERSION;
+	chan->tx.ctrl_addr = chan->addr;
+	return shim_cm_chan_to(chan, to, false);
 }
 
 /*
@@ -345,22 +359,7 @@ static int shim_cm_chan_send(struct shim_cm_chan *chan,
 static int shim_cm_chan_probe(struct shim_cm_chan *chan,
 			      const struct kfab_addr *to)
 {
-	uint32_t format = to_shim_ep(chan->ep)->addr_format;
-	char name[SHIM_ADDR_STRLEN];
-	size_t len = sizeof(name);
-	fi_addr_t dest;
-	int ret;
-
-	if (!shim_addr_out(to, format, name, &len))
-		return -FI_EINVAL;
-	ret = fi_av_insert(chan->av, name, 1, &dest, 0, NULL);
-	if (ret != 1)
-		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
-	ret = (int)shim_probe(to_shim_ep(chan->ep), dest);
-	if (!ret)
-		ret = shim_cm_chan_wait_tx(chan);
-	(void)fi_av_remove(chan->av, &dest, 1, 0);
-	return ret;
+	return shim_cm_chan_to(chan, to, true);
 }
 
 /*
