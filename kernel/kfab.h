@@ -556,8 +556,8 @@ struct kfab_av;
  *	receive lists, or a shared receive context's
  * @ref: one for its owner (the endpoint's core or the SRX), one per core
  *	that receives through it
- * @lock: the lists, @unexp_bytes, @av, the cores' @dead, @ep and
- *	@rx_link, and completions to those endpoints
+ * @lock: the lists, @unexp_bytes, @av, @bufrecv's slots, the cores'
+ *	@dead, @ep and @rx_link, and completions to those endpoints
  * @posted: posted receives (msg.c's struct kfab_recv), by kind, in order
  * @unexpected: messages no receive matched yet (struct kfab_unexp),
  *	by kind, in arrival order
