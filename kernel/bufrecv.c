@@ -35,6 +35,7 @@
  * @slots: how many
  * @used: the slots holding a message
  * @gen: each slot's generation, the high half of its token
+ * @cookie: user space's name for the region, in each notice
  */
 struct kfab_bufrecv {
 	struct kfab_region *region;
@@ -45,6 +46,7 @@ struct kfab_bufrecv {
 	u32 slots;
 	unsigned long *used;
 	u32 *gen;
+	u64 cookie;
 };
 
 static void kfab_bufrecv_free(struct kfab_bufrecv *br)
@@ -197,6 +199,7 @@ int kfab_ioctl_rx_buffered(struct kfab_ucmd *ucmd)
 		goto out_put;
 	}
 	br->ctx = ctx;
+	br->cookie = cmd->cookie;
 	mutex_lock(&rxc->lock);
 	rc = kfab_bufrecv_install(rxc, br);
 	mutex_unlock(&rxc->lock);
@@ -256,6 +259,7 @@ int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
 	__set_bit(slot, br->used);
 	br->gen[slot]++;
 	out->token = ((u64)br->gen[slot] << 32) | slot;
+	out->cookie = br->cookie;
 	out->offset = (u64)slot * br->stride;
 	out->data = p;
 	out->len = n;

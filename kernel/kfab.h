@@ -591,9 +591,11 @@ struct kfab_rx_ctx {
  * @offset: the slot's byte offset in the region
  * @data: the slot in the kernel's view
  * @len: bytes copied into it
+ * @cookie: the region's cookie (KFAB_IOC_RX_BUFFERED)
  */
 struct kfab_bufrecv_slot {
 	u64 token;
+	u64 cookie;
 	u64 offset;
 	void *data;
 	size_t len;

@@ -253,7 +253,7 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 	KFAB_IOCTL_OP(KFAB_CMD_SRX_OPEN, kfab_ioctl_srx_open,
 		      struct kfab_srx_open, out_sq),
 	KFAB_IOCTL_OP(KFAB_CMD_RX_BUFFERED, kfab_ioctl_rx_buffered,
-		      struct kfab_rx_buffered, out_region),
+		      struct kfab_rx_buffered, cookie),
 	KFAB_IOCTL_OP(KFAB_CMD_NET_LISTEN, kfab_ioctl_net_listen,
 		      struct kfab_net_listen, out_addr),
 	KFAB_IOCTL_OP(KFAB_CMD_NET_ALLOW, kfab_ioctl_net_allow,

@@ -510,6 +510,7 @@ static void kfab_complete_buffered(struct kfab_rx_ctx *rxc,
 			.buf = u->slot.offset,
 			.tag = msg->tag,
 			.src_addr = kfab_av_index_of(rxc->av, &msg->src),
+			.cookie = u->slot.cookie,
 		},
 	};
 

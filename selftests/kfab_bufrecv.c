@@ -52,7 +52,8 @@ static int rx_buffered(int fd, uint32_t id, uint32_t limit, uint32_t slots,
 {
 	*out = (struct kfab_rx_buffered){ .size = sizeof(*out),
 					  .obj_id = id, .limit = limit,
-					  .slots = slots };
+					  .slots = slots,
+					  .cookie = 0xc00c1e0000ULL | id };
 	return kfab_ioctl(fd, KFAB_IOC_RX_BUFFERED, out);
 }
 
@@ -266,6 +267,7 @@ TEST_F(buf, completion_points_at_the_bytes_then_discard)
 			  (len > LIMIT ? KFAB_COMP_MORE : 0), e.flags);
 		EXPECT_EQ(len, e.len);
 		EXPECT_EQ(self->b_to_a, e.src_addr);
+		EXPECT_EQ(0xc00c1e0000ULL | self->b.ep, e.cookie);
 		ASSERT_LT(e.buf, self->b.region.size);
 		EXPECT_EQ(0, e.buf % self->b.rb.out_stride);
 		slot = self->b.slots + e.buf;
@@ -283,6 +285,7 @@ TEST_F(buf, completion_points_at_the_bytes_then_discard)
 		EXPECT_EQ(500 + i, d.op_context);
 		EXPECT_EQ(0, d.len);
 		EXPECT_EQ(0, d.flags & (KFAB_COMP_CLAIM | KFAB_COMP_BUFFERED));
+		EXPECT_EQ(0, d.cookie);
 		if (len > LIMIT) {
 			ASSERT_EQ(0, cq_next(&self->a, &d));
 			EXPECT_EQ(10 + i, d.op_context);
@@ -668,6 +671,7 @@ TEST(srx_buffers_for_its_endpoints)
 	ASSERT_EQ(0, cq_next(&b, &e));
 	EXPECT_EQ(100, e.len);
 	EXPECT_TRUE(e.flags & KFAB_COMP_MORE);
+	EXPECT_EQ(0xc00c1e0000ULL | srx, e.cookie);
 	EXPECT_EQ(0, memcmp(slots + e.buf, out, 64));
 	EXPECT_EQ(-EAGAIN, cq_next(&a, &d));
 

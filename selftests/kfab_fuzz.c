@@ -1376,6 +1376,7 @@ static void gen_rx_buffered(struct fuzz_thread *t, void *p, struct fuzz_op *op)
 		   lim[rnd_below(t, ARRAY_SIZE(lim))];
 	c->slots = chance(t, 1, 10) ? (uint32_t)rnd(t) :
 		   n[rnd_below(t, ARRAY_SIZE(n))];
+	c->cookie = rnd(t);
 	if (chance(t, 1, 4))
 		c->out_region = rnd(t);
 	op->arg = c->obj_id;
@@ -1850,7 +1851,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 	{
 		.name = "rx_buffered",
 		.ioc = KFAB_IOC_RX_BUFFERED,
-		.min_size = offsetofend(struct kfab_rx_buffered, out_region),
+		.min_size = offsetofend(struct kfab_rx_buffered, cookie),
 		.answers = true,
 		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(EMSGSIZE) | O(ENOENT) |
 			  O(EBUSY) | O(ENOSPC) | O(ENOMEM),

@@ -518,7 +518,9 @@ struct kfab_av_header {
  * @data: remote CQ data
  * @tag: the tag of a tagged message
  * @src_addr: the source fi_addr_t, or KFAB_CQ_ADDR_NOTAVAIL
- * @__reserved: zero
+ * @cookie: with KFAB_COMP_BUFFERED: the cookie of the region the message
+ *	lies in (kfab_rx_buffered.cookie), so that a CQ shared by several
+ *	endpoints knows whose it is; else zero
  */
 struct kfab_cq_entry {
 	__u64 op_context;
@@ -528,7 +530,7 @@ struct kfab_cq_entry {
 	__u64 data;
 	__u64 tag;
 	__u64 src_addr;
-	__u64 __reserved;
+	__u64 cookie;
 };
 
 /* Bits of the ring's flags word */
@@ -1183,6 +1185,8 @@ struct kfab_srx_open {
  * @out_stride: out: bytes from one slot to the next (@out_limit rounded
  *	up to 64)
  * @out_region: out: the mmap offset of the region (read-only, shared)
+ * @cookie: reported in the @cookie of every KFAB_COMP_BUFFERED completion
+ *	of this region (the library's handle for it)
  *
  * -EBUSY when the context has a region already, -EINVAL when it is in
  * use already or @slots times @out_stride exceeds KFAB_BUFRECV_REGION_MAX.
@@ -1197,6 +1201,7 @@ struct kfab_rx_buffered {
 	__u32 out_slots;
 	__u32 out_stride;
 	__u64 out_region;
+	__u64 cookie;
 };
 
 #define KFAB_IOC_RX_BUFFERED \
