@@ -13,7 +13,9 @@
  * freed, so a token used twice, or one made up, names no message.
  *
  * Locking: the slots are the receive context's, under its lock
- * (kfab.h "Locking" 4); the region itself never changes once made.
+ * (kfab.h "Locking" 4); the region itself never changes once made.  An
+ * endpoint's sq_lock (3) is held around installing its region, so that
+ * its bind and enable wait.
  * Memory: the region is charged to the caller's memory cgroup
  * (GFP_KERNEL_ACCOUNT) and bounded by KFAB_BUFRECV_REGION_MAX; a message
  * waits in its sender's ring while no slot is free, so a receiver that
@@ -119,8 +121,9 @@ void kfab_bufrecv_withdraw(struct kfab_ctx *ctx, struct kfab_rx_ctx *rxc)
 
 /*
  * The receive context of an endpoint that is not in use yet, or of an
- * SRX that no endpoint joined: -EINVAL otherwise, -ENOENT for no such
- * object.  The object's user is the caller's (kfab_object_put()).
+ * SRX: -EINVAL otherwise, -ENOENT for no such object.  A first look
+ * only: kfab_bufrecv_install_obj() decides under the locks.  The
+ * object's user is the caller's (kfab_object_put()).
  */
 static struct kfab_rx_ctx *kfab_bufrecv_target(struct kfab_ctx *ctx, u32 id,
 					       struct kfab_object **out)
@@ -171,6 +174,33 @@ static int kfab_bufrecv_install(struct kfab_rx_ctx *rxc,
 	return 0;
 }
 
+/*
+ * The same for @obj's context @rxc; an endpoint's bind and enable wait
+ * meanwhile (its sq_lock: "Locking" 3 before 4), so it cannot gain an SRX
+ * or be enabled between the look and the install.
+ */
+static int kfab_bufrecv_install_obj(struct kfab_object *obj,
+				    struct kfab_rx_ctx *rxc,
+				    struct kfab_bufrecv *br)
+{
+	struct kfab_ep *ep = NULL;
+	int rc = -EINVAL;
+
+	if (obj->type == KFAB_OBJ_EP) {
+		ep = container_of(obj, struct kfab_ep, obj);
+		mutex_lock(&ep->sq_lock);
+		if (ep->enabled || ep->srx || ep->core->rxc != rxc)
+			goto out;
+	}
+	mutex_lock(&rxc->lock);
+	rc = kfab_bufrecv_install(rxc, br);
+	mutex_unlock(&rxc->lock);
+out:
+	if (ep)
+		mutex_unlock(&ep->sq_lock);
+	return rc;
+}
+
 int kfab_ioctl_rx_buffered(struct kfab_ucmd *ucmd)
 {
 	struct kfab_rx_buffered *cmd = ucmd->cmd;
@@ -200,9 +230,7 @@ int kfab_ioctl_rx_buffered(struct kfab_ucmd *ucmd)
 	}
 	br->ctx = ctx;
 	br->cookie = cmd->cookie;
-	mutex_lock(&rxc->lock);
-	rc = kfab_bufrecv_install(rxc, br);
-	mutex_unlock(&rxc->lock);
+	rc = kfab_bufrecv_install_obj(obj, rxc, br);
 	if (rc) {
 		kfab_region_withdraw(ctx, br->offset);
 		kfab_bufrecv_free(br);
