@@ -246,6 +246,19 @@ TEST(options_and_mode)
 					     sizeof(v)));
 	test_fi_close(&s);
 
+	/* FI_VARIABLE_MSG is not offered. */
+	{
+		struct fi_info *hints = buffered_hints(), *info = NULL;
+
+		ASSERT_NE(NULL, hints);
+		hints->caps |= FI_VARIABLE_MSG;
+		EXPECT_EQ(-FI_ENODATA, fi_getinfo(KFAB_TEST_FI_VERSION, NULL,
+						  NULL, 0, hints, &info));
+		fi_freeinfo(hints);
+		if (info)
+			fi_freeinfo(info);
+	}
+
 	/* Without the mode: nothing buffered, limits 0 as before. */
 	ASSERT_EQ(0, _test_fi_side_open(&s, kfab_test_rdm_hints(), true));
 	EXPECT_FALSE(s.info->mode & FI_BUFFERED_RECV);
@@ -254,6 +267,29 @@ TEST(options_and_mode)
 	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
 			       FI_OPT_BUFFERED_LIMIT, &v, &len));
 	EXPECT_EQ(0, v);
+	test_fi_close(&s);
+}
+
+/* Not offered with an SRX (documented): fi_enable() says so. */
+TEST(srx_endpoint_refuses_buffered_recv)
+{
+	struct kfab_test_fi s;
+	struct fid_ep *srx;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_srx())
+		SKIP(return, "kfab.ko without shared receive contexts");
+	ASSERT_EQ(0, _test_fi_side_open(&s, buffered_hints(), false));
+	ASSERT_EQ(0, fi_srx_context(s.domain, s.info->rx_attr, &srx, NULL));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &srx->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_enable(s.ep));
+	EXPECT_EQ(0, fi_close(&s.ep->fid));
+	s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&srx->fid));
 	test_fi_close(&s);
 }
 
