@@ -27,6 +27,16 @@ static inline void kfab_vma_clear_maywrite(struct vm_area_struct *vma)
 }
 
 /* A device mapping that mremap() may not grow, and that core dumps skip. */
+/* Not inherited by a child: fork() leaves it out of the new mm. */
+static inline void kfab_vma_set_dontcopy(struct vm_area_struct *vma)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, VM_DONTCOPY);
+#else
+	vma->vm_flags |= VM_DONTCOPY;
+#endif
+}
+
 static inline void kfab_vma_set_dontexpand(struct vm_area_struct *vma)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)

@@ -387,8 +387,10 @@ void kfab_ep_destroy(struct kfab_object *obj)
 		if (core->rxc) {
 			kfab_msg_detach(core);
 			/* Its own receives too; a shared context's stay. */
-			if (!ep->srx)
+			if (!ep->srx) {
 				kfab_msg_flush_rx(core->rxc);
+				kfab_bufrecv_withdraw(obj->ctx, core->rxc);
+			}
 		}
 		kfab_ep_core_put(core);
 	}

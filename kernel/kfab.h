@@ -235,6 +235,7 @@ struct kfab_region {
 	void *vaddr;
 	size_t size;
 	bool read_only;
+	bool no_fork;
 };
 
 struct kfab_region *kfab_region_alloc(size_t size, bool read_only);
@@ -555,8 +556,8 @@ struct kfab_av;
  *	receive lists, or a shared receive context's
  * @ref: one for its owner (the endpoint's core or the SRX), one per core
  *	that receives through it
- * @lock: the lists, @unexp_bytes, @av, the cores' @dead, @ep and
- *	@rx_link, and completions to those endpoints
+ * @lock: the lists, @unexp_bytes, @av, @bufrecv's slots, the cores'
+ *	@dead, @ep and @rx_link, and completions to those endpoints
  * @posted: posted receives (msg.c's struct kfab_recv), by kind, in order
  * @unexpected: messages no receive matched yet (struct kfab_unexp),
  *	by kind, in arrival order
@@ -566,6 +567,8 @@ struct kfab_av;
  * @unexp_total: messages that ever went on @unexpected (netlink)
  * @cores: the enabled endpoints that receive through it, oldest first
  * @av: the AV source addresses are looked up in (the endpoints')
+ * @bufrecv: buffered receives (bufrecv.c): the region unexpected
+ *	messages are copied into, or NULL; set before any endpoint joins
  */
 struct kfab_rx_ctx {
 	struct kref ref;
@@ -578,7 +581,35 @@ struct kfab_rx_ctx {
 	u64 unexp_total;
 	struct list_head cores;
 	struct kfab_av *av;
+	struct kfab_bufrecv *bufrecv;
 };
+
+/**
+ * struct kfab_bufrecv_slot - where kfab_bufrecv_fill() put a message
+ * @token: names the slot's message to user space (a CQ entry's context)
+ *	until the slot is released
+ * @offset: the slot's byte offset in the region
+ * @data: the slot in the kernel's view
+ * @len: bytes copied into it
+ * @cookie: the region's cookie (KFAB_IOC_RX_BUFFERED)
+ */
+struct kfab_bufrecv_slot {
+	u64 token;
+	u64 cookie;
+	u64 offset;
+	void *data;
+	size_t len;
+};
+
+/* bufrecv.c; all but the ioctl and withdraw under the rx_ctx's lock */
+int kfab_ioctl_rx_buffered(struct kfab_ucmd *ucmd);
+void kfab_bufrecv_withdraw(struct kfab_ctx *ctx, struct kfab_rx_ctx *rxc);
+void kfab_rx_ctx_bufrecv_free(struct kfab_rx_ctx *rxc);
+u32 kfab_bufrecv_limit(struct kfab_rx_ctx *rxc);
+int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
+		      size_t n, struct kfab_bufrecv_slot *out);
+bool kfab_bufrecv_valid(struct kfab_rx_ctx *rxc, u64 token);
+void kfab_bufrecv_release(struct kfab_rx_ctx *rxc, u64 token);
 
 /**
  * struct kfab_ep_core - what other endpoints reach of an endpoint

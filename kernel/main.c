@@ -185,6 +185,7 @@ union kfab_ucmd_buffer {
 	struct kfab_ep_bind ep_bind;
 	struct kfab_ep_enable ep_enable;
 	struct kfab_srx_open srx_open;
+	struct kfab_rx_buffered rx_buffered;
 	struct kfab_net_listen net_listen;
 	struct kfab_net_allow net_allow;
 #ifdef CONFIG_KFAB_TEST
@@ -251,6 +252,8 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_ep_enable, __reserved),
 	KFAB_IOCTL_OP(KFAB_CMD_SRX_OPEN, kfab_ioctl_srx_open,
 		      struct kfab_srx_open, out_sq),
+	KFAB_IOCTL_OP(KFAB_CMD_RX_BUFFERED, kfab_ioctl_rx_buffered,
+		      struct kfab_rx_buffered, cookie),
 	KFAB_IOCTL_OP(KFAB_CMD_NET_LISTEN, kfab_ioctl_net_listen,
 		      struct kfab_net_listen, out_addr),
 	KFAB_IOCTL_OP(KFAB_CMD_NET_ALLOW, kfab_ioctl_net_allow,

@@ -11,7 +11,8 @@
  *
  * A region created read-only can never be mapped writable, not even later
  * with mprotect(): user space reads it without a system call and the kernel
- * alone writes it (the table of a named AV, the entries of a CQ ring).
+ * alone writes it (the table of a named AV, the entries of a CQ ring).  A
+ * region marked no_fork (buffered receives) is left out of a child's mm.
  */
 #include <linux/mm.h>
 #include <linux/slab.h>
@@ -177,6 +178,9 @@ int kfab_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 			goto out_put;
 		kfab_vma_clear_maywrite(vma);
 	}
+	/* A buffered-receive region is its receiver's alone (bufrecv.c). */
+	if (region->no_fork)
+		kfab_vma_set_dontcopy(vma);
 	/* The mapping starts at the region's first page; it never grows. */
 	vma->vm_pgoff = 0;
 	kfab_vma_set_dontexpand(vma);

@@ -59,11 +59,12 @@
 			 KFAB_SQE_INLINE | KFAB_SQE_MULTI_RECV | \
 			 KFAB_SQE_DELIVERY_COMPLETE | KFAB_SQE_FENCE | \
 			 KFAB_SQE_PEEK | KFAB_SQE_CLAIM | KFAB_SQE_DISCARD | \
-			 KFAB_SQE_PROBE)
+			 KFAB_SQE_PROBE | KFAB_SQE_BUFFERED)
 #define KFAB_SQE_SEND_ONLY (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE | \
 			    KFAB_SQE_FENCE | KFAB_SQE_PROBE)
 #define KFAB_SQE_RECV_ONLY (KFAB_SQE_MULTI_RECV | KFAB_SQE_PEEK | \
-			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD)
+			    KFAB_SQE_CLAIM | KFAB_SQE_DISCARD | \
+			    KFAB_SQE_BUFFERED)
 
 /**
  * struct kfab_recv_end - how a receive ends, filled in by name
@@ -118,6 +119,7 @@ static void kfab_rx_ctx_release(struct kref *ref)
 {
 	struct kfab_rx_ctx *rxc = container_of(ref, struct kfab_rx_ctx, ref);
 
+	kfab_rx_ctx_bufrecv_free(rxc);
 	mutex_destroy(&rxc->lock);
 	kfree(rxc);
 }
@@ -195,6 +197,9 @@ static void kfab_complete_recv(struct kfab_ep *ep,
 	}
 	if (end->payload)
 		c.entry.flags |= KFAB_COMP_PAYLOAD;
+	if ((end->flags & KFAB_SQE_BUFFERED) &&
+	    !(end->flags & KFAB_SQE_DISCARD))
+		c.entry.flags |= KFAB_COMP_CLAIM;
 	if (!c.status && end->msg_len > end->len) {
 		c.status = -KFAB_ERR_TRUNC;
 		c.olen = end->msg_len - end->len;
@@ -311,6 +316,11 @@ static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 	/* A remote message is charged to its peer's credit instead. */
 	if (u->kbuf && !u->remote)
 		rxc->unexp_bytes -= kfab_unexp_cost(u->msg.len);
+	/* A buffered one gives its slot back; its token goes stale. */
+	if (u->slot.token) {
+		kfab_bufrecv_release(rxc, u->slot.token);
+		u->slot.token = 0;
+	}
 }
 
 /**
@@ -481,6 +491,96 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 	u->sender = sender;
 	u->sender_context = context;
 	kfab_unexp_hold(rxc, u);
+	return 0;
+}
+
+/* The notice of a buffered message: where it lies, named by its token. */
+static void kfab_complete_buffered(struct kfab_rx_ctx *rxc,
+				   struct kfab_unexp *u)
+{
+	const struct kfab_msg *msg = &u->msg;
+	struct kfab_comp c = {
+		.dir = KFAB_RX,
+		.req_flags = KFAB_SQE_COMPLETION,
+		.entry = {
+			.op_context = u->slot.token,
+			.flags = KFAB_COMP_RECV | KFAB_COMP_BUFFERED |
+				 kfab_comp_kind(msg->kind),
+			.len = msg->len,
+			.buf = u->slot.offset,
+			.tag = msg->tag,
+			.src_addr = kfab_av_index_of(rxc->av, &msg->src),
+			.cookie = u->slot.cookie,
+		},
+	};
+
+	if (msg->len > u->slot.len)
+		c.entry.flags |= KFAB_COMP_MORE;
+	if (msg->flags & KFAB_SQE_REMOTE_CQ_DATA) {
+		c.entry.flags |= KFAB_COMP_REMOTE_CQ_DATA;
+		c.entry.data = msg->data;
+	}
+	kfab_ep_complete(u->target->ep, &c);
+}
+
+/**
+ * kfab_unexp_buffered() - put a message no receive waits for where its
+ *	receiver reads it: a slot of the receive context's region
+ * @rxc: the receiver's receive context, locked, with a region
+ * @target: the endpoint it was sent to
+ * @msg: the message
+ * @from: its payload; the first bytes (up to the limit) are copied, the
+ *	rest is pinned and waits with the message (@sender's memory)
+ * @sender: the sending endpoint, told when the message is claimed or
+ *	discarded if it did not fit its slot
+ * @context: the send's context
+ * @pins: the sender's pinned memory counters
+ * @later: out: the send completes later (the message did not fit)
+ *
+ * The receiver's CQ gets the notice now (KFAB_COMP_BUFFERED); the message
+ * waits on @claimed, under its token, for FI_CLAIM or FI_DISCARD.
+ * Return: 0, -EAGAIN when no slot is free (the send waits), -ENOMEM,
+ * -EFAULT.
+ */
+static int kfab_unexp_buffered(struct kfab_rx_ctx *rxc,
+			       struct kfab_ep_core *target,
+			       const struct kfab_msg *msg,
+			       struct iov_iter *from,
+			       struct kfab_ep_core *sender, u64 context,
+			       struct kfab_pin_stats *pins, bool *later)
+{
+	size_t n = min_t(size_t, msg->len, kfab_bufrecv_limit(rxc));
+	struct kfab_unexp *u;
+	int rc;
+
+	lockdep_assert_held(&rxc->lock);
+	u = kfab_unexp_new(target, msg);
+	if (!u)
+		return -ENOMEM;
+	rc = kfab_bufrecv_fill(rxc, from, n, &u->slot);
+	if (rc) {
+		kfree(u);
+		return rc;
+	}
+	trace_kfab_unexpected(target->num, msg->tag, msg->len, true);
+	if (msg->len > n) {
+		rc = kfab_buf_get(&u->buf, from, false, pins);
+		if (rc) {
+			kfab_bufrecv_release(rxc, u->slot.token);
+			kfab_buf_put(&u->buf);
+			kfree(u);
+			return rc;
+		}
+		kref_get(&sender->ref);
+		atomic_inc(&sender->tx_waiting);
+		u->sender = sender;
+		u->sender_context = context;
+		*later = true;
+	}
+	kfab_unexp_hold(rxc, u);
+	list_move_tail(&u->link, &rxc->claimed);
+	u->claim_context = u->slot.token;
+	kfab_complete_buffered(rxc, u);
 	return 0;
 }
 
@@ -836,8 +936,13 @@ static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 			kfab_recv_put(recv);
 		return rc;
 	}
+	/* A receiver that buffers (FI_BUFFERED_RECV) reads it in place. */
+	if (kfab_bufrecv_limit(rxc)) {
+		rc = kfab_unexp_buffered(rxc, target, msg, &req->iter,
+					 ep->core, req->context, ep->pins,
+					 later);
 	/* A large message, or one to be delivered first, stays with us. */
-	if (msg->len > KFAB_MSG_EAGER_MAX ||
+	} else if (msg->len > KFAB_MSG_EAGER_MAX ||
 	    (msg->flags & KFAB_SQE_DELIVERY_COMPLETE)) {
 		rc = kfab_unexp_rendezvous(rxc, target, msg, &req->iter,
 					   ep->core, req->context, ep->pins);
@@ -994,7 +1099,8 @@ static struct kfab_unexp *kfab_msg_claim(struct kfab_rx_ctx *rxc,
 	int rc;
 
 	list_for_each_entry(c, &rxc->claimed, link)
-		if (c->claim_context == req->context && c->msg.kind == kind) {
+		if (c->claim_context == req->context && c->msg.kind == kind &&
+		    !c->slot.token) {
 			u = c;
 			break;
 		}
@@ -1024,6 +1130,58 @@ static struct kfab_unexp *kfab_msg_claim(struct kfab_rx_ctx *rxc,
 	return u;
 }
 
+/* The buffered message @token names, on @claimed; NULL for none. */
+static struct kfab_unexp *kfab_find_buffered(struct kfab_rx_ctx *rxc,
+					     u64 token, int kind)
+{
+	struct kfab_unexp *u;
+
+	if (!token || !kfab_bufrecv_valid(rxc, token))
+		return NULL;
+	list_for_each_entry(u, &rxc->claimed, link)
+		if (u->slot.token == token)
+			return u->msg.kind == kind ? u : NULL;
+	return NULL;
+}
+
+/*
+ * FI_CLAIM of a buffered message (KFAB_SQE_BUFFERED, the token in @data):
+ * copy it whole into the receive's buffers, its start from the slot and
+ * the rest from its sender's pages; or with FI_DISCARD drop it.  A token
+ * that names no message (stale, made up, of the other kind) is -EINVAL.
+ * Return: the message to finish once @rxc is unlocked, or NULL.
+ */
+static struct kfab_unexp *kfab_msg_claim_buffered(struct kfab_rx_ctx *rxc,
+						  struct kfab_req *req,
+						  int kind)
+{
+	struct kfab_unexp *u = kfab_find_buffered(rxc, req->data, kind);
+	size_t n, first;
+	u64 base;
+	int rc;
+
+	if (!u) {
+		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
+				       -EINVAL);
+		return NULL;
+	}
+	if (req->flags & KFAB_SQE_DISCARD) {
+		kfab_complete_unexp(rxc, u, req, req->flags, 0, 0, 0, 0);
+		kfab_unexp_take(rxc, u);
+		return u;
+	}
+	base = kfab_req_base(req);
+	n = min(iov_iter_count(&req->iter), u->msg.len);
+	first = min(n, u->slot.len);
+	rc = copy_to_iter(u->slot.data, first, &req->iter) == first ?
+	     0 : -EFAULT;
+	if (!rc && n > first)
+		rc = kfab_buf_copy_out(&u->buf, 0, &req->iter, n - first);
+	kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->msg.len, rc);
+	kfab_unexp_take(rxc, u);
+	return u;
+}
+
 /* FI_PEEK, with FI_CLAIM or FI_DISCARD; FI_CLAIM alone, or with FI_DISCARD */
 static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 			       int kind)
@@ -1035,6 +1193,8 @@ static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	if (kfab_recv_check_src(rxc, req->addr))
 		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
 				       -EINVAL);
+	else if (req->flags & KFAB_SQE_BUFFERED)
+		u = kfab_msg_claim_buffered(rxc, req, kind);
 	else if (req->flags & KFAB_SQE_PEEK)
 		u = kfab_msg_peek(rxc, req, kind);
 	else
@@ -1210,6 +1370,10 @@ static bool kfab_req_valid(const struct kfab_req *req)
 	if ((f & KFAB_SQE_MULTI_RECV) &&
 	    (pcd || req->opcode != KFAB_OP_RECV))
 		return false;
+	/* A buffered message is claimed or discarded by its token. */
+	if (f & KFAB_SQE_BUFFERED)
+		return pcd == KFAB_SQE_CLAIM ||
+		       pcd == (KFAB_SQE_CLAIM | KFAB_SQE_DISCARD);
 	return !pcd || pcd == KFAB_SQE_PEEK || pcd == KFAB_SQE_CLAIM ||
 	       pcd == (KFAB_SQE_PEEK | KFAB_SQE_CLAIM) ||
 	       pcd == (KFAB_SQE_PEEK | KFAB_SQE_DISCARD) ||

@@ -80,6 +80,10 @@ struct kfab_recv {
  * @sender_context: rendezvous: the send's context, for its completion
  * @remote: a message from another node: where it came from (peer.c
  *	owns it); its payload is in @kbuf, or still at the sender
+ * @slot: buffered (FI_BUFFERED_RECV): its start in a slot of the receive
+ *	context's region (bufrecv.c), the rest (if any) in @buf; on
+ *	@claimed with the slot's token as @claim_context.  @slot.token is
+ *	0 for any other message.
  */
 struct kfab_unexp {
 	struct list_head link;
@@ -91,6 +95,7 @@ struct kfab_unexp {
 	struct kfab_ep_core *sender;
 	u64 sender_context;
 	struct kfab_remote *remote;
+	struct kfab_bufrecv_slot slot;
 };
 
 /**

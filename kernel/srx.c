@@ -78,6 +78,7 @@ void kfab_srx_destroy(struct kfab_object *obj)
 
 	if (srx->rxc) {
 		kfab_msg_flush_rx(srx->rxc);
+		kfab_bufrecv_withdraw(obj->ctx, srx->rxc);
 		kfab_rx_ctx_put(srx->rxc);
 	}
 	if (srx->av)

@@ -233,6 +233,12 @@ int shim_dev_cancel(int fd, uint32_t obj_id, uint64_t context)
 	return shim_dev_ioctl(fd, KFAB_IOC_CANCEL, &cmd);
 }
 
+int shim_dev_rx_buffered(int fd, struct kfab_rx_buffered *cmd)
+{
+	cmd->size = sizeof(*cmd);
+	return shim_dev_ioctl(fd, KFAB_IOC_RX_BUFFERED, cmd);
+}
+
 int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd)
 {
 	cmd->size = sizeof(*cmd);

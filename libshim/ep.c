@@ -346,6 +346,12 @@ static int shim_ep_enable(struct shim_ep *ep)
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
+	/* FI_BUFFERED_RECV: the region, before anything can arrive. */
+	if (ep->buffered && !ep->bufrecv) {
+		ret = shim_bufrecv_setup(ep);
+		if (ret)
+			goto out;
+	}
 	ret = shim_dev_ep_enable(ep->fd, ep->id);
 	if (ret) {
 		SHIM_WARN(EP_CTRL, "ep %u: KFAB_IOC_EP_ENABLE: %s\n", ep->id,
@@ -468,6 +474,7 @@ static void shim_ep_free(struct shim_ep *ep)
 	if (ep->sep)
 		shim_sep_free(ep);
 	shim_ring_unmap(&ep->ring);
+	shim_bufrecv_free(ep);
 	pthread_mutex_destroy(&ep->lock);
 	free(ep);
 }
@@ -653,14 +660,28 @@ static int shim_ep_getopt(fid_t fid, int level, int optname, void *optval,
 	return 0;
 }
 
-/* FI_OPT_BUFFERED_LIMIT/MIN: 0, or SIZE_MAX for the most kfab has (0). */
+/*
+ * FI_OPT_BUFFERED_LIMIT/MIN.  Without FI_BUFFERED_RECV: 0, or SIZE_MAX
+ * for the most kfab has there (0).  With it: the limit 1 to
+ * KFAB_BUFRECV_LIMIT_MAX (SIZE_MAX: that), the minimum at most the limit
+ * (a notice always holds the limit's bytes); else -FI_EMSGSIZE.
+ */
 static int shim_ep_set_buffered(struct shim_ep *ep, size_t *field, size_t val)
 {
-	if (val && val != SIZE_MAX)
+	size_t max = ep->buffered ? KFAB_BUFRECV_LIMIT_MAX : 0;
+
+	if (field == &ep->buffered_min && ep->buffered)
+		max = ep->buffered_limit;
+	if (val == SIZE_MAX)
+		val = max;
+	if (val > max || (ep->buffered && !val &&
+			  field == &ep->buffered_limit))
 		return -FI_EMSGSIZE;
 	if (ep->enabled)
 		return -FI_EOPBADSTATE;
-	*field = 0;
+	*field = val;
+	if (ep->buffered_min > ep->buffered_limit)
+		ep->buffered_min = ep->buffered_limit;
 	return 0;
 }
 
@@ -1269,6 +1290,11 @@ int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
+	/* FI_BUFFERED_RECV: an RDM endpoint of its own (bufrecv.c). */
+	ep->buffered = !block && ep->type == FI_EP_RDM &&
+		       shim_info_buffered(info);
+	ep->buffered_limit = ep->buffered ? KFAB_BUFRECV_LIMIT_DEFAULT : 0;
+	ep->buffered_min = ep->buffered_limit;
 
 	cmd.domain_id = dom->id;
 	cmd.type = KFAB_EP_TYPE_RDM;

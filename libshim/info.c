@@ -73,7 +73,10 @@
  *    threading hint is satisfied and echoed back; control progress
  *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
  *    progress FI_PROGRESS_MANUAL (reading a CQ or counter rings the
- *    doorbells of its endpoints); no mode and no mr_mode bit is required;
+ *    doorbells of its endpoints); no mode and no mr_mode bit is required,
+ *    but an RDM answer to hints that offer FI_BUFFERED_RECV (in mode or
+ *    rx_attr->mode, shim_info_buffered()) has it in both: its endpoints
+ *    buffer (bufrecv.c);
  *    av_type FI_AV_UNSPEC: both FI_AV_TABLE and FI_AV_MAP work, and a hint
  *    for either is echoed back.
  *
@@ -442,6 +445,24 @@ static bool shim_fabric_attr_ok(const struct fi_fabric_attr *want)
 }
 
 /**
+ * shim_info_buffered() - do hints (or an endpoint's fi_info) offer
+ *	FI_BUFFERED_RECV?
+ * @info: the hints or fi_info, or NULL
+ *
+ * In rx_attr->mode, or in mode unless that has every bit set: hints that
+ * accept every mode bit (fi_info -p kfab's) say no more than "anything",
+ * and kfab requires no mode bit of them.
+ */
+bool shim_info_buffered(const struct fi_info *info)
+{
+	if (!info)
+		return false;
+	if (info->rx_attr && (info->rx_attr->mode & FI_BUFFERED_RECV))
+		return true;
+	return info->mode != ~0ULL && (info->mode & FI_BUFFERED_RECV);
+}
+
+/**
  * shim_info_check() - do hints ask only for what kfab offers?
  * @hints: fi_getinfo() hints, or the fi_info handed to fi_domain(); NULL
  *	   matches
@@ -615,6 +636,18 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	/* The application's own field layout: kfab matches every bit. */
 	if (hints && hints->ep_attr && hints->ep_attr->mem_tag_format)
 		fi->ep_attr->mem_tag_format = hints->ep_attr->mem_tag_format;
+	/*
+	 * FI_BUFFERED_RECV (bufrecv.c): an RDM endpoint uses it when the
+	 * application says it handles it; the answer then requires it.
+	 */
+	if (type == FI_EP_RDM && shim_info_buffered(hints)) {
+		fi->mode |= FI_BUFFERED_RECV;
+		fi->rx_attr->mode |= FI_BUFFERED_RECV;
+		/* What the region holds with the default limit. */
+		fi->rx_attr->total_buffered_recv =
+			(size_t)KFAB_BUFRECV_SLOTS_DEFAULT *
+			KFAB_BUFRECV_LIMIT_DEFAULT;
+	}
 	if (type == FI_EP_MSG)
 		shim_info_msg(fi);
 	if (type == FI_EP_DGRAM)

@@ -108,6 +108,7 @@ const char *shim_dev_path(void);
 			 FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV)
 #define SHIM_CAPS	(SHIM_TX_CAPS | SHIM_RX_CAPS)
 
+bool shim_info_buffered(const struct fi_info *info);
 int shim_info_get(uint32_t version, const struct fi_info *hints,
 		  uint32_t max_objects, enum fi_ep_type type,
 		  struct fi_info **info);
@@ -197,6 +198,7 @@ int shim_dev_ep_enable(int fd, uint32_t ep_id);
 int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done);
 int shim_dev_cancel(int fd, uint32_t obj_id, uint64_t context);
 int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd);
+int shim_dev_rx_buffered(int fd, struct kfab_rx_buffered *cmd);
 
 /* ---- fabric (fabric.c) ---- */
 
@@ -600,12 +602,24 @@ struct shim_ep {
 	struct shim_stx *stx;
 	unsigned int alias_cnt;
 	size_t buffered_limit, buffered_min;
+	bool buffered;
+	struct shim_bufrecv *bufrecv;
 	int hmem_p2p;
 	struct shim_sep *sep;
 	struct shim_ep *parent;
 	int ctx_index;
 	bool ctx_rx;
 };
+
+/* ---- buffered receives (bufrecv.c) ---- */
+
+struct shim_bufrecv;
+
+int shim_bufrecv_setup(struct shim_ep *ep);
+void shim_bufrecv_free(struct shim_ep *ep);
+void shim_bufrecv_entry(struct kfab_cq_entry *e);
+ssize_t shim_bufrecv_claim(struct shim_ep *ep, struct kfab_sqe *sqe,
+			   const void *context, uint64_t flags, bool *buffers);
 
 /* ---- scalable endpoints (sep.c) ---- */
 

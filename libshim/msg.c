@@ -304,14 +304,21 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 		sqe.flags |= KFAB_SQE_MULTI_RECV;
 		sqe.data = min_multi_recv;
 	}
-	if ((flags & SHIM_PEEK_FLAGS) && op != KFAB_OP_TRECV)
+	sqe.context = (uintptr_t)context;
+	/* FI_BUFFERED_RECV: FI_CLAIM/FI_DISCARD name a buffered message. */
+	if (ep && ep->buffered && (flags & (FI_CLAIM | FI_DISCARD)))
+		ret = shim_bufrecv_claim(ep, &sqe, context, flags, &buffers);
+	else if ((flags & SHIM_PEEK_FLAGS) && op != KFAB_OP_TRECV)
 		return -FI_EBADFLAGS;
-	ret = shim_sqe_set_peek(&sqe, context, flags, &buffers);
+	else
+		ret = shim_sqe_set_peek(&sqe, context, flags, &buffers);
 	if (ret)
 		return ret;
 	sqe.opcode = op;
-	sqe.context = (uintptr_t)context;
 	sqe.addr = (caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
+	/* A buffered message is named by its token, whoever sent it. */
+	if (sqe.flags & KFAB_SQE_BUFFERED)
+		sqe.addr = FI_ADDR_UNSPEC;
 	sqe.tag = tag;
 	sqe.ignore = ignore;
 	if (buffers) {
@@ -384,7 +391,7 @@ static ssize_t shim_msg_recvmsg(struct fid_ep *rxc, const struct fi_msg *msg,
 {
 	if (!msg)
 		return -FI_EINVAL;
-	if (flags & ~(uint64_t)SHIM_RECV_MSG_FLAGS)
+	if (flags & ~(uint64_t)(SHIM_RECV_MSG_FLAGS | FI_CLAIM | FI_DISCARD))
 		return -FI_EBADFLAGS;
 	return shim_post_recv(rxc, KFAB_OP_RECV, msg->msg_iov,
 			      msg->iov_count, msg->addr, 0, 0, msg->context,

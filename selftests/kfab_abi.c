@@ -66,6 +66,7 @@ static bool known_command(unsigned int nr, bool test_module)
 	case KFAB_CMD_DOORBELL:
 	case KFAB_CMD_CANCEL:
 	case KFAB_CMD_SRX_OPEN:
+	case KFAB_CMD_RX_BUFFERED:
 	case KFAB_CMD_NET_LISTEN:
 	case KFAB_CMD_NET_ALLOW:
 		return true;
@@ -179,6 +180,7 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_ep_bind, KFAB_IOC_EP_BIND, obj_id);
 	TEST_LENGTH(kfab_ep_enable, KFAB_IOC_EP_ENABLE, __reserved);
 	TEST_LENGTH(kfab_srx_open, KFAB_IOC_SRX_OPEN, out_sq);
+	TEST_LENGTH(kfab_rx_buffered, KFAB_IOC_RX_BUFFERED, cookie);
 	if (kfab_fd_test_module(self->fd)) {
 		TEST_LENGTH(kfab_test_fault, KFAB_IOC_TEST_FAULT, out_fired);
 		TEST_LENGTH(kfab_test_cq_post, KFAB_IOC_TEST_CQ_POST,

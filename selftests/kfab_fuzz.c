@@ -1355,6 +1355,68 @@ static void fuzz_allow_clear(void)
 	close(fd);
 }
 
+/*
+ * KFAB_IOC_RX_BUFFERED: on any object (endpoints and SRXs of the pool
+ * among them), limits around the bounds; the region it offers is mapped
+ * read-only by the mapping ops.
+ */
+
+static void gen_rx_buffered(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	static const uint32_t lim[] = { 0, 1, 63, 64, 4096,
+					KFAB_BUFRECV_LIMIT_MAX,
+					KFAB_BUFRECV_LIMIT_MAX + 1, UINT32_MAX };
+	static const uint32_t n[] = { 0, 1, 2, 64, KFAB_BUFRECV_SLOTS_MAX,
+				      KFAB_BUFRECV_SLOTS_MAX + 1, UINT32_MAX };
+	struct kfab_rx_buffered *c = p;
+
+	c->flags = rnd_flags(t);
+	c->obj_id = pick_id(t);
+	c->limit = chance(t, 1, 10) ? (uint32_t)rnd(t) :
+		   lim[rnd_below(t, ARRAY_SIZE(lim))];
+	c->slots = chance(t, 1, 10) ? (uint32_t)rnd(t) :
+		   n[rnd_below(t, ARRAY_SIZE(n))];
+	c->cookie = rnd(t);
+	if (chance(t, 1, 4))
+		c->out_region = rnd(t);
+	op->arg = c->obj_id;
+}
+
+static uint32_t expect_rx_buffered(const void *p)
+{
+	const struct kfab_rx_buffered *c = p;
+	uint32_t lim = c->limit ? c->limit : KFAB_BUFRECV_LIMIT_DEFAULT;
+	uint32_t n = c->slots ? c->slots : KFAB_BUFRECV_SLOTS_DEFAULT;
+
+	if (c->flags)
+		return O(EOPNOTSUPP);
+	if (lim > KFAB_BUFRECV_LIMIT_MAX)
+		return O(EMSGSIZE);
+	if (n > KFAB_BUFRECV_SLOTS_MAX)
+		return O(EINVAL);
+	return O(OK) | O(ENOENT) | O(EINVAL) | O(EBUSY) | O(ENOSPC) |
+	       O(ENOMEM);
+}
+
+static void done_rx_buffered(struct fuzz_thread *t, const void *p,
+			     struct fuzz_op *op)
+{
+	const struct kfab_rx_buffered *c = p;
+	uint32_t lim = c->limit ? c->limit : KFAB_BUFRECV_LIMIT_DEFAULT;
+
+	if (c->out_limit != lim || c->out_stride < lim ||
+	    c->out_stride % 64 || !c->out_slots ||
+	    (uint64_t)c->out_slots * c->out_stride > KFAB_BUFRECV_REGION_MAX ||
+	    c->out_region % cfg.page) {
+		fail_op(t, op, "bad answer: limit %u stride %u slots %u",
+			c->out_limit, c->out_stride, c->out_slots);
+		return;
+	}
+	region_add(t, op->fd, c->out_region,
+		   ((uint64_t)c->out_slots * c->out_stride + cfg.page - 1) /
+		   cfg.page * cfg.page, false);
+}
+
 /* KFAB_IOC_SRX_OPEN: its ring is fuzzed as an endpoint's is. */
 
 static void gen_srx_open(struct fuzz_thread *t, void *p, struct fuzz_op *op)
@@ -1785,6 +1847,18 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 1,
 		.gen = gen_net_allow,
 		.expect = expect_net_allow,
+	},
+	{
+		.name = "rx_buffered",
+		.ioc = KFAB_IOC_RX_BUFFERED,
+		.min_size = offsetofend(struct kfab_rx_buffered, cookie),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(EMSGSIZE) | O(ENOENT) |
+			  O(EBUSY) | O(ENOSPC) | O(ENOMEM),
+		.weight = 1,
+		.gen = gen_rx_buffered,
+		.expect = expect_rx_buffered,
+		.done = done_rx_buffered,
 	},
 	{
 		.name = "srx_open",

@@ -166,7 +166,7 @@ KFAB_CHECK_OFF(kfab_cq_entry, buf, 24);
 KFAB_CHECK_OFF(kfab_cq_entry, data, 32);
 KFAB_CHECK_OFF(kfab_cq_entry, tag, 40);
 KFAB_CHECK_OFF(kfab_cq_entry, src_addr, 48);
-KFAB_CHECK_OFF(kfab_cq_entry, __reserved, 56);
+KFAB_CHECK_OFF(kfab_cq_entry, cookie, 56);
 
 KFAB_CHECK_SIZE(kfab_cq_ring, 64);
 KFAB_CHECK_OFF(kfab_cq_ring, tail, 0);
@@ -317,6 +317,17 @@ KFAB_CHECK_OFF(kfab_srx_open, out_srx_id, 16);
 KFAB_CHECK_OFF(kfab_srx_open, __reserved, 20);
 KFAB_CHECK_OFF(kfab_srx_open, out_sq, 24);
 KFAB_CHECK_CMD(KFAB_IOC_SRX_OPEN, kfab_srx_open);
+
+KFAB_CHECK_SIZE(kfab_rx_buffered, 48);
+KFAB_CHECK_OFF(kfab_rx_buffered, obj_id, 8);
+KFAB_CHECK_OFF(kfab_rx_buffered, limit, 12);
+KFAB_CHECK_OFF(kfab_rx_buffered, slots, 16);
+KFAB_CHECK_OFF(kfab_rx_buffered, out_limit, 20);
+KFAB_CHECK_OFF(kfab_rx_buffered, out_slots, 24);
+KFAB_CHECK_OFF(kfab_rx_buffered, out_stride, 28);
+KFAB_CHECK_OFF(kfab_rx_buffered, out_region, 32);
+KFAB_CHECK_OFF(kfab_rx_buffered, cookie, 40);
+KFAB_CHECK_CMD(KFAB_IOC_RX_BUFFERED, kfab_rx_buffered);
 KFAB_CHECK_SIZE(kfab_sqe, 128);
 KFAB_CHECK_OFF(kfab_sqe, rx_index, 2);
 KFAB_CHECK_OFF(kfab_sqe, flags, 4);

@@ -65,6 +65,7 @@ enum kfab_cmd_nr {
 	KFAB_CMD_EP_ENABLE = 0x32,
 	/* Shared receive contexts: 0x40-0x4f */
 	KFAB_CMD_SRX_OPEN = 0x40,
+	KFAB_CMD_RX_BUFFERED = 0x41,
 	/* The transport between nodes: 0x50-0x5f */
 	KFAB_CMD_NET_LISTEN = 0x50,
 	KFAB_CMD_NET_ALLOW = 0x51,
@@ -517,7 +518,9 @@ struct kfab_av_header {
  * @data: remote CQ data
  * @tag: the tag of a tagged message
  * @src_addr: the source fi_addr_t, or KFAB_CQ_ADDR_NOTAVAIL
- * @__reserved: zero
+ * @cookie: with KFAB_COMP_BUFFERED: the cookie of the region the message
+ *	lies in (kfab_rx_buffered.cookie), so that a CQ shared by several
+ *	endpoints knows whose it is; else zero
  */
 struct kfab_cq_entry {
 	__u64 op_context;
@@ -527,7 +530,7 @@ struct kfab_cq_entry {
 	__u64 data;
 	__u64 tag;
 	__u64 src_addr;
-	__u64 __reserved;
+	__u64 cookie;
 };
 
 /* Bits of the ring's flags word */
@@ -1069,6 +1072,15 @@ struct kfab_ep_enable {
 #define KFAB_COMP_SEND		0x800ULL	/* bit 11 */
 #define KFAB_COMP_MULTI_RECV	0x10000ULL	/* bit 16 */
 #define KFAB_COMP_REMOTE_CQ_DATA 0x20000ULL	/* bit 17 */
+/* FI_MORE: a buffered message longer than its slot (KFAB_IOC_RX_BUFFERED) */
+#define KFAB_COMP_MORE		0x40000ULL	/* bit 18 */
+/* FI_CLAIM: the claim of a buffered message */
+#define KFAB_COMP_CLAIM		0x0800000000000000ULL	/* bit 59 */
+/*
+ * kfab's own: a buffered message (KFAB_IOC_RX_BUFFERED): @op_context is
+ * its token, @buf its offset in the region.
+ */
+#define KFAB_COMP_BUFFERED	0x4000000000000000ULL	/* bit 62 */
 /*
  * kfab's own, never libfabric's: the message's @len bytes are in the second
  * half of the slot (KFAB_CQ_OPEN_PAYLOAD), not yet at @buf.  For an error
@@ -1122,6 +1134,78 @@ struct kfab_srx_open {
 
 #define KFAB_IOC_SRX_OPEN \
 	_IOWR(KFAB_TYPE, KFAB_CMD_SRX_OPEN, struct kfab_srx_open)
+
+/*
+ * Buffered receives (FI_BUFFERED_RECV, fi_msg(3) "Buffered Receives").
+ * A receive context (an endpoint's own, before enable, or an SRX's,
+ * before an endpoint joins it) gets a region of @out_slots slots of
+ * @out_stride bytes, allocated and written by the kernel and mapped
+ * read-only (never writable, not inherited by fork()) at @out_region.
+ *
+ * A message that no posted receive matches is copied once, by its
+ * sender's doorbell, into a free slot: its first @out_limit bytes.  The
+ * receiving endpoint's CQ gets a completion with KFAB_COMP_BUFFERED:
+ * @op_context is the slot's token, @buf the slot's byte offset in the
+ * region, @len the message's whole length, KFAB_COMP_MORE when that is
+ * more than @out_limit (the rest stays pinned at its sender, whose send
+ * completes when the message is claimed or discarded).  The bytes of a
+ * slot past the message are zero.  The message then belongs to that
+ * token: posted receives and FI_PEEK never see it.  A receive with
+ * KFAB_SQE_CLAIM | KFAB_SQE_BUFFERED and the token in @data copies the
+ * whole message into its buffers (completion: KFAB_COMP_CLAIM, its own
+ * @context); with KFAB_SQE_DISCARD too it drops it (length 0).  Either
+ * frees the slot and the token goes stale: using it again, or a token
+ * never given, completes with EINVAL.  While no slot is free a message
+ * waits in its sender's ring (as when the eager budget is full) and goes
+ * on at a later doorbell of the sender.  Messages from other nodes are
+ * not buffered: they wait for a posted receive as before.
+ */
+
+/* Largest @limit (FI_OPT_BUFFERED_LIMIT), and the default one */
+#define KFAB_BUFRECV_LIMIT_MAX		65536
+#define KFAB_BUFRECV_LIMIT_DEFAULT	4096
+/* Most slots, and the default number */
+#define KFAB_BUFRECV_SLOTS_MAX		1024
+#define KFAB_BUFRECV_SLOTS_DEFAULT	64
+/* Most bytes of one region (slots times stride) */
+#define KFAB_BUFRECV_REGION_MAX		(4 << 20)
+
+/**
+ * struct kfab_rx_buffered - KFAB_IOC_RX_BUFFERED: buffer unexpected
+ *	messages in a region mapped read-only into the receiver
+ * @size: sizeof(struct kfab_rx_buffered)
+ * @flags: must be 0
+ * @obj_id: an endpoint (not enabled, no SRX bound) or an SRX (no
+ *	endpoint enabled on it yet)
+ * @limit: bytes of a message a slot holds (FI_OPT_BUFFERED_LIMIT), 1 to
+ *	KFAB_BUFRECV_LIMIT_MAX (above: -EMSGSIZE); 0 for the default
+ * @slots: slots, 1 to KFAB_BUFRECV_SLOTS_MAX; 0 for the default
+ * @out_limit: out: the limit in force
+ * @out_slots: out: the slots
+ * @out_stride: out: bytes from one slot to the next (@out_limit rounded
+ *	up to 64)
+ * @out_region: out: the mmap offset of the region (read-only, shared)
+ * @cookie: reported in the @cookie of every KFAB_COMP_BUFFERED completion
+ *	of this region (the library's handle for it)
+ *
+ * -EBUSY when the context has a region already, -EINVAL when it is in
+ * use already or @slots times @out_stride exceeds KFAB_BUFRECV_REGION_MAX.
+ */
+struct kfab_rx_buffered {
+	__u32 size;
+	__u32 flags;
+	__u32 obj_id;
+	__u32 limit;
+	__u32 slots;
+	__u32 out_limit;
+	__u32 out_slots;
+	__u32 out_stride;
+	__u64 out_region;
+	__u64 cookie;
+};
+
+#define KFAB_IOC_RX_BUFFERED \
+	_IOWR(KFAB_TYPE, KFAB_CMD_RX_BUFFERED, struct kfab_rx_buffered)
 
 /* kfab_sqe.opcode */
 enum kfab_sqe_op {
@@ -1189,6 +1273,12 @@ enum kfab_sqe_flags {
 	 * peer that died, Documentation/ep.rst).
 	 */
 	KFAB_SQE_PROBE = 1 << 9,
+	/*
+	 * Receive, with KFAB_SQE_CLAIM (and maybe KFAB_SQE_DISCARD), not
+	 * KFAB_SQE_PEEK: claim the buffered message whose token is @data
+	 * (KFAB_IOC_RX_BUFFERED).
+	 */
+	KFAB_SQE_BUFFERED = 1 << 10,
 };
 
 /**
@@ -1214,7 +1304,8 @@ struct kfab_kiov {
  * @tag: tagged operations: the tag
  * @ignore: tagged receives: the tag bits to ignore
  * @data: with KFAB_SQE_REMOTE_CQ_DATA: the remote CQ data; with
- *	KFAB_SQE_MULTI_RECV: the least free space a buffer keeps serving
+ *	KFAB_SQE_MULTI_RECV: the least free space a buffer keeps serving;
+ *	KFAB_SQE_BUFFERED: the token of the message claimed
  * @len: KFAB_SQE_INLINE: bytes of @inline_data (up to KFAB_INLINE_MAX)
  * @iov: the buffers
  * @inline_data: the payload of a KFAB_SQE_INLINE send

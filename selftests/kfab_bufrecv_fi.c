@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Buffered receives through libfabric (fi_msg(3) "Buffered Receives",
+ * fi_endpoint(3) FI_OPT_BUFFERED_LIMIT/MIN): an application that sets
+ * FI_BUFFERED_RECV gets completions whose op_context is a struct
+ * fi_recv_context and whose buf is the message where the kernel put it,
+ * and claims or discards them with fi_recvmsg()/fi_trecvmsg().
+ *
+ * Needs /dev/kfab (the VM); on the host every test SKIPs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include <linux/kfab.h>
+
+#include "kselftest_harness.h"
+#include "kfab_test.h"
+
+#define LIMIT	256
+#define WAIT_MS	5000
+
+static struct fi_info *buffered_hints(void)
+{
+	struct fi_info *hints = kfab_test_rdm_hints();
+
+	if (hints)
+		hints->mode = FI_BUFFERED_RECV | FI_CONTEXT;
+	return hints;
+}
+
+FIXTURE(bfi) {
+	struct kfab_test_fi rx, tx;
+	fi_addr_t to_rx;
+	uint8_t out[4096], in[4096];
+};
+
+FIXTURE_SETUP(bfi)
+{
+	size_t limit = LIMIT;
+
+	self->rx = self->tx = (struct kfab_test_fi){ 0 };
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, _test_fi_side_open(&self->rx, buffered_hints(), false));
+	ASSERT_TRUE(self->rx.info->mode & FI_BUFFERED_RECV);
+	ASSERT_EQ(0, fi_setopt(&self->rx.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &limit, sizeof(limit)));
+	ASSERT_EQ(0, fi_ep_bind(self->rx.ep, &self->rx.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(self->rx.ep, &self->rx.cq->fid,
+				FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(self->rx.ep));
+	ASSERT_EQ(0, _test_fi_side_open(&self->tx, kfab_test_rdm_hints(),
+					true));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->tx, &self->rx,
+					      &self->to_rx));
+}
+
+FIXTURE_TEARDOWN(bfi)
+{
+	_test_fi_close(&self->rx);
+	_test_fi_close(&self->tx);
+}
+
+static void fill(uint8_t *p, size_t len, uint8_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed * 13 + i);
+}
+
+/* A send from tx to rx and the notice of it at rx. */
+static int send_and_notice(FIXTURE_DATA(bfi) *self, size_t len, bool tagged,
+			   struct fi_cq_tagged_entry *e)
+{
+	ssize_t rc;
+
+	fill(self->out, len, (uint8_t)len);
+	rc = tagged ? fi_tsend(self->tx.ep, self->out, len, NULL,
+			       self->to_rx, 0x77, self->out) :
+		      fi_send(self->tx.ep, self->out, len, NULL, self->to_rx,
+			      self->out);
+	if (rc)
+		return (int)rc;
+	return (int)kfab_test_wait_cq(self->rx.cq, self->tx.cq, e, NULL, NULL,
+				      WAIT_MS);
+}
+
+TEST_F(bfi, notice_points_at_the_message_then_discard)
+{
+	size_t sizes[] = { 1, 100, LIMIT, LIMIT + 1, 3000 };
+	struct fi_cq_tagged_entry e, d;
+	struct fi_recv_context *rc;
+	struct fi_msg msg = { 0 };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		size_t len = sizes[i];
+
+		ASSERT_EQ(1, send_and_notice(self, len, false, &e));
+		EXPECT_EQ(FI_RECV | FI_MSG | (len > LIMIT ? FI_MORE : 0),
+			  e.flags);
+		EXPECT_EQ(len, e.len);
+		rc = e.op_context;
+		ASSERT_NE(NULL, rc);
+		EXPECT_EQ(self->rx.ep, rc->ep);
+		EXPECT_EQ(NULL, rc->context);
+		EXPECT_EQ(0, memcmp(e.buf, self->out,
+				    len < LIMIT ? len : LIMIT));
+		msg.context = rc;
+		ASSERT_EQ(0, fi_recvmsg(self->rx.ep, &msg, FI_DISCARD));
+		ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx.cq, &d,
+					       NULL, NULL, WAIT_MS));
+		EXPECT_EQ(0, d.len);
+		/* The send is done (for a long one, by the discard). */
+		ASSERT_EQ(1, kfab_test_wait_cq(self->tx.cq, NULL, &d, NULL,
+					       NULL, WAIT_MS));
+		EXPECT_EQ((void *)self->out, d.op_context);
+	}
+}
+
+TEST_F(bfi, claim_gets_the_whole_message_with_its_context)
+{
+	struct fi_cq_tagged_entry e, d;
+	struct fi_recv_context *rc;
+	struct iovec iov = { .iov_base = self->in, .iov_len = 4096 };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	int mine;
+
+	ASSERT_EQ(1, send_and_notice(self, 3000, false, &e));
+	rc = e.op_context;
+	rc->context = &mine;
+	msg.context = rc;
+	ASSERT_EQ(0, fi_recvmsg(self->rx.ep, &msg, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx.cq, &d, NULL,
+				       NULL, WAIT_MS));
+	EXPECT_EQ(&mine, d.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_CLAIM, d.flags);
+	EXPECT_EQ(3000, d.len);
+	EXPECT_EQ(0, memcmp(self->in, self->out, 3000));
+}
+
+TEST_F(bfi, tagged_claim)
+{
+	struct fi_cq_tagged_entry e, d;
+	struct iovec iov = { .iov_base = self->in, .iov_len = 4096 };
+	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1 };
+
+	ASSERT_EQ(1, send_and_notice(self, 500, true, &e));
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_MORE, e.flags);
+	EXPECT_EQ(0x77, e.tag);
+	msg.context = e.op_context;
+	ASSERT_EQ(0, fi_trecvmsg(self->rx.ep, &msg, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx.cq, &d, NULL,
+				       NULL, WAIT_MS));
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_CLAIM, d.flags);
+	EXPECT_EQ(0x77, d.tag);
+	EXPECT_EQ(0, memcmp(self->in, self->out, 500));
+}
+
+TEST_F(bfi, forged_context_and_stale_claim)
+{
+	struct fi_cq_tagged_entry e, d;
+	struct fi_cq_err_entry err;
+	struct fi_recv_context fake = { .ep = NULL };
+	struct fi_msg msg = { 0 };
+
+	msg.context = &fake;
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->rx.ep, &msg, FI_DISCARD));
+	msg.context = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->rx.ep, &msg, FI_CLAIM));
+	ASSERT_EQ(1, send_and_notice(self, 10, false, &e));
+	msg.context = e.op_context;
+	EXPECT_EQ(-FI_EBADFLAGS,
+		  fi_recvmsg(self->rx.ep, &msg, FI_DISCARD | FI_PEEK));
+	ASSERT_EQ(0, fi_recvmsg(self->rx.ep, &msg, FI_DISCARD));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx.cq, &d, NULL,
+				       NULL, WAIT_MS));
+	/* Discarded already: the kernel says EINVAL. */
+	ASSERT_EQ(0, fi_recvmsg(self->rx.ep, &msg, FI_DISCARD));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->rx.cq, self->tx.cq, &d,
+						NULL, &err, WAIT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+}
+
+/* The options, the mode, and an endpoint without FI_BUFFERED_RECV. */
+TEST(options_and_mode)
+{
+	struct kfab_test_fi s;
+	size_t v, len;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, _test_fi_side_open(&s, buffered_hints(), false));
+	EXPECT_TRUE(s.info->rx_attr->mode & FI_BUFFERED_RECV);
+	EXPECT_EQ((size_t)KFAB_BUFRECV_SLOTS_DEFAULT *
+		  KFAB_BUFRECV_LIMIT_DEFAULT,
+		  s.info->rx_attr->total_buffered_recv);
+	len = sizeof(v);
+	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(KFAB_BUFRECV_LIMIT_DEFAULT, v);
+	v = 0;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	v = KFAB_BUFRECV_LIMIT_MAX + 1;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	v = SIZE_MAX;
+	ASSERT_EQ(0, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(KFAB_BUFRECV_LIMIT_MAX, v);
+	v = 1000;
+	ASSERT_EQ(0, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	v = 1001;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_MIN, &v, sizeof(v)));
+	v = 64;
+	ASSERT_EQ(0, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_MIN, &v, sizeof(v)));
+	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_MIN, &v, &len));
+	EXPECT_EQ(64, v);
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(s.ep));
+	v = 100;
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+					     FI_OPT_BUFFERED_LIMIT, &v,
+					     sizeof(v)));
+	test_fi_close(&s);
+
+	/* FI_VARIABLE_MSG is not offered. */
+	{
+		struct fi_info *hints = buffered_hints(), *info = NULL;
+
+		ASSERT_NE(NULL, hints);
+		hints->caps |= FI_VARIABLE_MSG;
+		EXPECT_EQ(-FI_ENODATA, fi_getinfo(KFAB_TEST_FI_VERSION, NULL,
+						  NULL, 0, hints, &info));
+		fi_freeinfo(hints);
+		if (info)
+			fi_freeinfo(info);
+	}
+
+	/* Without the mode: nothing buffered, limits 0 as before. */
+	ASSERT_EQ(0, _test_fi_side_open(&s, kfab_test_rdm_hints(), true));
+	EXPECT_FALSE(s.info->mode & FI_BUFFERED_RECV);
+	EXPECT_FALSE(s.info->rx_attr->mode & FI_BUFFERED_RECV);
+	len = sizeof(v);
+	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(0, v);
+	test_fi_close(&s);
+}
+
+/* Not offered with an SRX (documented): fi_enable() says so. */
+TEST(srx_endpoint_refuses_buffered_recv)
+{
+	struct kfab_test_fi s;
+	struct fid_ep *srx;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_srx())
+		SKIP(return, "kfab.ko without shared receive contexts");
+	ASSERT_EQ(0, _test_fi_side_open(&s, buffered_hints(), false));
+	ASSERT_EQ(0, fi_srx_context(s.domain, s.info->rx_attr, &srx, NULL));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &srx->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(-FI_EOPNOTSUPP, fi_enable(s.ep));
+	EXPECT_EQ(0, fi_close(&s.ep->fid));
+	s.ep = NULL;
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	test_fi_close(&s);
+}
+
+TEST_HARNESS_MAIN
