@@ -15,8 +15,17 @@
  * our own; a reader that stops reading stops its sender that way, and the
  * sender's wait for a free send buffer ends after kfab_peer_timeout_ms.
  *
- * Not yet here: large messages placed by RDMA READ straight into the
- * receive's pages (their bytes are copied into send buffers today).
+ * Large messages go without a copy: send_pages() registers the message's
+ * pages for remote reading (fast registration, one MR per connection) and
+ * sends a descriptor instead of the bytes (a SEND with immediate data
+ * KFAB_RDMA_IMM_DESC: address, key, length); the reader that meets it
+ * where peer.c wants those bytes reads them with RDMA READ straight into
+ * the receive's pages (the kernel's rdma_rw API) and answers DONE (a SEND
+ * with immediate data KFAB_RDMA_IMM_DONE, taken in the completion
+ * handler).  The sender invalidates the registration before send_pages()
+ * returns, so the other node can never read the pages once the message is
+ * complete.  Pages that cannot be registered as one MR (a kernel
+ * consumer's scattered pieces) are copied as before.
  *
  * Trust: everything a connection carries is peer.c's to check; this file
  * trusts only the lengths the hardware reports, and checks those against
@@ -33,16 +42,21 @@
  * @dead.  kfab_rdma_lock (mutex) covers the list of connections; it comes
  * after kfab_node.lock.
  */
+#include <linux/debugfs.h>
 #include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
 #include <rdma/ib_verbs.h>
 #include <net/ipv6.h>
 #include <rdma/rdma_cm.h>
 
+#include <rdma/rw.h>
+
 #include "kfab.h"
 #include "net.h"
+#include "wire.h"
 
 MODULE_IMPORT_NS(KFAB_ENGINE);
 
@@ -51,6 +65,34 @@ MODULE_IMPORT_NS(KFAB_ENGINE);
 #define KFAB_RDMA_BUF_SIZE	(64 * 1024)
 /* Send buffers per connection. */
 #define KFAB_RDMA_SEND_NR	16
+/* Large pieces go by RDMA READ from this size (smaller: copied). */
+#define KFAB_RDMA_BULK_MIN	(16 * 1024)
+/* Pages of the one registration: a DATA frame's, unaligned. */
+#define KFAB_RDMA_MR_PAGES	(KFAB_WIRE_DATA_MAX / PAGE_SIZE + 1)
+/* How deep the RDMA READs of one side may be. */
+#define KFAB_RDMA_RD_ATOM	4
+
+/* Immediate data of a SEND that is not stream bytes: kind << 24 | id. */
+enum {
+	KFAB_RDMA_IMM_DESC = 1,		/* a kfab_rdma_desc: read these bytes */
+	KFAB_RDMA_IMM_DONE = 2,		/* the descriptor of id was read */
+};
+
+/**
+ * struct kfab_rdma_desc - bytes of the stream to be read, not sent
+ * @addr: where, in the sender's registration
+ * @rkey: its key
+ * @len: how many (at most KFAB_WIRE_DATA_MAX)
+ * @id: answered in DONE
+ * @__reserved: 0
+ */
+struct kfab_rdma_desc {
+	__be64 addr;
+	__be32 rkey;
+	__be32 len;
+	__be32 id;
+	__be32 __reserved;
+};
 
 /**
  * struct kfab_rdma_buf - one registered buffer, sent from or read into
@@ -58,8 +100,12 @@ MODULE_IMPORT_NS(KFAB_ENGINE);
  * @link: on @ready (read) or @free_tx (send)
  * @data: the memory, KFAB_RDMA_BUF_SIZE
  * @dma: its DMA address
- * @len: bytes in it (read: as the hardware said; send: filled so far)
+ * @len: bytes in it (read: as the hardware said, or for a descriptor
+ *	the bytes it stands for; send: filled so far)
  * @off: bytes already read out of it
+ * @desc: it holds a struct kfab_rdma_desc (read side)
+ * @parsed: the descriptor was checked: @len, @raddr, @rkey, @id are its
+ * @raddr, @rkey, @id: the descriptor's
  */
 struct kfab_rdma_buf {
 	struct ib_cqe cqe;
@@ -68,6 +114,11 @@ struct kfab_rdma_buf {
 	u64 dma;
 	u32 len;
 	u32 off;
+	bool desc;
+	bool parsed;
+	u64 raddr;
+	u32 rkey;
+	u32 id;
 };
 
 /*
@@ -98,6 +149,18 @@ struct kfab_rdma_ctx {
  *	-ESHUTDOWN (ended by either side), or the CM's error
  * @cm_done: a connect's steps (address, route, established)
  * @cm_rc: their result
+ * @mr: the registration large messages are read from (sender)
+ * @mr_key: the key part of its rkey, new at each registration
+ * @bulk_id: the descriptor sent last (sender)
+ * @bulk_done: its DONE came (under @lock)
+ * @reg_cqe, @inv_cqe, @done_cqe, @read_cqe: completions of a
+ *	registration, an invalidation, a DONE sent, an RDMA READ
+ * @inv_done, @read_done: an invalidation, an RDMA READ finished
+ * @inv_status, @read_status: how they finished
+ * @tx_bulk, @tx_bulk_bytes: descriptors the other side read, their bytes
+ * @tx_copied: bytes copied into send buffers (the sender's counts)
+ * @rx_bulk, @rx_bulk_bytes: descriptors read by RDMA READ, their bytes
+ * @rx_copied: bytes copied out of receive buffers (the reader's counts)
  * @rx_work: the reader: kfab_conn_rx() until it fails
  * @ref: see the top of the file
  * @all: on kfab_rdma_conns
@@ -120,6 +183,15 @@ struct kfab_rdma_conn {
 	int err;
 	struct completion cm_done;
 	int cm_rc;
+	struct ib_mr *mr;
+	u8 mr_key;
+	u32 bulk_id;
+	bool bulk_done;
+	struct ib_cqe reg_cqe, inv_cqe, done_cqe, read_cqe;
+	struct completion inv_done, read_done;
+	int inv_status, read_status;
+	u64 tx_bulk, tx_bulk_bytes, tx_copied;
+	u64 rx_bulk, rx_bulk_bytes, rx_copied;
 	struct work_struct rx_work;
 	struct kref ref;
 	struct list_head all;
@@ -230,6 +302,10 @@ static void kfab_rdma_free_qp(struct kfab_rdma_conn *rc)
 		ib_drain_qp(rc->id->qp);
 		rdma_destroy_qp(rc->id);
 	}
+	if (rc->mr) {
+		ib_dereg_mr(rc->mr);
+		rc->mr = NULL;
+	}
 	if (rc->cq) {
 		ib_free_cq(rc->cq);
 		rc->cq = NULL;
@@ -268,6 +344,46 @@ static void kfab_rdma_conn_put(struct kfab_rdma_conn *rc)
 
 /* ---- completions (softirq) ---- */
 
+static int kfab_rdma_post_recv(struct kfab_rdma_conn *rc,
+			       struct kfab_rdma_buf *b);
+
+/* The other side read the bytes of our descriptor @id. */
+static void kfab_rdma_bulk_done(struct kfab_rdma_conn *rc, u32 id)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&rc->lock, flags);
+	if (id == (rc->bulk_id & 0xffffff))
+		rc->bulk_done = true;
+	spin_unlock_irqrestore(&rc->lock, flags);
+	wake_up_all(&rc->wait);
+}
+
+/* A registration or a DONE sent: only a failure matters. */
+static void kfab_rdma_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS)
+		kfab_rdma_kill(cq->cq_context, -ECONNRESET);
+}
+
+static void kfab_rdma_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kfab_rdma_conn *rc = cq->cq_context;
+
+	rc->inv_status = wc->status == IB_WC_SUCCESS ? 0 : -ECONNRESET;
+	complete(&rc->inv_done);
+}
+
+static void kfab_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kfab_rdma_conn *rc = cq->cq_context;
+
+	rc->read_status = wc->status == IB_WC_SUCCESS ? 0 : -ECONNRESET;
+	if (wc->status != IB_WC_SUCCESS)
+		kfab_rdma_kill(rc, -ECONNRESET);
+	complete(&rc->read_done);
+}
+
 static void kfab_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kfab_rdma_buf *b = container_of(wc->wr_cqe,
@@ -285,6 +401,26 @@ static void kfab_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	b->len = wc->byte_len;
 	b->off = 0;
+	b->desc = false;
+	b->parsed = false;
+	if (wc->wc_flags & IB_WC_WITH_IMM) {
+		u32 imm = be32_to_cpu(wc->ex.imm_data);
+
+		switch (imm >> 24) {
+		case KFAB_RDMA_IMM_DESC:
+			/* Checked by the reader, in stream order. */
+			b->desc = true;
+			break;
+		case KFAB_RDMA_IMM_DONE:
+			kfab_rdma_bulk_done(rc, imm & 0xffffff);
+			if (kfab_rdma_post_recv(rc, b))
+				kfab_rdma_kill(rc, -ECONNRESET);
+			return;
+		default:
+			kfab_rdma_kill(rc, -EPROTO);
+			return;
+		}
+	}
 	spin_lock_irqsave(&rc->lock, flags);
 	list_add_tail(&b->link, &rc->ready);
 	spin_unlock_irqrestore(&rc->lock, flags);
@@ -330,6 +466,12 @@ static struct kfab_rdma_conn *kfab_rdma_conn_new(struct kfab_node *node)
 	INIT_LIST_HEAD(&rc->all);
 	init_waitqueue_head(&rc->wait);
 	init_completion(&rc->cm_done);
+	init_completion(&rc->inv_done);
+	init_completion(&rc->read_done);
+	rc->reg_cqe.done = kfab_rdma_wr_done;
+	rc->done_cqe.done = kfab_rdma_wr_done;
+	rc->inv_cqe.done = kfab_rdma_inv_done;
+	rc->read_cqe.done = kfab_rdma_read_done;
 	kref_init(&rc->ref);
 	atomic_inc(&kfab_rdma_nr_conns);
 	return rc;
@@ -405,8 +547,9 @@ static int kfab_rdma_setup_qp(struct kfab_rdma_conn *rc)
 		rc->pd = NULL;
 		return ret;
 	}
-	rc->cq = ib_alloc_cq(dev, rc, KFAB_RDMA_RECV_NR + KFAB_RDMA_SEND_NR + 2,
-			     0, IB_POLL_SOFTIRQ);
+	/* Room for every WR of both queues, rdma_rw's included. */
+	rc->cq = ib_alloc_cq(dev, rc, KFAB_RDMA_RECV_NR + 4 * KFAB_RDMA_SEND_NR +
+			     2 * KFAB_RDMA_MR_PAGES, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(rc->cq)) {
 		ret = PTR_ERR(rc->cq);
 		rc->cq = NULL;
@@ -425,13 +568,27 @@ static int kfab_rdma_setup_qp(struct kfab_rdma_conn *rc)
 	attr.qp_type = IB_QPT_RC;
 	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
 	/* One more of each for ib_drain_qp()'s markers. */
-	attr.cap.max_send_wr = KFAB_RDMA_SEND_NR + 1;
+	/*
+	 * Sends, a registration, an invalidation and a DONE at a time, and
+	 * an RDMA READ of a DATA frame's pages, at worst one WR per page
+	 * (rdma_rw splits a READ by the device's read SGEs).
+	 */
+	attr.cap.max_send_wr = KFAB_RDMA_SEND_NR + 4 + KFAB_RDMA_MR_PAGES;
 	attr.cap.max_recv_wr = KFAB_RDMA_RECV_NR + 1;
-	attr.cap.max_send_sge = 1;
+	attr.cap.max_send_sge = min_t(u32, dev->attrs.max_send_sge, 16);
 	attr.cap.max_recv_sge = 1;
+	/* One RDMA READ at a time (rdma_rw adds its WRs). */
+	attr.cap.max_rdma_ctxs = 1;
+	attr.port_num = rc->id->port_num;
 	ret = rdma_create_qp(rc->id, rc->pd, &attr);
 	if (ret)
 		return ret;
+	rc->mr = ib_alloc_mr(rc->pd, IB_MR_TYPE_MEM_REG, KFAB_RDMA_MR_PAGES);
+	if (IS_ERR(rc->mr)) {
+		ret = PTR_ERR(rc->mr);
+		rc->mr = NULL;
+		return ret;
+	}
 	for (i = 0; i < KFAB_RDMA_SEND_NR; i++)
 		list_add_tail(&rc->tx[i].link, &rc->free_tx);
 	for (i = 0; i < KFAB_RDMA_RECV_NR; i++) {
@@ -442,12 +599,22 @@ static int kfab_rdma_setup_qp(struct kfab_rdma_conn *rc)
 	return 0;
 }
 
-/* What both ends ask of the connection: retries without end, no RDMA reads. */
-static void kfab_rdma_conn_param(struct rdma_conn_param *p)
+/*
+ * What both ends ask of the connection: retries without end, and RDMA
+ * READs both ways (of large messages), as deep as the device allows.
+ */
+static void kfab_rdma_conn_param(struct kfab_rdma_conn *rc,
+				 struct rdma_conn_param *p)
 {
+	struct ib_device_attr *a = &rc->id->device->attrs;
+	u8 depth = min3(a->max_qp_rd_atom, a->max_qp_init_rd_atom,
+			KFAB_RDMA_RD_ATOM);
+
 	*p = (struct rdma_conn_param){
 		.retry_count = 7,
 		.rnr_retry_count = 7,
+		.initiator_depth = depth,
+		.responder_resources = depth,
 	};
 }
 
@@ -534,6 +701,137 @@ static bool kfab_rdma_readable(struct kfab_rdma_conn *rc)
  * Read exactly what @to describes, waiting for at most @timeout jiffies
  * between buffers (MAX_SCHEDULE_TIMEOUT: without end).
  */
+/*
+ * A scatterlist of the next @n bytes of @it (a bio_vec iterator), which
+ * stays where it is.  Return: 0 or -errno.
+ */
+static int kfab_rdma_sg(const struct iov_iter *it, size_t n,
+			struct sg_table *sgt)
+{
+	const struct bio_vec *bv = it->bvec;
+	size_t skip = it->iov_offset, left = n, len;
+	struct scatterlist *sg;
+	unsigned int nr = 0;
+	int ret;
+
+	for (; left; bv++, skip = 0, nr++)
+		left -= min(left, bv->bv_len - skip);
+	ret = sg_alloc_table(sgt, nr, GFP_KERNEL);
+	if (ret)
+		return ret;
+	bv = it->bvec;
+	skip = it->iov_offset;
+	left = n;
+	for_each_sg(sgt->sgl, sg, nr, ret) {
+		size_t at = bv->bv_offset + skip;
+
+		len = min(left, bv->bv_len - skip);
+		sg_set_page(sg, nth_page(bv->bv_page, at >> PAGE_SHIFT), len,
+			    offset_in_page(at));
+		left -= len;
+		bv++;
+		skip = 0;
+	}
+	return 0;
+}
+
+/* Wait for one of our work requests: @done completes it, @status says. */
+static int kfab_rdma_wr_wait(struct kfab_rdma_conn *rc,
+			     struct completion *done, const int *status)
+{
+	unsigned long left = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
+
+	if (!wait_for_completion_timeout(done, left)) {
+		/* Its QP in error flushes it: then it can be let go. */
+		kfab_rdma_kill(rc, -ETIMEDOUT);
+		rdma_disconnect(rc->id);
+		wait_for_completion(done);
+		return -ETIMEDOUT;
+	}
+	return READ_ONCE(*status);
+}
+
+/*
+ * Read @n bytes of the other side's registration at @raddr, @rkey into
+ * what @to describes (a receive's pages) with RDMA READ, and advance it.
+ */
+static int kfab_rdma_read_bulk(struct kfab_rdma_conn *rc, struct iov_iter *to,
+			       size_t n, u64 raddr, u32 rkey)
+{
+	struct ib_qp *qp = rc->id->qp;
+	u32 port = rc->id->port_num;
+	struct rdma_rw_ctx ctx;
+	struct sg_table sgt;
+	int ret;
+
+	ret = kfab_rdma_sg(to, n, &sgt);
+	if (ret)
+		return ret;
+	ret = rdma_rw_ctx_init(&ctx, qp, port, sgt.sgl, sgt.orig_nents, 0,
+			       raddr, rkey, DMA_FROM_DEVICE);
+	if (ret < 0)
+		goto out;
+	reinit_completion(&rc->read_done);
+	ret = rdma_rw_ctx_post(&ctx, qp, port, &rc->read_cqe, NULL);
+	if (!ret)
+		ret = kfab_rdma_wr_wait(rc, &rc->read_done,
+					&rc->read_status);
+	rdma_rw_ctx_destroy(&ctx, qp, port, sgt.sgl, sgt.orig_nents,
+			    DMA_FROM_DEVICE);
+	if (!ret) {
+		iov_iter_advance(to, n);
+		WRITE_ONCE(rc->rx_bulk_bytes, rc->rx_bulk_bytes + n);
+	}
+out:
+	sg_free_table(&sgt);
+	return ret;
+}
+
+/* Tell the sender its descriptor @id was read (a SEND without bytes). */
+static int kfab_rdma_send_done_imm(struct kfab_rdma_conn *rc, u32 id)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe = &rc->done_cqe,
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(KFAB_RDMA_IMM_DONE << 24 | id),
+	};
+
+	return ib_post_send(rc->id->qp, &wr, NULL);
+}
+
+/*
+ * A descriptor at the head of the stream: check it once.  Untrusted: its
+ * length bounds what it stands for (the hardware checks the address and
+ * key against the sender's registration).
+ */
+static int kfab_rdma_desc_take(struct kfab_rdma_conn *rc,
+			       struct kfab_rdma_buf *b)
+{
+	struct kfab_rdma_desc d;
+
+	if (b->len != sizeof(d))
+		return -EPROTO;
+	ib_dma_sync_single_for_cpu(rc->id->device, b->dma, b->len,
+				   DMA_FROM_DEVICE);
+	memcpy(&d, b->data, sizeof(d));
+	b->len = be32_to_cpu(d.len);
+	b->raddr = be64_to_cpu(d.addr);
+	b->rkey = be32_to_cpu(d.rkey);
+	b->id = be32_to_cpu(d.id);
+	b->parsed = true;
+	if (!b->len || b->len > KFAB_WIRE_DATA_MAX || d.__reserved ||
+	    b->id > 0xffffff)
+		return -EPROTO;
+	return 0;
+}
+
+/*
+ * Read exactly what @to describes, waiting for at most @timeout jiffies
+ * between buffers (MAX_SCHEDULE_TIMEOUT: without end).  Bytes a
+ * descriptor stands for can only be what peer.c reads into a receive's
+ * pages (or skips): anywhere else the other side broke the protocol.
+ */
 static int kfab_rdma_read(struct kfab_rdma_conn *rc, struct iov_iter *to,
 			  long timeout)
 {
@@ -552,15 +850,39 @@ static int kfab_rdma_read(struct kfab_rdma_conn *rc, struct iov_iter *to,
 		/* What came before the end is still read. */
 		if (!b)
 			return ret;
-		if (!b->off)
-			ib_dma_sync_single_for_cpu(rc->id->device, b->dma,
-						   b->len, DMA_FROM_DEVICE);
-		n = min_t(size_t, b->len - b->off, iov_iter_count(to));
-		if (copy_to_iter(b->data + b->off, n, to) != n)
-			return -EFAULT;
+		if (b->desc) {
+			ret = b->parsed ? 0 : kfab_rdma_desc_take(rc, b);
+			if (ret)
+				return ret;
+			if (!iov_iter_is_bvec(to) && !iov_iter_is_discard(to))
+				return -EPROTO;
+			n = min_t(size_t, b->len - b->off, iov_iter_count(to));
+			if (iov_iter_is_discard(to))
+				iov_iter_advance(to, n);
+			else
+				ret = kfab_rdma_read_bulk(rc, to, n,
+							  b->raddr + b->off,
+							  b->rkey);
+			if (ret)
+				return ret;
+		} else {
+			if (!b->off)
+				ib_dma_sync_single_for_cpu(rc->id->device,
+							   b->dma, b->len,
+							   DMA_FROM_DEVICE);
+			n = min_t(size_t, b->len - b->off, iov_iter_count(to));
+			if (copy_to_iter(b->data + b->off, n, to) != n)
+				return -EFAULT;
+			WRITE_ONCE(rc->rx_copied, rc->rx_copied + n);
+		}
 		b->off += n;
 		if (b->off < b->len)
 			continue;
+		if (b->desc) {
+			if (kfab_rdma_send_done_imm(rc, b->id))
+				return -ECONNRESET;
+			WRITE_ONCE(rc->rx_bulk, rc->rx_bulk + 1);
+		}
 		spin_lock_irq(&rc->lock);
 		list_del(&b->link);
 		ret = rc->dead;
@@ -670,6 +992,7 @@ static int kfab_rdma_send_iter(struct kfab_rdma_conn *rc,
 		if (copy_from_iter(b->data + b->len, n, from) != n)
 			return -EFAULT;
 		b->len += n;
+		WRITE_ONCE(rc->tx_copied, rc->tx_copied + n);
 	}
 	return more ? 0 : kfab_rdma_flush(rc);
 }
@@ -683,16 +1006,150 @@ static int kfab_rdma_send_kvec(struct kfab_link *link, struct kvec *kv,
 	return kfab_rdma_send_iter(kfab_rdma_link_conn(link), &from, more);
 }
 
-/* A large message's bytes: copied too, for now (see the top). */
+/* Has the descriptor sent last been read, or is the connection gone? */
+static bool kfab_rdma_bulk_read(struct kfab_rdma_conn *rc)
+{
+	bool ret;
+
+	spin_lock_irq(&rc->lock);
+	ret = rc->bulk_done || rc->dead;
+	spin_unlock_irq(&rc->lock);
+	return ret;
+}
+
+/*
+ * Send @len bytes of @from as a descriptor that the other side reads
+ * (see the top), and invalidate the registration once it did.
+ * Return: 0, -EAGAIN (the pages cannot be one registration: copy them),
+ * or another -errno (the connection failed).
+ */
+static int kfab_rdma_send_bulk(struct kfab_rdma_conn *rc,
+			       struct iov_iter *from, size_t len)
+{
+	struct ib_device *dev = rc->id->device;
+	long left = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
+	struct ib_send_wr send = {}, inv = {};
+	struct ib_reg_wr reg = {};
+	struct kfab_rdma_desc *d;
+	struct kfab_rdma_buf *b;
+	struct sg_table sgt;
+	struct ib_sge sge;
+	int ret, nents;
+
+	ret = kfab_rdma_sg(from, len, &sgt);
+	if (ret)
+		return ret;
+	nents = ib_dma_map_sg(dev, sgt.sgl, sgt.orig_nents, DMA_TO_DEVICE);
+	if (!nents) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = -EAGAIN;
+	if (ib_map_mr_sg(rc->mr, sgt.sgl, nents, NULL, PAGE_SIZE) != nents)
+		goto out_unmap;
+	/* The bytes before it go first, then a buffer of its own. */
+	ret = kfab_rdma_flush(rc);
+	if (!ret)
+		ret = kfab_rdma_fill_buf(rc);
+	if (ret)
+		goto out_unmap;
+	b = rc->fill;
+	rc->fill = NULL;
+
+	ib_update_fast_reg_key(rc->mr, ++rc->mr_key);
+	spin_lock_irq(&rc->lock);
+	rc->bulk_id = (rc->bulk_id + 1) & 0xffffff;
+	rc->bulk_done = false;
+	spin_unlock_irq(&rc->lock);
+	d = b->data;
+	*d = (struct kfab_rdma_desc){
+		.addr = cpu_to_be64(rc->mr->iova),
+		.rkey = cpu_to_be32(rc->mr->rkey),
+		.len = cpu_to_be32(len),
+		.id = cpu_to_be32(rc->bulk_id),
+	};
+	b->len = sizeof(*d);
+	ib_dma_sync_single_for_device(dev, b->dma, b->len, DMA_TO_DEVICE);
+	sge = (struct ib_sge){
+		.addr = b->dma,
+		.length = b->len,
+		.lkey = rc->pd->local_dma_lkey,
+	};
+	reg.wr.wr_cqe = &rc->reg_cqe;
+	reg.wr.opcode = IB_WR_REG_MR;
+	reg.wr.send_flags = IB_SEND_SIGNALED;
+	reg.wr.next = &send;
+	reg.mr = rc->mr;
+	reg.key = rc->mr->rkey;
+	reg.access = IB_ACCESS_REMOTE_READ;
+	send.wr_cqe = &b->cqe;
+	send.sg_list = &sge;
+	send.num_sge = 1;
+	send.opcode = IB_WR_SEND_WITH_IMM;
+	send.send_flags = IB_SEND_SIGNALED;
+	send.ex.imm_data = cpu_to_be32(KFAB_RDMA_IMM_DESC << 24 | rc->bulk_id);
+	ret = ib_post_send(rc->id->qp, &reg.wr, NULL);
+	if (ret) {
+		/* Nothing went: the buffer is free again. */
+		spin_lock_irq(&rc->lock);
+		list_add(&b->link, &rc->free_tx);
+		spin_unlock_irq(&rc->lock);
+		kfab_rdma_kill(rc, -ECONNRESET);
+		ret = -ECONNRESET;
+		goto out_unmap;
+	}
+
+	/* Until it is read, and no longer: then nobody reads the pages. */
+	if (!kfab_rdma_wait(rc, kfab_rdma_bulk_read, left))
+		kfab_rdma_kill(rc, -ETIMEDOUT);
+	inv.wr_cqe = &rc->inv_cqe;
+	inv.opcode = IB_WR_LOCAL_INV;
+	inv.send_flags = IB_SEND_SIGNALED;
+	inv.ex.invalidate_rkey = rc->mr->rkey;
+	reinit_completion(&rc->inv_done);
+	/* A QP in error reads nothing more; its flush ends the wait. */
+	ret = ib_post_send(rc->id->qp, &inv, NULL);
+	if (!ret)
+		ret = kfab_rdma_wr_wait(rc, &rc->inv_done, &rc->inv_status);
+	spin_lock_irq(&rc->lock);
+	if (rc->dead)
+		ret = rc->err == -ESHUTDOWN ? -EPIPE : rc->err;
+	spin_unlock_irq(&rc->lock);
+	if (ret) {
+		/* The QP is done with: its PD and MR go with it. */
+		kfab_rdma_kill(rc, -ECONNRESET);
+		rdma_disconnect(rc->id);
+	} else {
+		WRITE_ONCE(rc->tx_bulk, rc->tx_bulk + 1);
+		WRITE_ONCE(rc->tx_bulk_bytes, rc->tx_bulk_bytes + len);
+	}
+out_unmap:
+	ib_dma_unmap_sg(dev, sgt.sgl, sgt.orig_nents, DMA_TO_DEVICE);
+out_free:
+	sg_free_table(&sgt);
+	return ret;
+}
+
+/*
+ * A large message's pages: read by the other side from where they are
+ * (see the top), or copied when small or not registrable as one MR.
+ */
 static int kfab_rdma_send_pages(struct kfab_link *link, struct kfab_buf *buf,
 				size_t off, size_t len, bool more)
 {
+	struct kfab_rdma_conn *rc = kfab_rdma_link_conn(link);
 	struct iov_iter from;
+	int ret;
 
 	iov_iter_bvec(&from, ITER_SOURCE, buf->bv, buf->nr_bv, buf->len);
 	iov_iter_advance(&from, off);
 	iov_iter_truncate(&from, len);
-	return kfab_rdma_send_iter(kfab_rdma_link_conn(link), &from, more);
+	if (len >= KFAB_RDMA_BULK_MIN) {
+		ret = kfab_rdma_send_bulk(rc, &from, len);
+		if (ret != -EAGAIN)
+			return ret;
+	}
+	return kfab_rdma_send_iter(rc, &from, more);
 }
 
 /* ---- connections in ---- */
@@ -739,7 +1196,7 @@ static int kfab_rdma_accept(struct kfab_rdma_listener *rl,
 	kfab_rdma_conn_list(rc);
 	ret = kfab_rdma_setup_qp(rc);
 	if (!ret) {
-		kfab_rdma_conn_param(&param);
+		kfab_rdma_conn_param(rc, &param);
 		ret = rdma_accept(id, &param);
 	}
 	if (ret) {
@@ -947,7 +1404,7 @@ static int kfab_rdma_connect(struct kfab_node *node,
 	if (!ret)
 		ret = kfab_rdma_setup_qp(rc);
 	if (!ret) {
-		kfab_rdma_conn_param(&param);
+		kfab_rdma_conn_param(rc, &param);
 		ret = rdma_connect(id, &param);
 	}
 	if (!ret)
@@ -1068,12 +1525,46 @@ static struct ib_client kfab_rdma_client = {
 	.remove = kfab_rdma_remove_one,
 };
 
+/* ---- debugfs: kfab_rdma/conns, for developers and tests ---- */
+
+static struct dentry *kfab_rdma_debugfs;
+
+static int kfab_rdma_conns_show(struct seq_file *s, void *unused)
+{
+	struct kfab_rdma_conn *rc;
+
+	mutex_lock(&kfab_rdma_lock);
+	list_for_each_entry(rc, &kfab_rdma_conns, all) {
+		bool dead;
+
+		spin_lock_irq(&rc->lock);
+		dead = rc->dead;
+		spin_unlock_irq(&rc->lock);
+		seq_printf(s, "netns %u local %pISpc peer %pISpc device %s",
+			   rc->conn.node->net->ns.inum,
+			   &rc->id->route.addr.src_addr,
+			   &rc->id->route.addr.dst_addr,
+			   rc->id->device ? dev_name(&rc->id->device->dev) : "-");
+		seq_printf(s, " dead %d tx_bulk %llu/%llu tx_copied %llu rx_bulk %llu/%llu rx_copied %llu\n",
+			   dead, READ_ONCE(rc->tx_bulk),
+			   READ_ONCE(rc->tx_bulk_bytes), READ_ONCE(rc->tx_copied),
+			   READ_ONCE(rc->rx_bulk), READ_ONCE(rc->rx_bulk_bytes),
+			   READ_ONCE(rc->rx_copied));
+	}
+	mutex_unlock(&kfab_rdma_lock);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfab_rdma_conns);
+
 static int __init kfab_rdma_init(void)
 {
 	int ret = ib_register_client(&kfab_rdma_client);
 
 	if (ret)
 		return ret;
+	kfab_rdma_debugfs = debugfs_create_dir("kfab_rdma", NULL);
+	debugfs_create_file("conns", 0400, kfab_rdma_debugfs, NULL,
+			    &kfab_rdma_conns_fops);
 	kfab_engine_register(&kfab_rdma_engine);
 	return 0;
 }
@@ -1084,6 +1575,7 @@ static void __exit kfab_rdma_exit(void)
 	/* Listeners close, peers fall back to TCP, connections end. */
 	kfab_engine_unregister(&kfab_rdma_engine);
 	wait_event(kfab_rdma_gone_wait, !atomic_read(&kfab_rdma_nr_conns));
+	debugfs_remove_recursive(kfab_rdma_debugfs);
 	ib_unregister_client(&kfab_rdma_client);
 }
 

@@ -50,8 +50,28 @@ with pair.test("rdma: fi_pingpong -m msg -S 64, b -> a, over RDMA"):
     for g in "ab":
         e = engines(g, "peer")
         assert e == ["rdma"], "%s's peer goes by %s" % (g, e)
-with pair.test("rdma: fi_pingpong -m tagged -S 1048576 -c, b -> a"):
+def bulk(g):
+    """Bytes guest g read by RDMA READ and copied out of receive buffers,
+    over its RDMA connections (debugfs kfab_rdma/conns)."""
+    r = pair.run(g, "cat /sys/kernel/debug/kfab_rdma/conns", check=True)
+    read = copied = 0
+    for line in r.out.splitlines():
+        f = line.split()
+        read += int(f[f.index("rx_bulk") + 1].split("/")[1])
+        copied += int(f[f.index("rx_copied") + 1])
+    return read, copied
+
+
+with pair.test("rdma: fi_pingpong -m tagged -S 1048576 -c, b -> a, "
+               "read where it lies"):
+    before = {g: bulk(g) for g in "ab"}
     pingpong("-m", "tagged", "-S", "1048576", "-I", "3", "-c")
+    for g in "ab":
+        read = bulk(g)[0] - before[g][0]
+        copied = bulk(g)[1] - before[g][1]
+        # 3 messages (and a warm-up) of 1 MiB each way: read, not copied.
+        assert read >= 3 << 20, "%s read %d bytes by RDMA READ" % (g, read)
+        assert copied < 1 << 20, "%s copied %d bytes" % (g, copied)
 with pair.test("rdma: fi_pingpong -S all -c, b -> a"):
     pingpong("-m", "msg", "-S", "all", "-I", "5", "-c")
 with pair.test("rdma: the device goes, TCP takes over"):
