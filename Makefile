@@ -132,8 +132,11 @@ debug-kernel:
 
 module-debug: debug-kernel
 	$(call copy-tree,$(KDEBUG_DIR))
-	$(MAKE) -C $$(cat build/debug-kernel-dir)/build M=$(KDEBUG_DIR)/kernel \
-		CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
+	d=$$(cat build/debug-kernel-dir)/build && \
+	$(MAKE) -C $$d M=$(KDEBUG_DIR)/kernel \
+		CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
+		$$(grep -qs '^CONFIG_INFINIBAND_ADDR_TRANS=y' $$d/include/config/auto.conf && \
+		   echo CONFIG_KFAB_RDMA=m) modules
 
 libshim:
 	$(MAKE) -C libshim

@@ -16,6 +16,7 @@
  * reload reach nothing.  Services are chosen by applications and are one
  * per node (kfab_node.services).
  */
+#include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/random.h>
 #include <linux/rculist.h>
@@ -333,7 +334,14 @@ void kfab_conns_close_engine(struct kfab_node *node,
 		mutex_unlock(&node->lock);
 		if (!left)
 			return;
-		flush_workqueue(kfab_net_wq);
+		/*
+		 * Readers run on kfab_net_wq for as long as their connections
+		 * last: flushing it waits for other engines' too.
+		 */
+		if (e)
+			msleep(20);
+		else
+			flush_workqueue(kfab_net_wq);
 	}
 }
 

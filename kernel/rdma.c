@@ -566,7 +566,8 @@ static int kfab_rdma_setup_qp(struct kfab_rdma_conn *rc)
 	attr.send_cq = rc->cq;
 	attr.recv_cq = rc->cq;
 	attr.qp_type = IB_QPT_RC;
-	attr.sq_sig_type = IB_SIGNAL_ALL_WR;
+	/* Ours are all signaled; rdma_rw's READs but the last are not. */
+	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	/* One more of each for ib_drain_qp()'s markers. */
 	/*
 	 * Sends, a registration, an invalidation and a DONE at a time, and
@@ -1494,6 +1495,7 @@ static void kfab_rdma_remove_one(struct ib_device *dev, void *client_data)
 {
 	struct kfab_rdma_dev *d = client_data;
 	struct kfab_rdma_conn *rc;
+	unsigned int i;
 
 	mutex_lock(&kfab_rdma_lock);
 	/* Peers that call again meanwhile take another device, or TCP. */
@@ -1502,18 +1504,24 @@ static void kfab_rdma_remove_one(struct ib_device *dev, void *client_data)
 		if (rc->id->device == dev)
 			kfab_rdma_kill(rc, -ECONNRESET);
 	mutex_unlock(&kfab_rdma_lock);
-	/* Readers close their connections; peers let their links go. */
-	for (;;) {
-		bool left = false;
+	/*
+	 * Readers close their connections, peers let their links go.  Not
+	 * a flush of kfab_net_wq: TCP's readers run there as long as their
+	 * connections last.
+	 */
+	for (i = 1;; i++) {
+		unsigned int left = 0;
 
-		flush_workqueue(kfab_net_wq);
 		mutex_lock(&kfab_rdma_lock);
 		list_for_each_entry(rc, &kfab_rdma_conns, all)
 			if (rc->id->device == dev)
-				left = true;
+				left++;
 		mutex_unlock(&kfab_rdma_lock);
 		if (!left)
 			break;
+		if (!(i % 500))
+			pr_warn("kfab_rdma: %s: waiting for %u connections to end\n",
+				dev_name(&dev->dev), left);
 		msleep(20);
 	}
 	kfree(d);
