@@ -76,6 +76,10 @@ KTEST_DIR := $(CURDIR)/build/ktest$(KSUFFIX)
 # The same, built against the debug kernel's tree.
 KDEBUG_DIR := $(CURDIR)/build/kdebug
 
+# The RDMA engine (kfab_rdma.ko) where the kernel has rdma_cm, for KDIR.
+KRDMA = $(if $(shell grep -qs '^CONFIG_INFINIBAND_ADDR_TRANS=y' \
+		$(1)/include/config/auto.conf && echo y),CONFIG_KFAB_RDMA=m)
+
 # Debian's 6.1 headers ship no vmlinux, which module BTF is made against:
 # there, make none rather than have kbuild say so for every module.
 KBUILD_ARGS = $(if $(wildcard $(KDIR)/vmlinux),,CONFIG_DEBUG_INFO_BTF_MODULES=)
@@ -101,7 +105,8 @@ endef
 
 module-test:
 	$(call copy-tree,$(KTEST_DIR))
-	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
+	$(MAKE) -C $(KDIR) M=$(KTEST_DIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
+		$(call KRDMA,$(KDIR)) modules
 
 # The test build for Debian's 6.12 (linux-headers-6.12-amd64), in
 # build/ktest-6.12.
@@ -127,8 +132,11 @@ debug-kernel:
 
 module-debug: debug-kernel
 	$(call copy-tree,$(KDEBUG_DIR))
-	$(MAKE) -C $$(cat build/debug-kernel-dir)/build M=$(KDEBUG_DIR)/kernel \
-		CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y modules
+	d=$$(cat build/debug-kernel-dir)/build && \
+	$(MAKE) -C $$d M=$(KDEBUG_DIR)/kernel \
+		CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
+		$$(grep -qs '^CONFIG_INFINIBAND_ADDR_TRANS=y' $$d/include/config/auto.conf && \
+		   echo CONFIG_KFAB_RDMA=m) modules
 
 libshim:
 	$(MAKE) -C libshim
@@ -177,7 +185,7 @@ SPARSE_DIR := $(CURDIR)/build/sparse$(KSUFFIX)
 sparse:
 	$(call copy-tree,$(SPARSE_DIR))
 	$(MAKE) -C $(KDIR) M=$(SPARSE_DIR)/kernel $(KBUILD_ARGS) CONFIG_KFAB=m CONFIG_KFAB_KAPI=y CONFIG_KFAB_BLK=m CONFIG_KFAB_TEST=y \
-		C=2 CHECK=$(CURDIR)/tools/sparse-check CF="-Wsparse-error -Wsparse-all" modules
+		$(call KRDMA,$(KDIR)) C=2 CHECK=$(CURDIR)/tools/sparse-check CF="-Wsparse-error -Wsparse-all" modules
 
 check: checkpatch sparse
 
@@ -292,7 +300,7 @@ install-user:
 		echo "install: libfabric finds kfab with FI_PROVIDER_PATH=$(PROVDIR)"
 
 uninstall:
-	rm -f $(MODDIR)/kfab.ko $(MODDIR)/kfab_blk.ko
+	rm -f $(MODDIR)/kfab.ko $(MODDIR)/kfab_blk.ko $(MODDIR)/kfab_rdma.ko
 	-rmdir $(MODDIR) 2>/dev/null
 	$(depmod)
 	$(MAKE) -C libshim uninstall $(INST_DIRS)

@@ -24,8 +24,12 @@
  *     cancel, bind or enable of that object at a time.  A kernel
  *     consumer's endpoint has kfab_kep.lock (kapi.c, mutex) in this
  *     place instead: its posts, cancels and close.
+ * 3'. kfab_engines_lock (engine.c, mutex): the registered engines; held
+ *     while a listener opens, so it opens with each of them, and while an
+ *     engine comes or goes (with net_rwsem read-held inside it).
  * 3a. kfab_node.lock (node.c, mutex): one network namespace's listeners
- *     (also walked under RCU), peers and connections in.
+ *     (also walked under RCU), peers and connections in.  An engine's
+ *     own locks (kfab_rdma.ko's) come after it.
  * 3b. kfab_peer.rx_lock (peer.c, mutex): held by a connection's reader
  *     while it carries out one frame (which may call into msg.c), so a
  *     new connection learns where the old one stopped.  A reader holding

@@ -133,11 +133,17 @@ struct kfab_link {
  * @shutdown: end a connection; its reader (work on kfab_net_wq) fails and
  *	closes it
  *
- * A second engine (RDMA) provides the same; a peer uses one engine for
- * its connection (kfab_engine_for()).
+ * @owner: the module of an engine that registers (engine.c)
+ * @link: on the list of registered engines
+ *
+ * Another engine (kfab_rdma.ko) provides the same and registers it; a
+ * peer calls with kfab_engine_for()'s, and a connection is its engine's
+ * (kfab_conn.engine, kfab_link.engine) whoever made it.
  */
 struct kfab_engine {
 	const char *name;
+	struct module *owner;
+	struct list_head link;
 	int (*listen)(struct kfab_listener *l);
 	void (*unlisten)(struct kfab_listener *l);
 	int (*connect)(struct kfab_node *node, const struct kfab_addr *addr,
@@ -179,9 +185,29 @@ int kfab_ioctl_net_listen(struct kfab_ucmd *ucmd);
 int kfab_ioctl_net_allow(struct kfab_ucmd *ucmd);
 bool kfab_node_allows(struct kfab_node *node, const u8 *addr);
 void kfab_node_debugfs_show(struct seq_file *s);
+void kfab_conns_close(struct kfab_node *node);
+void kfab_conns_close_engine(struct kfab_node *node,
+			     const struct kfab_engine *e);
+void kfab_listener_add_engine(struct kfab_node *node, struct kfab_listener *l,
+			      const struct kfab_engine *e);
+void kfab_node_drop_engine(struct kfab_node *node, const struct kfab_engine *e);
+
+/*
+ * engine.c: the registered engines.  kfab.ko exports what an engine's
+ * module uses (in namespace KFAB_ENGINE) only when built with one.
+ */
+#ifdef CONFIG_KFAB_RDMA
+#define EXPORT_SYMBOL_FOR_KFAB_ENGINES(sym) EXPORT_SYMBOL_NS_GPL(sym, KFAB_ENGINE)
+#else
+#define EXPORT_SYMBOL_FOR_KFAB_ENGINES(sym)
+#endif
 const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
 					  const struct kfab_addr *addr);
-void kfab_conns_close(struct kfab_node *node);
+void kfab_engine_register(struct kfab_engine *e);
+void kfab_engine_unregister(struct kfab_engine *e);
+void kfab_engines_hold(void);
+void kfab_engines_release(void);
+void kfab_listener_add_engines(struct kfab_node *node, struct kfab_listener *l);
 
 /* A listener as netlink shows it, copied under its node's lock. */
 struct kfab_listener_info {
@@ -215,6 +241,8 @@ int kfab_conn_rx(struct kfab_conn *conn);
 void kfab_conn_closed(struct kfab_conn *conn, int rc);
 void kfab_node_close_peers(struct kfab_node *node);
 void kfab_node_recheck_peers(struct kfab_node *node);
+void kfab_node_peers_drop_engine(struct kfab_node *node,
+				 const struct kfab_engine *e);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
 /* A peer as netlink shows it, copied under its lock (peer.c). */

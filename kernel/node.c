@@ -16,6 +16,7 @@
  * reload reach nothing.  Services are chosen by applications and are one
  * per node (kfab_node.services).
  */
+#include <linux/delay.h>
 #include <linux/inet.h>
 #include <linux/random.h>
 #include <linux/rculist.h>
@@ -305,34 +306,42 @@ static bool kfab_node_has_addr(struct net *net, const u8 *node)
 }
 
 /*
- * The engine that reaches @addr from @node.  TCP reaches every address;
- * an RDMA engine would be chosen here when a device reaches the peer.
- */
-const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
-					  const struct kfab_addr *addr)
-{
-	return &kfab_tcp_engine;
-}
-
-/*
  * The node goes (no listener left, @dying set, so no connection comes
  * any more): end every connection in and wait until their readers, on
  * kfab_net_wq, have closed them.
  */
 void kfab_conns_close(struct kfab_node *node)
 {
+	kfab_conns_close_engine(node, NULL);
+}
+
+/* The same for the connections of engine @e only (NULL: of every one). */
+void kfab_conns_close_engine(struct kfab_node *node,
+			     const struct kfab_engine *e)
+{
 	struct kfab_conn *conn;
+	bool left;
 
 	for (;;) {
+		left = false;
 		mutex_lock(&node->lock);
-		list_for_each_entry(conn, &node->conns, link)
+		list_for_each_entry(conn, &node->conns, link) {
+			if (e && conn->engine != e)
+				continue;
 			conn->engine->shutdown(conn);
-		conn = list_first_entry_or_null(&node->conns, struct kfab_conn,
-						link);
+			left = true;
+		}
 		mutex_unlock(&node->lock);
-		if (!conn)
+		if (!left)
 			return;
-		flush_workqueue(kfab_net_wq);
+		/*
+		 * Readers run on kfab_net_wq for as long as their connections
+		 * last: flushing it waits for other engines' too.
+		 */
+		if (e)
+			msleep(20);
+		else
+			flush_workqueue(kfab_net_wq);
 	}
 }
 
@@ -351,6 +360,7 @@ static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
 	l->addr = *addr;
 	l->node = node;
 
+	kfab_engines_hold();
 	mutex_lock(&node->lock);
 	rc = -ENODEV;
 	if (node->dying)
@@ -364,13 +374,44 @@ static int kfab_node_listen(struct kfab_node *node, struct kfab_addr *addr)
 	if (rc)
 		goto err_unlock;
 	list_add_tail_rcu(&l->link, &node->listeners);
+	kfab_listener_add_engines(node, l);
 	mutex_unlock(&node->lock);
+	kfab_engines_release();
 	return 0;
 
 err_unlock:
 	mutex_unlock(&node->lock);
+	kfab_engines_release();
 	kfree(l);
 	return rc;
+}
+
+/*
+ * Engine @e listens beside TCP listener @l of @node, on the same address
+ * and port.  Where it cannot (no device of it reaches the address), TCP
+ * alone serves the address.
+ */
+void kfab_listener_add_engine(struct kfab_node *node, struct kfab_listener *l,
+			      const struct kfab_engine *e)
+{
+	struct kfab_listener *el;
+	int rc;
+
+	lockdep_assert_held(&node->lock);
+	el = kzalloc(sizeof(*el), GFP_KERNEL_ACCOUNT);
+	if (!el)
+		return;
+	el->addr = l->addr;
+	el->node = node;
+	el->engine = e;
+	rc = e->listen(el);
+	if (rc) {
+		pr_debug("kfab: netns %u: no %s listener: %d\n",
+			 node->net->ns.inum, e->name, rc);
+		kfree(el);
+		return;
+	}
+	list_add_tail_rcu(&el->link, &node->listeners);
 }
 
 static void kfab_listener_free(struct kfab_listener *l)
@@ -379,26 +420,66 @@ static void kfab_listener_free(struct kfab_listener *l)
 	kfree_rcu(l, rcu);
 }
 
-static int kfab_node_unlisten(struct kfab_node *node,
-			      const struct kfab_addr *addr)
+/*
+ * Take off @node's list the first listener that @match accepts (under RCU
+ * rules: kfab_node_is_self() may walk the list meanwhile) and close it.
+ * Return: whether there was one.
+ */
+static bool kfab_node_drop_listener(struct kfab_node *node,
+				    bool (*match)(struct kfab_listener *l,
+						  const void *arg),
+				    const void *arg)
 {
 	struct kfab_listener *l, *found = NULL;
-	struct kfab_addr want = *addr;
 
-	if (!want.port)
-		want.port = cpu_to_be16(KFAB_PORT_DEFAULT);
 	mutex_lock(&node->lock);
 	list_for_each_entry(l, &node->listeners, link)
-		if (kfab_addr_same_node(&l->addr, &want)) {
+		if (match(l, arg)) {
 			found = l;
 			list_del_rcu(&l->link);
 			break;
 		}
 	mutex_unlock(&node->lock);
-	if (!found)
+	if (found)
+		kfab_listener_free(found);
+	return found;
+}
+
+static bool kfab_listener_at(struct kfab_listener *l, const void *addr)
+{
+	return kfab_addr_same_node(&l->addr, addr);
+}
+
+static bool kfab_listener_of(struct kfab_listener *l, const void *engine)
+{
+	return l->engine == engine;
+}
+
+/* Close the listeners of @addr: TCP's and every other engine's. */
+static int kfab_node_unlisten(struct kfab_node *node,
+			      const struct kfab_addr *addr)
+{
+	struct kfab_addr want = *addr;
+
+	if (!want.port)
+		want.port = cpu_to_be16(KFAB_PORT_DEFAULT);
+	if (!kfab_node_drop_listener(node, kfab_listener_at, &want))
 		return -ENOENT;
-	kfab_listener_free(found);
+	while (kfab_node_drop_listener(node, kfab_listener_at, &want))
+		;
 	return 0;
+}
+
+/*
+ * Engine @e goes (kfab_engine_unregister()): its listeners close, peers
+ * call with TCP from now on, and its connections end.
+ */
+void kfab_node_drop_engine(struct kfab_node *node, const struct kfab_engine *e)
+{
+	while (kfab_node_drop_listener(node, kfab_listener_of, e))
+		;
+	kfab_node_peers_drop_engine(node, e);
+	kfab_conns_close_engine(node, e);
 }
 
 /* A listener's address as asked for: INET, a node, nothing else. */
@@ -509,6 +590,7 @@ bool kfab_node_allows(struct kfab_node *node, const u8 *addr)
 	rcu_read_unlock();
 	return ok;
 }
+EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_node_allows);
 
 static struct kfab_allow *kfab_allow_find(struct kfab_node *node,
 					  const struct kfab_net_allow *cmd)

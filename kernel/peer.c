@@ -60,11 +60,13 @@
 #include "wire.h"
 
 unsigned int kfab_peer_timeout_ms = 10000;
+EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_peer_timeout_ms);
 module_param_named(peer_timeout_ms, kfab_peer_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(peer_timeout_ms,
 		 "How long a connection to another node may take to make or to move data before its operations fail (ms)");
 
 struct workqueue_struct *kfab_net_wq;
+EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_net_wq);
 
 /**
  * struct kfab_op - a send to another node, until its RESULT
@@ -335,7 +337,8 @@ static void kfab_peer_info_of(struct kfab_peer *peer,
 			 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
 			 KFAB_NL_PEER_CLOSED,
 		.incarnation = peer->incarnation,
-		.engine = peer->engine->name,
+		.engine = peer->out ? peer->out->engine->name :
+			  peer->engine->name,
 		.tx_msgs = peer->tx_msgs,
 		.tx_bytes = peer->tx_bytes,
 		.rx_msgs = peer->rx_msgs,
@@ -1308,6 +1311,7 @@ int kfab_conn_rx(struct kfab_conn *conn)
 	kfab_frames_free(&gone);
 	return rc;
 }
+EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_conn_rx);
 
 /*
  * A connection's reader ended (@rc: why).  If it was its peer's, the peer
@@ -1336,6 +1340,7 @@ void kfab_conn_closed(struct kfab_conn *conn, int rc)
 	conn->peer = NULL;
 	kfab_peer_put(peer);
 }
+EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_conn_closed);
 
 /* ---- the connection ---- */
 
@@ -1365,12 +1370,12 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 					  .iov_len = payload };
 	for (total = 0; n < nr; n++)
 		total += kv[n].iov_len;
-	rc = peer->engine->send_kvec(out, kv, nr, total,
+	rc = out->engine->send_kvec(out, kv, nr, total,
 				     more || f->hdr.type == KFAB_WIRE_DATA);
 	if (rc || f->hdr.type != KFAB_WIRE_DATA)
 		return rc;
 	/* The message's own pages go out as they are: no copy. */
-	return peer->engine->send_pages(out, &f->op->buf, f->off, payload,
+	return out->engine->send_pages(out, &f->op->buf, f->off, payload,
 					more);
 }
 
@@ -1397,7 +1402,7 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 	int rc;
 
 	iov_iter_kvec(&it, ITER_DEST, &kv, 1, sizeof(ans));
-	rc = peer->engine->recv_link(out, &it);
+	rc = out->engine->recv_link(out, &it);
 	if (rc)
 		return rc == -EAGAIN ? -ETIMEDOUT : rc;
 	inc = be32_to_cpu(ans.w.incarnation);
@@ -1436,6 +1441,26 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 }
 
 /*
+ * Call the peer's node: with the peer's engine, and with TCP when that
+ * one cannot reach it (no device of it on the way, no listener of it
+ * there).  Which one answered is the link's (kfab_link.engine).
+ */
+static int kfab_peer_connect(struct kfab_peer *peer, struct kfab_link **out)
+{
+	const struct kfab_engine *e = READ_ONCE(peer->engine);
+	int rc;
+
+	rc = e->connect(peer->node, &peer->addr, out);
+	if (rc && e != &kfab_tcp_engine) {
+		pr_debug("kfab: %s cannot reach [%pI6c]:%u (%d): TCP\n",
+			 e->name, peer->addr.node, be16_to_cpu(peer->addr.port),
+			 rc);
+		rc = kfab_tcp_engine.connect(peer->node, &peer->addr, out);
+	}
+	return rc;
+}
+
+/*
  * The call, as the sender: connect, say who we are (the address answers
  * go to), and once welcomed make the connection the peer's.
  */
@@ -1468,7 +1493,7 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	peer->calling = true;
 	mutex_unlock(&peer->lock);
 	mutex_unlock(&peer->rx_lock);
-	rc = peer->engine->connect(node, &peer->addr, &out);
+	rc = kfab_peer_connect(peer, &out);
 	if (rc)
 		goto out;
 	rc = kfab_peer_xmit(peer, out, f, false);
@@ -1491,10 +1516,10 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	}
 	mutex_unlock(&peer->lock);
 	if (rc) {
-		peer->engine->release(out);
+		out->engine->release(out);
 		goto out;
 	}
-	peer->engine->start(out, &peer->local);
+	out->engine->start(out, &peer->local);
 	if (up)
 		kfab_nl_notify_peer(node->net, &info, true, true);
 out:
@@ -1565,7 +1590,7 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
 		kfab_nl_notify_peer(peer->node->net, &info, false, true);
 	/* Its reader ends too, and finds it is not the peer's any more. */
 	if (out)
-		peer->engine->release(out);
+		out->engine->release(out);
 	kfab_frames_free(&gone);
 	if (resume)
 		return;
@@ -1868,6 +1893,23 @@ void kfab_node_recheck_peers(struct kfab_node *node)
 	mutex_unlock(&node->lock);
 }
 
+/*
+ * Engine @e goes (kfab_node_drop_engine()): peers that called with it call
+ * with TCP from now on.  Their connections of it end next, which a peer
+ * takes as a reset, so its session goes on over TCP.
+ */
+void kfab_node_peers_drop_engine(struct kfab_node *node,
+				 const struct kfab_engine *e)
+{
+	struct kfab_peer *peer;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(peer, &node->peers, link)
+		if (peer->engine == e)
+			WRITE_ONCE(peer->engine, &kfab_tcp_engine);
+	mutex_unlock(&node->lock);
+}
+
 /* ---- the end of a node ---- */
 
 /*
@@ -1925,7 +1967,9 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   peer->incarnation, !!peer->out, !!peer->in,
 			   peer->credit, peer->owed, peer->tx_msgs,
 			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
-			   peer->failures, peer->engine->name, peer->crossed,
+			   peer->failures,
+			   peer->out ? peer->out->engine->name :
+			   peer->engine->name, peer->crossed,
 			   peer->session, peer->remote_session, peer->tx_seq,
 			   peer->rx_seq, peer->acked, peer->resumed,
 			   peer->resent);

@@ -9,7 +9,14 @@
 #   BENCH-NA NAME METRIC SIZE REASON   a point that could not be measured
 #   BENCH-INFO ...                     what ran where
 #
-# Arguments (after --): REPS SCALE PROVIDERS...  (kfab-2n, tcp-2n)
+# Arguments (after --): REPS SCALE PROVIDERS...  (kfab-2n, tcp-2n,
+# kfab-rdma-2n: kfab over its RDMA engine, soft-RoCE on the link; needs
+# kfab_rdma.ko loaded, and comes after the others, which go by TCP)
+#
+# Bandwidth points also report "cpu": the CPU time both guests spent per
+# MB moved (busy time in /proc/stat, kernel and user, soft-RoCE's own
+# work included), each run's start included.
+import json
 import os
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -29,7 +36,30 @@ port = [47900]
 SETUP = {
     "kfab-2n": ("kfab", {}),
     "tcp-2n": ("tcp", {"FI_TCP_IFACE": "kfab0"}),
+    "kfab-rdma-2n": ("kfab", {}),
 }
+
+
+def busy_usec(g):
+    """CPU time guest g spent busy so far, in usec (/proc/stat)."""
+    f = pair.run(g, "head -1 /proc/stat", check=True).out.split()
+    # user nice system idle iowait irq softirq steal: all but idle, iowait
+    ticks = sum(int(v) for i, v in enumerate(f[1:9]) if i not in (3, 4))
+    return ticks * 10000		# USER_HZ is 100
+
+
+def to_rdma():
+    """Soft-RoCE on both guests' link, and their listeners again, so that
+    the RDMA engine listens too: peers go by RDMA from now on."""
+    for g in "ab":
+        pair.run(g, "rdma link add rxe0 type rxe netdev kfab0", check=True)
+        pair.run(g, [KFABCTL, "net", "unlisten", pair.addr(g)], check=True)
+        pair.run(g, [KFABCTL, "net", "listen", pair.addr(g)], check=True)
+
+
+def engines(g):
+    r = pair.run(g, [KFABCTL, "-j", "peer", "show"], check=True)
+    return sorted({o.get("engine") for o in json.loads(r.out)})
 
 
 def listening(p):
@@ -60,8 +90,10 @@ def last_line(out):
 def pingpong(name, prov, env, metric, size, iters):
     col = 6 if metric == "bw" else 7	# MB/sec, usec/xfer (1-based)
     for rep in range(REPS):
+        cpu0 = busy_usec("a") + busy_usec("b")
         rc, out = one_pair(["fi_pingpong", "-p", prov, "-e", "rdm", "-I",
                             str(iters), "-S", str(size)], env, PP_TIMEOUT)
+        cpu = busy_usec("a") + busy_usec("b") - cpu0
         val = None
         for line in out.splitlines():
             f = line.split()
@@ -72,6 +104,11 @@ def pingpong(name, prov, env, metric, size, iters):
                   (name, metric, size, rc, last_line(out)), flush=True)
             return
         print("BENCH %s %s %d %s" % (name, metric, size, val), flush=True)
+        if metric == "bw" and size >= 1 << 20:
+            # Each iteration is a message each way.
+            mb = 2.0 * size * iters / 1e6
+            print("BENCH %s cpu %d %.0f" % (name, size, cpu / mb),
+                  flush=True)
 
 
 def rate(name, prov, env, metric, extra):
@@ -97,6 +134,9 @@ print("BENCH-INFO guest %s (each of two guests)" % info, flush=True)
 print("BENCH-INFO reps %d scale %d" % (REPS, SCALE), flush=True)
 for name in PROVIDERS:
     prov, env = SETUP[name]
+    if name == "kfab-rdma-2n":
+        with pair.test("bench: soft-RoCE on the link, listeners with RDMA"):
+            to_rdma()
     with pair.test("bench: %s" % name):
         for size, iters in LAT_POINTS:
             pingpong(name, prov, env, "lat", size, iters // SCALE)
@@ -105,6 +145,9 @@ for name in PROVIDERS:
                      (iters + SCALE - 1) // SCALE)
         rate(name, prov, env, "rate", [])
         rate(name, prov, env, "rate-nomore", ["--no-more"])
+        if name.startswith("kfab"):
+            print("BENCH-INFO engine %s %s" % (name, ",".join(engines("b"))),
+                  flush=True)
 load = pair.run("b", "cut -d' ' -f1-3 /proc/loadavg").out.strip()
 print("BENCH-INFO load %s" % load, flush=True)
 print("BENCH-DONE", flush=True)
