@@ -59,8 +59,11 @@
 #include "net.h"
 #include "wire.h"
 
+/* A limit (limits.c checks its range): read with READ_ONCE(). */
 unsigned int kfab_peer_timeout_ms = 10000;
-module_param_named(peer_timeout_ms, kfab_peer_timeout_ms, uint, 0644);
+module_param_cb(peer_timeout_ms, &kfab_limit_param_ops,
+		&kfab_peer_timeout_ms, 0644);
+__MODULE_PARM_TYPE(peer_timeout_ms, "uint");
 MODULE_PARM_DESC(peer_timeout_ms,
 		 "How long a connection to another node may take to make or to move data before its operations fail (ms)");
 
