@@ -42,13 +42,20 @@ static unsigned int kfab_av_max_count = 65536;
 module_param_named(av_max_count, kfab_av_max_count, uint, 0444);
 MODULE_PARM_DESC(av_max_count, "Most entries one AV may ask for (default 65536)");
 
-/* Also set by KFAB_NL_CMD_LIMIT_SET (netlink.c): read with READ_ONCE(). */
+/*
+ * Limits that change while loaded (limits.c checks their range, for sysfs
+ * and KFAB_NL_CMD_LIMIT_SET alike): read with READ_ONCE().
+ */
 unsigned int kfab_av_max_named_per_user = 64;
-module_param_named(av_max_named_per_user, kfab_av_max_named_per_user, uint, 0644);
+module_param_cb(av_max_named_per_user, &kfab_limit_param_ops,
+		&kfab_av_max_named_per_user, 0644);
+__MODULE_PARM_TYPE(av_max_named_per_user, "uint");
 MODULE_PARM_DESC(av_max_named_per_user, "Most named AVs one owner may have (default 64)");
 
 unsigned int kfab_av_max_entries_per_user = 1 << 20;
-module_param_named(av_max_entries_per_user, kfab_av_max_entries_per_user, uint, 0644);
+module_param_cb(av_max_entries_per_user, &kfab_limit_param_ops,
+		&kfab_av_max_entries_per_user, 0644);
+__MODULE_PARM_TYPE(av_max_entries_per_user, "uint");
 MODULE_PARM_DESC(av_max_entries_per_user, "Most entries the named AVs of one owner may hold together (default 1048576)");
 
 /* The kernel's own copy of one entry, and its place in the address hash. */

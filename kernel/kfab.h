@@ -75,6 +75,7 @@
 #include <linux/bvec.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/seq_file.h>
@@ -286,7 +287,24 @@ int kfab_ioctl_av_unlink(struct kfab_ucmd *ucmd);
 void kfab_av_destroy(struct kfab_object *obj);
 int kfab_av_init(void);
 void kfab_av_exit(void);
-/* Limits netlink's KFAB_NL_CMD_LIMIT_SET changes too (READ_ONCE them) */
+/**
+ * struct kfab_limit - a module parameter that may change while loaded
+ * @name: its name (sysfs, netlink)
+ * @value: where it lives (its user reads it with READ_ONCE())
+ * @min, @max: its range, both included
+ */
+struct kfab_limit {
+	const char *name;
+	unsigned int *value;
+	u32 min, max;
+};
+
+extern const struct kfab_limit kfab_limits[];
+extern const size_t kfab_nr_limits;
+extern const struct kernel_param_ops kfab_limit_param_ops;
+int kfab_limit_set(const struct kfab_limit *l, u64 v);
+
+/* Limits (limits.c): sysfs and KFAB_NL_CMD_LIMIT_SET change them */
 extern unsigned int kfab_av_max_named_per_user;
 extern unsigned int kfab_av_max_entries_per_user;
 unsigned int kfab_av_count(bool named_only);

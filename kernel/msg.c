@@ -969,6 +969,36 @@ static int kfab_addr_rx_ctx(struct kfab_addr *dst, u16 index)
 	return 0;
 }
 
+/*
+ * KFAB_SQE_PROBE: is anybody at @dst?  Nothing moves (a connection's
+ * liveness).  @rc and @target are what resolving @dst gave.  Another
+ * node's address is asked over the wire (KFAB_WIRE_PROBE), and the probe
+ * completes with its answer; a sender that cannot ask there (no node
+ * address of its own) gets -EOPNOTSUPP, "cannot tell", never "gone".
+ */
+static int kfab_msg_probe(struct kfab_ep *ep, struct kfab_req *req, int kind,
+			  const struct kfab_addr *dst, int rc,
+			  struct kfab_ep_core *target)
+{
+	struct kfab_msg msg = {
+		.kind = kind,
+		.src = ep->core->addr,
+		.flags = req->flags,
+	};
+
+	if (!rc)
+		kfab_ep_core_put(target);
+	if (rc == -EREMOTE) {
+		rc = kfab_peer_send(ep, dst, &msg, req);
+		if (rc == -EAGAIN || !rc)
+			return rc;
+		if (rc == -EHOSTUNREACH)
+			rc = -EOPNOTSUPP;
+	}
+	kfab_complete_send(ep, kind, req->context, req->flags, rc);
+	return 0;
+}
+
 static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 {
 	struct kfab_msg msg = {
@@ -979,7 +1009,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		.flags = req->flags,
 		.len = iov_iter_count(&req->iter),
 	};
-	struct kfab_ep_core *target;
+	struct kfab_ep_core *target = NULL;
 	struct kfab_addr dst;
 	bool later;
 	int rc;
@@ -997,14 +1027,8 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		rc = kfab_addr_rx_ctx(&dst, req->rx_index);
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, &dst, &target);
-	if (req->flags & KFAB_SQE_PROBE) {
-		/* Is anybody there?  Nothing moves (a connection's liveness). */
-		if (!rc)
-			kfab_ep_core_put(target);
-		kfab_complete_send(ep, kind, req->context, req->flags,
-				   rc == -EREMOTE ? -EOPNOTSUPP : rc);
-		return 0;
-	}
+	if (req->flags & KFAB_SQE_PROBE)
+		return kfab_msg_probe(ep, req, kind, &dst, rc, target);
 	if (!rc) {
 		rc = kfab_send_to(ep, target, &msg, req, &later);
 		kfab_ep_core_put(target);

@@ -830,27 +830,12 @@ void kfab_nl_notify_peer(struct net *net, const struct kfab_peer_info *info,
 /* ---- module-wide limits ---- */
 
 /*
- * The module parameters that may change while it is loaded, by sysfs or by
- * KFAB_NL_CMD_LIMIT_SET.  Their readers use READ_ONCE(): a change applies
- * to what is checked or set up after it, never to what already is.
+ * The module parameters that may change while it is loaded (kfab_limits,
+ * limits.c), by sysfs or by KFAB_NL_CMD_LIMIT_SET; limits.c checks the
+ * range for both.
  */
-struct kfab_nl_limit {
-	const char *name;
-	unsigned int *value;
-	u32 min, max;
-};
-
-static const struct kfab_nl_limit kfab_nl_limits[] = {
-	/* 0 would refuse every name: an AV's mode does that per AV. */
-	{ "av_max_named_per_user", &kfab_av_max_named_per_user, 1, 1 << 20 },
-	{ "av_max_entries_per_user", &kfab_av_max_entries_per_user,
-	  1, 1 << 30 },
-	/* Keepalive counts whole seconds; TCP's user timeout is an int. */
-	{ "peer_timeout_ms", &kfab_peer_timeout_ms, 100, 3600 * 1000 },
-};
-
 static int kfab_nl_put_limit(struct sk_buff *skb,
-			     const struct kfab_nl_limit *l)
+			     const struct kfab_limit *l)
 {
 	if (nla_put_string(skb, KFAB_NL_ATTR_LIMIT_NAME, l->name) ||
 	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_LIMIT_VALUE,
@@ -867,7 +852,7 @@ static int kfab_nl_limit_dump(struct sk_buff *skb, struct netlink_callback *cb)
 	void *hdr;
 	int rc = 0;
 
-	while (cb->args[0] < ARRAY_SIZE(kfab_nl_limits)) {
+	while (cb->args[0] < kfab_nr_limits) {
 		hdr = kfab_nl_dump_start(skb, cb, KFAB_NL_CMD_LIMIT_GET);
 		if (!hdr) {
 			rc = -EMSGSIZE;
@@ -875,7 +860,7 @@ static int kfab_nl_limit_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		rc = kfab_nl_dump_end(skb, hdr,
 				      kfab_nl_put_limit(skb,
-							&kfab_nl_limits[cb->args[0]]));
+							&kfab_limits[cb->args[0]]));
 		if (rc)
 			break;
 		cb->args[0]++;
@@ -891,9 +876,8 @@ static int kfab_nl_limit_dump(struct sk_buff *skb, struct netlink_callback *cb)
  */
 static int kfab_nl_limit_set(struct sk_buff *skb, struct genl_info *info)
 {
-	const struct kfab_nl_limit *l = NULL;
+	const struct kfab_limit *l = NULL;
 	struct nlattr *name, *value;
-	u64 v;
 	size_t i;
 
 	if (!netlink_capable(skb, CAP_NET_ADMIN) &&
@@ -904,20 +888,18 @@ static int kfab_nl_limit_set(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	name = info->attrs[KFAB_NL_ATTR_LIMIT_NAME];
 	value = info->attrs[KFAB_NL_ATTR_LIMIT_VALUE];
-	for (i = 0; i < ARRAY_SIZE(kfab_nl_limits); i++)
-		if (!nla_strcmp(name, kfab_nl_limits[i].name))
-			l = &kfab_nl_limits[i];
+	for (i = 0; i < kfab_nr_limits; i++)
+		if (!nla_strcmp(name, kfab_limits[i].name))
+			l = &kfab_limits[i];
 	if (!l) {
 		NL_SET_ERR_MSG_ATTR(info->extack, name, "no such limit");
 		return -ENOENT;
 	}
-	v = nla_get_u64(value);
-	if (v < l->min || v > l->max) {
+	if (kfab_limit_set(l, nla_get_u64(value))) {
 		NL_SET_ERR_MSG_ATTR(info->extack, value,
 				    "out of the limit's range (LIMIT_GET shows it)");
 		return -EINVAL;
 	}
-	WRITE_ONCE(*l->value, v);
 	return 0;
 }
 

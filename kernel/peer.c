@@ -59,9 +59,12 @@
 #include "net.h"
 #include "wire.h"
 
+/* A limit (limits.c checks its range): read with READ_ONCE(). */
 unsigned int kfab_peer_timeout_ms = 10000;
 EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_peer_timeout_ms);
-module_param_named(peer_timeout_ms, kfab_peer_timeout_ms, uint, 0644);
+module_param_cb(peer_timeout_ms, &kfab_limit_param_ops,
+		&kfab_peer_timeout_ms, 0644);
+__MODULE_PARM_TYPE(peer_timeout_ms, "uint");
 MODULE_PARM_DESC(peer_timeout_ms,
 		 "How long a connection to another node may take to make or to move data before its operations fail (ms)");
 
@@ -646,6 +649,8 @@ static u32 kfab_wire_flags(const struct kfab_msg *msg)
 		f |= KFAB_WIRE_CQ_DATA;
 	if (msg->flags & KFAB_SQE_DELIVERY_COMPLETE)
 		f |= KFAB_WIRE_DELIVERY;
+	if (msg->flags & KFAB_SQE_PROBE)
+		f |= KFAB_WIRE_PROBE;
 	return f;
 }
 
@@ -655,6 +660,10 @@ static u32 kfab_wire_flags(const struct kfab_msg *msg)
  * @dst: the destination, a KFAB_ADDR_INET of another node
  * @msg: the message
  * @req: the send; its payload is copied (small) or pinned (large) here
+ *
+ * A probe (KFAB_SQE_PROBE in @msg, no payload) goes as a MSG with
+ * KFAB_WIRE_PROBE: the receiving node only answers whether an endpoint is
+ * at @dst, and the send completes with that answer.
  *
  * Return: 0 (the send completes when the receiving node answers, or with
  * an error when the connection fails), -EAGAIN (no credit: post it again
@@ -728,8 +737,10 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 	op->id = id;
 	op->gen = peer->gen;
 	peer->credit -= op->cost;
-	peer->tx_msgs++;
-	peer->tx_bytes += msg->len;
+	if (!(msg->flags & KFAB_SQE_PROBE)) {
+		peer->tx_msgs++;
+		peer->tx_bytes += msg->len;
+	}
 	kref_get(&ep->core->ref);
 	op->sender = ep->core;
 	atomic_inc(&ep->core->tx_waiting);
@@ -864,6 +875,33 @@ static int kfab_conn_recv_buf(struct kfab_conn *conn, void *buf, size_t n)
 	return conn->engine->recv(conn, &it);
 }
 
+/*
+ * A probe (MSG with KFAB_WIRE_PROBE, no payload): answer whether an
+ * endpoint is at its destination, as a probe of this node's own address
+ * would (kfab_msg_send()), and deliver nothing.  One lookup and one
+ * RESULT, under the same credit as any message.
+ */
+static int kfab_conn_rx_probe(struct kfab_conn *conn,
+			      const struct kfab_wire_msg *w, u8 type, u64 mlen)
+{
+	struct kfab_peer *peer = conn->peer;
+	struct kfab_ep_core *target;
+	int rc;
+
+	if (type != KFAB_WIRE_MSG || mlen ||
+	    (be32_to_cpu(w->flags) & ~KFAB_WIRE_PROBE))
+		return -EPROTO;
+	rc = kfab_node_find_ep(peer->node, &w->dst, &target);
+	if (!rc)
+		kfab_ep_core_put(target);
+	mutex_lock(&peer->lock);
+	kfab_peer_result(peer, be32_to_cpu(w->op), rc);
+	kfab_peer_return_credit(peer, KFAB_WIRE_MSG_COST, peer->gen);
+	mutex_unlock(&peer->lock);
+	kfab_peer_kick(peer);
+	return 0;
+}
+
 /* MSG or RTS: a message for an endpoint of this node. */
 static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 {
@@ -895,6 +933,8 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 				    (mlen <= KFAB_WIRE_EAGER_MAX ||
 				     mlen > KFAB_MSG_MAX || len != sizeof(w)))
 		return -EPROTO;
+	if (flags & KFAB_WIRE_PROBE)
+		return kfab_conn_rx_probe(conn, &w, type, mlen);
 	if (type == KFAB_WIRE_MSG) {
 		kbuf = kvmalloc(mlen ?: 1, GFP_KERNEL);
 		if (!kbuf)

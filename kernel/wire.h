@@ -21,7 +21,10 @@
  * the pull that will place the data and how many bytes it wants; the
  * sender sends them as DATA frames, which the receiver reads straight into
  * the receive's pages.  RESULT ends every operation with its status, so
- * the sender's completion says what happened at the receiver.
+ * the sender's completion says what happened at the receiver.  A probe
+ * (MSG with KFAB_WIRE_PROBE, no payload) is only answered: RESULT 0 when
+ * an enabled endpoint is at its destination, else the error a message
+ * would get; it costs the receiver one lookup and one RESULT.
  *
  * Memory a peer can make this node hold is bounded by credits: a node may
  * have at most KFAB_WIRE_CREDIT_MAX bytes of messages (payload plus
@@ -46,7 +49,7 @@
 #include <linux/kfab.h>
 
 #define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
-#define KFAB_WIRE_VERSION	4
+#define KFAB_WIRE_VERSION	5
 /* Bytes of unreleased messages one node may hold at another */
 #define KFAB_WIRE_CREDIT_MAX	(4 << 20)
 /* What each message costs of the credit, besides its eager payload */
@@ -146,8 +149,14 @@ enum kfab_wire_msg_flags {
 	KFAB_WIRE_TAGGED = 1 << 0,	/* fi_tsend: @tag matters */
 	KFAB_WIRE_CQ_DATA = 1 << 1,	/* @data is remote CQ data */
 	KFAB_WIRE_DELIVERY = 1 << 2,	/* RESULT only once delivered */
+	/*
+	 * MSG of no payload: is an enabled endpoint at @dst?  Nothing is
+	 * delivered; RESULT says 0 or the error a message would get
+	 * (KFAB_SQE_PROBE of another node's address).
+	 */
+	KFAB_WIRE_PROBE = 1 << 3,
 	KFAB_WIRE_MSG_FLAGS = KFAB_WIRE_TAGGED | KFAB_WIRE_CQ_DATA |
-			      KFAB_WIRE_DELIVERY,
+			      KFAB_WIRE_DELIVERY | KFAB_WIRE_PROBE,
 };
 
 /**

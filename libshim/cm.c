@@ -97,9 +97,14 @@ struct shim_cm_msg {
  * struct shim_cm_chan - a hidden RDM endpoint for control messages
  * @ep, @av, @txcq, @rxcq: its objects, opened on the owner's domain
  * @addr: its address
- * @tx: the message being sent (the send waits for its completion)
+ * @tx: the message being sent (the send waits for its completion, whose
+ *	context is @tx)
  * @rx: the one receive buffer, posted again after each message
  * @rx_fd: @rxcq's eventfd, armed for good: readable once a message came
+ * @probe_dest: the probed control endpoint's index in @av, kept while the
+ *	channel lives (FI_ADDR_NOTAVAIL: none yet)
+ * @probing: a probe is out (its completion has a NULL context)
+ * @probe_ret: once @probing is over: its answer (shim_cm_chan_probe())
  */
 struct shim_cm_chan {
 	struct fid_ep *ep;
@@ -109,6 +114,9 @@ struct shim_cm_chan {
 	struct shim_cm_msg tx;
 	struct shim_cm_msg rx;
 	int rx_fd;
+	fi_addr_t probe_dest;
+	bool probing;
+	int probe_ret;
 };
 
 enum shim_conn_state {
@@ -131,7 +139,7 @@ enum shim_conn_state {
  * @conn_id: the connection's id (the active side's choice)
  * @peer_data, @peer_ctrl: the peer's endpoints
  * @probed_ms: when the peer was last probed (CLOCK_MONOTONIC ms)
- * @no_probe: the peer is another node's: probes cannot tell
+ * @no_probe: probes cannot tell (the kernel answers -FI_EOPNOTSUPP)
  */
 struct shim_conn {
 	struct shim_ep *ep;
@@ -207,6 +215,7 @@ static void shim_cm_chan_close(struct shim_cm_chan *chan)
 		fi_close(&chan->av->fid);
 	memset(chan, 0, sizeof(*chan));
 	chan->rx_fd = -1;
+	chan->probe_dest = FI_ADDR_NOTAVAIL;
 }
 
 static int shim_cm_chan_post(struct shim_cm_chan *chan)
@@ -233,6 +242,7 @@ static int shim_cm_chan_open(struct shim_cm_chan *chan,
 	int ret;
 
 	chan->rx_fd = -1;
+	chan->probe_dest = FI_ADDR_NOTAVAIL;
 	rdm = fi_dupinfo(info);
 	if (!rdm)
 		return -FI_ENOMEM;
@@ -285,55 +295,99 @@ static int shim_cm_chan_open(struct shim_cm_chan *chan,
 	return 0;
 }
 
-/* The send's completion, or -FI_ETIMEDOUT: the caller holds the owner. */
-static int shim_cm_chan_wait_tx(struct shim_cm_chan *chan)
+/*
+ * The next completion of the channel's sends: 1 with *@ret its status and
+ * *@ctx its context, 0 when none is there, or a negative error of the CQ.
+ */
+static int shim_cm_chan_tx_next(struct shim_cm_chan *chan, int *ret,
+				void **ctx)
 {
 	struct fi_cq_err_entry err = { 0 };
 	struct fi_cq_msg_entry entry;
-	int waited;
 	ssize_t n;
 
-	for (waited = 0; waited < SHIM_CM_SEND_MS; waited++) {
-		n = fi_cq_read(chan->txcq, &entry, 1);
-		if (n == 1)
-			return 0;
-		if (n == -FI_EAVAIL) {
-			if (fi_cq_readerr(chan->txcq, &err, 0) < 0)
-				return -FI_EOTHER;
-			return -(int)err.err;
+	n = fi_cq_read(chan->txcq, &entry, 1);
+	if (n == 1) {
+		*ret = 0;
+		*ctx = entry.op_context;
+		return 1;
+	}
+	if (n == -FI_EAVAIL) {
+		if (fi_cq_readerr(chan->txcq, &err, 0) < 0)
+			return -FI_EOTHER;
+		*ret = -(int)err.err;
+		*ctx = err.op_context;
+		return 1;
+	}
+	return n == -FI_EAGAIN ? 0 : (int)n;
+}
+
+/* A completion that is not @tx's is the probe's: keep its answer. */
+static bool shim_cm_chan_took_probe(struct shim_cm_chan *chan, int ret,
+				    void *ctx)
+{
+	if (ctx == &chan->tx)
+		return false;
+	if (chan->probing) {
+		chan->probing = false;
+		chan->probe_ret = ret;
+	}
+	return true;	/* or a send that timed out, answered late */
+}
+
+/* The send's completion, or -FI_ETIMEDOUT: the caller holds the owner. */
+static int shim_cm_chan_wait_tx(struct shim_cm_chan *chan)
+{
+	void *ctx;
+	int waited, ret, n;
+
+	for (waited = 0; waited < SHIM_CM_SEND_MS;) {
+		n = shim_cm_chan_tx_next(chan, &ret, &ctx);
+		if (n < 0)
+			return n;
+		if (n && !shim_cm_chan_took_probe(chan, ret, ctx))
+			return ret;
+		if (!n) {
+			(void)poll(NULL, 0, 1);
+			waited++;
 		}
-		if (n != -FI_EAGAIN)
-			return (int)n;
-		(void)poll(NULL, 0, 1);
 	}
 	return -FI_ETIMEDOUT;
 }
 
-/*
- * To the control endpoint @to, through a passing entry of the channel's
- * AV: chan->tx (built by the caller), or with @probe only whether @to is
- * there (shim_cm_chan_probe()).
- */
-static int shim_cm_chan_to(struct shim_cm_chan *chan,
-			   const struct kfab_addr *to, bool probe)
+/* The control endpoint @to as an entry of the channel's AV, in *@dest. */
+static int shim_cm_chan_dest(struct shim_cm_chan *chan,
+			     const struct kfab_addr *to, fi_addr_t *dest)
 {
 	uint32_t format = to_shim_ep(chan->ep)->addr_format;
 	char name[SHIM_ADDR_STRLEN];
 	size_t len = sizeof(name);
-	fi_addr_t dest;
 	int ret;
 
 	if (!shim_addr_out(to, format, name, &len))
 		return -FI_EINVAL;
-	ret = fi_av_insert(chan->av, name, 1, &dest, 0, NULL);
+	ret = fi_av_insert(chan->av, name, 1, dest, 0, NULL);
 	if (ret != 1)
 		return ret < 0 ? ret : -FI_EADDRNOTAVAIL;
-	if (probe)
-		ret = (int)shim_probe(to_shim_ep(chan->ep), dest);
-	else
-		ret = (int)fi_send(chan->ep, &chan->tx,
-				   offsetof(struct shim_cm_msg, data) +
-				   chan->tx.data_len, NULL, dest, NULL);
+	return 0;
+}
+
+/*
+ * chan->tx (built by the caller) to the control endpoint @to, through a
+ * passing entry of the channel's AV.
+ */
+static int shim_cm_chan_to(struct shim_cm_chan *chan,
+			   const struct kfab_addr *to)
+{
+	fi_addr_t dest;
+	int ret;
+
+	ret = shim_cm_chan_dest(chan, to, &dest);
+	if (ret)
+		return ret;
+	ret = (int)fi_send(chan->ep, &chan->tx,
+			   offsetof(struct shim_cm_msg, data) +
+			   chan->tx.data_len, NULL, dest, &chan->tx);
 	if (!ret)
 		ret = shim_cm_chan_wait_tx(chan);
 	(void)fi_av_remove(chan->av, &dest, 1, 0);
@@ -347,19 +401,45 @@ static int shim_cm_chan_send(struct shim_cm_chan *chan,
 	chan->tx.magic = SHIM_CM_MAGIC;
 	chan->tx.version = SHIM_CM_VERSION;
 	chan->tx.ctrl_addr = chan->addr;
-	return shim_cm_chan_to(chan, to, false);
+	return shim_cm_chan_to(chan, to);
 }
 
 /*
- * Is the control endpoint @to still there?  0 when it is (or when the
- * kernel cannot tell: -FI_EOPNOTSUPP, another node's), else the error a
- * send to it gets (-FI_EHOSTUNREACH: gone; -FI_ECONNRESET: of an earlier
- * load of the module).
+ * Is the control endpoint @to still there?  A probe (KFAB_SQE_PROBE) goes
+ * out if none is; its answer comes at once for this node's endpoints, a
+ * network round trip later for another node's (asked over the wire), and
+ * nothing here waits for it.  Returns -FI_EAGAIN while it is out, else
+ * its answer: 0 when @to is there, -FI_EOPNOTSUPP when the kernel cannot
+ * tell, or the error a send to it gets (-FI_EHOSTUNREACH: gone;
+ * -FI_ECONNRESET: of an earlier load of the module, or the other node's
+ * session ended).
  */
 static int shim_cm_chan_probe(struct shim_cm_chan *chan,
 			      const struct kfab_addr *to)
 {
-	return shim_cm_chan_to(chan, to, true);
+	void *ctx;
+	int ret, n;
+
+	if (!chan->probing) {
+		if (chan->probe_dest == FI_ADDR_NOTAVAIL) {
+			ret = shim_cm_chan_dest(chan, to, &chan->probe_dest);
+			if (ret)
+				return ret;
+		}
+		ret = (int)shim_probe(to_shim_ep(chan->ep), chan->probe_dest);
+		if (ret)
+			return ret;
+		chan->probing = true;
+	}
+	while (chan->probing) {
+		n = shim_cm_chan_tx_next(chan, &ret, &ctx);
+		if (n < 0)
+			return n;
+		if (!n)
+			return -FI_EAGAIN;
+		(void)shim_cm_chan_took_probe(chan, ret, ctx);
+	}
+	return chan->probe_ret;
 }
 
 /*
@@ -929,11 +1009,13 @@ static uint64_t shim_cm_now_ms(void)
 /*
  * A peer process that dies sends no SHUTDOWN; its endpoints go with its
  * file.  Every SHIM_CM_PROBE_MS of EQ reads, ask the kernel whether the
- * peer's control endpoint is still there: when it is gone, the
+ * peer's control endpoint is still there (this node's kernel, or over the
+ * wire the peer's node, shim_cm_chan_probe()): when it is gone, the
  * connection ends as a SHUTDOWN would end it (fi_cm(3): FI_SHUTDOWN "the
  * remote endpoint has been shut down or the connection has been lost").
  * The caller holds @conn's lock.  Returns in how many ms the next probe
- * is due, or -1 when none will be.
+ * is due (or the answer of one that is out should be looked for), or -1
+ * when none will be.
  */
 static int shim_conn_watch_peer(struct shim_conn *conn)
 {
@@ -943,10 +1025,19 @@ static int shim_conn_watch_peer(struct shim_conn *conn)
 	if (conn->state != SHIM_CONN_CONNECTED || conn->no_probe)
 		return -1;
 	now = shim_cm_now_ms();
-	if (now - conn->probed_ms < SHIM_CM_PROBE_MS)
-		return (int)(SHIM_CM_PROBE_MS - (now - conn->probed_ms));
-	conn->probed_ms = now;
+	if (!conn->chan.probing) {
+		if (now - conn->probed_ms < SHIM_CM_PROBE_MS)
+			return (int)(SHIM_CM_PROBE_MS -
+				     (now - conn->probed_ms));
+		conn->probed_ms = now;
+	}
 	ret = shim_cm_chan_probe(&conn->chan, &conn->peer_ctrl);
+	if (ret == -FI_EAGAIN) {
+		/* Out to another node: look again, less often as it takes. */
+		now -= conn->probed_ms;
+		return now < 1 ? 1 : now > SHIM_CM_PROBE_MS ?
+		       SHIM_CM_PROBE_MS : (int)now;
+	}
 	if (ret == -FI_EOPNOTSUPP) {
 		conn->no_probe = true;
 	} else if (ret == -FI_EHOSTUNREACH || ret == -FI_ECONNRESET) {

@@ -24,10 +24,12 @@
  * @domain: the parent
  * @fd: the fabric's device file
  * @id: the kernel's id of the counter
- * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_YIELD or
- *	FI_WAIT_SET
+ * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_YIELD,
+ *	FI_WAIT_SET or FI_WAIT_MUTEX_COND
  * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_SET), else -1
  * @wait_set: FI_WAIT_SET: the set @efd is in (wait.c), else NULL
+ * @own_wait: FI_WAIT_MUTEX_COND: @wait_set, the counter's own (closed
+ *	with it)
  * @map: the mapped values (read-only), @map_len bytes
  * @seq: the kernel's seqcount, in @map
  * @value: the success value, in @map
@@ -42,6 +44,7 @@ struct shim_cntr {
 	enum fi_wait_obj wait_obj;
 	int efd;
 	struct shim_wait *wait_set;
+	struct shim_wait *own_wait;
 	void *map;
 	size_t map_len;
 	const uint32_t *seq;
@@ -236,6 +239,8 @@ static void shim_cntr_free(struct shim_cntr *cntr)
 {
 	if (cntr->wait_set)
 		shim_wait_del(cntr->wait_set, &cntr->cntr_fid.fid);
+	if (cntr->own_wait)
+		shim_wait_close_own(cntr->own_wait);
 	if (cntr->map)
 		munmap(cntr->map, cntr->map_len);
 	if (cntr->efd >= 0)
@@ -304,9 +309,8 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
 	case FI_WAIT_SET:	/* the set: shim_cntr_open() */
+	case FI_WAIT_MUTEX_COND:	/* a set of its own: shim_cntr_open() */
 		return 0;
-	case FI_WAIT_MUTEX_COND:
-		return -FI_ENOSYS;
 	default:
 		return -FI_EINVAL;
 	}
@@ -317,13 +321,14 @@ static int shim_cntr_check_attr(const struct fi_cntr_attr *attr)
  * @domain: a kfab domain
  * @attr: the attributes, or NULL for the defaults: events
  *	FI_CNTR_EVENTS_COMP; wait objects NONE, UNSPEC, FD, YIELD, SET (a
- *	kfab wait set of the domain's fabric); no flags
+ *	kfab wait set of the domain's fabric), MUTEX_COND (a set of its own,
+ *	wait.c); no flags
  * @cntr_fid: out: the new counter
  * @context: the application's context for the fid
  *
  * Return: 0; -FI_EINVAL (a wait_set that is not kfab's or of another
- * fabric among the reasons), -FI_EBADFLAGS, -FI_ENOSYS (other events,
- * mutex/cond), -FI_ENOMEM, or the kernel's -errno.
+ * fabric among the reasons), -FI_EBADFLAGS, -FI_ENOSYS (other events),
+ * -FI_ENOMEM, or the kernel's -errno.
  */
 int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		   struct fid_cntr **cntr_fid, void *context)
@@ -350,15 +355,22 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		if (!ws)
 			return -FI_EINVAL;
 	}
+	if (attr->wait_obj == FI_WAIT_MUTEX_COND) {
+		ret = shim_wait_open_own(dom->fabric, &ws);
+		if (ret)
+			return ret;
+	}
 
 	cntr = calloc(1, sizeof(*cntr));
-	if (!cntr)
-		return -FI_ENOMEM;
-	ret = shim_ep_list_init(&cntr->eps);
+	ret = cntr ? shim_ep_list_init(&cntr->eps) : -FI_ENOMEM;
 	if (ret) {
 		free(cntr);
+		if (attr->wait_obj == FI_WAIT_MUTEX_COND)
+			shim_wait_close_own(ws);
 		return ret;
 	}
+	if (attr->wait_obj == FI_WAIT_MUTEX_COND)
+		cntr->own_wait = ws;
 	cntr->efd = -1;
 	cntr->domain = dom;
 	cntr->fd = dom->fabric->fd;

@@ -39,11 +39,12 @@
  * @fd: the fabric's device file
  * @id: the kernel's id of the CQ
  * @format: the entry format the application reads
- * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_YIELD or
- *	FI_WAIT_SET
+ * @wait_obj: FI_WAIT_NONE, FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_YIELD,
+ *	FI_WAIT_SET or FI_WAIT_MUTEX_COND
  * @wait_cond: FI_CQ_COND_NONE or FI_CQ_COND_THRESHOLD
  * @efd: the eventfd (FI_WAIT_FD, FI_WAIT_UNSPEC, FI_WAIT_SET), else -1
  * @wait_set: FI_WAIT_SET: the set @efd is in (wait.c), else NULL
+ * @own_wait: FI_WAIT_MUTEX_COND: @wait_set, the CQ's own (closed with it)
  * @lock: serialises consumers, the provider's err_data buffer and arming
  * @ring_map: the ring region (read-only), @ring_len bytes
  * @cons_map: the consumer region (read-write), @cons_len bytes
@@ -83,6 +84,7 @@ struct shim_cq {
 	enum fi_cq_wait_cond wait_cond;
 	int efd;
 	struct shim_wait *wait_set;
+	struct shim_wait *own_wait;
 	pthread_mutex_t lock;
 	void *ring_map;
 	size_t ring_len;
@@ -1032,6 +1034,8 @@ static void shim_cq_free(struct shim_cq *cq)
 {
 	if (cq->wait_set)
 		shim_wait_del(cq->wait_set, &cq->cq_fid.fid);
+	if (cq->own_wait)
+		shim_wait_close_own(cq->own_wait);
 	if (cq->ring_map)
 		munmap(cq->ring_map, cq->ring_len);
 	if (cq->cons_map)
@@ -1112,9 +1116,8 @@ static int shim_cq_check_attr(const struct fi_cq_attr *attr)
 	case FI_WAIT_FD:
 	case FI_WAIT_YIELD:
 	case FI_WAIT_SET:	/* the set: shim_cq_open() */
+	case FI_WAIT_MUTEX_COND:	/* a set of its own: shim_cq_open() */
 		break;
-	case FI_WAIT_MUTEX_COND:
-		return -FI_ENOSYS;
 	default:
 		return -FI_EINVAL;
 	}
@@ -1175,14 +1178,15 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
  * @domain: a kfab domain
  * @attr: the attributes: every format; any size up to KFAB_CQ_MAX_ENTRIES
  *	(0: the default); wait objects NONE, UNSPEC, FD, YIELD, SET (with a
- *	kfab wait set of the domain's fabric); wait_cond NONE or THRESHOLD;
+ *	kfab wait set of the domain's fabric), MUTEX_COND (a set of its
+ *	own, wait.c); wait_cond NONE or THRESHOLD;
  *	flags FI_AFFINITY (ignored)
  * @cq_fid: out: the new CQ
  * @context: the application's context for the fid
  *
  * Return: 0; -FI_EINVAL for a bad attribute (a wait_set that is not kfab's
  * or of another fabric among them), -FI_EBADFLAGS for an unknown flag,
- * -FI_ENOSYS for FI_WAIT_MUTEX_COND, -FI_ENOMEM, or the kernel's -errno.
+ * -FI_ENOMEM, or the kernel's -errno.
  */
 int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		 struct fid_cq **cq_fid, void *context)
@@ -1204,10 +1208,20 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		if (!ws)
 			return -FI_EINVAL;
 	}
+	if (attr->wait_obj == FI_WAIT_MUTEX_COND && !(attr->flags & FI_PEER)) {
+		ret = shim_wait_open_own(dom->fabric, &ws);
+		if (ret)
+			return ret;
+	}
 
 	cq = calloc(1, sizeof(*cq));
-	if (!cq)
+	if (!cq) {
+		if (attr->wait_obj == FI_WAIT_MUTEX_COND && ws)
+			shim_wait_close_own(ws);
 		return -FI_ENOMEM;
+	}
+	if (attr->wait_obj == FI_WAIT_MUTEX_COND)
+		cq->own_wait = ws;
 	cq->efd = -1;
 	ret = -pthread_mutex_init(&cq->lock, NULL);
 	if (ret) {

@@ -450,6 +450,9 @@ int shim_wait_add(struct shim_wait *ws, struct fid *fid,
 		  enum shim_wait_kind kind, int efd);
 void shim_wait_del(struct shim_wait *ws, struct fid *fid);
 int shim_wait_getwait(struct shim_wait *ws, void *arg);
+/* FI_WAIT_MUTEX_COND CQs and counters: a set of their own */
+int shim_wait_open_own(struct shim_fabric *fabric, struct shim_wait **out);
+void shim_wait_close_own(struct shim_wait *ws);
 /* eq.c: an EQ's events for its wait set, after its CM hooks ran. */
 bool shim_eq_wait_ready(struct fid *fid);
 

@@ -203,9 +203,10 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
  * @dest: an index of its AV
  *
  * Nothing is delivered: the completion on @ep's transmit CQ is a success
- * when an enabled endpoint of this machine is there, FI_EHOSTUNREACH or
- * FI_ECONNRESET when none is, FI_EOPNOTSUPP for another node's.  cm.c
- * watches a connection's peer with it.
+ * when an enabled endpoint is there, FI_EHOSTUNREACH or FI_ECONNRESET
+ * when none is (another node's address is asked over the wire, so its
+ * answer comes a round trip later), FI_EOPNOTSUPP when the kernel cannot
+ * tell.  cm.c watches a connection's peer with it.
  */
 ssize_t shim_probe(struct shim_ep *ep, fi_addr_t dest)
 {

@@ -120,6 +120,15 @@ TEST_F(module, bad_parameters_are_refused)
 	EXPECT_EQ(7, q.max_objects);
 	close(fd);
 	ASSERT_EQ(0, unload());
+
+	/* The limits take their ranges at load too (limits.c) */
+	EXPECT_EQ(-EINVAL, load("peer_timeout_ms=0"));
+	EXPECT_EQ(-EINVAL, load("peer_timeout_ms=3600001"));
+	EXPECT_EQ(-EINVAL, load("av_max_named_per_user=abc"));
+	EXPECT_EQ(-EINVAL, load("av_max_entries_per_user=4294967296"));
+	EXPECT_FALSE(exists("/dev/kfab"));
+	ASSERT_EQ(0, load("peer_timeout_ms=100 av_max_named_per_user=1048576"));
+	ASSERT_EQ(0, unload());
 	ASSERT_EQ(0, load(""));
 }
 

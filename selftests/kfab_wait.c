@@ -5,7 +5,12 @@
  * thread asleep in fi_wait() wakes for a completion, a counter change and
  * an EQ event; the set's fd works with poll() and epoll after
  * fi_trywait(); the closing rules (a set with members is -FI_EBUSY; a
- * member that closes leaves the set).  Every test SKIPs without /dev/kfab.
+ * member that closes leaves the set).  FI_WAIT_MUTEX_COND sets (fixture
+ * mcwait): an application thread asleep in pthread_cond_timedwait(), as
+ * fi_poll(3)'s protocol has it (lock, fi_trywait, wait), wakes for each
+ * kind of member, times out without spinning, and the set closes in any
+ * order its members allow, across fork() too.  Every test SKIPs without
+ * /dev/kfab.
  * Runs inside the test VM with FI_PROVIDER_PATH naming libshim/prov.
  */
 #define _GNU_SOURCE
@@ -17,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -155,12 +161,13 @@ TEST(wait_open_checks_its_arguments)
 		int ret;
 	} cases[] = {
 		{ FI_WAIT_FD, 1, -FI_EBADFLAGS },
-		{ FI_WAIT_MUTEX_COND, 0, -FI_ENOSYS },
+		{ FI_WAIT_MUTEX_COND, 1, -FI_EBADFLAGS },
 		{ FI_WAIT_NONE, 0, -FI_EINVAL },
 		{ FI_WAIT_SET, 0, -FI_EINVAL },
 		{ (enum fi_wait_obj)99, 0, -FI_EINVAL },
 	};
 	struct pollfd pfds[2] = { { .fd = -1 }, { .fd = -1 } };
+	struct fi_mutex_cond mc = { 0 };
 	struct fi_wait_attr attr = { 0 };
 	struct fi_wait_pollfd wp;
 	enum fi_wait_obj obj;
@@ -223,6 +230,24 @@ TEST(wait_open_checks_its_arguments)
 	fid = &ws->fid;
 	EXPECT_EQ(0, fi_trywait(s.fabric, &fid, 1));
 	EXPECT_EQ(0, poll(pfds, 1, 20));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(ws, 20));
+	EXPECT_EQ(0, fi_close(&ws->fid));
+
+	/*
+	 * FI_WAIT_MUTEX_COND: the set's own pair; empty, it has nothing to
+	 * wait for (and no helper thread yet)
+	 */
+	attr.wait_obj = FI_WAIT_MUTEX_COND;
+	ASSERT_EQ(0, fi_wait_open(s.fabric, &attr, &ws));
+	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAITOBJ, &obj));
+	EXPECT_EQ(FI_WAIT_MUTEX_COND, obj);
+	EXPECT_EQ(0, fi_control(&ws->fid, FI_GETWAIT, &mc));
+	EXPECT_NE(NULL, mc.mutex);
+	EXPECT_NE(NULL, mc.cond);
+	EXPECT_EQ(-FI_EINVAL, fi_control(&ws->fid, FI_GETWAIT, NULL));
+	fid = &ws->fid;
+	EXPECT_EQ(0, fi_trywait(s.fabric, &fid, 1));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(ws, 0));
 	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(ws, 20));
 	EXPECT_EQ(0, fi_close(&ws->fid));
 
@@ -581,6 +606,487 @@ TEST_F(wait, wait_sleeps_on_a_cm_eq_until_a_connection_request)
 	EXPECT_EQ(0, fi_close(&pep->fid));
 	fi_freeinfo(info);
 	fi_freeinfo(cinfo);
+}
+
+/* ---- FI_WAIT_MUTEX_COND sets ---- */
+
+/* The same objects as FIXTURE(wait), in an FI_WAIT_MUTEX_COND set. */
+FIXTURE(mcwait) {
+	struct kfab_test_fi a, b;
+	struct fid_wait *ws;
+	struct fid_cntr *cntr;
+	struct fid_eq *eq;
+	fi_addr_t to_b;
+	struct fi_mutex_cond mc;
+};
+
+FIXTURE_SETUP(mcwait)
+{
+	struct fi_wait_attr attr = { .wait_obj = FI_WAIT_MUTEX_COND };
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_endpoints())
+		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
+	ASSERT_EQ(0, _test_fi_side_open(&self->a, kfab_test_rdm_hints(),
+					true));
+	ASSERT_EQ(0, _test_fi_domain_open(&self->b, kfab_test_rdm_hints()));
+	ASSERT_EQ(0, fi_wait_open(self->b.fabric, &attr, &self->ws));
+	ASSERT_EQ(0, fi_control(&self->ws->fid, FI_GETWAIT, &self->mc));
+	ASSERT_EQ(0, open_b(&self->b, self->ws, &self->cntr, &self->eq));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->a, &self->b,
+					      &self->to_b));
+}
+
+FIXTURE_TEARDOWN(mcwait)
+{
+	if (self->b.ep)
+		EXPECT_EQ(0, fi_close(&self->b.ep->fid));
+	self->b.ep = NULL;
+	if (self->cntr)
+		EXPECT_EQ(0, fi_close(&self->cntr->fid));
+	if (self->eq)
+		EXPECT_EQ(0, fi_close(&self->eq->fid));
+	if (self->b.cq)
+		EXPECT_EQ(0, fi_close(&self->b.cq->fid));
+	self->b.cq = NULL;
+	if (self->ws)
+		EXPECT_EQ(0, fi_close(&self->ws->fid));
+	test_fi_close(&self->b);
+	test_fi_close(&self->a);
+}
+
+/*
+ * An application thread waiting on the set's condition variable the way
+ * fi_poll(3) says: lock, fi_trywait() on the set, pthread_cond_timedwait()
+ * while it answers 0.  What it got (0: news, -FI_ETIMEDOUT), after how
+ * long, and the CPU the whole process spent meanwhile.
+ */
+struct cond_sleeper {
+	pthread_t thread;
+	struct fid_fabric *fabric;
+	struct fid_wait *ws;
+	struct fi_mutex_cond mc;
+	int timeout;
+	int ret;
+	int wakeups;
+	uint64_t ms;
+};
+
+static void *cond_sleeper_run(void *arg)
+{
+	struct cond_sleeper *s = arg;
+	uint64_t start = kfab_now_ms();
+	struct fid *fid = &s->ws->fid;
+	struct timespec until;
+	int rc;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += s->timeout / 1000;
+	until.tv_nsec += (long)(s->timeout % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(s->mc.mutex);
+	for (;;) {
+		rc = fi_trywait(s->fabric, &fid, 1);
+		if (rc == -FI_EAGAIN) {
+			s->ret = 0;
+			break;
+		}
+		if (rc) {
+			s->ret = rc;
+			break;
+		}
+		rc = pthread_cond_timedwait(s->mc.cond, s->mc.mutex, &until);
+		if (rc == ETIMEDOUT) {
+			s->ret = -FI_ETIMEDOUT;
+			break;
+		}
+		s->wakeups++;
+	}
+	pthread_mutex_unlock(s->mc.mutex);
+	s->ms = kfab_now_ms() - start;
+	return NULL;
+}
+
+static int cond_sleeper_start(struct cond_sleeper *s,
+			      FIXTURE_DATA(mcwait) *self, int timeout)
+{
+	*s = (struct cond_sleeper){ .fabric = self->b.fabric,
+				    .ws = self->ws, .mc = self->mc,
+				    .timeout = timeout, .ret = 1 };
+	return pthread_create(&s->thread, NULL, cond_sleeper_run, s);
+}
+
+static long process_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/* Members give the set's pair, the same one the set gives. */
+TEST_F(mcwait, getwait_of_members_gives_the_sets_mutex_and_cond)
+{
+	struct fi_mutex_cond mc;
+	enum fi_wait_obj obj;
+	struct fid *members[3];
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	members[0] = &self->b.cq->fid;
+	members[1] = &self->cntr->fid;
+	members[2] = &self->eq->fid;
+	for (i = 0; i < 3; i++) {
+		memset(&mc, 0, sizeof(mc));
+		EXPECT_EQ(0, fi_control(members[i], FI_GETWAITOBJ, &obj));
+		EXPECT_EQ(FI_WAIT_SET, obj);
+		EXPECT_EQ(0, fi_control(members[i], FI_GETWAIT, &mc));
+		EXPECT_EQ(self->mc.mutex, mc.mutex);
+		EXPECT_EQ(self->mc.cond, mc.cond);
+	}
+}
+
+/* pthread_cond_timedwait() wakes for a completion in the CQ. */
+TEST_F(mcwait, cond_wait_wakes_for_a_completion)
+{
+	struct fi_cq_tagged_entry e;
+	struct cond_sleeper s;
+	uint32_t v = 5, r = 0;
+	struct fid *fid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	fid = &self->ws->fid;
+	EXPECT_EQ(0, fi_trywait(self->b.fabric, &fid, 1));
+	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
+	nap();
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->to_b,
+			     NULL));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_GT(TIMEOUT_MS, s.ms);
+	EXPECT_LE(1, s.wakeups);
+	ASSERT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
+	EXPECT_EQ(5U, r);
+	/* Once everything is read, nothing is news (after the counter's). */
+	(void)fi_wait(self->ws, 0);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 50));
+}
+
+/* ... for a counter that changes ... */
+TEST_F(mcwait, cond_wait_wakes_for_a_counter)
+{
+	struct cond_sleeper s;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
+	nap();
+	ASSERT_EQ(0, fi_cntr_add(self->cntr, 3));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_GT(TIMEOUT_MS, s.ms);
+	EXPECT_EQ(3U, fi_cntr_read(self->cntr));
+	(void)fi_wait(self->ws, 0);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 50));
+}
+
+/* ... and for an event in the EQ. */
+TEST_F(mcwait, cond_wait_wakes_for_an_eq_event)
+{
+	struct fi_eq_entry entry = { .context = &entry };
+	struct cond_sleeper s;
+	uint32_t event;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
+	nap();
+	ASSERT_EQ((ssize_t)sizeof(entry),
+		  fi_eq_write(self->eq, FI_NOTIFY, &entry, sizeof(entry), 0));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_GT(TIMEOUT_MS, s.ms);
+	ASSERT_EQ((ssize_t)sizeof(entry),
+		  fi_eq_sread(self->eq, &event, &entry, sizeof(entry), 100, 0));
+	EXPECT_EQ(FI_NOTIFY, event);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 20));
+}
+
+/*
+ * Nothing happens: the sleeper times out, and neither it nor the set's
+ * helper thread spins meanwhile (the process's CPU time stays far below
+ * the wall time).
+ */
+TEST_F(mcwait, cond_wait_times_out_without_spinning)
+{
+	struct cond_sleeper s;
+	long cpu;
+
+	RETURN_IF_SETUP_SKIPPED();
+	cpu = process_cpu_ms();
+	ASSERT_EQ(0, cond_sleeper_start(&s, self, 600));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	cpu = process_cpu_ms() - cpu;
+	EXPECT_EQ(-FI_ETIMEDOUT, s.ret);
+	EXPECT_LE(590U, s.ms);
+	EXPECT_GT((long)s.ms / 4, cpu);
+	TH_LOG("cond wait: %llu ms wall, %ld ms CPU, %d wake-ups",
+	       (unsigned long long)s.ms, cpu, s.wakeups);
+}
+
+/* fi_wait() on such a set is the same protocol: it wakes, it times out. */
+TEST_F(mcwait, fi_wait_wakes_and_times_out)
+{
+	uint64_t start = kfab_now_ms();
+	struct sleeper s;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 300));
+	EXPECT_LE(300U, kfab_now_ms() - start);
+	ASSERT_EQ(0, sleeper_start(&s, self->ws, TIMEOUT_MS));
+	nap();
+	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_GT(TIMEOUT_MS, s.ms);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 0));
+}
+
+/* After @delay_us, one fi_cntr_add(): a signal at any moment. */
+struct poker {
+	pthread_t thread;
+	struct fid_cntr *cntr;
+	int delay_us;
+};
+
+static void *poker_run(void *arg)
+{
+	struct poker *p = arg;
+
+	usleep(p->delay_us);
+	(void)fi_cntr_add(p->cntr, 1);
+	return NULL;
+}
+
+/*
+ * No wake-up is lost, whenever the signal comes: before the application
+ * takes the mutex, between its fi_trywait() and its wait, or while it
+ * sleeps.  Each round's pthread_cond_timedwait() loop ends long before its
+ * timeout.
+ */
+TEST_F(mcwait, no_signal_is_lost_whenever_it_comes)
+{
+	struct fid *fid = &self->ws->fid;
+	struct timespec until;
+	struct poker p;
+	int rc, i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 40; i++) {
+		/* Nothing pending before the round. */
+		while (fi_trywait(self->b.fabric, &fid, 1) == -FI_EAGAIN)
+			;
+		p = (struct poker){ .cntr = self->cntr,
+				    .delay_us = (i % 8) * 500 };
+		ASSERT_EQ(0, pthread_create(&p.thread, NULL, poker_run, &p));
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += TIMEOUT_MS / 1000;
+		rc = 0;
+		pthread_mutex_lock(self->mc.mutex);
+		while (!rc && fi_trywait(self->b.fabric, &fid, 1) == 0)
+			rc = pthread_cond_timedwait(self->mc.cond,
+						    self->mc.mutex, &until);
+		pthread_mutex_unlock(self->mc.mutex);
+		ASSERT_EQ(0, pthread_join(p.thread, NULL));
+		ASSERT_EQ(0, rc) TH_LOG("round %d", i);
+	}
+	EXPECT_EQ(40U, fi_cntr_read(self->cntr));
+}
+
+/*
+ * fi_poll(3): a set with members is -FI_EBUSY; members leave as they
+ * close, in any order, while a thread waits on the condition variable;
+ * then the set closes (its helper thread ends).
+ */
+TEST_F(mcwait, close_orderings)
+{
+	struct cond_sleeper s;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
+	nap();
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->ws->fid));
+	EXPECT_EQ(0, fi_close(&self->b.ep->fid));
+	self->b.ep = NULL;
+	EXPECT_EQ(0, fi_close(&self->b.cq->fid));
+	self->b.cq = NULL;
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->ws->fid));
+	/* What is left still wakes the sleeper. */
+	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_EQ(0, fi_close(&self->cntr->fid));
+	self->cntr = NULL;
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->ws->fid));
+	EXPECT_EQ(0, fi_close(&self->eq->fid));
+	self->eq = NULL;
+	EXPECT_EQ(0, fi_close(&self->ws->fid));
+	self->ws = NULL;
+}
+
+/*
+ * fork() with the helper thread running: the child, which has no such
+ * thread, gets one of its own (and an epoll fd of its own) when it waits
+ * on the set, and its wait ends; the parent's set goes on waking.
+ */
+TEST_F(mcwait, the_parent_goes_on_after_fork)
+{
+	struct cond_sleeper s;
+	int status;
+	pid_t pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 0));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int rc = fi_wait(self->ws, 50);
+
+		_exit(rc == 0 || rc == -FI_ETIMEDOUT ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, status);
+	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
+	nap();
+	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	EXPECT_GT(TIMEOUT_MS, s.ms);
+}
+
+/*
+ * A CQ and a counter opened with FI_WAIT_MUTEX_COND (no set named): each
+ * has a set of its own; FI_GETWAIT gives its pair, and a thread waiting
+ * on it the fi_poll(3) way, with fi_trywait() on the object, wakes for a
+ * completion, and for a counter's change.
+ */
+struct obj_sleeper {
+	pthread_t thread;
+	struct fid_fabric *fabric;
+	struct fid *fid;
+	struct fid_cntr *cntr;	/* a counter: wait until it is non-zero */
+	struct fid_cq *cq;	/* a CQ: wait until it holds a completion */
+	struct fi_mutex_cond mc;
+	int ret;
+};
+
+static bool obj_sleeper_done(struct obj_sleeper *s)
+{
+	if (s->cntr)
+		return fi_cntr_read(s->cntr) > 0;
+	return fi_trywait(s->fabric, &s->fid, 1) == -FI_EAGAIN;
+}
+
+static void *obj_sleeper_run(void *arg)
+{
+	struct obj_sleeper *s = arg;
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += TIMEOUT_MS / 1000;
+	pthread_mutex_lock(s->mc.mutex);
+	while (!rc && !obj_sleeper_done(s)) {
+		/* A counter's fi_trywait() only resets: its value decides. */
+		if (s->cntr && fi_trywait(s->fabric, &s->fid, 1))
+			break;
+		rc = pthread_cond_timedwait(s->mc.cond, s->mc.mutex, &until);
+	}
+	pthread_mutex_unlock(s->mc.mutex);
+	s->ret = rc == ETIMEDOUT ? -FI_ETIMEDOUT : -rc;
+	return NULL;
+}
+
+TEST(mutex_cond_cq_and_counter_have_sets_of_their_own)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED,
+				      .wait_obj = FI_WAIT_MUTEX_COND };
+	struct fi_cntr_attr cntr_attr = { .events = FI_CNTR_EVENTS_COMP,
+					  .wait_obj = FI_WAIT_MUTEX_COND };
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE };
+	struct fi_mutex_cond mc, mc2;
+	struct fi_cq_tagged_entry e;
+	struct kfab_test_fi a, b;
+	struct obj_sleeper s;
+	struct fid_cntr *cntr;
+	enum fi_wait_obj obj;
+	uint32_t v = 7, r = 0;
+	fi_addr_t to_b;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_endpoints())
+		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
+	ASSERT_EQ(0, _test_fi_side_open(&a, kfab_test_rdm_hints(), true));
+	ASSERT_EQ(0, _test_fi_domain_open(&b, kfab_test_rdm_hints()));
+	ASSERT_EQ(0, fi_av_open(b.domain, &av_attr, &b.av, NULL));
+	ASSERT_EQ(0, fi_cq_open(b.domain, &cq_attr, &b.cq, NULL));
+	ASSERT_EQ(0, fi_cntr_open(b.domain, &cntr_attr, &cntr, NULL));
+	ASSERT_EQ(0, fi_endpoint(b.domain, b.info, &b.ep, NULL));
+	ASSERT_EQ(0, fi_ep_bind(b.ep, &b.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(b.ep, &b.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(b.ep));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&a, &b, &to_b));
+
+	EXPECT_EQ(0, fi_control(&b.cq->fid, FI_GETWAITOBJ, &obj));
+	EXPECT_EQ(FI_WAIT_MUTEX_COND, obj);
+	EXPECT_EQ(0, fi_control(&cntr->fid, FI_GETWAITOBJ, &obj));
+	EXPECT_EQ(FI_WAIT_MUTEX_COND, obj);
+	ASSERT_EQ(0, fi_control(&b.cq->fid, FI_GETWAIT, &mc));
+	ASSERT_EQ(0, fi_control(&cntr->fid, FI_GETWAIT, &mc2));
+	EXPECT_NE(NULL, mc.mutex);
+	EXPECT_NE(NULL, mc.cond);
+	EXPECT_NE(mc.mutex, mc2.mutex);	/* two objects, two sets */
+
+	/* The CQ */
+	ASSERT_EQ(0, fi_recv(b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC, NULL));
+	s = (struct obj_sleeper){ .fabric = b.fabric, .fid = &b.cq->fid,
+				  .cq = b.cq, .mc = mc, .ret = 1 };
+	ASSERT_EQ(0, pthread_create(&s.thread, NULL, obj_sleeper_run, &s));
+	nap();
+	ASSERT_EQ(0, fi_send(a.ep, &v, sizeof(v), NULL, to_b, NULL));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	ASSERT_EQ(1, fi_cq_read(b.cq, &e, 1));
+	EXPECT_EQ(7U, r);
+
+	/* The counter */
+	s = (struct obj_sleeper){ .fabric = b.fabric, .fid = &cntr->fid,
+				  .cntr = cntr, .mc = mc2, .ret = 1 };
+	ASSERT_EQ(0, pthread_create(&s.thread, NULL, obj_sleeper_run, &s));
+	nap();
+	ASSERT_EQ(0, fi_cntr_add(cntr, 2));
+	ASSERT_EQ(0, pthread_join(s.thread, NULL));
+	EXPECT_EQ(0, s.ret);
+	/* Blocking reads of its own still work. */
+	EXPECT_EQ(0, fi_cntr_wait(cntr, 2, TIMEOUT_MS));
+
+	/* Each closes with its set. */
+	EXPECT_EQ(0, fi_close(&b.ep->fid));
+	b.ep = NULL;
+	EXPECT_EQ(0, fi_close(&cntr->fid));
+	EXPECT_EQ(0, fi_close(&b.cq->fid));
+	b.cq = NULL;
+	test_fi_close(&b);
+	test_fi_close(&a);
 }
 
 TEST_HARNESS_MAIN

@@ -1268,9 +1268,11 @@ enum kfab_sqe_flags {
 	 * Send (KFAB_OP_SEND, no payload): deliver nothing; complete with 0
 	 * when an enabled endpoint of this machine is at the destination,
 	 * else with the error a send would get (EHOSTUNREACH, ECONNRESET).
-	 * A destination on another node completes with EOPNOTSUPP.  The
-	 * library probes the peer of a connection with it (FI_SHUTDOWN of a
-	 * peer that died, Documentation/ep.rst).
+	 * A destination on another node is asked over the wire and answers
+	 * the same way (after a round trip); a sender without a node address
+	 * of its own completes with EOPNOTSUPP (cannot tell).  The library
+	 * probes the peer of a connection with it (FI_SHUTDOWN of a peer
+	 * that died, Documentation/ep.rst).
 	 */
 	KFAB_SQE_PROBE = 1 << 9,
 	/*
