@@ -307,6 +307,19 @@ static void kfab_unexp_hold(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 	rxc->unexp_total++;
 }
 
+/*
+ * A message whose bytes stay in its sender's pages: the send waits at
+ * this receiver until kfab_send_done() (a reference on @sender).
+ */
+static void kfab_unexp_keep_sender(struct kfab_unexp *u,
+				   struct kfab_ep_core *sender, u64 context)
+{
+	kref_get(&sender->ref);
+	atomic_inc(&sender->tx_waiting);
+	u->sender = sender;
+	u->sender_context = context;
+}
+
 /* Take a message off its list; its buffered bytes leave the budget. */
 static void kfab_unexp_take(struct kfab_rx_ctx *rxc, struct kfab_unexp *u)
 {
@@ -486,10 +499,7 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 		kfree(u);
 		return rc;
 	}
-	kref_get(&sender->ref);
-	atomic_inc(&sender->tx_waiting);
-	u->sender = sender;
-	u->sender_context = context;
+	kfab_unexp_keep_sender(u, sender, context);
 	kfab_unexp_hold(rxc, u);
 	return 0;
 }
@@ -571,10 +581,7 @@ static int kfab_unexp_buffered(struct kfab_rx_ctx *rxc,
 			kfree(u);
 			return rc;
 		}
-		kref_get(&sender->ref);
-		atomic_inc(&sender->tx_waiting);
-		u->sender = sender;
-		u->sender_context = context;
+		kfab_unexp_keep_sender(u, sender, context);
 		*later = true;
 	}
 	kfab_unexp_hold(rxc, u);
