@@ -320,6 +320,14 @@ static void kfab_rdma_free_qp(struct kfab_rdma_conn *rc)
 	}
 }
 
+/* The memory of @rc goes; the module's exit waits for the last one. */
+static void kfab_rdma_conn_gone(struct kfab_rdma_conn *rc)
+{
+	kfree(rc);
+	if (atomic_dec_and_test(&kfab_rdma_nr_conns))
+		wake_up_all(&kfab_rdma_gone_wait);
+}
+
 static void kfab_rdma_conn_free(struct kref *ref)
 {
 	struct kfab_rdma_conn *rc = container_of(ref, struct kfab_rdma_conn,
@@ -332,9 +340,7 @@ static void kfab_rdma_conn_free(struct kref *ref)
 	rdma_disconnect(rc->id);
 	kfab_rdma_free_qp(rc);
 	rdma_destroy_id(rc->id);
-	kfree(rc);
-	if (atomic_dec_and_test(&kfab_rdma_nr_conns))
-		wake_up_all(&kfab_rdma_gone_wait);
+	kfab_rdma_conn_gone(rc);
 }
 
 static void kfab_rdma_conn_put(struct kfab_rdma_conn *rc)
@@ -1206,9 +1212,7 @@ static int kfab_rdma_accept(struct kfab_rdma_listener *rl,
 		list_del(&rc->all);
 		mutex_unlock(&kfab_rdma_lock);
 		kfab_rdma_free_qp(rc);
-		kfree(rc);
-		if (atomic_dec_and_test(&kfab_rdma_nr_conns))
-			wake_up_all(&kfab_rdma_gone_wait);
+		kfab_rdma_conn_gone(rc);
 		return ret;
 	}
 	rc->conn.local = rl->l->addr;
@@ -1391,9 +1395,7 @@ static int kfab_rdma_connect(struct kfab_node *node,
 	id = rdma_create_id(node->net, kfab_rdma_cm_handler, &rc->ctx, RDMA_PS_TCP,
 			    IB_QPT_RC);
 	if (IS_ERR(id)) {
-		kfree(rc);
-		if (atomic_dec_and_test(&kfab_rdma_nr_conns))
-			wake_up_all(&kfab_rdma_gone_wait);
+		kfab_rdma_conn_gone(rc);
 		return PTR_ERR(id);
 	}
 	rc->id = id;
