@@ -328,6 +328,13 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 	return found;
 }
 
+/* The engine @peer goes by: its connection's, or the one it calls with. */
+static const char *kfab_peer_engine_name(struct kfab_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->out ? peer->out->engine->name : peer->engine->name;
+}
+
 /* A snapshot of @peer for netlink's dumps and events. */
 static void kfab_peer_info_of(struct kfab_peer *peer,
 			      struct kfab_peer_info *info)
@@ -340,8 +347,7 @@ static void kfab_peer_info_of(struct kfab_peer *peer,
 			 peer->state == KFAB_PEER_IDLE ? KFAB_NL_PEER_IDLE :
 			 KFAB_NL_PEER_CLOSED,
 		.incarnation = peer->incarnation,
-		.engine = peer->out ? peer->out->engine->name :
-			  peer->engine->name,
+		.engine = kfab_peer_engine_name(peer),
 		.tx_msgs = peer->tx_msgs,
 		.tx_bytes = peer->tx_bytes,
 		.rx_msgs = peer->rx_msgs,
@@ -2008,8 +2014,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   peer->credit, peer->owed, peer->tx_msgs,
 			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
 			   peer->failures,
-			   peer->out ? peer->out->engine->name :
-			   peer->engine->name, peer->crossed,
+			   kfab_peer_engine_name(peer), peer->crossed,
 			   peer->session, peer->remote_session, peer->tx_seq,
 			   peer->rx_seq, peer->acked, peer->resumed,
 			   peer->resent);
