@@ -200,8 +200,8 @@ test-6.12: deps
 		--timeout 1500 -- selftests/vm-suite
 
 # The two-guest bed's scenarios (selftests/pair), the long ones included,
-# and the netns bed on the other kernels; make test runs the smoke test
-# and the netns bed on the stock kernel.
+# the netns bed on the other kernels and kfab_blk across nodes; make test
+# runs the smoke test and the netns bed on the stock kernel.
 test-pair: deps
 	$(MAKE) all module-test module-test-6.12 module-debug mpi
 	selftests/run-tests --pair-only
