@@ -105,7 +105,10 @@ struct kfab_unexp {
  * @cost: the credit it holds at the sender
  * @gen: the peer's session it came in
  * @rts: its payload is still at the sender: a receive pulls it
- * @told: the sender has had its RESULT
+ * @on_ack: a small message without FI_DELIVERY_COMPLETE: the sender
+ *	completes it when its frame is acknowledged, and gets a RESULT only
+ *	for an error
+ * @told: the sender has had its RESULT, or needs none
  */
 struct kfab_remote {
 	struct kfab_peer *peer;
@@ -113,6 +116,7 @@ struct kfab_remote {
 	u32 cost;
 	u32 gen;
 	bool rts;
+	bool on_ack;
 	bool told;
 };
 

@@ -132,6 +132,9 @@ struct kfab_link {
  *	(the WELCOME), blocking for at most kfab_peer_timeout_ms
  * @shutdown: end a connection; its reader (work on kfab_net_wq) fails and
  *	closes it
+ * @rx_pending: optional: whether bytes of a connection wait to be read, a
+ *	hint that lets the reader send one acknowledgment for a burst of
+ *	frames (without it, one after each small message)
  *
  * @owner: the module of an engine that registers (engine.c)
  * @link: on the list of registered engines
@@ -158,6 +161,7 @@ struct kfab_engine {
 	int (*recv)(struct kfab_conn *conn, struct iov_iter *to);
 	int (*recv_link)(struct kfab_link *link, struct iov_iter *to);
 	void (*shutdown)(struct kfab_conn *conn);
+	bool (*rx_pending)(struct kfab_conn *conn);
 };
 
 extern u32 kfab_incarnation;

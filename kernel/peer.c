@@ -14,13 +14,20 @@
  * WELCOME, drops its call and waits for the winning one to arrive.
  *
  * A send to another node is a struct kfab_op in the peer's table until
- * the RESULT of the receiving node ends it: the sender's completion says
- * what happened over there, and an error never goes unreported.  A small
+ * the receiving node is done with it: the sender's completion says what
+ * happened over there, and an error never goes unreported.  A small
  * message travels in its MSG frame (copied once into the op, so the
- * sender's buffer is free at once); a large one stays pinned in the
- * sender's pages, announced by RTS, until the receiving node's CTS asks
- * for its bytes, which go out of those pages without a copy.  What a peer
- * may make this node hold is bounded by credits (wire.h).
+ * sender's buffer is free at once) and completes when the receiving node
+ * acknowledges the frame (@ackq), which it does only once it has found
+ * the endpoint and delivered or held the message; an error comes as a
+ * RESULT, and the receiving node holds back its acknowledgments until
+ * that RESULT has a number (kfab_peer_ack_safe()), so the sender always
+ * reads the RESULT before the acknowledgment.  A large message stays
+ * pinned in the sender's pages, announced by RTS, until the receiving
+ * node's CTS asks for its bytes, which go out of those pages without a
+ * copy; its RESULT ends it, as it ends a probe and a send with
+ * FI_DELIVERY_COMPLETE.  What a peer may make this node hold is bounded
+ * by credits (wire.h).
  *
  * Only the peer's one sender (@tx_busy) sends on its connection, puts a new
  * one in place or lets it go (kfab_peer_conn_lost()).
@@ -72,9 +79,13 @@ struct workqueue_struct *kfab_net_wq;
 EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_net_wq);
 
 /**
- * struct kfab_op - a send to another node, until its RESULT
+ * struct kfab_op - a send to another node, until it is acknowledged or
+ *	its RESULT comes
  * @ref: the peer's table, and each frame that carries it
  * @id: its number in the peer's table
+ * @on_ack: a small message: the acknowledgment of its frame ends it
+ * @ack_link: on its peer's @ackq once its frame has a number
+ * @seq: that number
  * @sender: the sending endpoint (a reference), counted in its @tx_waiting
  * @context: the send's context
  * @kind: KFAB_KIND_*
@@ -88,6 +99,9 @@ EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_net_wq);
 struct kfab_op {
 	struct kref ref;
 	u32 id;
+	bool on_ack;
+	struct list_head ack_link;
+	u32 seq;
 	struct kfab_ep_core *sender;
 	u64 context;
 	int kind;
@@ -102,7 +116,9 @@ struct kfab_op {
 /**
  * struct kfab_frame - a frame waiting to go out
  * @link: on its peer's @txq, then on its @sent until acknowledged
- * @numbered: it went out once: @seq, @hdr's credit are its for good
+ * @numbered: it went out once: @seq, @hdr's credit and ack are its for
+ *	good
+ * @holds: a RESULT the acknowledgments wait for (kfab_peer_ack_safe())
  * @seq: its number in the session
  * @hdr: its header
  * @body: its body
@@ -116,6 +132,7 @@ struct kfab_op {
 struct kfab_frame {
 	struct list_head link;
 	bool numbered;
+	bool holds;
 	u32 seq;
 	struct kfab_wire_hdr hdr;
 	union {
@@ -156,9 +173,15 @@ enum kfab_peer_state {
  * @started: a frame of the session went out or came in
  * @tx_seq: the number of the last frame that went out
  * @rx_seq: how many frames of the remote session were carried out
- * @acked: how many of ours the remote node acknowledged
- * @ack_sent: @rx_seq as the last frame out told it
+ * @acked: how many of ours the remote node carried out, as its frames
+ *	and its last HELLO or WELCOME said
+ * @ack_hdr: the acknowledgment of the last frame it sent us
+ * @ack_sent: the acknowledgment the last frame out told
+ * @holds: RESULTs queued without a number that @ack_cap waits for
+ * @ack_cap: the most a frame may acknowledge while @holds
  * @sent: frames out, not acknowledged yet, in order
+ * @ackq: small messages out (struct kfab_op) that the next
+ *	acknowledgment of their frames ends, in order
  * @lost_at: when a reset connection left things outstanding (0: none)
  * @rx_lock: held by a reader carrying out a frame (see "Locking")
  * @engine: the engine its connections go by
@@ -204,8 +227,12 @@ struct kfab_peer {
 	u32 tx_seq;
 	u32 rx_seq;
 	u32 acked;
+	u32 ack_hdr;
 	u32 ack_sent;
+	u32 holds;
+	u32 ack_cap;
 	struct list_head sent;
+	struct list_head ackq;
 	unsigned long lost_at;
 	struct mutex rx_lock;	/* see above */
 	const struct kfab_engine *engine;
@@ -308,6 +335,7 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			found->session = get_random_u32() ?: 1;
 			INIT_LIST_HEAD(&found->txq);
 			INIT_LIST_HEAD(&found->sent);
+			INIT_LIST_HEAD(&found->ackq);
 			init_waitqueue_head(&found->tx_wait);
 			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
 			INIT_DELAYED_WORK(&found->retry_work,
@@ -424,12 +452,14 @@ static struct kfab_frame *kfab_frame_piece(struct kfab_frame *f)
 
 /* ---- sessions ---- */
 
-/* Could the remote node have carried out @ack of our frames? */
-static bool kfab_peer_ack_valid(struct kfab_peer *peer, u32 ack)
+/*
+ * Could the remote node have carried out @ack of our frames, no fewer than
+ * it said before (@since)?
+ */
+static bool kfab_peer_ack_valid(struct kfab_peer *peer, u32 ack, u32 since)
 {
 	lockdep_assert_held(&peer->lock);
-	return (s32)(ack - peer->acked) >= 0 &&
-	       (s32)(peer->tx_seq - ack) >= 0;
+	return (s32)(ack - since) >= 0 && (s32)(peer->tx_seq - ack) >= 0;
 }
 
 /* The remote node carried out our frames up to @ack: they go (to @gone). */
@@ -439,6 +469,8 @@ static void kfab_peer_acked(struct kfab_peer *peer, u32 ack,
 	struct kfab_frame *f, *n;
 
 	lockdep_assert_held(&peer->lock);
+	if ((s32)(ack - peer->acked) <= 0)
+		return;
 	list_for_each_entry_safe(f, n, &peer->sent, link) {
 		if ((s32)(ack - f->seq) < 0)
 			break;
@@ -448,24 +480,66 @@ static void kfab_peer_acked(struct kfab_peer *peer, u32 ack,
 }
 
 /*
- * Number @f the first time it goes out (its credit goes with that number,
- * once), and tell the remote node how much of its session we carried out.
+ * The remote node's frame said it carried out our frames up to @ack: the
+ * small messages among them are done (to @done, by @ack_link; the caller
+ * ends them).  Its RESULTs came before (kfab_peer_ack_safe()).
+ */
+static void kfab_peer_ack_ops(struct kfab_peer *peer, u32 ack,
+			      struct list_head *done)
+{
+	struct kfab_op *op, *n;
+
+	lockdep_assert_held(&peer->lock);
+	list_for_each_entry_safe(op, n, &peer->ackq, ack_link) {
+		if ((s32)(ack - op->seq) < 0)
+			break;
+		xa_erase(&peer->ops, op->id);
+		list_move_tail(&op->ack_link, done);
+	}
+}
+
+/*
+ * What a frame numbered now may acknowledge: all we carried out, unless a
+ * RESULT waits for its number.  A small message completes at its sender
+ * on the acknowledgment of its frame, so a RESULT that fails it must reach
+ * the sender first: until it is numbered, no frame acknowledges past the
+ * frames carried out before the one it answers (@ack_cap).
+ */
+static u32 kfab_peer_ack_safe(struct kfab_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->holds ? peer->ack_cap : peer->rx_seq;
+}
+
+/*
+ * Number @f the first time it goes out; its credit and its acknowledgment
+ * of the remote session go with that number, once.  Sent again after a
+ * reset it says what it said: frames numbered later may acknowledge more,
+ * never frames numbered before a RESULT (kfab_peer_ack_safe()).
  */
 static void kfab_peer_stamp(struct kfab_peer *peer, struct kfab_frame *f)
 {
 	lockdep_assert_held(&peer->lock);
 	if (f->numbered) {
 		peer->resent++;
-	} else {
-		f->numbered = true;
-		f->seq = ++peer->tx_seq;
-		f->hdr.seq = cpu_to_be32(f->seq);
-		f->hdr.credit = cpu_to_be32(peer->owed);
-		peer->owed = 0;
-		peer->started = true;
+		return;
 	}
-	f->hdr.ack = cpu_to_be32(peer->rx_seq);
-	peer->ack_sent = peer->rx_seq;
+	f->numbered = true;
+	f->seq = ++peer->tx_seq;
+	f->hdr.seq = cpu_to_be32(f->seq);
+	f->hdr.credit = cpu_to_be32(peer->owed);
+	peer->owed = 0;
+	peer->started = true;
+	if (f->holds) {
+		f->holds = false;
+		peer->holds--;
+	}
+	peer->ack_sent = kfab_peer_ack_safe(peer);
+	f->hdr.ack = cpu_to_be32(peer->ack_sent);
+	if (f->hdr.type == KFAB_WIRE_MSG && f->op->on_ack) {
+		f->op->seq = f->seq;
+		list_add_tail(&f->op->ack_link, &peer->ackq);
+	}
 }
 
 /*
@@ -477,9 +551,14 @@ static void kfab_peer_stamp(struct kfab_peer *peer, struct kfab_frame *f)
 static void kfab_peer_end_session(struct kfab_peer *peer,
 				  struct list_head *gone, bool rename)
 {
+	struct kfab_op *op, *n;
+
 	lockdep_assert_held(&peer->lock);
 	list_splice_tail_init(&peer->sent, gone);
 	list_splice_tail_init(&peer->txq, gone);
+	/* Still in @ops: kfab_peer_fail_ops() ends them. */
+	list_for_each_entry_safe(op, n, &peer->ackq, ack_link)
+		list_del_init(&op->ack_link);
 	peer->gen++;
 	if (rename) {
 		peer->session = get_random_u32() ?: 1;
@@ -489,7 +568,9 @@ static void kfab_peer_end_session(struct kfab_peer *peer,
 	peer->tx_seq = 0;
 	peer->rx_seq = 0;
 	peer->acked = 0;
+	peer->ack_hdr = 0;
 	peer->ack_sent = 0;
+	peer->holds = 0;
 	peer->lost_at = 0;
 	peer->credit = KFAB_WIRE_CREDIT_MAX;
 	peer->owed = 0;
@@ -568,28 +649,49 @@ static void kfab_peer_queue_direct(struct kfab_peer *peer,
 	kfab_peer_queue_how(peer, f, true);
 }
 
-static void kfab_peer_result(struct kfab_peer *peer, u32 op, int status)
+/*
+ * Queue the RESULT of the sender's @op.  @holds: the reader answers a
+ * small message while carrying out its frame, and no acknowledgment of
+ * that frame may go out before this RESULT (kfab_peer_ack_safe()).
+ * Without memory the RESULT is lost and the send ends as it would
+ * without one (acknowledged, or failed with its session).
+ */
+static void kfab_peer_result(struct kfab_peer *peer, u32 op, int status,
+			     bool holds)
 {
 	struct kfab_frame *f = kfab_frame_new(KFAB_WIRE_RESULT,
 					      sizeof(f->body.result));
 
-	if (f) {
-		f->body.result.op = cpu_to_be32(op);
-		f->body.result.status = cpu_to_be32((u32)status);
+	lockdep_assert_held(&peer->lock);
+	if (!f || peer->state == KFAB_PEER_CLOSED) {
+		kfree(f);
+		return;
+	}
+	f->body.result.op = cpu_to_be32(op);
+	f->body.result.status = cpu_to_be32((u32)status);
+	if (holds) {
+		if (!peer->holds++)
+			peer->ack_cap = peer->rx_seq;
+		f->holds = true;
 	}
 	kfab_peer_queue_direct(peer, f);
 }
 
-/* Give credit back: in the next frame, or a frame of its own. */
+/*
+ * Give credit back: in the next frame, or a frame of its own.  @direct:
+ * the caller sends it (kfab_peer_kick(), or the reader when done with its
+ * frame).
+ */
 static void kfab_peer_return_credit(struct kfab_peer *peer, u32 cost,
-				    u32 gen)
+				    u32 gen, bool direct)
 {
 	lockdep_assert_held(&peer->lock);
 	if (gen != peer->gen)
 		return;
 	peer->owed += cost;
 	if (list_empty(&peer->txq))
-		kfab_peer_queue(peer, kfab_frame_new(KFAB_WIRE_CREDIT, 0));
+		kfab_peer_queue_how(peer, kfab_frame_new(KFAB_WIRE_CREDIT, 0),
+				    direct);
 }
 
 /* ---- sends ---- */
@@ -671,10 +773,11 @@ static u32 kfab_wire_flags(const struct kfab_msg *msg)
  * KFAB_WIRE_PROBE: the receiving node only answers whether an endpoint is
  * at @dst, and the send completes with that answer.
  *
- * Return: 0 (the send completes when the receiving node answers, or with
- * an error when the connection fails), -EAGAIN (no credit: post it again
- * later), or a negative errno for an error completion now
- * (-EHOSTUNREACH: the sender has no node address to be answered at).
+ * Return: 0 (the send completes when the receiving node acknowledges or
+ * answers it, or with an error when the connection fails), -EAGAIN (no
+ * credit: post it again later), or a negative errno for an error
+ * completion now (-EHOSTUNREACH: the sender has no node address to be
+ * answered at).
  */
 int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		   const struct kfab_msg *msg, struct kfab_req *req)
@@ -706,6 +809,9 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 	if (!op || !f)
 		goto err_free;
 	kref_init(&op->ref);
+	INIT_LIST_HEAD(&op->ack_link);
+	op->on_ack = eager && !(msg->flags & (KFAB_SQE_DELIVERY_COMPLETE |
+					      KFAB_SQE_PROBE));
 	op->kind = msg->kind;
 	op->flags = msg->flags;
 	op->context = req->context;
@@ -779,6 +885,26 @@ static void kfab_remote_free(struct kfab_remote *r)
 	kfree(r);
 }
 
+/*
+ * A message from another node is done with here: its credit goes back,
+ * and its sender hears the status unless it did already or a small
+ * message's acknowledgment tells it.  @reader: the connection's reader,
+ * carrying out the message's frame, sends what this queues once done.
+ */
+static void kfab_remote_end(struct kfab_remote *r, int status, bool reader)
+{
+	struct kfab_peer *peer = r->peer;
+
+	mutex_lock(&peer->lock);
+	if (!r->told && r->gen == peer->gen && (status || !r->on_ack))
+		kfab_peer_result(peer, r->op, status, r->on_ack && reader);
+	kfab_peer_return_credit(peer, r->cost, r->gen, reader);
+	mutex_unlock(&peer->lock);
+	if (!reader)
+		kfab_peer_kick(peer);
+	kfab_remote_free(r);
+}
+
 /**
  * kfab_remote_release() - a message from another node is done with here
  * @r: its origin
@@ -789,15 +915,7 @@ static void kfab_remote_free(struct kfab_remote *r)
  */
 void kfab_remote_release(struct kfab_remote *r, int status)
 {
-	struct kfab_peer *peer = r->peer;
-
-	mutex_lock(&peer->lock);
-	if (!r->told && r->gen == peer->gen)
-		kfab_peer_result(peer, r->op, status);
-	kfab_peer_return_credit(peer, r->cost, r->gen);
-	mutex_unlock(&peer->lock);
-	kfab_peer_kick(peer);
-	kfab_remote_free(r);
+	kfab_remote_end(r, status, false);
 }
 
 /* A pull is over: its receive completes, its sender hears. */
@@ -901,14 +1019,18 @@ static int kfab_conn_rx_probe(struct kfab_conn *conn,
 	if (!rc)
 		kfab_ep_core_put(target);
 	mutex_lock(&peer->lock);
-	kfab_peer_result(peer, be32_to_cpu(w->op), rc);
-	kfab_peer_return_credit(peer, KFAB_WIRE_MSG_COST, peer->gen);
+	kfab_peer_result(peer, be32_to_cpu(w->op), rc, false);
+	kfab_peer_return_credit(peer, KFAB_WIRE_MSG_COST, peer->gen, true);
 	mutex_unlock(&peer->lock);
-	kfab_peer_kick(peer);
 	return 0;
 }
 
-/* MSG or RTS: a message for an endpoint of this node. */
+/*
+ * MSG or RTS: a message for an endpoint of this node.  By the time its
+ * frame counts as carried out, the endpoint was found and the message
+ * delivered, held or failed (with its RESULT queued): a small message's
+ * sender takes the acknowledgment as its completion.
+ */
 static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 {
 	struct kfab_peer *peer = conn->peer;
@@ -972,6 +1094,7 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 	r->op = be32_to_cpu(w.op);
 	r->cost = KFAB_WIRE_MSG_COST + (kbuf ? mlen : 0);
 	r->rts = type == KFAB_WIRE_RTS;
+	r->on_ack = !r->rts && !(flags & KFAB_WIRE_DELIVERY);
 	mutex_lock(&peer->lock);
 	r->gen = peer->gen;
 	peer->rx_msgs++;
@@ -981,21 +1104,16 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 	rc = kfab_node_find_ep(peer->node, &w.dst, &target);
 	if (rc) {
 		kvfree(kbuf);
-		kfab_remote_release(r, rc);
+		kfab_remote_end(r, rc, true);
 		return 0;
 	}
 	kfab_msg_arrive(target, &msg, kbuf, r, &out);
 	kfab_ep_core_put(target);
 	if (!out.kept) {
-		kfab_remote_release(r, out.status);
+		kfab_remote_end(r, out.status, true);
 		return 0;
 	}
-	if (out.told) {
-		mutex_lock(&peer->lock);
-		kfab_peer_result(peer, r->op, 0);
-		mutex_unlock(&peer->lock);
-		kfab_peer_kick(peer);
-	}
+	/* Held (out.told): the acknowledgment of its frame tells the sender. */
 	if (out.pull)
 		kfab_pull_start(out.pull);
 	return 0;
@@ -1098,6 +1216,8 @@ static int kfab_conn_rx_result(struct kfab_conn *conn, u32 len)
 		return -EPROTO;
 	mutex_lock(&peer->lock);
 	op = xa_erase(&peer->ops, be32_to_cpu(w.op));
+	if (op)
+		list_del_init(&op->ack_link);
 	mutex_unlock(&peer->lock);
 	if (op)
 		kfab_op_end(peer, op, status);
@@ -1207,7 +1327,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	if (inc == peer->incarnation &&
 	    be32_to_cpu(w.session) == peer->remote_session &&
 	    be32_to_cpu(w.peer_session) == peer->session &&
-	    kfab_peer_ack_valid(peer, be32_to_cpu(w.received))) {
+	    kfab_peer_ack_valid(peer, be32_to_cpu(w.received), peer->acked)) {
 		kfab_peer_resume(peer, be32_to_cpu(w.received), &gone);
 		flags = KFAB_WIRE_WELCOME_RESUMED;
 		received = peer->rx_seq;
@@ -1249,7 +1369,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
  * connection given up is not read on: what it still held comes again on
  * the new one) and the frame the next of the remote session.  Its
  * acknowledgment and credit are taken; *@gen is the session's generation,
- * for kfab_peer_rx_done().
+ * for kfab_peer_rx_done(), which ends the sends it acknowledges.
  */
 static int kfab_peer_rx_hdr(struct kfab_peer *peer, struct kfab_conn *conn,
 			    const struct kfab_wire_hdr *h, u32 *gen,
@@ -1263,9 +1383,10 @@ static int kfab_peer_rx_hdr(struct kfab_peer *peer, struct kfab_conn *conn,
 	if (peer->in != conn) {
 		rc = -ESTALE;
 	} else if (be32_to_cpu(h->seq) != peer->rx_seq + 1 ||
-		   !kfab_peer_ack_valid(peer, ack)) {
+		   !kfab_peer_ack_valid(peer, ack, peer->ack_hdr)) {
 		rc = -EPROTO;
 	} else {
+		peer->ack_hdr = ack;
 		kfab_peer_acked(peer, ack, gone);
 		/* Never more than it lent: a confused peer gains nothing. */
 		peer->credit = min_t(s64, peer->credit + credit,
@@ -1278,22 +1399,44 @@ static int kfab_peer_rx_hdr(struct kfab_peer *peer, struct kfab_conn *conn,
 
 /*
  * A frame was carried out: it counts as received, unless its session ended
- * meanwhile.  Every KFAB_WIRE_ACK_EVERY frames the remote node hears so,
- * in a frame of its own if none is waiting to go.
+ * meanwhile, and the sends its acknowledgment (@ack) ends go to @done.
+ * The remote node hears so in a frame of its own if none is waiting to go:
+ * at once for a small message (@ack_now: its sender waits for that), else
+ * every KFAB_WIRE_ACK_EVERY frames.  Return: whether frames wait to go.
  */
-static void kfab_peer_rx_done(struct kfab_peer *peer, u32 gen)
+static bool kfab_peer_rx_done(struct kfab_peer *peer, u32 gen, u32 ack,
+			      bool ack_now, struct list_head *done)
 {
+	bool more = false;
+	u32 unacked;
+
 	lockdep_assert_held(&peer->rx_lock);
 	mutex_lock(&peer->lock);
 	if (peer->gen == gen) {
 		peer->rx_seq++;
 		peer->started = true;
-		if (peer->rx_seq - peer->ack_sent >= KFAB_WIRE_ACK_EVERY &&
+		kfab_peer_ack_ops(peer, ack, done);
+		unacked = peer->rx_seq - peer->ack_sent;
+		if ((unacked >= KFAB_WIRE_ACK_EVERY || (ack_now && unacked)) &&
 		    list_empty(&peer->txq))
-			kfab_peer_queue(peer,
-					kfab_frame_new(KFAB_WIRE_CREDIT, 0));
+			kfab_peer_queue_direct(peer,
+					       kfab_frame_new(KFAB_WIRE_CREDIT, 0));
+		more = !list_empty(&peer->txq);
 	}
 	mutex_unlock(&peer->lock);
+	return more;
+}
+
+/* The sends an acknowledgment ended complete. */
+static void kfab_peer_end_acked(struct kfab_peer *peer,
+				struct list_head *done)
+{
+	struct kfab_op *op, *n;
+
+	list_for_each_entry_safe(op, n, done, ack_link) {
+		list_del_init(&op->ack_link);
+		kfab_op_end(peer, op, 0);
+	}
 }
 
 /**
@@ -1308,7 +1451,9 @@ int kfab_conn_rx(struct kfab_conn *conn)
 	struct kfab_peer *peer;
 	struct kfab_wire_hdr h;
 	u32 len, credit, gen;
+	bool ack_now = false, more = false;
 	LIST_HEAD(gone);
+	LIST_HEAD(done);
 	int rc;
 
 	rc = kfab_conn_recv_buf(conn, &h, sizeof(h));
@@ -1335,6 +1480,9 @@ int kfab_conn_rx(struct kfab_conn *conn)
 	if (!rc) {
 		switch (h.type) {
 		case KFAB_WIRE_MSG:
+			/* Its sender may be waiting for the acknowledgment. */
+			ack_now = true;
+			fallthrough;
 		case KFAB_WIRE_RTS:
 			rc = kfab_conn_rx_msg(conn, h.type, len);
 			break;
@@ -1352,9 +1500,15 @@ int kfab_conn_rx(struct kfab_conn *conn)
 		}
 	}
 	if (!rc)
-		kfab_peer_rx_done(peer, gen);
+		more = kfab_peer_rx_done(peer, gen, be32_to_cpu(h.ack), ack_now,
+					 &done);
 	mutex_unlock(&peer->rx_lock);
 	kfab_frames_free(&gone);
+	kfab_peer_end_acked(peer, &done);
+	/* What it queued goes once no frame is waiting to be read. */
+	if (more && !(conn->engine->rx_pending &&
+		      conn->engine->rx_pending(conn)))
+		kfab_peer_kick(peer);
 	return rc;
 }
 EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_conn_rx);
@@ -1473,7 +1627,7 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 		ended = kfab_peer_adopt(peer, inc, session, &gone);
 	/* It can only resume what our HELLO named. */
 	else if (inc != peer->incarnation || session != peer->remote_session ||
-		 !kfab_peer_ack_valid(peer, received))
+		 !kfab_peer_ack_valid(peer, received, peer->acked))
 		rc = -EPROTO;
 	else
 		kfab_peer_resume(peer, received, &gone);

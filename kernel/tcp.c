@@ -179,6 +179,14 @@ static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
 	return kfab_tcp_recv_sock(kfab_tcp_conn(conn)->sock, to);
 }
 
+/* Its reader's next recv would not block (read without the socket lock). */
+static bool kfab_tcp_rx_pending(struct kfab_conn *conn)
+{
+	struct sock *sk = kfab_tcp_conn(conn)->sock->sk;
+
+	return !skb_queue_empty_lockless(&sk->sk_receive_queue);
+}
+
 /* Wake the connection's receive work: it ends. */
 static void kfab_tcp_shutdown(struct kfab_conn *conn)
 {
@@ -467,4 +475,5 @@ const struct kfab_engine kfab_tcp_engine = {
 	.recv = kfab_tcp_recv,
 	.recv_link = kfab_tcp_recv_link,
 	.shutdown = kfab_tcp_shutdown,
+	.rx_pending = kfab_tcp_rx_pending,
 };

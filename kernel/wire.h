@@ -20,8 +20,15 @@
  * local message.  An RTS that a receive took is answered by CTS, naming
  * the pull that will place the data and how many bytes it wants; the
  * sender sends them as DATA frames, which the receiver reads straight into
- * the receive's pages.  RESULT ends every operation with its status, so
- * the sender's completion says what happened at the receiver.  A probe
+ * the receive's pages.  RESULT ends an RTS, a message with
+ * KFAB_WIRE_DELIVERY and a probe with its status, so the sender's
+ * completion says what happened at the receiver.  Any other MSG ends when
+ * a frame of the receiving node acknowledges it (@ack): the receiver
+ * counts a MSG as carried out only once it found the endpoint and
+ * delivered or held the message, and answers it with a RESULT only for an
+ * error, which no frame numbered before that RESULT acknowledges past the
+ * MSG.  So the sender reads the error before the acknowledgment, and a
+ * stream of small messages needs no frame back per message.  A probe
  * (MSG with KFAB_WIRE_PROBE, no payload) is only answered: RESULT 0 when
  * an enabled endpoint is at its destination, else the error a message
  * would get; it costs the receiver one lookup and one RESULT.
@@ -49,7 +56,7 @@
 #include <linux/kfab.h>
 
 #define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
-#define KFAB_WIRE_VERSION	5
+#define KFAB_WIRE_VERSION	6
 /* Bytes of unreleased messages one node may hold at another */
 #define KFAB_WIRE_CREDIT_MAX	(4 << 20)
 /* What each message costs of the credit, besides its eager payload */
@@ -57,7 +64,10 @@
 /* Largest payload of one MSG, and of one DATA frame */
 #define KFAB_WIRE_EAGER_MAX	(16 * 1024)
 #define KFAB_WIRE_DATA_MAX	(256 * 1024)
-/* A node acknowledges at least every so many frames, with a frame of its own */
+/*
+ * A node acknowledges a MSG as soon as no more bytes wait to be read, else
+ * at least every so many frames, with a frame of its own if need be
+ */
 #define KFAB_WIRE_ACK_EVERY	32
 
 enum kfab_wire_type {

@@ -11,9 +11,16 @@
  * The receiver checks that context i gets exactly the message i (sent in
  * reverse order, so arrival order cannot pass for routing); the sender
  * checks that every send completes and that index N, beyond the target's
- * contexts, is an FI_EHOSTUNREACH error completion.  Exit 0, or 1 with a
- * reason.
+ * contexts, is an FI_EHOSTUNREACH error completion.  First it sends a
+ * burst of tagged messages without waiting, every other one to index N:
+ * context 0 holds the others (it posts no tagged receive), so each send
+ * to it must complete without error and each one beyond must fail, each
+ * with its own context, though the receiving node acknowledges the burst
+ * in a few frames (an error must never be overtaken by the
+ * acknowledgment of its message).  Exit 0, or 1 with a reason.
  */
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,12 +31,14 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
 
 #include "kfab_test.h"
 
 #define SEP_MAX		16
 #define RX_BITS		8
 #define TIMEOUT_MS	60000
+#define BURST		256
 
 static int die(const char *what, int rc)
 {
@@ -124,6 +133,55 @@ static int do_recv(const char *file, int n)
 	return 0;
 }
 
+/* The burst: even sends to context 0 succeed, odd ones to @n fail. */
+static void send_burst(struct fid_ep *ep, struct fid_cq *cq, fi_addr_t to,
+		       int n)
+{
+	static int vals[BURST];
+	static bool done[BURST];
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	int posted = 0, ended = 0, i;
+	uint64_t end = kfab_now_ms() + TIMEOUT_MS;
+	ssize_t rc;
+
+	while (ended < BURST && kfab_now_ms() < end) {
+		if (posted < BURST) {
+			vals[posted] = posted;
+			rc = fi_tsend(ep, &vals[posted], sizeof(int), NULL,
+				      fi_rx_addr(to, posted % 2 ? n : 0,
+						 RX_BITS),
+				      0x5e9, &vals[posted]);
+			if (rc && rc != -FI_EAGAIN)
+				die("fi_tsend (burst)", (int)rc);
+			if (!rc)
+				posted++;
+		}
+		rc = fi_cq_read(cq, &e, 1);
+		if (rc == -FI_EAVAIL) {
+			memset(&err, 0, sizeof(err));
+			if (fi_cq_readerr(cq, &err, 0) != 1)
+				die("fi_cq_readerr (burst)", -FI_EOTHER);
+			i = (int *)err.op_context - vals;
+			if (i < 0 || i >= posted || done[i] || !(i % 2) ||
+			    err.err != FI_EHOSTUNREACH)
+				die("a burst send failed wrongly", i);
+		} else if (rc == 1) {
+			i = (int *)e.op_context - vals;
+			if (i < 0 || i >= posted || done[i] || i % 2)
+				die("a burst send to nowhere completed", i);
+		} else if (rc == -FI_EAGAIN) {
+			continue;
+		} else {
+			die("fi_cq_read (burst)", (int)rc);
+		}
+		done[i] = true;
+		ended++;
+	}
+	if (ended < BURST)
+		die("burst sends did not complete", ended);
+}
+
 static int do_send(const char *file, int n)
 {
 	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
@@ -163,6 +221,7 @@ static int do_send(const char *file, int n)
 	ok("fi_enable", fi_enable(ep));
 	if (fi_av_insert(av, name, 1, &to, 0, NULL) != 1)
 		die("fi_av_insert", -FI_EINVAL);
+	send_burst(ep, cq, to, n);
 	for (i = n - 1; i >= 0; i--) {
 		vals[i] = i;
 		ok("fi_send", (int)fi_send(ep, &vals[i], sizeof(vals[i]), NULL,
