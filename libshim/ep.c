@@ -1293,9 +1293,13 @@ int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
-	/* FI_BUFFERED_RECV: an RDM endpoint of its own (bufrecv.c). */
+	/*
+	 * FI_BUFFERED_RECV or FI_VARIABLE_MSG: an RDM endpoint of its own
+	 * (bufrecv.c); fi_msg(3) gives both the same behaviour.
+	 */
 	ep->buffered = !block && ep->type == FI_EP_RDM &&
-		       shim_info_buffered(info);
+		       (shim_info_buffered(info) ||
+			(ep->caps & FI_VARIABLE_MSG));
 	ep->buffered_limit = ep->buffered ? KFAB_BUFRECV_LIMIT_DEFAULT : 0;
 	ep->buffered_min = ep->buffered_limit;
 

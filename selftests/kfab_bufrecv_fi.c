@@ -246,19 +246,6 @@ TEST(options_and_mode)
 					     sizeof(v)));
 	test_fi_close(&s);
 
-	/* FI_VARIABLE_MSG is not offered. */
-	{
-		struct fi_info *hints = buffered_hints(), *info = NULL;
-
-		ASSERT_NE(NULL, hints);
-		hints->caps |= FI_VARIABLE_MSG;
-		EXPECT_EQ(-FI_ENODATA, fi_getinfo(KFAB_TEST_FI_VERSION, NULL,
-						  NULL, 0, hints, &info));
-		fi_freeinfo(hints);
-		if (info)
-			fi_freeinfo(info);
-	}
-
 	/* Without the mode: nothing buffered, limits 0 as before. */
 	ASSERT_EQ(0, _test_fi_side_open(&s, kfab_test_rdm_hints(), true));
 	EXPECT_FALSE(s.info->mode & FI_BUFFERED_RECV);
@@ -573,6 +560,152 @@ TEST(srx_endpoints_agree_on_the_mode)
 	EXPECT_EQ(0, fi_close(&srx->fid));
 	test_fi_close(&p);
 	test_fi_close(&s);
+}
+
+/* fi_getinfo() for @caps and @type: the answer, or NULL (*@rc says). */
+static struct fi_info *variable_info(uint64_t caps, enum fi_ep_type type,
+				     uint64_t mode, int *rc)
+{
+	struct fi_info *hints = kfab_test_hints(), *info = NULL;
+
+	if (!hints) {
+		*rc = -FI_ENOMEM;
+		return NULL;
+	}
+	hints->caps = caps;
+	hints->mode = mode;
+	hints->ep_attr->type = type;
+	*rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	return *rc ? NULL : info;
+}
+
+/*
+ * fi_getinfo(3): FI_VARIABLE_MSG is a primary capability, answered when
+ * asked for (and not otherwise), needing no FI_BUFFERED_RECV mode, with
+ * FI_MSG and/or FI_TAGGED; kfab offers it on RDM endpoints only.
+ */
+TEST(variable_msg_in_getinfo)
+{
+	struct fi_info *info, *i;
+	int rc;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	info = variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_UNSPEC, 0, &rc);
+	ASSERT_EQ(0, rc);
+	for (i = info; i; i = i->next) {
+		EXPECT_EQ(FI_EP_RDM, i->ep_attr->type);
+		EXPECT_TRUE(i->caps & FI_VARIABLE_MSG);
+		EXPECT_TRUE(i->caps & FI_MSG);
+		EXPECT_TRUE(i->rx_attr->caps & FI_VARIABLE_MSG);
+		EXPECT_FALSE(i->mode & FI_BUFFERED_RECV);
+		EXPECT_LT(0, i->rx_attr->total_buffered_recv);
+	}
+	fi_freeinfo(info);
+	/* Alone it brings FI_MSG and FI_TAGGED ("requires" one of them). */
+	info = variable_info(FI_VARIABLE_MSG, FI_EP_RDM, 0, &rc);
+	ASSERT_EQ(0, rc);
+	EXPECT_EQ(FI_MSG | FI_TAGGED, info->caps & (FI_MSG | FI_TAGGED));
+	fi_freeinfo(info);
+	/* With the mode too: both. */
+	info = variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_RDM,
+			     FI_BUFFERED_RECV, &rc);
+	ASSERT_EQ(0, rc);
+	EXPECT_TRUE(info->caps & FI_VARIABLE_MSG);
+	EXPECT_TRUE(info->mode & FI_BUFFERED_RECV);
+	fi_freeinfo(info);
+	/* Not asked: not answered. */
+	info = variable_info(FI_MSG, FI_EP_RDM, 0, &rc);
+	ASSERT_EQ(0, rc);
+	for (i = info; i; i = i->next)
+		EXPECT_FALSE(i->caps & FI_VARIABLE_MSG);
+	fi_freeinfo(info);
+	info = variable_info(0, FI_EP_UNSPEC, 0, &rc);
+	ASSERT_EQ(0, rc);
+	for (i = info; i; i = i->next) {
+		EXPECT_FALSE(i->caps & FI_VARIABLE_MSG);
+		EXPECT_FALSE(i->rx_attr->caps & FI_VARIABLE_MSG);
+	}
+	fi_freeinfo(info);
+	/* Not for connected or datagram endpoints. */
+	EXPECT_EQ(NULL, variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_MSG, 0,
+				      &rc));
+	EXPECT_EQ(-FI_ENODATA, rc);
+	EXPECT_EQ(NULL, variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_DGRAM,
+				      0, &rc));
+	EXPECT_EQ(-FI_ENODATA, rc);
+}
+
+#define VAR_LEN	(1 << 20)
+
+/*
+ * A 1 MiB message to an FI_VARIABLE_MSG endpoint (no FI_BUFFERED_RECV
+ * mode) with no receive posted: a buffered notice with the whole length
+ * and FI_MORE, the start in the slot; claimed whole and intact.
+ */
+TEST(variable_msg_of_one_mib_is_claimed_whole)
+{
+	struct kfab_test_fi rx, tx;
+	struct fi_cq_tagged_entry e, d;
+	struct fi_recv_context *rc;
+	struct iovec iov;
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	uint8_t *out, *in;
+	fi_addr_t to_rx;
+	struct fi_info *hints;
+	size_t v, len = sizeof(v);
+	int mine;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	out = malloc(VAR_LEN);
+	in = calloc(1, VAR_LEN);
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, in);
+	fill(out, VAR_LEN, 7);
+	hints = kfab_test_rdm_hints();
+	ASSERT_NE(NULL, hints);
+	hints->caps |= FI_VARIABLE_MSG;
+	ASSERT_EQ(0, _test_fi_side_open(&rx, hints, true));
+	EXPECT_TRUE(rx.info->caps & FI_VARIABLE_MSG);
+	EXPECT_FALSE(rx.info->mode & FI_BUFFERED_RECV);
+	ASSERT_EQ(0, fi_getopt(&rx.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(KFAB_BUFRECV_LIMIT_DEFAULT, v);
+	ASSERT_EQ(0, _test_fi_side_open(&tx, kfab_test_rdm_hints(), true));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&tx, &rx, &to_rx));
+
+	ASSERT_EQ(0, fi_send(tx.ep, out, VAR_LEN, NULL, to_rx, out));
+	ASSERT_EQ(1, kfab_test_wait_cq(rx.cq, tx.cq, &e, NULL, NULL,
+				       WAIT_MS));
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_MORE, e.flags);
+	EXPECT_EQ(VAR_LEN, e.len);
+	EXPECT_EQ(0, memcmp(e.buf, out, KFAB_BUFRECV_LIMIT_DEFAULT));
+	rc = e.op_context;
+	ASSERT_NE(NULL, rc);
+	EXPECT_EQ(rx.ep, rc->ep);
+	/* The send waits for the claim. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(tx.cq, &d, 1));
+	rc->context = &mine;
+	iov.iov_base = in;
+	iov.iov_len = VAR_LEN;
+	msg.context = rc;
+	ASSERT_EQ(0, fi_recvmsg(rx.ep, &msg, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(rx.cq, tx.cq, &d, NULL, NULL,
+				       WAIT_MS));
+	EXPECT_EQ(&mine, d.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_CLAIM, d.flags);
+	EXPECT_EQ(VAR_LEN, d.len);
+	EXPECT_EQ(0, memcmp(in, out, VAR_LEN));
+	ASSERT_EQ(1, kfab_test_wait_cq(tx.cq, NULL, &d, NULL, NULL, WAIT_MS));
+	EXPECT_EQ((void *)out, d.op_context);
+	test_fi_close(&tx);
+	test_fi_close(&rx);
+	free(out);
+	free(in);
 }
 
 TEST_HARNESS_MAIN
