@@ -591,6 +591,57 @@ static int kfab_unexp_buffered(struct kfab_rx_ctx *rxc,
 	return 0;
 }
 
+/*
+ * A message from another node whose payload came with it (@u->kbuf), on
+ * its unexpected list: into a free slot, noticed as a local one is.  The
+ * bytes past the slot stay in @kbuf for the claim; a message that fits
+ * needs @kbuf no more.  It keeps @remote (its peer's credit) until it is
+ * claimed or discarded.  Return: 0, or -EAGAIN when no slot is free.
+ */
+static int kfab_unexp_remote_to_slot(struct kfab_rx_ctx *rxc,
+				     struct kfab_unexp *u)
+{
+	size_t n = min_t(size_t, u->msg.len, kfab_bufrecv_limit(rxc));
+	struct kvec kv = { .iov_base = u->kbuf, .iov_len = n };
+	struct iov_iter it;
+	int rc;
+
+	lockdep_assert_held(&rxc->lock);
+	iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, n);
+	rc = kfab_bufrecv_fill(rxc, &it, n, &u->slot);
+	if (rc)
+		return rc;
+	if (u->msg.len <= n) {
+		kvfree(u->kbuf);
+		u->kbuf = NULL;
+	}
+	list_move_tail(&u->link, &rxc->claimed);
+	u->claim_context = u->slot.token;
+	kfab_complete_buffered(rxc, u);
+	return 0;
+}
+
+/*
+ * A receive context that buffers has free slots: messages from other
+ * nodes that wait for one (their payload here) take them, oldest first
+ * of each kind.  One whose payload is still at its sender (rendezvous)
+ * is left to a posted receive.
+ */
+static void kfab_bufrecv_refill(struct kfab_rx_ctx *rxc)
+{
+	struct kfab_unexp *u, *next;
+	int kind;
+
+	lockdep_assert_held(&rxc->lock);
+	if (!kfab_bufrecv_limit(rxc))
+		return;
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++)
+		list_for_each_entry_safe(u, next, &rxc->unexpected[kind], link)
+			if (u->remote && u->kbuf &&
+			    kfab_unexp_remote_to_slot(rxc, u))
+				return;
+}
+
 /* ---- posted receives ---- */
 
 void kfab_recv_put(struct kfab_recv *recv)
@@ -891,6 +942,8 @@ void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
 		out->told = !remote->rts &&
 			    !(msg->flags & KFAB_SQE_DELIVERY_COMPLETE);
 		remote->told = out->told;
+		/* A receiver that buffers reads it in a slot, if one is free. */
+		kfab_bufrecv_refill(rxc);
 	}
 out_unlock:
 	mutex_unlock(&rxc->lock);
@@ -1199,6 +1252,7 @@ static struct kfab_unexp *kfab_msg_claim_buffered(struct kfab_rx_ctx *rxc,
 	if (req->flags & KFAB_SQE_DISCARD) {
 		kfab_complete_unexp(rxc, u, req, req->flags, 0, 0, 0, 0);
 		kfab_unexp_take(rxc, u);
+		kfab_bufrecv_refill(rxc);
 		return u;
 	}
 	base = kfab_req_base(req);
@@ -1206,10 +1260,15 @@ static struct kfab_unexp *kfab_msg_claim_buffered(struct kfab_rx_ctx *rxc,
 	first = min(n, u->slot.len);
 	rc = copy_to_iter(u->slot.data, first, &req->iter) == first ?
 	     0 : -EFAULT;
-	if (!rc && n > first)
+	/* The rest: at the local sender, or here (from another node). */
+	if (!rc && n > first && u->kbuf)
+		rc = copy_to_iter(u->kbuf + first, n - first, &req->iter) ==
+		     n - first ? 0 : -EFAULT;
+	else if (!rc && n > first)
 		rc = kfab_buf_copy_out(&u->buf, 0, &req->iter, n - first);
 	kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->msg.len, rc);
 	kfab_unexp_take(rxc, u);
+	kfab_bufrecv_refill(rxc);
 	return u;
 }
 
@@ -1647,6 +1706,8 @@ void kfab_msg_detach(struct kfab_ep_core *core)
 	core->ep = NULL;
 	list_del_init(&core->rx_link);
 	kfab_rx_take_msgs(rxc, core, &gone);
+	/* Slots it held go to other endpoints' messages that wait. */
+	kfab_bufrecv_refill(rxc);
 	mutex_unlock(&rxc->lock);
 	kfab_unexp_finish_list(&gone, -ECONNRESET);
 }

@@ -81,7 +81,8 @@ struct kfab_recv {
  * @remote: a message from another node: where it came from (peer.c
  *	owns it); its payload is in @kbuf, or still at the sender
  * @slot: buffered (FI_BUFFERED_RECV): its start in a slot of the receive
- *	context's region (bufrecv.c), the rest (if any) in @buf; on
+ *	context's region (bufrecv.c), the rest (if any) in @buf, or in
+ *	@kbuf for one from another node (whole there: read past the slot); on
  *	@claimed with the slot's token as @claim_context.  @slot.token is
  *	0 for any other message.
  */
