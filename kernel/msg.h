@@ -133,6 +133,10 @@ struct kfab_remote {
  * @flags: the receive's flags for the completion
  * @buf: the address reported in the completion
  * @remote: its origin (owned)
+ * @slot_token: a buffered receive's pull of a message's first bytes
+ *	(msg.c, kfab_unexp_remote_prefetch()): the token of the slot they
+ *	go to, from @bounce, once here; 0 for a receive's pull
+ * @bounce: with @slot_token: the kernel memory @recv's pages are (vmalloc)
  */
 struct kfab_pull {
 	struct list_head link;
@@ -148,6 +152,8 @@ struct kfab_pull {
 	u32 flags;
 	u64 buf;
 	struct kfab_remote *remote;
+	u64 slot_token;
+	void *bounce;
 };
 
 /**
@@ -191,6 +197,7 @@ void kfab_pull_complete(struct kfab_pull *pull, int status);
 
 /* peer.c: the other end of a message from another node */
 void kfab_remote_release(struct kfab_remote *r, int status);
+struct kfab_remote *kfab_remote_dup(const struct kfab_remote *r);
 void kfab_pull_start(struct kfab_pull *pull);
 
 #endif /* KFAB_MSG_H */
