@@ -40,6 +40,7 @@
 #include <linux/lockdep.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <linux/vmalloc.h>
 
 #include <net/netlink.h>
 
@@ -764,6 +765,206 @@ static void kfab_pulls_start(struct list_head *pulls)
 	}
 }
 
+/* ---- buffered receives of messages from other nodes ---- */
+
+/*
+ * A message from another node whose payload came with it (@u->kbuf), on
+ * its unexpected list, with a slot taken (@u->slot): into the slot,
+ * noticed as a local one is.  The bytes past the slot stay in @kbuf for
+ * the claim; a message that fits needs @kbuf no more.  It keeps @remote
+ * (its peer's credit) until it is claimed or discarded.
+ */
+static void kfab_unexp_remote_to_slot(struct kfab_rx_ctx *rxc,
+				      struct kfab_unexp *u)
+{
+	lockdep_assert_held(&rxc->lock);
+	if (u->msg.len <= u->slot.len) {
+		kvfree(u->kbuf);
+		u->kbuf = NULL;
+	}
+	list_move_tail(&u->link, &rxc->claimed);
+	u->claim_context = u->slot.token;
+	kfab_complete_buffered(rxc, u);
+}
+
+/* @n bytes of kernel memory as a receive's pages, for a pull. */
+static struct kfab_recv *kfab_recv_bounce(void *bounce, size_t n)
+{
+	unsigned int i, nr = DIV_ROUND_UP(n, PAGE_SIZE);
+	struct kfab_recv *recv;
+
+	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	if (!recv)
+		return NULL;
+	refcount_set(&recv->users, 1);
+	recv->buf.bv = recv->buf.inline_bv;
+	if (nr > KFAB_BUF_INLINE_BV) {
+		recv->buf.bv = kvcalloc(nr, sizeof(*recv->buf.bv),
+					GFP_KERNEL_ACCOUNT);
+		if (!recv->buf.bv) {
+			kfree(recv);
+			return NULL;
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		size_t len = min_t(size_t, n - i * PAGE_SIZE, PAGE_SIZE);
+
+		recv->buf.bv[i] = (struct bio_vec){
+			.bv_page = vmalloc_to_page(bounce + i * PAGE_SIZE),
+			.bv_len = len,
+		};
+	}
+	recv->buf.nr_bv = nr;
+	recv->buf.len = n;
+	recv->len = n;
+	return recv;
+}
+
+/*
+ * A rendezvous message from another node (payload at its sender), on its
+ * unexpected list, with a slot taken: its first bytes are pulled from the
+ * sender into a bounce buffer, and kfab_pull_complete() puts them in the
+ * slot and notices the message.  Meanwhile it stays on its list, where a
+ * posted receive may still take it (the slot's token then goes stale and
+ * the bytes are dropped).  The pull holds a copy of the origin that owes
+ * the sender nothing (kfab_remote_dup()).  Return: 0 with the pull on
+ * @pulls, or -ENOMEM.
+ */
+static int kfab_unexp_remote_prefetch(struct kfab_rx_ctx *rxc,
+				      struct kfab_unexp *u,
+				      struct list_head *pulls)
+{
+	size_t n = min_t(size_t, u->msg.len, kfab_bufrecv_limit(rxc));
+	struct kfab_recv *recv = NULL;
+	struct kfab_pull *pull = NULL;
+	void *bounce;
+
+	lockdep_assert_held(&rxc->lock);
+	bounce = __vmalloc(n, GFP_KERNEL_ACCOUNT);
+	if (bounce)
+		recv = kfab_recv_bounce(bounce, n);
+	if (recv)
+		pull = kfab_pull_new(rxc, u->target, &u->msg, NULL, recv, 0, n,
+				     0, 0, 0);
+	if (recv)
+		kfab_recv_put(recv);
+	/* Last, so that nothing needs the peer's lock to undo it. */
+	if (pull)
+		pull->remote = kfab_remote_dup(u->remote);
+	if (pull && !pull->remote) {
+		kfab_recv_put(pull->recv);
+		kfab_ep_core_put(pull->target);	/* its endpoint holds one */
+		kfree(pull);
+		pull = NULL;
+	}
+	if (!pull) {
+		vfree(bounce);
+		return -ENOMEM;
+	}
+	pull->slot_token = u->slot.token;
+	pull->bounce = bounce;
+	list_add_tail(&pull->link, pulls);
+	return 0;
+}
+
+/*
+ * A receive context that buffers has free slots: messages from other
+ * nodes that wait for one take them, oldest first of each kind; those
+ * whose payload is at the sender get their first bytes pulled (@pulls,
+ * started once @rxc is unlocked), and the ones behind them wait until
+ * they are noticed, so that notices keep the order of arrival.
+ */
+static void kfab_bufrecv_refill(struct kfab_rx_ctx *rxc,
+				struct list_head *pulls)
+{
+	struct kfab_unexp *u, *next;
+	struct iov_iter it;
+	struct kvec kv;
+	size_t n;
+	int kind;
+
+	lockdep_assert_held(&rxc->lock);
+	if (!kfab_bufrecv_limit(rxc))
+		return;
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
+		list_for_each_entry_safe(u, next, &rxc->unexpected[kind],
+					 link) {
+			if (!u->remote)
+				continue;
+			if (u->slot.token)	/* its first bytes are coming */
+				break;
+			n = u->kbuf ? min_t(size_t, u->msg.len,
+					    kfab_bufrecv_limit(rxc)) : 0;
+			kv = (struct kvec){ .iov_base = u->kbuf, .iov_len = n };
+			iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, n);
+			if (kfab_bufrecv_fill(rxc, &it, n, &u->slot))
+				return;
+			if (u->kbuf) {
+				kfab_unexp_remote_to_slot(rxc, u);
+				continue;
+			}
+			if (kfab_unexp_remote_prefetch(rxc, u, pulls)) {
+				/* No memory now: the next refill tries again. */
+				kfab_bufrecv_release(rxc, u->slot.token);
+				u->slot.token = 0;
+				return;
+			}
+			break;	/* the rest of this kind after it */
+		}
+	}
+}
+
+/* The message on an unexpected list whose first bytes go to @token's slot. */
+static struct kfab_unexp *kfab_find_prefetched(struct kfab_rx_ctx *rxc,
+					       u64 token, int kind)
+{
+	struct kfab_unexp *u;
+
+	if (!kfab_bufrecv_valid(rxc, token))
+		return NULL;
+	list_for_each_entry(u, &rxc->unexpected[kind], link)
+		if (u->slot.token == token)
+			return u;
+	return NULL;
+}
+
+/*
+ * The first bytes of a buffered message from another node are here (or
+ * failed, @status): into its slot and noticed, unless a receive took the
+ * message meanwhile; then the messages behind it get slots (@pulls).  A
+ * failure drops the message (its origin's session is over).  Return:
+ * the message to finish, or NULL.
+ */
+static struct kfab_unexp *kfab_prefetch_done(struct kfab_rx_ctx *rxc,
+					     struct kfab_pull *pull,
+					     int status,
+					     struct list_head *pulls)
+{
+	struct kfab_unexp *u;
+
+	lockdep_assert_held(&rxc->lock);
+	u = kfab_find_prefetched(rxc, pull->slot_token, pull->msg.kind);
+	if (!u)
+		return NULL;
+	/*
+	 * Its session is over.  No refill here: a pull that cannot start
+	 * ends in this function, and the next one might too, recursing;
+	 * the next arrival, claim or discard refills.
+	 */
+	if (status) {
+		kfab_unexp_take(rxc, u);
+		return u;
+	}
+	memcpy(u->slot.data, pull->bounce, pull->len);
+	u->slot.len = pull->len;
+	list_move_tail(&u->link, &rxc->claimed);
+	u->claim_context = u->slot.token;
+	kfab_complete_buffered(rxc, u);
+	/* The messages behind it may go now. */
+	kfab_bufrecv_refill(rxc, pulls);
+	return NULL;
+}
+
 /**
  * kfab_pull_complete() - the end of a pull: its receive completes
  * @pull: the pull; its @remote is the caller's to release, the rest is
@@ -774,9 +975,13 @@ void kfab_pull_complete(struct kfab_pull *pull, int status)
 {
 	struct kfab_ep_core *target = pull->target;
 	struct kfab_rx_ctx *rxc = target->rxc;
+	struct kfab_unexp *gone = NULL;
+	LIST_HEAD(pulls);
 
 	mutex_lock(&rxc->lock);
-	if (!target->dead)
+	if (pull->slot_token)
+		gone = kfab_prefetch_done(rxc, pull, status, &pulls);
+	else if (!target->dead)
 		kfab_complete_recv(target->ep, &(struct kfab_recv_end){
 			.kind = pull->msg.kind,
 			.context = pull->context,
@@ -789,7 +994,11 @@ void kfab_pull_complete(struct kfab_pull *pull, int status)
 			.status = status,
 		});
 	mutex_unlock(&rxc->lock);
+	kfab_pulls_start(&pulls);
+	if (gone)
+		kfab_unexp_finish(gone, status);
 	kfab_recv_put(pull->recv);
+	vfree(pull->bounce);
 	kfab_ep_core_put(target);
 }
 
@@ -858,6 +1067,7 @@ void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
 	struct iov_iter it;
 	struct kvec kv;
 	bool done = false;
+	LIST_HEAD(pulls);
 	u64 from;
 
 	*out = (struct kfab_arrival){ .told = true, .kept = false };
@@ -891,9 +1101,12 @@ void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
 		out->told = !remote->rts &&
 			    !(msg->flags & KFAB_SQE_DELIVERY_COMPLETE);
 		remote->told = out->told;
+		/* A receiver that buffers reads it in a slot, if one is free. */
+		kfab_bufrecv_refill(rxc, &pulls);
 	}
 out_unlock:
 	mutex_unlock(&rxc->lock);
+	kfab_pulls_start(&pulls);
 	if (done)
 		kfab_recv_put(recv);
 	kvfree(kbuf);
@@ -1184,7 +1397,8 @@ static struct kfab_unexp *kfab_find_buffered(struct kfab_rx_ctx *rxc,
  */
 static struct kfab_unexp *kfab_msg_claim_buffered(struct kfab_rx_ctx *rxc,
 						  struct kfab_req *req,
-						  int kind)
+						  int kind,
+						  struct list_head *pulls)
 {
 	struct kfab_unexp *u = kfab_find_buffered(rxc, req->data, kind);
 	size_t n, first;
@@ -1199,17 +1413,34 @@ static struct kfab_unexp *kfab_msg_claim_buffered(struct kfab_rx_ctx *rxc,
 	if (req->flags & KFAB_SQE_DISCARD) {
 		kfab_complete_unexp(rxc, u, req, req->flags, 0, 0, 0, 0);
 		kfab_unexp_take(rxc, u);
+		kfab_bufrecv_refill(rxc, pulls);
 		return u;
 	}
 	base = kfab_req_base(req);
 	n = min(iov_iter_count(&req->iter), u->msg.len);
+	/* At its sender on another node: pulled whole into the buffers. */
+	if (n > u->slot.len && kfab_unexp_at_sender(u)) {
+		rc = kfab_unexp_pull(rxc, u, req, n, req->flags, base, pulls,
+				     NULL);
+		if (rc)
+			kfab_complete_unexp(rxc, u, req, req->flags, base, 0, 0,
+					    rc);
+		kfab_unexp_take(rxc, u);
+		kfab_bufrecv_refill(rxc, pulls);
+		return u;
+	}
 	first = min(n, u->slot.len);
 	rc = copy_to_iter(u->slot.data, first, &req->iter) == first ?
 	     0 : -EFAULT;
-	if (!rc && n > first)
+	/* The rest: at the local sender, or here (from another node). */
+	if (!rc && n > first && u->kbuf)
+		rc = copy_to_iter(u->kbuf + first, n - first, &req->iter) ==
+		     n - first ? 0 : -EFAULT;
+	else if (!rc && n > first)
 		rc = kfab_buf_copy_out(&u->buf, 0, &req->iter, n - first);
 	kfab_complete_unexp(rxc, u, req, req->flags, base, n, u->msg.len, rc);
 	kfab_unexp_take(rxc, u);
+	kfab_bufrecv_refill(rxc, pulls);
 	return u;
 }
 
@@ -1225,7 +1456,7 @@ static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req,
 				       -EINVAL);
 	else if (req->flags & KFAB_SQE_BUFFERED)
-		u = kfab_msg_claim_buffered(rxc, req, kind);
+		u = kfab_msg_claim_buffered(rxc, req, kind, &pulls);
 	else if (req->flags & KFAB_SQE_PEEK)
 		u = kfab_msg_peek(rxc, req, kind);
 	else
@@ -1640,6 +1871,7 @@ static void kfab_rx_take_msgs(struct kfab_rx_ctx *rxc,
 void kfab_msg_detach(struct kfab_ep_core *core)
 {
 	struct kfab_rx_ctx *rxc = core->rxc;
+	LIST_HEAD(pulls);
 	LIST_HEAD(gone);
 
 	mutex_lock(&rxc->lock);
@@ -1647,7 +1879,10 @@ void kfab_msg_detach(struct kfab_ep_core *core)
 	core->ep = NULL;
 	list_del_init(&core->rx_link);
 	kfab_rx_take_msgs(rxc, core, &gone);
+	/* Slots it held go to other endpoints' messages that wait. */
+	kfab_bufrecv_refill(rxc, &pulls);
 	mutex_unlock(&rxc->lock);
+	kfab_pulls_start(&pulls);
 	kfab_unexp_finish_list(&gone, -ECONNRESET);
 }
 

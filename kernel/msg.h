@@ -81,7 +81,8 @@ struct kfab_recv {
  * @remote: a message from another node: where it came from (peer.c
  *	owns it); its payload is in @kbuf, or still at the sender
  * @slot: buffered (FI_BUFFERED_RECV): its start in a slot of the receive
- *	context's region (bufrecv.c), the rest (if any) in @buf; on
+ *	context's region (bufrecv.c), the rest (if any) in @buf, or in
+ *	@kbuf for one from another node (whole there: read past the slot); on
  *	@claimed with the slot's token as @claim_context.  @slot.token is
  *	0 for any other message.
  */
@@ -136,6 +137,10 @@ struct kfab_remote {
  * @flags: the receive's flags for the completion
  * @buf: the address reported in the completion
  * @remote: its origin (owned)
+ * @slot_token: a buffered receive's pull of a message's first bytes
+ *	(msg.c, kfab_unexp_remote_prefetch()): the token of the slot they
+ *	go to, from @bounce, once here; 0 for a receive's pull
+ * @bounce: with @slot_token: the kernel memory @recv's pages are (vmalloc)
  */
 struct kfab_pull {
 	struct list_head link;
@@ -151,6 +156,8 @@ struct kfab_pull {
 	u32 flags;
 	u64 buf;
 	struct kfab_remote *remote;
+	u64 slot_token;
+	void *bounce;
 };
 
 /**
@@ -194,6 +201,7 @@ void kfab_pull_complete(struct kfab_pull *pull, int status);
 
 /* peer.c: the other end of a message from another node */
 void kfab_remote_release(struct kfab_remote *r, int status);
+struct kfab_remote *kfab_remote_dup(const struct kfab_remote *r);
 void kfab_pull_start(struct kfab_pull *pull);
 
 #endif /* KFAB_MSG_H */

@@ -906,6 +906,26 @@ static void kfab_remote_end(struct kfab_remote *r, int status, bool reader)
 }
 
 /**
+ * kfab_remote_dup() - a second origin of a message from another node, for
+ *	a pull of its first bytes (msg.c: a buffered receive's slot)
+ * @r: the message's origin
+ *
+ * The copy owes the sender no RESULT and holds none of its credit:
+ * releasing it only lets go of the peer.  Return: the copy, or NULL.
+ */
+struct kfab_remote *kfab_remote_dup(const struct kfab_remote *r)
+{
+	struct kfab_remote *d = kmemdup(r, sizeof(*r), GFP_KERNEL_ACCOUNT);
+
+	if (!d)
+		return NULL;
+	kref_get(&d->peer->ref);
+	d->cost = 0;
+	d->told = true;
+	return d;
+}
+
+/**
  * kfab_remote_release() - a message from another node is done with here
  * @r: its origin
  * @status: 0 (taken, or discarded), or why it was not delivered

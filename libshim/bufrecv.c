@@ -1,24 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Buffered receives (FI_BUFFERED_RECV, fi_msg(3) "Buffered Receives") of
- * an endpoint: the kernel's region of slots (KFAB_IOC_RX_BUFFERED,
- * Documentation/ep.rst "Buffered receives"), mapped read-only here, and
- * the struct fi_recv_context the man page hands the application for each
- * buffered message.
+ * a receive context, an endpoint's own or a shared receive context's: the
+ * kernel's region of slots (KFAB_IOC_RX_BUFFERED, Documentation/ep.rst
+ * "Buffered receives"), mapped read-only here, and the struct
+ * fi_recv_context the man page hands the application for each buffered
+ * message.
  *
  * The kernel names a buffered message by a token and its slot's offset;
  * the CQ reader (cq.c) turns its completion into what fi_msg(3) wants:
- * op_context a struct fi_recv_context of the slot (ep, context NULL), buf
- * the slot's address in our mapping, len the message's length, FI_MORE
- * when it is longer than the slot.  FI_CLAIM or FI_DISCARD with that
- * context posts KFAB_SQE_BUFFERED with the token; the claim's completion
- * carries the fi_recv_context's context, which the application may have
- * changed.  Which endpoint a completion is of: the kernel reports the
- * region's cookie, which is this struct's address.
+ * op_context a struct fi_recv_context of the slot (ep the endpoint or the
+ * SRX that owns the region, context NULL), buf the slot's address in our
+ * mapping, len the message's length, FI_MORE when it is longer than the
+ * slot.  FI_CLAIM or FI_DISCARD with that context posts
+ * KFAB_SQE_BUFFERED with the token; the claim's completion carries the
+ * fi_recv_context's context, which the application may have changed.
+ * Which region a completion is of: the kernel reports the region's
+ * cookie, which is this struct's address, looked up among the live ones
+ * (a notice read after its region went names nothing and is dropped).
  *
- * Endpoints only: an SRX has no region here (kfab_srx has none to give),
- * so an endpoint bound to an SRX with FI_BUFFERED_RECV is refused at
- * fi_enable() (-FI_EOPNOTSUPP).
+ * An SRX's region is made when the first endpoint bound to it is
+ * enabled, with the SRX's FI_OPT_BUFFERED_LIMIT if the application set
+ * one there, else that endpoint's; every endpoint of the SRX must then
+ * have FI_BUFFERED_RECV, and none may when the first had not (the kernel
+ * buffers for the whole context).  Its notices go to the CQ of the
+ * endpoint a message was sent to; claims and discards go to the SRX's
+ * ring, posted on the SRX or on any of its endpoints.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,25 +45,51 @@ struct shim_bufrecv_slot {
 };
 
 /**
- * struct shim_bufrecv - an endpoint's region
- * @ep: the endpoint
+ * struct shim_bufrecv - a receive context's region
+ * @owner: the endpoint or SRX whose region it is (fi_recv_context.ep)
  * @map: the region, read-only
  * @map_len: bytes mapped
+ * @limit: bytes of a message a slot holds (FI_OPT_BUFFERED_LIMIT)
  * @slots: how many
  * @stride: bytes from one slot to the next
  * @slot: one per slot
+ * @next: on shim_bufrecv_live, under shim_bufrecv_lock
  */
 struct shim_bufrecv {
-	struct shim_ep *ep;
+	struct fid_ep *owner;
 	const uint8_t *map;
 	size_t map_len;
+	size_t limit;
 	uint32_t slots;
 	uint32_t stride;
 	struct shim_bufrecv_slot *slot;
+	struct shim_bufrecv *next;
 };
 
-/* Before the kernel's enable: the region, sized by FI_OPT_BUFFERED_LIMIT. */
-int shim_bufrecv_setup(struct shim_ep *ep)
+/* The regions mapped now: a completion's cookie is checked against them. */
+static pthread_mutex_t shim_bufrecv_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_bufrecv *shim_bufrecv_live;
+
+static void shim_bufrecv_unlist(struct shim_bufrecv *br)
+{
+	struct shim_bufrecv **p;
+
+	pthread_mutex_lock(&shim_bufrecv_lock);
+	for (p = &shim_bufrecv_live; *p; p = &(*p)->next)
+		if (*p == br) {
+			*p = br->next;
+			break;
+		}
+	pthread_mutex_unlock(&shim_bufrecv_lock);
+}
+
+/*
+ * The kernel object @obj_id (an endpoint not enabled yet, or an SRX none
+ * of whose endpoints is) gets a region of @limit-byte slots: 0 and *@out,
+ * or a negative FI_E* code.
+ */
+static int shim_bufrecv_open(int fd, uint32_t obj_id, size_t limit,
+			     struct fid_ep *owner, struct shim_bufrecv **out)
 {
 	struct kfab_rx_buffered cmd = { .size = sizeof(cmd) };
 	long page = sysconf(_SC_PAGESIZE);
@@ -64,22 +97,21 @@ int shim_bufrecv_setup(struct shim_ep *ep)
 	void *map;
 	int ret;
 
-	if (ep->srx)
-		return -FI_EOPNOTSUPP;
 	br = calloc(1, sizeof(*br));
 	if (!br)
 		return -FI_ENOMEM;
-	cmd.obj_id = ep->id;
-	cmd.limit = (uint32_t)ep->buffered_limit;
+	cmd.obj_id = obj_id;
+	cmd.limit = (uint32_t)limit;
 	cmd.cookie = (uintptr_t)br;
-	ret = shim_dev_rx_buffered(ep->fd, &cmd);
+	ret = shim_dev_rx_buffered(fd, &cmd);
 	if (ret)
 		goto err_free;
+	br->limit = cmd.out_limit;
 	br->slots = cmd.out_slots;
 	br->stride = cmd.out_stride;
 	br->map_len = ((size_t)br->slots * br->stride + page - 1) &
 		      ~((size_t)page - 1);
-	ret = shim_dev_mmap(ep->fd, cmd.out_region, br->map_len, false, &map);
+	ret = shim_dev_mmap(fd, cmd.out_region, br->map_len, false, &map);
 	if (ret)
 		goto err_free;
 	br->map = map;
@@ -89,63 +121,117 @@ int shim_bufrecv_setup(struct shim_ep *ep)
 		ret = -FI_ENOMEM;
 		goto err_free;
 	}
-	br->ep = ep;
-	ep->bufrecv = br;
+	br->owner = owner;
+	pthread_mutex_lock(&shim_bufrecv_lock);
+	br->next = shim_bufrecv_live;
+	shim_bufrecv_live = br;
+	pthread_mutex_unlock(&shim_bufrecv_lock);
+	*out = br;
 	return 0;
 
 err_free:
-	SHIM_WARN(EP_CTRL, "ep %u: KFAB_IOC_RX_BUFFERED: %s\n", ep->id,
+	SHIM_WARN(EP_CTRL, "object %u: KFAB_IOC_RX_BUFFERED: %s\n", obj_id,
 		  fi_strerror(-ret));
 	free(br);
 	return ret;
 }
 
-void shim_bufrecv_free(struct shim_ep *ep)
+void shim_bufrecv_close(struct shim_bufrecv *br)
 {
-	struct shim_bufrecv *br = ep->bufrecv;
-
 	if (!br)
 		return;
+	shim_bufrecv_unlist(br);
 	munmap((void *)br->map, br->map_len);
 	free(br->slot);
 	free(br);
+}
+
+size_t shim_bufrecv_limit(const struct shim_bufrecv *br)
+{
+	return br->limit;
+}
+
+/*
+ * Before the kernel's enable of @ep (its lock held): its own region, sized
+ * by its FI_OPT_BUFFERED_LIMIT, or its SRX's (srx.c decides).
+ */
+int shim_bufrecv_setup(struct shim_ep *ep)
+{
+	if (ep->srx)
+		return shim_srx_bufrecv_join(ep->srx, ep);
+	if (!ep->buffered || ep->bufrecv)
+		return 0;
+	return shim_bufrecv_open(ep->fd, ep->id, ep->buffered_limit,
+				 &ep->ep_fid, &ep->bufrecv);
+}
+
+/* The same for an SRX (its lock held), before any endpoint of it is enabled. */
+int shim_bufrecv_setup_srx(struct shim_srx *srx, size_t limit,
+			   struct shim_bufrecv **out)
+{
+	return shim_bufrecv_open(srx->fd, srx->id, limit, &srx->ep_fid, out);
+}
+
+void shim_bufrecv_free(struct shim_ep *ep)
+{
+	shim_bufrecv_close(ep->bufrecv);
 	ep->bufrecv = NULL;
+}
+
+/* Whether @br is a region mapped now (shim_bufrecv_lock held). */
+static bool shim_bufrecv_is_live(const struct shim_bufrecv *br)
+{
+	const struct shim_bufrecv *p;
+
+	for (p = shim_bufrecv_live; p; p = p->next)
+		if (p == br)
+			return true;
+	return false;
 }
 
 /*
  * A completion of the CQ ring: a buffered message's notice becomes what
- * fi_msg(3) describes.  Others pass unchanged.
+ * fi_msg(3) describes.  Others pass unchanged.  Return: false for a
+ * notice to drop, whose region is gone with its endpoint or SRX (the
+ * kernel dropped the message then too).
  */
-void shim_bufrecv_entry(struct kfab_cq_entry *e)
+bool shim_bufrecv_entry(struct kfab_cq_entry *e)
 {
 	struct shim_bufrecv *br = (struct shim_bufrecv *)(uintptr_t)e->cookie;
 	struct shim_bufrecv_slot *s;
 	uint64_t i;
 
-	if (!(e->flags & KFAB_COMP_BUFFERED) || !br)
-		return;
+	if (!(e->flags & KFAB_COMP_BUFFERED))
+		return true;
+	pthread_mutex_lock(&shim_bufrecv_lock);
+	if (!br || !shim_bufrecv_is_live(br)) {
+		pthread_mutex_unlock(&shim_bufrecv_lock);
+		return false;
+	}
 	e->flags &= ~KFAB_COMP_BUFFERED;
 	i = e->buf / br->stride;
-	if (i >= br->slots)	/* the kernel wrote it: cannot happen */
-		return;
-	s = &br->slot[i];
-	s->token = e->op_context;
-	s->rc.ep = &br->ep->ep_fid;
-	s->rc.context = NULL;
-	e->op_context = (uintptr_t)&s->rc;
-	e->buf = (uintptr_t)(br->map + e->buf);
+	if (i < br->slots) {	/* the kernel wrote it: cannot fail */
+		s = &br->slot[i];
+		s->token = e->op_context;
+		s->rc.ep = br->owner;
+		s->rc.context = NULL;
+		e->op_context = (uintptr_t)&s->rc;
+		e->buf = (uintptr_t)(br->map + e->buf);
+	}
 	e->cookie = 0;
+	pthread_mutex_unlock(&shim_bufrecv_lock);
+	return true;
 }
 
 /*
- * FI_CLAIM or FI_DISCARD (not FI_PEEK) of a buffered message: @context
- * must be one of our struct fi_recv_context (-FI_EINVAL otherwise).  Fills
- * in the request; *@buffers: whether it takes the buffers (a claim).
+ * FI_CLAIM or FI_DISCARD (not FI_PEEK) of a buffered message of @br (NULL:
+ * the receive context has no region yet): @context must be one of its
+ * struct fi_recv_context (-FI_EINVAL otherwise).  Fills in the request;
+ * *@buffers: whether it takes the buffers (a claim).
  */
-ssize_t shim_bufrecv_claim(struct shim_ep *ep, struct kfab_sqe *sqe,
+ssize_t shim_bufrecv_claim(struct shim_bufrecv *br, struct kfab_sqe *sqe,
 			   const void *context, uint64_t flags, bool *buffers)
 {
-	struct shim_bufrecv *br = ep->bufrecv;
 	const struct shim_bufrecv_slot *s = context;
 	uintptr_t off;
 

@@ -566,8 +566,10 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 
 			memcpy(&e, slot, esize);
 			shim_cq_payload(cq, slot, &e);
-			shim_bufrecv_entry(&e);
 			cq->local_head++;
+			/* A notice of a region gone with its owner: dropped. */
+			if (!shim_bufrecv_entry(&e))
+				continue;
 			/* fi_peer(3): the extension's own, or one to rewrite. */
 			if (shim_cq_hook_filter(cq, &e, 0, true) == SHIM_CQ_DROP)
 				continue;

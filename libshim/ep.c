@@ -346,12 +346,13 @@ static int shim_ep_enable(struct shim_ep *ep)
 		ret = -FI_EOPBADSTATE;
 		goto out;
 	}
-	/* FI_BUFFERED_RECV: the region, before anything can arrive. */
-	if (ep->buffered && !ep->bufrecv) {
-		ret = shim_bufrecv_setup(ep);
-		if (ret)
-			goto out;
-	}
+	/*
+	 * FI_BUFFERED_RECV: the region (its own or its SRX's), before
+	 * anything can arrive; an SRX's endpoints agree on the mode.
+	 */
+	ret = shim_bufrecv_setup(ep);
+	if (ret)
+		goto out;
 	ret = shim_dev_ep_enable(ep->fd, ep->id);
 	if (ret) {
 		SHIM_WARN(EP_CTRL, "ep %u: KFAB_IOC_EP_ENABLE: %s\n", ep->id,
@@ -595,13 +596,15 @@ static ssize_t shim_ep_cancel(fid_t fid, void *context)
  *  FI_OPT_CM_DATA_SIZE    size_t, read-only (-FI_EOPNOTSUPP to set):
  *                         SHIM_CM_DATA_MAX for FI_EP_MSG, 0 otherwise
  *                         (no connection data without connections)
- *  FI_OPT_BUFFERED_LIMIT, size_t: kfab reports no buffered data in
- *  FI_OPT_BUFFERED_MIN    receive completions (no FI_BUFFERED_RECV), so
- *                         the largest threshold it supports is 0:
- *                         getopt gives 0, setopt takes 0 and SIZE_MAX
- *                         ("the maximum supported") and answers
- *                         -FI_EMSGSIZE to anything else, as the man page
- *                         says; only before fi_enable() (-FI_EOPBADSTATE)
+ *  FI_OPT_BUFFERED_LIMIT, size_t: with FI_BUFFERED_RECV (bufrecv.c) the
+ *  FI_OPT_BUFFERED_MIN    slot size, 1 to KFAB_BUFRECV_LIMIT_MAX, and a
+ *                         minimum at most that; without it kfab buffers
+ *                         nothing, so the largest threshold is 0.
+ *                         SIZE_MAX is "the maximum supported", anything
+ *                         larger -FI_EMSGSIZE, as the man page says; only
+ *                         before fi_enable() (-FI_EOPBADSTATE).  An
+ *                         endpoint of an SRX reports its SRX's region
+ *                         once enabled (srx.c)
  *  FI_OPT_FI_HMEM_P2P     int: kfab moves host memory only, so there is
  *                         never a peer-to-peer transfer: ENABLED (the
  *                         default), PREFERRED and DISABLED are kept,
@@ -1290,9 +1293,13 @@ int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
 		ep->tx_op_flags = info->tx_attr->op_flags;
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
-	/* FI_BUFFERED_RECV: an RDM endpoint of its own (bufrecv.c). */
+	/*
+	 * FI_BUFFERED_RECV or FI_VARIABLE_MSG: an RDM endpoint of its own
+	 * (bufrecv.c); fi_msg(3) gives both the same behaviour.
+	 */
 	ep->buffered = !block && ep->type == FI_EP_RDM &&
-		       shim_info_buffered(info);
+		       (shim_info_buffered(info) ||
+			(ep->caps & FI_VARIABLE_MSG));
 	ep->buffered_limit = ep->buffered ? KFAB_BUFRECV_LIMIT_DEFAULT : 0;
 	ep->buffered_min = ep->buffered_limit;
 

@@ -76,7 +76,9 @@
  *    doorbells of its endpoints); no mode and no mr_mode bit is required,
  *    but an RDM answer to hints that offer FI_BUFFERED_RECV (in mode or
  *    rx_attr->mode, shim_info_buffered()) has it in both: its endpoints
- *    buffer (bufrecv.c);
+ *    buffer (bufrecv.c); FI_VARIABLE_MSG, a primary cap, is in caps and
+ *    rx_attr->caps only when the hints ask for it, and only for RDM
+ *    (prov.c): its endpoints buffer the same way, without the mode;
  *    av_type FI_AV_UNSPEC: both FI_AV_TABLE and FI_AV_MAP work, and a hint
  *    for either is echoed back.
  *
@@ -97,8 +99,14 @@
  */
 /* Secondary caps kfab adds to an answer whatever the hints named. */
 #define SHIM_CAPS_ALWAYS	(SHIM_COMM_CAPS | FI_SHARED_AV)
+/*
+ * Primary caps kfab answers with only when the hints ask for them:
+ * FI_VARIABLE_MSG (fi_msg(3) "Variable Length Messages"), which changes
+ * how unexpected messages reach the application (bufrecv.c).
+ */
+#define SHIM_CAPS_ASKED		FI_VARIABLE_MSG
 /* What fi_info->caps may hold: the endpoints' and the domain's. */
-#define SHIM_INFO_CAPS		(SHIM_CAPS | SHIM_CAPS_ALWAYS)
+#define SHIM_INFO_CAPS		(SHIM_CAPS | SHIM_CAPS_ALWAYS | SHIM_CAPS_ASKED)
 /* Tag bits the kernel matches: all of struct kfab_sqe's tag. */
 #define SHIM_TAG_BITS		(8 * sizeof(((struct kfab_sqe *)0)->tag))
 /*
@@ -610,8 +618,10 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 		if (!(fi->caps & (FI_MSG | FI_TAGGED)))
 			fi->caps |= FI_MSG | FI_TAGGED;
 	}
+	if (!hints || !(hints->caps & SHIM_CAPS_ASKED))
+		fi->caps &= ~(uint64_t)SHIM_CAPS_ASKED;
 	fi->tx_attr->caps = fi->caps & SHIM_TX_CAPS;
-	fi->rx_attr->caps = fi->caps & SHIM_RX_CAPS;
+	fi->rx_attr->caps = fi->caps & (SHIM_RX_CAPS | FI_VARIABLE_MSG);
 	if (hints && hints->tx_attr) {
 		const struct fi_tx_attr *tx = hints->tx_attr;
 
@@ -643,11 +653,18 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 	if (type == FI_EP_RDM && shim_info_buffered(hints)) {
 		fi->mode |= FI_BUFFERED_RECV;
 		fi->rx_attr->mode |= FI_BUFFERED_RECV;
+	}
+	/*
+	 * FI_VARIABLE_MSG: "the application requirements and provider
+	 * behavior is identical" to FI_BUFFERED_RECV's (fi_msg(3)), as a
+	 * capability: no mode bit is required for it.
+	 */
+	if (type == FI_EP_RDM && (shim_info_buffered(hints) ||
+				  (fi->caps & FI_VARIABLE_MSG)))
 		/* What the region holds with the default limit. */
 		fi->rx_attr->total_buffered_recv =
 			(size_t)KFAB_BUFRECV_SLOTS_DEFAULT *
 			KFAB_BUFRECV_LIMIT_DEFAULT;
-	}
 	if (type == FI_EP_MSG)
 		shim_info_msg(fi);
 	if (type == FI_EP_DGRAM)

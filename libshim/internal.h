@@ -619,9 +619,13 @@ struct shim_ep {
 struct shim_bufrecv;
 
 int shim_bufrecv_setup(struct shim_ep *ep);
+int shim_bufrecv_setup_srx(struct shim_srx *srx, size_t limit,
+			   struct shim_bufrecv **out);
 void shim_bufrecv_free(struct shim_ep *ep);
-void shim_bufrecv_entry(struct kfab_cq_entry *e);
-ssize_t shim_bufrecv_claim(struct shim_ep *ep, struct kfab_sqe *sqe,
+void shim_bufrecv_close(struct shim_bufrecv *br);
+size_t shim_bufrecv_limit(const struct shim_bufrecv *br);
+bool shim_bufrecv_entry(struct kfab_cq_entry *e);
+ssize_t shim_bufrecv_claim(struct shim_bufrecv *br, struct kfab_sqe *sqe,
 			   const void *context, uint64_t flags, bool *buffers);
 
 /* ---- scalable endpoints (sep.c) ---- */
@@ -764,6 +768,13 @@ extern const struct fi_ops_collective shim_ep_collective_ops;
  *	creation or at the first export, before any endpoint is bound
  *	(shim_srx_set_hooks()); read without @lock.
  * @peer: the hooks' state (peer/srx.c's struct shim_psrx)
+ * @buffered_limit: FI_OPT_BUFFERED_LIMIT set on the SRX, 0 when not set
+ *	(the first endpoint enabled gives its own)
+ * @buffered_min: FI_OPT_BUFFERED_MIN set on the SRX
+ * @mode_set: an endpoint was enabled (or is being): @buffered is fixed
+ * @buffered: its endpoints have FI_BUFFERED_RECV; then @bufrecv is its
+ *	region (bufrecv.c), set under @lock before the first endpoint is
+ *	enabled and kept until fi_close()
  *
  * Completions of its receives go to the CQ and counter of the endpoint
  * the message was sent to; so a success completion is suppressed
@@ -783,6 +794,9 @@ struct shim_srx {
 	struct shim_ring ring;
 	const struct shim_srx_hooks *hooks;
 	void *peer;
+	size_t buffered_limit, buffered_min;
+	bool mode_set, buffered;
+	struct shim_bufrecv *bufrecv;
 };
 
 static inline struct shim_srx *to_shim_srx(struct fid_ep *ep)
@@ -811,6 +825,14 @@ ssize_t shim_srx_post(struct shim_srx *srx, const struct kfab_sqe *sqe,
 		      bool more);
 /* Should a successful receive of the SRX be reported without FI_COMPLETION? */
 bool shim_srx_selective(struct shim_srx *srx);
+/*
+ * FI_BUFFERED_RECV: before the kernel's enable of @ep (bufrecv.c), the
+ * SRX's region, made for its first endpoint; 0, -FI_EINVAL when @ep's
+ * mode is not the SRX's, or the kernel's.  shim_srx_bufrecv() is the
+ * region, NULL when none.
+ */
+int shim_srx_bufrecv_join(struct shim_srx *srx, struct shim_ep *ep);
+struct shim_bufrecv *shim_srx_bufrecv(struct shim_srx *srx);
 /* Manual progress of the SRX's ring (shim_ring_progress()). */
 bool shim_srx_progress(struct shim_srx *srx);
 

@@ -37,8 +37,8 @@
 /*
  * Flags a receive of the *msg family may carry; FI_MULTI_RECV for untagged
  * receives only.  FI_PEEK, FI_CLAIM and FI_DISCARD for tagged receives
- * only: for fi_recvmsg() fi_msg(3) gives them to buffered receives
- * (FI_BUFFERED_RECV), which kfab does not offer.
+ * only; for fi_recvmsg() fi_msg(3) gives FI_CLAIM and FI_DISCARD to
+ * buffered receives (FI_BUFFERED_RECV, bufrecv.c).
  */
 #define SHIM_RECV_MSG_FLAGS	(FI_COMPLETION | FI_MORE | FI_MULTI_RECV)
 #define SHIM_PEEK_FLAGS		(FI_PEEK | FI_CLAIM | FI_DISCARD)
@@ -290,8 +290,13 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 		selective = shim_srx_selective(srx);
 	} else {
 		ep = shim_msg_ep(rxc);
-		if (shim_read_once(&ep->srx))
+		srx = shim_read_once(&ep->srx);
+		/* Its SRX's buffered messages are claimed through it too. */
+		if (srx && !(ep->buffered && (flags & (FI_CLAIM | FI_DISCARD))))
 			return -FI_EOPBADSTATE;
+		if (srx)
+			return shim_post_recv(&srx->ep_fid, op, iov, count,
+					      src, tag, ignore, context, flags);
 		caps = ep->caps;
 		min_multi_recv = shim_read_once(&ep->min_multi_recv);
 		selective = ep->rx_selective;
@@ -308,7 +313,12 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 	sqe.context = (uintptr_t)context;
 	/* FI_BUFFERED_RECV: FI_CLAIM/FI_DISCARD name a buffered message. */
 	if (ep && ep->buffered && (flags & (FI_CLAIM | FI_DISCARD)))
-		ret = shim_bufrecv_claim(ep, &sqe, context, flags, &buffers);
+		ret = shim_bufrecv_claim(ep->bufrecv, &sqe, context, flags,
+					 &buffers);
+	else if (srx && shim_srx_bufrecv(srx) &&
+		 (flags & (FI_CLAIM | FI_DISCARD)))
+		ret = shim_bufrecv_claim(shim_srx_bufrecv(srx), &sqe, context,
+					 flags, &buffers);
 	else if ((flags & SHIM_PEEK_FLAGS) && op != KFAB_OP_TRECV)
 		return -FI_EBADFLAGS;
 	else

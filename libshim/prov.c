@@ -131,6 +131,9 @@ static bool shim_type_wanted(const struct fi_info *hints, uint64_t flags,
 		return false;
 	if (type == FI_EP_RDM)
 		return true;
+	/* Buffered receives (bufrecv.c) are RDM endpoints' only. */
+	if (hints && (hints->caps & FI_VARIABLE_MSG))
+		return false;
 	if (flags & SHIM_CORE_PROV_ONLY)
 		return false;
 	if (type == FI_EP_DGRAM)

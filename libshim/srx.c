@@ -22,6 +22,10 @@
  * Locking: an endpoint's lock is taken before its SRX's, never the other
  * way.  Progress takes neither.
  *
+ * FI_BUFFERED_RECV (bufrecv.c): the SRX's first endpoint enabled decides
+ * whether it buffers; if so the region is the SRX's, made then, and
+ * shared by all its endpoints.
+ *
  * fi_peer(3) (peer/srx.c) takes an SRX's receives over when it is opened
  * with FI_PEER or exported: srx->hooks, called at the points below.
  *
@@ -109,6 +113,58 @@ void shim_srx_unbind_ep(struct shim_srx *srx, struct shim_ep *ep,
 	pthread_mutex_unlock(&srx->lock);
 }
 
+/* ---- buffered receives ---- */
+
+int shim_srx_bufrecv_join(struct shim_srx *srx, struct shim_ep *ep)
+{
+	struct shim_bufrecv *br = NULL;
+	size_t limit;
+	int ret = 0;
+
+	pthread_mutex_lock(&srx->lock);
+	if (srx->mode_set) {
+		if (srx->buffered != ep->buffered) {
+			SHIM_INFO(EP_CTRL, "ep %u: FI_BUFFERED_RECV %s, srx %u's endpoints %s\n",
+				  ep->id, ep->buffered ? "set" : "not set",
+				  srx->id, srx->buffered ? "have it" : "do not");
+			ret = -FI_EINVAL;
+		}
+		goto out;
+	}
+	if (ep->buffered) {
+		/* fi_peer(3) matches in the library: nothing to buffer into. */
+		if (srx->hooks) {
+			ret = -FI_EOPNOTSUPP;
+			goto out;
+		}
+		limit = srx->buffered_limit ? srx->buffered_limit :
+					      ep->buffered_limit;
+		ret = shim_bufrecv_setup_srx(srx, limit, &br);
+		if (ret)
+			goto out;
+		/* Published before any endpoint is enabled: msg.c reads it. */
+		shim_store_release(&srx->bufrecv, br);
+	}
+	srx->mode_set = true;
+	srx->buffered = ep->buffered;
+out:
+	/* The endpoint's options report the region's. */
+	if (!ret && srx->bufrecv) {
+		ep->buffered_limit = shim_bufrecv_limit(srx->bufrecv);
+		if (srx->buffered_min)
+			ep->buffered_min = srx->buffered_min;
+		if (ep->buffered_min > ep->buffered_limit)
+			ep->buffered_min = ep->buffered_limit;
+	}
+	pthread_mutex_unlock(&srx->lock);
+	return ret;
+}
+
+struct shim_bufrecv *shim_srx_bufrecv(struct shim_srx *srx)
+{
+	return shim_load_acquire(&srx->bufrecv);
+}
+
 /*
  * A receive of the SRX completes on whichever endpoint the message was
  * sent to, so its success is left out only when every enabled endpoint
@@ -175,6 +231,7 @@ static int shim_srx_close(struct fid *fid)
 	}
 	if (srx->hooks)
 		srx->hooks->free(srx);
+	shim_bufrecv_close(srx->bufrecv);
 	shim_ring_unmap(&srx->ring);
 	pthread_mutex_destroy(&srx->lock);
 	free(srx);
@@ -251,18 +308,67 @@ static ssize_t shim_srx_cancel(fid_t fid, void *context)
 	return shim_dev_cancel(srx->fd, srx->id, (uintptr_t)context);
 }
 
-/* FI_OPT_MIN_MULTI_RECV of the SRX's multi-receive buffers, as ep.c's. */
+/*
+ * Options of the SRX, level FI_OPT_ENDPOINT: FI_OPT_MIN_MULTI_RECV of its
+ * multi-receive buffers, as ep.c's; FI_OPT_BUFFERED_LIMIT/MIN of its
+ * buffered receives (fi_endpoint(3)): until its first endpoint is
+ * enabled, the values that endpoint's region will have (the limit 1 to
+ * KFAB_BUFRECV_LIMIT_MAX, SIZE_MAX for that; the minimum at most the
+ * limit; else -FI_EMSGSIZE), -FI_EOPBADSTATE after.  Unset, getopt gives
+ * the region's once there is one, else kfab's default.
+ */
 static int shim_srx_getopt(fid_t fid, int level, int optname, void *optval,
 			   size_t *optlen)
 {
 	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
+	size_t val;
 
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_MIN_MULTI_RECV &&
+	    optname != FI_OPT_BUFFERED_LIMIT && optname != FI_OPT_BUFFERED_MIN)
 		return -FI_ENOPROTOOPT;
 	if (!optval || !optlen || *optlen < sizeof(size_t))
 		return -FI_EINVAL;
-	*(size_t *)optval = shim_read_once(&srx->min_multi_recv);
+	pthread_mutex_lock(&srx->lock);
+	if (optname == FI_OPT_MIN_MULTI_RECV) {
+		val = srx->min_multi_recv;
+	} else {
+		val = srx->bufrecv ? shim_bufrecv_limit(srx->bufrecv) :
+		      srx->buffered_limit ? srx->buffered_limit :
+		      KFAB_BUFRECV_LIMIT_DEFAULT;
+		if (optname == FI_OPT_BUFFERED_MIN && srx->buffered_min &&
+		    srx->buffered_min < val)
+			val = srx->buffered_min;
+	}
+	pthread_mutex_unlock(&srx->lock);
+	*(size_t *)optval = val;
 	*optlen = sizeof(size_t);
+	return 0;
+}
+
+/* FI_OPT_BUFFERED_LIMIT/MIN of the SRX, under its lock. */
+static int shim_srx_set_buffered(struct shim_srx *srx, int optname,
+				 size_t val)
+{
+	size_t limit = srx->buffered_limit ? srx->buffered_limit :
+					     KFAB_BUFRECV_LIMIT_DEFAULT;
+	size_t max = optname == FI_OPT_BUFFERED_LIMIT ?
+		     KFAB_BUFRECV_LIMIT_MAX : limit;
+
+	if (val == SIZE_MAX)
+		val = max;
+	if (val > max || !val)
+		return -FI_EMSGSIZE;
+	if (srx->mode_set)
+		return -FI_EOPBADSTATE;
+	if (optname == FI_OPT_BUFFERED_LIMIT) {
+		srx->buffered_limit = val;
+		if (srx->buffered_min > val)
+			srx->buffered_min = val;
+	} else {
+		srx->buffered_min = val;
+	}
 	return 0;
 }
 
@@ -270,14 +376,25 @@ static int shim_srx_setopt(fid_t fid, int level, int optname,
 			   const void *optval, size_t optlen)
 {
 	struct shim_srx *srx = container_of(fid, struct shim_srx, ep_fid.fid);
+	int ret;
 
-	if (level != FI_OPT_ENDPOINT || optname != FI_OPT_MIN_MULTI_RECV)
+	if (level != FI_OPT_ENDPOINT)
+		return -FI_ENOPROTOOPT;
+	if (optname != FI_OPT_MIN_MULTI_RECV &&
+	    optname != FI_OPT_BUFFERED_LIMIT && optname != FI_OPT_BUFFERED_MIN)
 		return -FI_ENOPROTOOPT;
 	if (!optval || optlen != sizeof(size_t))
 		return -FI_EINVAL;
-	/* msg.c reads it without a lock. */
-	shim_write_once(&srx->min_multi_recv, *(const size_t *)optval);
-	return 0;
+	if (optname == FI_OPT_MIN_MULTI_RECV) {
+		/* msg.c reads it without a lock. */
+		shim_write_once(&srx->min_multi_recv,
+				*(const size_t *)optval);
+		return 0;
+	}
+	pthread_mutex_lock(&srx->lock);
+	ret = shim_srx_set_buffered(srx, optname, *(const size_t *)optval);
+	pthread_mutex_unlock(&srx->lock);
+	return ret;
 }
 
 static int shim_srx_tx_ctx(struct fid_ep *sep, int index,

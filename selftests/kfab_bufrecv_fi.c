@@ -246,19 +246,6 @@ TEST(options_and_mode)
 					     sizeof(v)));
 	test_fi_close(&s);
 
-	/* FI_VARIABLE_MSG is not offered. */
-	{
-		struct fi_info *hints = buffered_hints(), *info = NULL;
-
-		ASSERT_NE(NULL, hints);
-		hints->caps |= FI_VARIABLE_MSG;
-		EXPECT_EQ(-FI_ENODATA, fi_getinfo(KFAB_TEST_FI_VERSION, NULL,
-						  NULL, 0, hints, &info));
-		fi_freeinfo(hints);
-		if (info)
-			fi_freeinfo(info);
-	}
-
 	/* Without the mode: nothing buffered, limits 0 as before. */
 	ASSERT_EQ(0, _test_fi_side_open(&s, kfab_test_rdm_hints(), true));
 	EXPECT_FALSE(s.info->mode & FI_BUFFERED_RECV);
@@ -270,11 +257,277 @@ TEST(options_and_mode)
 	test_fi_close(&s);
 }
 
-/* Not offered with an SRX (documented): fi_enable() says so. */
-TEST(srx_endpoint_refuses_buffered_recv)
+/*
+ * Two endpoints on one SRX with FI_BUFFERED_RECV, each sent to by a
+ * sender of its own: the region is the SRX's, the notices go to the CQ
+ * of the endpoint sent to, claims and discards go through any endpoint
+ * of the SRX (or the SRX itself).
+ */
+FIXTURE(bsrx) {
+	struct kfab_test_fi rx, tx1, tx2;
+	struct fid_cq *cq2;
+	struct fid_ep *srx, *ep2;
+	fi_addr_t to_ep1, to_ep2;
+	uint8_t out[4096], in[4096];
+};
+
+static int bsrx_ep_open(FIXTURE_DATA(bsrx) *self, struct fid_ep **ep,
+			struct fid_cq *cq, size_t limit)
 {
-	struct kfab_test_fi s;
-	struct fid_ep *srx;
+	int rc = fi_endpoint(self->rx.domain, self->rx.info, ep, NULL);
+
+	if (!rc)
+		rc = fi_setopt(&(*ep)->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &limit, sizeof(limit));
+	if (!rc)
+		rc = fi_ep_bind(*ep, &self->rx.av->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &self->srx->fid, 0);
+	if (!rc)
+		rc = fi_ep_bind(*ep, &cq->fid, FI_TRANSMIT | FI_RECV);
+	if (!rc)
+		rc = fi_enable(*ep);
+	return rc;
+}
+
+FIXTURE_SETUP(bsrx)
+{
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct kfab_test_fi ep2_side;
+	size_t limit = LIMIT;
+
+	self->rx = self->tx1 = self->tx2 = (struct kfab_test_fi){ 0 };
+	self->srx = self->ep2 = NULL;
+	self->cq2 = NULL;
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_srx())
+		SKIP(return, "kfab.ko without shared receive contexts");
+	ASSERT_EQ(0, _test_fi_domain_open(&self->rx, buffered_hints()));
+	ASSERT_EQ(0, fi_av_open(self->rx.domain,
+				&(struct fi_av_attr){ .type = FI_AV_TABLE },
+				&self->rx.av, NULL));
+	ASSERT_EQ(0, fi_cq_open(self->rx.domain, &cq_attr, &self->rx.cq,
+				NULL));
+	ASSERT_EQ(0, fi_cq_open(self->rx.domain, &cq_attr, &self->cq2, NULL));
+	ASSERT_EQ(0, fi_srx_context(self->rx.domain, self->rx.info->rx_attr,
+				    &self->srx, NULL));
+	/* The SRX's limit wins over the endpoints' own. */
+	ASSERT_EQ(0, fi_setopt(&self->srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &limit, sizeof(limit)));
+	ASSERT_EQ(0, bsrx_ep_open(self, &self->rx.ep, self->rx.cq, 1000));
+	ASSERT_EQ(0, bsrx_ep_open(self, &self->ep2, self->cq2, 2000));
+	ASSERT_EQ(0, _test_fi_side_open(&self->tx1, kfab_test_rdm_hints(),
+					true));
+	ASSERT_EQ(0, _test_fi_side_open(&self->tx2, kfab_test_rdm_hints(),
+					true));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->tx1, &self->rx,
+					      &self->to_ep1));
+	ep2_side = self->rx;
+	ep2_side.ep = self->ep2;
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->tx2, &ep2_side,
+					      &self->to_ep2));
+}
+
+FIXTURE_TEARDOWN(bsrx)
+{
+	/* The endpoints first; the SRX last (it is busy until then). */
+	if (self->ep2)
+		EXPECT_EQ(0, fi_close(&self->ep2->fid));
+	if (self->rx.ep)
+		EXPECT_EQ(0, fi_close(&self->rx.ep->fid));
+	self->rx.ep = NULL;
+	if (self->srx)
+		EXPECT_EQ(0, fi_close(&self->srx->fid));
+	if (self->cq2)
+		EXPECT_EQ(0, fi_close(&self->cq2->fid));
+	_test_fi_close(&self->rx);
+	_test_fi_close(&self->tx1);
+	_test_fi_close(&self->tx2);
+}
+
+/* @len bytes from @tx to @to, noticed on @cq. */
+static int bsrx_send(FIXTURE_DATA(bsrx) *self, struct kfab_test_fi *tx,
+		     fi_addr_t to, size_t len, struct fid_cq *cq,
+		     struct fi_cq_tagged_entry *e)
+{
+	ssize_t rc;
+
+	fill(self->out, len, (uint8_t)len);
+	rc = fi_send(tx->ep, self->out, len, NULL, to, self->out);
+	if (rc)
+		return (int)rc;
+	return (int)kfab_test_wait_cq(cq, tx->cq, e, NULL, NULL, WAIT_MS);
+}
+
+TEST_F(bsrx, notices_go_to_the_endpoint_sent_to)
+{
+	struct fi_cq_tagged_entry e1, e2, d;
+	struct fi_recv_context *rc1, *rc2;
+	struct iovec iov = { .iov_base = self->in, .iov_len = 4096 };
+	struct fi_msg cm = { .msg_iov = &iov, .iov_count = 1 };
+	struct fi_msg msg = { 0 };
+	uint8_t first[LIMIT];
+	int mine;
+
+	ASSERT_EQ(1, bsrx_send(self, &self->tx1, self->to_ep1, 100,
+			       self->rx.cq, &e1));
+	EXPECT_EQ(FI_RECV | FI_MSG, e1.flags);
+	EXPECT_EQ(100, e1.len);
+	EXPECT_EQ(0, memcmp(e1.buf, self->out, 100));
+	rc1 = e1.op_context;
+	ASSERT_NE(NULL, rc1);
+	/* fi_msg(3): "the receiving endpoint or Rx context": the SRX. */
+	EXPECT_EQ(self->srx, rc1->ep);
+	EXPECT_EQ(NULL, rc1->context);
+	ASSERT_EQ(1, bsrx_send(self, &self->tx2, self->to_ep2, 3000,
+			       self->cq2, &e2));
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_MORE, e2.flags);
+	EXPECT_EQ(3000, e2.len);
+	memcpy(first, self->out, LIMIT);
+	EXPECT_EQ(0, memcmp(e2.buf, first, LIMIT));
+	rc2 = e2.op_context;
+	EXPECT_EQ(self->srx, rc2->ep);
+	/* Nothing crossed over. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->rx.cq, &d, 1));
+
+	/* ep2's message, claimed through ep1: reported on ep2's CQ. */
+	rc2->context = &mine;
+	cm.context = rc2;
+	ASSERT_EQ(0, fi_recvmsg(self->rx.ep, &cm, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->cq2, self->tx2.cq, &d, NULL,
+				       NULL, WAIT_MS));
+	EXPECT_EQ(&mine, d.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_CLAIM, d.flags);
+	EXPECT_EQ(3000, d.len);
+	EXPECT_EQ(0, memcmp(self->in, self->out, 3000));
+	/* The long send is done by the claim. */
+	ASSERT_EQ(1, kfab_test_wait_cq(self->tx2.cq, NULL, &d, NULL, NULL,
+				       WAIT_MS));
+	/* ep1's, discarded through ep2: reported on ep1's CQ. */
+	msg.context = rc1;
+	ASSERT_EQ(0, fi_recvmsg(self->ep2, &msg, FI_DISCARD));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx1.cq, &d, NULL,
+				       NULL, WAIT_MS));
+	EXPECT_EQ(FI_RECV | FI_MSG, d.flags);
+	EXPECT_EQ(0, d.len);
+}
+
+TEST_F(bsrx, claim_on_the_srx_itself_and_tagged)
+{
+	struct fi_cq_tagged_entry e, d;
+	struct iovec iov = { .iov_base = self->in, .iov_len = 4096 };
+	struct fi_msg_tagged tm = { .msg_iov = &iov, .iov_count = 1 };
+
+	fill(self->out, 700, 3);
+	ASSERT_EQ(0, fi_tsend(self->tx1.ep, self->out, 700, NULL,
+			      self->to_ep1, 0x99, NULL));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx1.cq, &e, NULL,
+				       NULL, WAIT_MS));
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_MORE, e.flags);
+	EXPECT_EQ(0x99, e.tag);
+	tm.context = e.op_context;
+	ASSERT_EQ(0, fi_trecvmsg(self->srx, &tm, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, self->tx1.cq, &d, NULL,
+				       NULL, WAIT_MS));
+	EXPECT_EQ(FI_RECV | FI_TAGGED | FI_CLAIM, d.flags);
+	EXPECT_EQ(700, d.len);
+	EXPECT_EQ(0, memcmp(self->in, self->out, 700));
+}
+
+TEST_F(bsrx, options_are_the_srx_region)
+{
+	size_t v, len = sizeof(v);
+
+	/* The SRX set LIMIT before its first endpoint: every one has it. */
+	ASSERT_EQ(0, fi_getopt(&self->rx.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(LIMIT, v);
+	ASSERT_EQ(0, fi_getopt(&self->ep2->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(LIMIT, v);
+	ASSERT_EQ(0, fi_getopt(&self->srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(LIMIT, v);
+	ASSERT_EQ(0, fi_getopt(&self->ep2->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_MIN, &v, &len));
+	EXPECT_GE(LIMIT, v);
+	v = 64;
+	EXPECT_EQ(-FI_EOPBADSTATE, fi_setopt(&self->srx->fid, FI_OPT_ENDPOINT,
+					     FI_OPT_BUFFERED_LIMIT, &v,
+					     sizeof(v)));
+	/* fi_close() of an SRX with endpoints is -FI_EBUSY. */
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->srx->fid));
+}
+
+TEST_F(bsrx, stale_and_forged_tokens)
+{
+	struct fi_cq_tagged_entry e, d;
+	struct fi_cq_err_entry err;
+	struct fi_recv_context fake = { .ep = NULL };
+	struct fi_msg msg = { 0 };
+
+	msg.context = &fake;
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->rx.ep, &msg, FI_DISCARD));
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->srx, &msg, FI_DISCARD));
+	msg.context = NULL;
+	EXPECT_EQ(-FI_EINVAL, fi_recvmsg(self->ep2, &msg, FI_CLAIM));
+	ASSERT_EQ(1, bsrx_send(self, &self->tx2, self->to_ep2, 10, self->cq2,
+			       &e));
+	msg.context = e.op_context;
+	ASSERT_EQ(0, fi_recvmsg(self->ep2, &msg, FI_DISCARD));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->cq2, NULL, &d, NULL, NULL,
+				       WAIT_MS));
+	/* Twice: stale; the kernel reports it on the SRX's first endpoint. */
+	ASSERT_EQ(0, fi_recvmsg(self->ep2, &msg, FI_DISCARD));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->rx.cq, self->cq2, &d,
+						NULL, &err, WAIT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+}
+
+/* An endpoint closed with its message unclaimed: the message goes too. */
+TEST_F(bsrx, endpoint_closed_with_a_claim_outstanding)
+{
+	struct fi_cq_tagged_entry e, d;
+	struct fi_cq_err_entry err;
+	struct fi_msg msg = { 0 };
+	size_t v, len = sizeof(v);
+
+	ASSERT_EQ(1, bsrx_send(self, &self->tx2, self->to_ep2, 3000,
+			       self->cq2, &e));
+	EXPECT_TRUE(e.flags & FI_MORE);
+	ASSERT_EQ(0, fi_close(&self->ep2->fid));
+	self->ep2 = NULL;
+	/* Its sender learns the message was not delivered. */
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->tx2.cq, NULL, &d, NULL,
+						&err, WAIT_MS));
+	EXPECT_NE(0, err.err);
+	/* Its token is stale, through the endpoint that is left. */
+	msg.context = e.op_context;
+	ASSERT_EQ(0, fi_recvmsg(self->rx.ep, &msg, FI_DISCARD));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->rx.cq, NULL, &d, NULL,
+						&err, WAIT_MS));
+	EXPECT_EQ(FI_EINVAL, err.err);
+	/* The region stays with the SRX and still works. */
+	ASSERT_EQ(1, bsrx_send(self, &self->tx1, self->to_ep1, 50,
+			       self->rx.cq, &e));
+	EXPECT_EQ(0, memcmp(e.buf, self->out, 50));
+	ASSERT_EQ(0, fi_getopt(&self->srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(LIMIT, v);
+	msg.context = e.op_context;
+	ASSERT_EQ(0, fi_recvmsg(self->srx, &msg, FI_DISCARD));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->rx.cq, NULL, &d, NULL, NULL,
+				       WAIT_MS));
+}
+
+/* Every endpoint of a buffering SRX buffers; none of a plain one. */
+TEST(srx_endpoints_agree_on_the_mode)
+{
+	struct kfab_test_fi s, p;
+	struct fid_ep *srx, *plain;
+	size_t v = 0;
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (!kfab_have_device())
@@ -283,14 +536,176 @@ TEST(srx_endpoint_refuses_buffered_recv)
 		SKIP(return, "kfab.ko without shared receive contexts");
 	ASSERT_EQ(0, _test_fi_side_open(&s, buffered_hints(), false));
 	ASSERT_EQ(0, fi_srx_context(s.domain, s.info->rx_attr, &srx, NULL));
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v,
+					  sizeof(v)));
+	v = KFAB_BUFRECV_LIMIT_MAX + 1;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v,
+					  sizeof(v)));
 	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.av->fid, 0));
 	ASSERT_EQ(0, fi_ep_bind(s.ep, &srx->fid, 0));
 	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV));
-	EXPECT_EQ(-FI_EOPNOTSUPP, fi_enable(s.ep));
+	ASSERT_EQ(0, fi_enable(s.ep));
+	/* A plain endpoint of the same domain on the buffering SRX. */
+	ASSERT_EQ(0, _test_fi_domain_open(&p, kfab_test_rdm_hints()));
+	ASSERT_EQ(0, fi_endpoint(s.domain, p.info, &plain, NULL));
+	ASSERT_EQ(0, fi_ep_bind(plain, &s.av->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(plain, &srx->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(plain, &s.cq->fid, FI_TRANSMIT | FI_RECV));
+	EXPECT_EQ(-FI_EINVAL, fi_enable(plain));
+	EXPECT_EQ(0, fi_close(&plain->fid));
 	EXPECT_EQ(0, fi_close(&s.ep->fid));
 	s.ep = NULL;
 	EXPECT_EQ(0, fi_close(&srx->fid));
+	test_fi_close(&p);
 	test_fi_close(&s);
+}
+
+/* fi_getinfo() for @caps and @type: the answer, or NULL (*@rc says). */
+static struct fi_info *variable_info(uint64_t caps, enum fi_ep_type type,
+				     uint64_t mode, int *rc)
+{
+	struct fi_info *hints = kfab_test_hints(), *info = NULL;
+
+	if (!hints) {
+		*rc = -FI_ENOMEM;
+		return NULL;
+	}
+	hints->caps = caps;
+	hints->mode = mode;
+	hints->ep_attr->type = type;
+	*rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	return *rc ? NULL : info;
+}
+
+/*
+ * fi_getinfo(3): FI_VARIABLE_MSG is a primary capability, answered when
+ * asked for (and not otherwise), needing no FI_BUFFERED_RECV mode, with
+ * FI_MSG and/or FI_TAGGED; kfab offers it on RDM endpoints only.
+ */
+TEST(variable_msg_in_getinfo)
+{
+	struct fi_info *info, *i;
+	int rc;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	info = variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_UNSPEC, 0, &rc);
+	ASSERT_EQ(0, rc);
+	for (i = info; i; i = i->next) {
+		EXPECT_EQ(FI_EP_RDM, i->ep_attr->type);
+		EXPECT_TRUE(i->caps & FI_VARIABLE_MSG);
+		EXPECT_TRUE(i->caps & FI_MSG);
+		EXPECT_TRUE(i->rx_attr->caps & FI_VARIABLE_MSG);
+		EXPECT_FALSE(i->mode & FI_BUFFERED_RECV);
+		EXPECT_LT(0, i->rx_attr->total_buffered_recv);
+	}
+	fi_freeinfo(info);
+	/* Alone it brings FI_MSG and FI_TAGGED ("requires" one of them). */
+	info = variable_info(FI_VARIABLE_MSG, FI_EP_RDM, 0, &rc);
+	ASSERT_EQ(0, rc);
+	EXPECT_EQ(FI_MSG | FI_TAGGED, info->caps & (FI_MSG | FI_TAGGED));
+	fi_freeinfo(info);
+	/* With the mode too: both. */
+	info = variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_RDM,
+			     FI_BUFFERED_RECV, &rc);
+	ASSERT_EQ(0, rc);
+	EXPECT_TRUE(info->caps & FI_VARIABLE_MSG);
+	EXPECT_TRUE(info->mode & FI_BUFFERED_RECV);
+	fi_freeinfo(info);
+	/* Not asked: not answered. */
+	info = variable_info(FI_MSG, FI_EP_RDM, 0, &rc);
+	ASSERT_EQ(0, rc);
+	for (i = info; i; i = i->next)
+		EXPECT_FALSE(i->caps & FI_VARIABLE_MSG);
+	fi_freeinfo(info);
+	info = variable_info(0, FI_EP_UNSPEC, 0, &rc);
+	ASSERT_EQ(0, rc);
+	for (i = info; i; i = i->next) {
+		EXPECT_FALSE(i->caps & FI_VARIABLE_MSG);
+		EXPECT_FALSE(i->rx_attr->caps & FI_VARIABLE_MSG);
+	}
+	fi_freeinfo(info);
+	/* Not for connected or datagram endpoints. */
+	EXPECT_EQ(NULL, variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_MSG, 0,
+				      &rc));
+	EXPECT_EQ(-FI_ENODATA, rc);
+	EXPECT_EQ(NULL, variable_info(FI_MSG | FI_VARIABLE_MSG, FI_EP_DGRAM,
+				      0, &rc));
+	EXPECT_EQ(-FI_ENODATA, rc);
+}
+
+#define VAR_LEN	(1 << 20)
+
+/*
+ * A 1 MiB message to an FI_VARIABLE_MSG endpoint (no FI_BUFFERED_RECV
+ * mode) with no receive posted: a buffered notice with the whole length
+ * and FI_MORE, the start in the slot; claimed whole and intact.
+ */
+TEST(variable_msg_of_one_mib_is_claimed_whole)
+{
+	struct kfab_test_fi rx, tx;
+	struct fi_cq_tagged_entry e, d;
+	struct fi_recv_context *rc;
+	struct iovec iov;
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	uint8_t *out, *in;
+	fi_addr_t to_rx;
+	struct fi_info *hints;
+	size_t v, len = sizeof(v);
+	int mine;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	out = malloc(VAR_LEN);
+	in = calloc(1, VAR_LEN);
+	ASSERT_NE(NULL, out);
+	ASSERT_NE(NULL, in);
+	fill(out, VAR_LEN, 7);
+	hints = kfab_test_rdm_hints();
+	ASSERT_NE(NULL, hints);
+	hints->caps |= FI_VARIABLE_MSG;
+	ASSERT_EQ(0, _test_fi_side_open(&rx, hints, true));
+	EXPECT_TRUE(rx.info->caps & FI_VARIABLE_MSG);
+	EXPECT_FALSE(rx.info->mode & FI_BUFFERED_RECV);
+	ASSERT_EQ(0, fi_getopt(&rx.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(KFAB_BUFRECV_LIMIT_DEFAULT, v);
+	ASSERT_EQ(0, _test_fi_side_open(&tx, kfab_test_rdm_hints(), true));
+	ASSERT_EQ(1, kfab_test_fi_insert_peer(&tx, &rx, &to_rx));
+
+	ASSERT_EQ(0, fi_send(tx.ep, out, VAR_LEN, NULL, to_rx, out));
+	ASSERT_EQ(1, kfab_test_wait_cq(rx.cq, tx.cq, &e, NULL, NULL,
+				       WAIT_MS));
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_MORE, e.flags);
+	EXPECT_EQ(VAR_LEN, e.len);
+	EXPECT_EQ(0, memcmp(e.buf, out, KFAB_BUFRECV_LIMIT_DEFAULT));
+	rc = e.op_context;
+	ASSERT_NE(NULL, rc);
+	EXPECT_EQ(rx.ep, rc->ep);
+	/* The send waits for the claim. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(tx.cq, &d, 1));
+	rc->context = &mine;
+	iov.iov_base = in;
+	iov.iov_len = VAR_LEN;
+	msg.context = rc;
+	ASSERT_EQ(0, fi_recvmsg(rx.ep, &msg, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(rx.cq, tx.cq, &d, NULL, NULL,
+				       WAIT_MS));
+	EXPECT_EQ(&mine, d.op_context);
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_CLAIM, d.flags);
+	EXPECT_EQ(VAR_LEN, d.len);
+	EXPECT_EQ(0, memcmp(in, out, VAR_LEN));
+	ASSERT_EQ(1, kfab_test_wait_cq(tx.cq, NULL, &d, NULL, NULL, WAIT_MS));
+	EXPECT_EQ((void *)out, d.op_context);
+	test_fi_close(&tx);
+	test_fi_close(&rx);
+	free(out);
+	free(in);
 }
 
 TEST_HARNESS_MAIN
