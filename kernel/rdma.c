@@ -905,6 +905,18 @@ static int kfab_rdma_recv(struct kfab_conn *conn, struct iov_iter *to)
 	return kfab_rdma_read(kfab_rdma_conn(conn), to, MAX_SCHEDULE_TIMEOUT);
 }
 
+/* A receive buffer holds bytes its reader has not read yet. */
+static bool kfab_rdma_rx_pending(struct kfab_conn *conn)
+{
+	struct kfab_rdma_conn *rc = kfab_rdma_conn(conn);
+	bool ret;
+
+	spin_lock_irq(&rc->lock);
+	ret = !list_empty(&rc->ready);
+	spin_unlock_irq(&rc->lock);
+	return ret;
+}
+
 /* The answer to our HELLO, read before the connection is started. */
 static int kfab_rdma_recv_link(struct kfab_link *link, struct iov_iter *to)
 {
@@ -1474,6 +1486,7 @@ static struct kfab_engine kfab_rdma_engine = {
 	.recv = kfab_rdma_recv,
 	.recv_link = kfab_rdma_recv_link,
 	.shutdown = kfab_rdma_shutdown,
+	.rx_pending = kfab_rdma_rx_pending,
 };
 
 /* ---- devices ---- */
