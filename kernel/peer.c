@@ -686,7 +686,7 @@ static void kfab_peer_return_credit(struct kfab_peer *peer, u32 cost,
 				    u32 gen, bool direct)
 {
 	lockdep_assert_held(&peer->lock);
-	if (gen != peer->gen)
+	if (gen != peer->gen || !cost)
 		return;
 	peer->owed += cost;
 	if (list_empty(&peer->txq))
