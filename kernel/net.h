@@ -53,7 +53,7 @@ struct kfab_listener {
 /**
  * struct kfab_node - kfab in one network namespace
  * @net: the namespace (no reference: the node lives as long as it does)
- * @lock: @listeners, @peers, @dying
+ * @lock: @listeners, @peers, @allowed, @engine_rules, @dying
  * @listeners: struct kfab_listener, the first names the node (changed
  *	under @lock, walked under @lock or RCU)
  * @peers: struct kfab_peer, one per remote node reached or reaching us
@@ -259,9 +259,6 @@ void kfab_node_close_peers(struct kfab_node *node);
 void kfab_node_recheck_peers(struct kfab_node *node);
 void kfab_node_peers_drop_engine(struct kfab_node *node,
 				 const struct kfab_engine *e);
-void kfab_node_recheck_engines(struct kfab_node *node,
-			       bool (*match)(const u8 *addr, const void *arg),
-			       const void *arg);
 void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node);
 
 /* A peer as netlink shows it, copied under its lock (peer.c). */

@@ -827,14 +827,6 @@ u32 kfab_node_engine_rule(struct kfab_node *node, const u8 *addr)
 	return rule;
 }
 
-/* Is @addr on the network of rule @arg (kfab_node_recheck_engines())? */
-static bool kfab_engine_rule_covers(const u8 *addr, const void *arg)
-{
-	const struct kfab_engine_rule *r = arg;
-
-	return kfab_prefix_match(r->node, addr, r->prefix_len);
-}
-
 static struct kfab_engine_rule *
 kfab_engine_rule_find(struct kfab_node *node, const u8 *prefix,
 		      unsigned int prefix_len)
@@ -885,10 +877,10 @@ static int kfab_engine_rule_remove(struct kfab_node *node, const u8 *prefix,
  * @rule: enum kfab_nl_engine_rule (ignored by a removal)
  * @remove: remove the rule of this network
  *
- * A peer on the network whose connection goes by another engine than the
- * one the rules now call with first has that connection reset: it calls
- * again by the rules, and its session goes on over the new connection
- * (kfab_node_recheck_engines()).
+ * Peers read the rules at each call (kfab_engine_for()): a change applies
+ * from a peer's next connection; one that is up stays as it is.  Ending
+ * it would end its session too, as the engines end connections (a reset
+ * that both sides resume is what a broken link makes, not a command).
  *
  * Return: 0, -EINVAL (a prefix over 128, bits past it, an unknown rule),
  * -EEXIST (a rule for this network already), -ENOENT (removing one that
@@ -899,19 +891,20 @@ int kfab_node_change_engine_rule(struct net *net, const u8 *prefix,
 				 bool remove)
 {
 	struct kfab_node *node = kfab_node_of(net);
-	struct kfab_engine_rule *add, changed = {
-		.prefix_len = prefix_len, .rule = rule,
-	};
+	struct kfab_engine_rule *add = NULL;
 	int rc = 0;
 
 	if (!kfab_prefix_valid(prefix, prefix_len) ||
 	    rule > KFAB_NL_ENGINE_RDMA)
 		return -EINVAL;
-	memcpy(changed.node, prefix, sizeof(changed.node));
-	add = remove ? NULL : kmemdup(&changed, sizeof(changed),
-				      GFP_KERNEL_ACCOUNT);
-	if (!remove && !add)
-		return -ENOMEM;
+	if (!remove) {
+		add = kzalloc(sizeof(*add), GFP_KERNEL_ACCOUNT);
+		if (!add)
+			return -ENOMEM;
+		memcpy(add->node, prefix, sizeof(add->node));
+		add->prefix_len = prefix_len;
+		add->rule = rule;
+	}
 	mutex_lock(&node->lock);
 	if (remove) {
 		rc = kfab_engine_rule_remove(node, prefix, prefix_len);
@@ -926,9 +919,6 @@ int kfab_node_change_engine_rule(struct net *net, const u8 *prefix,
 	}
 	mutex_unlock(&node->lock);
 	kfree(add);
-	if (!rc)
-		kfab_node_recheck_engines(node, kfab_engine_rule_covers,
-					  &changed);
 	return rc;
 }
 

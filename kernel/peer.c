@@ -1970,35 +1970,6 @@ void kfab_node_peers_drop_engine(struct kfab_node *node,
 	mutex_unlock(&node->lock);
 }
 
-/*
- * The engine rules of the nodes @match() takes changed (node.c): a
- * connection of theirs that goes by another engine than the one the rule
- * now calls with first is reset.  Its sender calls again by the rule (the
- * next frame it has to send) and the session goes on over the new
- * connection, as after any reset.  A rule of "auto" thus brings a peer
- * that fell back to TCP back to RDMA when it can.
- */
-void kfab_node_recheck_engines(struct kfab_node *node,
-			       bool (*match)(const u8 *addr, const void *arg),
-			       const void *arg)
-{
-	const struct kfab_engine *want;
-	struct kfab_peer *peer;
-	bool fallback;
-
-	mutex_lock(&node->lock);
-	list_for_each_entry(peer, &node->peers, link) {
-		if (!match(peer->addr.node, arg))
-			continue;
-		want = kfab_engine_for(node, &peer->addr, &fallback);
-		mutex_lock(&peer->lock);
-		if (peer->out && peer->in && peer->out->engine != want)
-			peer->in->engine->shutdown(peer->in);
-		mutex_unlock(&peer->lock);
-	}
-	mutex_unlock(&node->lock);
-}
-
 /* ---- the end of a node ---- */
 
 /*
