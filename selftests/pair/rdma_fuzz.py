@@ -26,7 +26,10 @@ def conns(g):
 
 with pair.test("rdma_fuzz: a's RDMA listener, its connections before"):
     # A user-space RDMA peer on b: librdmacm's and libibverbs' devices.
-    pair.run("b", "modprobe -a rdma_ucm ib_uverbs", check=True)
+    # (Modules on the stock kernel, built in on the debug kernel.)
+    pair.run("b", "modprobe -a rdma_ucm ib_uverbs 2>/dev/null; "
+                  "for i in $(seq 50); do test -c /dev/infiniband/rdma_cm "
+                  "&& exit 0; sleep 0.1; done; exit 1", check=True)
     assert "rdma" in engines(pair, "a", "listen")
     before = len(conns("a"))
     mark = int(pair.run("a", "dmesg | wc -l", check=True).out)
