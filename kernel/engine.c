@@ -8,7 +8,8 @@
  *
  * A registered engine is preferred: a peer calls with it first and falls
  * back to TCP when it cannot reach the other node (kfab_engine_for(),
- * peer.c).  Every listener of a node listens with TCP and with each
+ * peer.c), unless the administrator's engine rules (node.c) say "tcp" or
+ * "rdma" for the other node's address.  Every listener of a node listens with TCP and with each
  * registered engine that can listen on its address, on the same port.
  *
  * Locking: kfab_engines_lock (a mutex) covers the list and is taken before
@@ -18,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/rculist.h>
 #include <linux/rtnetlink.h>
+#include <linux/kfab_netlink.h>
 #include <net/net_namespace.h>
 
 #include "kfab.h"
@@ -26,21 +28,53 @@
 static DEFINE_MUTEX(kfab_engines_lock);
 static LIST_HEAD(kfab_engines);
 
-/*
- * The engine a peer of @node calls @addr with first: the newest
- * registered one, or TCP.  The peer holds no reference on it: an engine's
- * module ends every connection of its engine before it goes
- * (kfab_engine_unregister()), and peers fall back to TCP.
- */
-const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
-					  const struct kfab_addr *addr)
+/* The registered engine called @name, or NULL; under RCU. */
+static const struct kfab_engine *kfab_engine_named(const char *name)
 {
 	const struct kfab_engine *e;
 
+	list_for_each_entry_rcu(e, &kfab_engines, link)
+		if (!strcmp(e->name, name))
+			return e;
+	return NULL;
+}
+
+/**
+ * kfab_engine_for() - the engine a peer of @node calls @addr with
+ * @node: the peer's node
+ * @addr: the node it calls
+ * @fallback: set when TCP may take over if that engine cannot reach it
+ *
+ * By the node's engine rules (node.c): "auto" (no rule) gives the newest
+ * registered engine, or TCP, and lets TCP take over; "tcp" gives TCP;
+ * "rdma" the engine named so, with no fallback, or NULL while no such
+ * engine is registered (the call fails as an unreachable node's does).
+ * The caller holds @node's lock, as kfab_node_peers_drop_engine() does
+ * when it changes a peer's engine.  The peer keeps no reference on it:
+ * an engine's module ends every connection of its engine before it goes
+ * (kfab_engine_unregister()).
+ *
+ * Return: the engine, or NULL.
+ */
+const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
+					  const struct kfab_addr *addr,
+					  bool *fallback)
+{
+	u32 rule = kfab_node_engine_rule(node, addr->node);
+	const struct kfab_engine *e;
+
+	lockdep_assert_held(&node->lock);
+	*fallback = rule == KFAB_NL_ENGINE_AUTO;
+	if (rule == KFAB_NL_ENGINE_TCP)
+		return &kfab_tcp_engine;
 	rcu_read_lock();
-	e = list_first_or_null_rcu(&kfab_engines, struct kfab_engine, link);
+	if (rule == KFAB_NL_ENGINE_RDMA)
+		e = kfab_engine_named("rdma");
+	else
+		e = list_first_or_null_rcu(&kfab_engines, struct kfab_engine,
+					   link) ?: &kfab_tcp_engine;
 	rcu_read_unlock();
-	return e ?: &kfab_tcp_engine;
+	return e;
 }
 
 /*

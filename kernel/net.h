@@ -53,7 +53,7 @@ struct kfab_listener {
 /**
  * struct kfab_node - kfab in one network namespace
  * @net: the namespace (no reference: the node lives as long as it does)
- * @lock: @listeners, @peers, @dying
+ * @lock: @listeners, @peers, @allowed, @engine_rules, @dying
  * @listeners: struct kfab_listener, the first names the node (changed
  *	under @lock, walked under @lock or RCU)
  * @peers: struct kfab_peer, one per remote node reached or reaching us
@@ -63,6 +63,10 @@ struct kfab_listener {
  * @allowed: struct kfab_allow, the networks of nodes it may exchange
  *	messages with (empty: any); changed under @lock, walked under RCU
  * @nr_allowed: entries on @allowed
+ * @engine_rules: struct kfab_engine_rule, the engine its peers call the
+ *	nodes of a network with (empty: auto); changed under @lock,
+ *	walked under RCU
+ * @nr_engine_rules: entries on @engine_rules
  * @dying: the namespace goes: no new listener, no new peer
  */
 struct kfab_node {
@@ -73,6 +77,8 @@ struct kfab_node {
 	struct list_head conns;
 	struct list_head allowed;
 	unsigned int nr_allowed;
+	struct list_head engine_rules;
+	unsigned int nr_engine_rules;
 	struct xarray services;
 	bool dying;
 };
@@ -206,7 +212,8 @@ void kfab_node_drop_engine(struct kfab_node *node, const struct kfab_engine *e);
 #define EXPORT_SYMBOL_FOR_KFAB_ENGINES(sym)
 #endif
 const struct kfab_engine *kfab_engine_for(struct kfab_node *node,
-					  const struct kfab_addr *addr);
+					  const struct kfab_addr *addr,
+					  bool *fallback);
 void kfab_engine_register(struct kfab_engine *e);
 void kfab_engine_unregister(struct kfab_engine *e);
 void kfab_engines_hold(void);
@@ -224,6 +231,8 @@ typedef int (*kfab_listener_info_fn)(void *arg,
 				     const struct kfab_listener_info *info);
 typedef int (*kfab_allow_info_fn)(void *arg, const u8 *node,
 				  unsigned int prefix_len);
+typedef int (*kfab_engine_rule_fn)(void *arg, const u8 *node,
+				   unsigned int prefix_len, u32 rule);
 /* The one path of the ioctls and netlink commands that change them */
 int kfab_node_change_listener(struct net *net, struct kfab_addr *addr,
 			      bool remove);
@@ -232,6 +241,13 @@ int kfab_listener_for_each(struct kfab_node *node, unsigned long *pos,
 			   kfab_listener_info_fn fn, void *arg);
 int kfab_allow_for_each(struct kfab_node *node, unsigned long *pos,
 			kfab_allow_info_fn fn, void *arg);
+/* The engine rules (node.c, Documentation/net.rst "Choosing the engine") */
+u32 kfab_node_engine_rule(struct kfab_node *node, const u8 *addr);
+int kfab_node_change_engine_rule(struct net *net, const u8 *prefix,
+				 unsigned int prefix_len, u32 rule,
+				 bool remove);
+int kfab_engine_rule_for_each(struct kfab_node *node, unsigned long *pos,
+			      kfab_engine_rule_fn fn, void *arg);
 
 /* tcp.c: the TCP engine */
 extern const struct kfab_engine kfab_tcp_engine;

@@ -608,6 +608,76 @@ static int kfab_nl_allow_del(struct sk_buff *skb, struct genl_info *info)
 	return kfab_nl_allow_change(info, KFAB_NET_ALLOW_REMOVE);
 }
 
+/* ---- engine rules ---- */
+
+static int kfab_nl_engine_fill(void *arg, const u8 *node,
+			       unsigned int prefix_len, u32 rule)
+{
+	struct kfab_nl_node_dump *d = arg;
+	void *hdr;
+	int rc = 0;
+
+	hdr = kfab_nl_dump_start(d->skb, d->cb, KFAB_NL_CMD_ENGINE_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put(d->skb, KFAB_NL_ATTR_ENGINE_NODE, 16, node) ||
+	    nla_put_u32(d->skb, KFAB_NL_ATTR_ENGINE_PREFIX_LEN, prefix_len) ||
+	    nla_put_u32(d->skb, KFAB_NL_ATTR_ENGINE_RULE, rule))
+		rc = -EMSGSIZE;
+	return kfab_nl_dump_end(d->skb, hdr, rc);
+}
+
+/*
+ * The engine rules say which networks this node reaches by which
+ * hardware: for its admin, as the allow-list.  cb->args[0]: the position
+ * in the list.
+ */
+static int kfab_nl_engine_dump(struct sk_buff *skb,
+			       struct netlink_callback *cb)
+{
+	struct kfab_nl_node_dump d = { .skb = skb, .cb = cb };
+	struct kfab_nl_reader r;
+	unsigned long pos;
+	int rc;
+
+	rc = kfab_nl_reader_of(&r, cb->skb);
+	if (rc)
+		return rc;
+	if (!r.all && !r.ns_admin)
+		return -EPERM;
+	pos = cb->args[0];
+	rc = kfab_engine_rule_for_each(kfab_node_of(r.net), &pos,
+				       kfab_nl_engine_fill, &d);
+	cb->args[0] = pos;
+	return kfab_nl_dump_done(skb, rc);
+}
+
+/* GENL_UNS_ADMIN_PERM checked the caller, as for the allow-list. */
+static int kfab_nl_engine_change(struct genl_info *info, bool remove)
+{
+	struct nlattr *rule = info->attrs[KFAB_NL_ATTR_ENGINE_RULE];
+
+	if (GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_ENGINE_NODE) ||
+	    GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_ENGINE_PREFIX_LEN) ||
+	    (!remove && GENL_REQ_ATTR_CHECK(info, KFAB_NL_ATTR_ENGINE_RULE)))
+		return -EINVAL;
+	/* The policy bounds the prefix length and the rule. */
+	return kfab_node_change_engine_rule(genl_info_net(info),
+		nla_data(info->attrs[KFAB_NL_ATTR_ENGINE_NODE]),
+		nla_get_u32(info->attrs[KFAB_NL_ATTR_ENGINE_PREFIX_LEN]),
+		rule ? nla_get_u32(rule) : KFAB_NL_ENGINE_AUTO, remove);
+}
+
+static int kfab_nl_engine_add(struct sk_buff *skb, struct genl_info *info)
+{
+	return kfab_nl_engine_change(info, false);
+}
+
+static int kfab_nl_engine_del(struct sk_buff *skb, struct genl_info *info)
+{
+	return kfab_nl_engine_change(info, true);
+}
+
 /* ---- totals ---- */
 
 struct kfab_nl_stat {
@@ -927,6 +997,17 @@ static const struct nla_policy kfab_nl_allow_policy[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_ALLOW_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U32, 128),
 };
 
+static const struct nla_policy kfab_nl_engine_add_policy[KFAB_NL_ATTR_MAX + 1] = {
+	[KFAB_NL_ATTR_ENGINE_NODE] = NLA_POLICY_EXACT_LEN(16),
+	[KFAB_NL_ATTR_ENGINE_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U32, 128),
+	[KFAB_NL_ATTR_ENGINE_RULE] = NLA_POLICY_MAX(NLA_U32, KFAB_NL_ENGINE_RDMA),
+};
+
+static const struct nla_policy kfab_nl_engine_del_policy[KFAB_NL_ATTR_MAX + 1] = {
+	[KFAB_NL_ATTR_ENGINE_NODE] = NLA_POLICY_EXACT_LEN(16),
+	[KFAB_NL_ATTR_ENGINE_PREFIX_LEN] = NLA_POLICY_MAX(NLA_U32, 128),
+};
+
 static const struct nla_policy kfab_nl_limit_policy[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_LIMIT_NAME] = { .type = NLA_NUL_STRING, .len = 31 },
 	[KFAB_NL_ATTR_LIMIT_VALUE] = { .type = NLA_U64 },
@@ -1023,6 +1104,27 @@ static const struct genl_ops kfab_nl_ops[] = {
 		.doit = kfab_nl_limit_set,
 		.policy = kfab_nl_limit_policy,
 		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	{
+		.cmd = KFAB_NL_CMD_ENGINE_GET,
+		.dumpit = kfab_nl_engine_dump,
+		.policy = kfab_nl_dump_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+	},
+	/* Changes of the socket's namespace: its admin, as the allow-list. */
+	{
+		.cmd = KFAB_NL_CMD_ENGINE_ADD,
+		.doit = kfab_nl_engine_add,
+		.policy = kfab_nl_engine_add_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
+	},
+	{
+		.cmd = KFAB_NL_CMD_ENGINE_DEL,
+		.doit = kfab_nl_engine_del,
+		.policy = kfab_nl_engine_del_policy,
+		.maxattr = KFAB_NL_ATTR_MAX,
+		.flags = GENL_UNS_ADMIN_PERM,
 	},
 };
 

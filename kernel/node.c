@@ -18,6 +18,7 @@
  */
 #include <linux/delay.h>
 #include <linux/inet.h>
+#include <linux/kfab_netlink.h>
 #include <linux/random.h>
 #include <linux/rculist.h>
 #include <linux/nsproxy.h>
@@ -658,21 +659,29 @@ static int kfab_node_allow(struct kfab_node *node,
 	return rc;
 }
 
+/* A network: at most 128 bits, no bit past them (one way to write it). */
+static bool kfab_prefix_valid(const u8 *node, unsigned int prefix_len)
+{
+	unsigned int i;
+
+	if (prefix_len > 128)
+		return false;
+	for (i = prefix_len; i < 128; i++)
+		if (node[i / 8] & (0x80 >> (i % 8)))
+			return false;
+	return true;
+}
+
 /* A network as asked for: a prefix, no bit past it; CLEAR alone. */
 static int kfab_allow_valid(const struct kfab_net_allow *cmd)
 {
 	static const u8 zero[16];
-	unsigned int i;
 
 	if (cmd->flags & ~(KFAB_NET_ALLOW_REMOVE | KFAB_NET_ALLOW_CLEAR))
 		return -EOPNOTSUPP;
-	if (cmd->prefix_len > 128 ||
+	if (!kfab_prefix_valid(cmd->node, cmd->prefix_len) ||
 	    memchr_inv(cmd->__reserved, 0, sizeof(cmd->__reserved)))
 		return -EINVAL;
-	/* No bit past the prefix: one network, one way to write it. */
-	for (i = cmd->prefix_len; i < 128; i++)
-		if (cmd->node[i / 8] & (0x80 >> (i % 8)))
-			return -EINVAL;
 	if ((cmd->flags & KFAB_NET_ALLOW_CLEAR) &&
 	    (cmd->flags != KFAB_NET_ALLOW_CLEAR || cmd->prefix_len ||
 	     memcmp(cmd->node, zero, sizeof(zero))))
@@ -777,6 +786,171 @@ int kfab_allow_for_each(struct kfab_node *node, unsigned long *pos,
 	return rc;
 }
 
+/* ---- the engine rules ---- */
+
+/**
+ * struct kfab_engine_rule - the engine a node calls the nodes of a
+ *	network with (Documentation/net.rst "Choosing the engine")
+ * @link: on its node's @engine_rules
+ * @node: the network's address (IPv6 or v4-mapped), zero past @prefix_len
+ * @prefix_len: its leading bits that count
+ * @rule: enum kfab_nl_engine_rule
+ * @rcu: freed after a grace period (kfab_node_engine_rule() walks the list)
+ */
+struct kfab_engine_rule {
+	struct list_head link;
+	u8 node[16];
+	u8 prefix_len;
+	u32 rule;
+	struct rcu_head rcu;
+};
+
+/*
+ * The rule for the node at @addr (16 bytes): the longest prefix that
+ * matches, KFAB_NL_ENGINE_AUTO when none does.  On every call a peer
+ * makes: under RCU.
+ */
+u32 kfab_node_engine_rule(struct kfab_node *node, const u8 *addr)
+{
+	struct kfab_engine_rule *r;
+	u32 rule = KFAB_NL_ENGINE_AUTO;
+	int best = -1;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(r, &node->engine_rules, link)
+		if (r->prefix_len > best &&
+		    kfab_prefix_match(r->node, addr, r->prefix_len)) {
+			best = r->prefix_len;
+			rule = r->rule;
+		}
+	rcu_read_unlock();
+	return rule;
+}
+
+static struct kfab_engine_rule *
+kfab_engine_rule_find(struct kfab_node *node, const u8 *prefix,
+		      unsigned int prefix_len)
+{
+	struct kfab_engine_rule *r;
+
+	lockdep_assert_held(&node->lock);
+	list_for_each_entry(r, &node->engine_rules, link)
+		if (r->prefix_len == prefix_len &&
+		    !memcmp(r->node, prefix, sizeof(r->node)))
+			return r;
+	return NULL;
+}
+
+static void kfab_engine_rules_clear(struct kfab_node *node)
+{
+	struct kfab_engine_rule *r, *n;
+
+	lockdep_assert_held(&node->lock);
+	list_for_each_entry_safe(r, n, &node->engine_rules, link) {
+		list_del_rcu(&r->link);
+		kfree_rcu(r, rcu);
+	}
+	node->nr_engine_rules = 0;
+}
+
+static int kfab_engine_rule_remove(struct kfab_node *node, const u8 *prefix,
+				   unsigned int prefix_len)
+{
+	struct kfab_engine_rule *r;
+
+	lockdep_assert_held(&node->lock);
+	r = kfab_engine_rule_find(node, prefix, prefix_len);
+	if (!r)
+		return -ENOENT;
+	list_del_rcu(&r->link);
+	node->nr_engine_rules--;
+	kfree_rcu(r, rcu);
+	return 0;
+}
+
+/**
+ * kfab_node_change_engine_rule() - add or remove an engine rule
+ * @net: the namespace; netlink checked CAP_NET_ADMIN over its user
+ *	namespace (GENL_UNS_ADMIN_PERM)
+ * @prefix: the network, 16 bytes (IPv6 or v4-mapped)
+ * @prefix_len: its leading bits that count, at most 128
+ * @rule: enum kfab_nl_engine_rule (ignored by a removal)
+ * @remove: remove the rule of this network
+ *
+ * Peers read the rules at each call (kfab_engine_for()): a change applies
+ * from a peer's next connection; one that is up stays as it is.  Ending
+ * it would end its session too, as the engines end connections (a reset
+ * that both sides resume is what a broken link makes, not a command).
+ *
+ * Return: 0, -EINVAL (a prefix over 128, bits past it, an unknown rule),
+ * -EEXIST (a rule for this network already), -ENOENT (removing one that
+ * is not there), -ENOSPC (KFAB_NL_ENGINE_RULES_MAX), -ENOMEM.
+ */
+int kfab_node_change_engine_rule(struct net *net, const u8 *prefix,
+				 unsigned int prefix_len, u32 rule,
+				 bool remove)
+{
+	struct kfab_node *node = kfab_node_of(net);
+	struct kfab_engine_rule *add = NULL;
+	int rc = 0;
+
+	if (!kfab_prefix_valid(prefix, prefix_len) ||
+	    rule > KFAB_NL_ENGINE_RDMA)
+		return -EINVAL;
+	if (!remove) {
+		add = kzalloc(sizeof(*add), GFP_KERNEL_ACCOUNT);
+		if (!add)
+			return -ENOMEM;
+		memcpy(add->node, prefix, sizeof(add->node));
+		add->prefix_len = prefix_len;
+		add->rule = rule;
+	}
+	mutex_lock(&node->lock);
+	if (remove) {
+		rc = kfab_engine_rule_remove(node, prefix, prefix_len);
+	} else if (kfab_engine_rule_find(node, prefix, prefix_len)) {
+		rc = -EEXIST;
+	} else if (node->nr_engine_rules >= KFAB_NL_ENGINE_RULES_MAX) {
+		rc = -ENOSPC;
+	} else {
+		list_add_tail_rcu(&add->link, &node->engine_rules);
+		node->nr_engine_rules++;
+		add = NULL;
+	}
+	mutex_unlock(&node->lock);
+	kfree(add);
+	return rc;
+}
+
+/**
+ * kfab_engine_rule_for_each() - a node's engine rules, for netlink dumps
+ * @node: the node
+ * @pos: rules to skip; advanced past each one @fn took
+ * @fn: called with each rule, under the node's lock
+ * @arg: @fn's
+ *
+ * Return: 0 after the last one, or what @fn returned to stop.
+ */
+int kfab_engine_rule_for_each(struct kfab_node *node, unsigned long *pos,
+			      kfab_engine_rule_fn fn, void *arg)
+{
+	struct kfab_engine_rule *r;
+	unsigned long i = 0;
+	int rc = 0;
+
+	mutex_lock(&node->lock);
+	list_for_each_entry(r, &node->engine_rules, link) {
+		if (i++ < *pos)
+			continue;
+		rc = fn(arg, r->node, r->prefix_len, r->rule);
+		if (rc)
+			break;
+		*pos = i;
+	}
+	mutex_unlock(&node->lock);
+	return rc;
+}
+
 /* ---- namespaces ---- */
 
 static int __net_init kfab_node_net_init(struct net *net)
@@ -789,6 +963,7 @@ static int __net_init kfab_node_net_init(struct net *net)
 	INIT_LIST_HEAD(&node->peers);
 	INIT_LIST_HEAD(&node->conns);
 	INIT_LIST_HEAD(&node->allowed);
+	INIT_LIST_HEAD(&node->engine_rules);
 	xa_init(&node->services);
 	return 0;
 }
@@ -820,6 +995,7 @@ static void __net_exit kfab_node_net_exit(struct net *net)
 	kfab_node_close_peers(node);
 	mutex_lock(&node->lock);
 	kfab_allow_clear(node);
+	kfab_engine_rules_clear(node);
 	mutex_unlock(&node->lock);
 	WARN_ON(!xa_empty(&node->services));
 	xa_destroy(&node->services);

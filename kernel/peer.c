@@ -315,6 +315,7 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 				       bool create)
 {
 	struct kfab_peer *peer, *found = NULL;
+	bool fallback;
 
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link)
@@ -344,7 +345,9 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			xa_init_flags(&found->ops, XA_FLAGS_ALLOC1);
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
 			found->credit = KFAB_WIRE_CREDIT_MAX;
-			found->engine = kfab_engine_for(node, addr);
+			/* What it would call with now; each call picks again. */
+			found->engine = kfab_engine_for(node, addr, &fallback) ?:
+					&kfab_tcp_engine;
 			/* Under the node's lock, as the lists' changes are. */
 			found->allowed = kfab_peer_may_talk(node, found);
 			list_add_tail(&found->link, &node->peers);
@@ -1661,21 +1664,32 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 }
 
 /*
- * Call the peer's node: with the peer's engine, and with TCP when that
- * one cannot reach it (no device of it on the way, no listener of it
- * there).  Which one answered is the link's (kfab_link.engine).
+ * Call the peer's node: with the engine its node's rules give it
+ * (kfab_engine_for()), and with TCP when that one cannot reach it (no
+ * device of it on the way, no listener of it there) and the rule is
+ * "auto".  Which one answered is the link's (kfab_link.engine).
  */
 static int kfab_peer_connect(struct kfab_peer *peer, struct kfab_link **out)
 {
-	const struct kfab_engine *e = READ_ONCE(peer->engine);
+	struct kfab_node *node = peer->node;
+	const struct kfab_engine *e;
+	bool fallback;
 	int rc;
 
-	rc = e->connect(peer->node, &peer->addr, out);
-	if (rc && e != &kfab_tcp_engine) {
+	mutex_lock(&node->lock);
+	e = kfab_engine_for(node, &peer->addr, &fallback);
+	if (e)
+		WRITE_ONCE(peer->engine, e);
+	mutex_unlock(&node->lock);
+	/* "rdma" while no RDMA engine is loaded: as an unreachable node. */
+	if (!e)
+		return -EHOSTUNREACH;
+	rc = e->connect(node, &peer->addr, out);
+	if (rc && fallback && e != &kfab_tcp_engine) {
 		pr_debug("kfab: %s cannot reach [%pI6c]:%u (%d): TCP\n",
 			 e->name, peer->addr.node, be16_to_cpu(peer->addr.port),
 			 rc);
-		rc = kfab_tcp_engine.connect(peer->node, &peer->addr, out);
+		rc = kfab_tcp_engine.connect(node, &peer->addr, out);
 	}
 	return rc;
 }

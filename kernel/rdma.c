@@ -27,15 +27,22 @@
  * complete.  Pages that cannot be registered as one MR (a kernel
  * consumer's scattered pieces) are copied as before.
  *
+ * Resets and ends: a keepalive SEND (immediate data PING) every second
+ * fails on a dead link and resets the connection (kfab_rdma_ping_work());
+ * a side that ends a connection on purpose sends FIN before it
+ * disconnects, so that the other side tells an end from a reset
+ * (kfab_rdma_close()).
+ *
  * Trust: everything a connection carries is peer.c's to check; this file
  * trusts only the lengths the hardware reports, and checks those against
  * its buffers.
  *
- * Lifetime: a connection has a reference for its reader and one for the
- * peer's link; the last one's put tears it down (drain the QP, free the
- * CQ, PD and cm_id) in process context, never from a cm_id's own event
- * handler.  It is on kfab_rdma_conns from its cm_id's creation to then,
- * so a device's removal finds it.
+ * Lifetime: a connection has a reference for its reader, one for the
+ * peer's link and one for its keepalive while that runs; the last one's
+ * put tears it down (drain the QP, free the CQ, PD and cm_id) in process
+ * context, never from a cm_id's own event handler.  It is on
+ * kfab_rdma_conns from its cm_id's creation to then, so a device's
+ * removal finds it.
  *
  * Locking: kfab_rdma_conn.lock (a spinlock, taken from the CQ's softirq
  * completions) covers the read buffers ready, the free send buffers and
@@ -76,7 +83,14 @@ MODULE_IMPORT_NS(KFAB_ENGINE);
 enum {
 	KFAB_RDMA_IMM_DESC = 1,		/* a kfab_rdma_desc: read these bytes */
 	KFAB_RDMA_IMM_DONE = 2,		/* the descriptor of id was read */
+	KFAB_RDMA_IMM_PING = 3,		/* keepalive: nothing to read */
+	KFAB_RDMA_IMM_FIN = 4,		/* the sender ends the connection */
 };
+
+/* A keepalive SEND every second: a dead link fails it (retry exceeded). */
+#define KFAB_RDMA_PING_INTERVAL	HZ
+/* How long a closing side waits for its FIN to be taken. */
+#define KFAB_RDMA_FIN_WAIT	HZ
 
 /**
  * struct kfab_rdma_desc - bytes of the stream to be read, not sent
@@ -162,6 +176,13 @@ struct kfab_rdma_ctx {
  * @rx_bulk, @rx_bulk_bytes: descriptors read by RDMA READ, their bytes
  * @rx_copied: bytes copied out of receive buffers (the reader's counts)
  * @rx_work: the reader: kfab_conn_rx() until it fails
+ * @ping_work: the keepalive, while the connection lives
+ * @ping_cqe, @fin_cqe: completions of a keepalive, of the FIN
+ * @ping_busy: a keepalive is in flight (under @lock)
+ * @fin_seen: the other side sent FIN: its disconnect is an end, not a
+ *	reset (under @lock)
+ * @closed: kfab_rdma_close() ran (under @lock)
+ * @fin_done: the FIN was taken (or failed)
  * @ref: see the top of the file
  * @all: on kfab_rdma_conns
  */
@@ -193,6 +214,12 @@ struct kfab_rdma_conn {
 	u64 tx_bulk, tx_bulk_bytes, tx_copied;
 	u64 rx_bulk, rx_bulk_bytes, rx_copied;
 	struct work_struct rx_work;
+	struct delayed_work ping_work;
+	struct ib_cqe ping_cqe, fin_cqe;
+	bool ping_busy;
+	bool fin_seen;
+	bool closed;
+	struct completion fin_done;
 	struct kref ref;
 	struct list_head all;
 };
@@ -372,6 +399,26 @@ static void kfab_rdma_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 		kfab_rdma_kill(cq->cq_context, -ECONNRESET);
 }
 
+/* A keepalive went: one that failed means the link or the other side did. */
+static void kfab_rdma_ping_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kfab_rdma_conn *rc = cq->cq_context;
+	unsigned long flags;
+
+	if (wc->status != IB_WC_SUCCESS)
+		kfab_rdma_kill(rc, -ECONNRESET);
+	spin_lock_irqsave(&rc->lock, flags);
+	rc->ping_busy = false;
+	spin_unlock_irqrestore(&rc->lock, flags);
+}
+
+static void kfab_rdma_fin_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kfab_rdma_conn *rc = cq->cq_context;
+
+	complete(&rc->fin_done);
+}
+
 static void kfab_rdma_inv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct kfab_rdma_conn *rc = cq->cq_context;
@@ -419,6 +466,21 @@ static void kfab_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 			break;
 		case KFAB_RDMA_IMM_DONE:
 			kfab_rdma_bulk_done(rc, imm & 0xffffff);
+			if (kfab_rdma_post_recv(rc, b))
+				kfab_rdma_kill(rc, -ECONNRESET);
+			return;
+		case KFAB_RDMA_IMM_FIN:
+			/*
+			 * The end, as a TCP FIN: what came before it is
+			 * read first (it is on @ready), then the reader
+			 * stops, whether or not the disconnect follows.
+			 */
+			spin_lock_irqsave(&rc->lock, flags);
+			rc->fin_seen = true;
+			spin_unlock_irqrestore(&rc->lock, flags);
+			kfab_rdma_kill(rc, -ESHUTDOWN);
+			return;
+		case KFAB_RDMA_IMM_PING:
 			if (kfab_rdma_post_recv(rc, b))
 				kfab_rdma_kill(rc, -ECONNRESET);
 			return;
@@ -474,6 +536,9 @@ static struct kfab_rdma_conn *kfab_rdma_conn_new(struct kfab_node *node)
 	init_completion(&rc->cm_done);
 	init_completion(&rc->inv_done);
 	init_completion(&rc->read_done);
+	init_completion(&rc->fin_done);
+	rc->ping_cqe.done = kfab_rdma_ping_done;
+	rc->fin_cqe.done = kfab_rdma_fin_done;
 	rc->reg_cqe.done = kfab_rdma_wr_done;
 	rc->done_cqe.done = kfab_rdma_wr_done;
 	rc->inv_cqe.done = kfab_rdma_inv_done;
@@ -555,7 +620,7 @@ static int kfab_rdma_setup_qp(struct kfab_rdma_conn *rc)
 	}
 	/* Room for every WR of both queues, rdma_rw's included. */
 	rc->cq = ib_alloc_cq(dev, rc, KFAB_RDMA_RECV_NR + 4 * KFAB_RDMA_SEND_NR +
-			     2 * KFAB_RDMA_MR_PAGES, 0, IB_POLL_SOFTIRQ);
+			     2 * KFAB_RDMA_MR_PAGES + 2, 0, IB_POLL_SOFTIRQ);
 	if (IS_ERR(rc->cq)) {
 		ret = PTR_ERR(rc->cq);
 		rc->cq = NULL;
@@ -580,7 +645,8 @@ static int kfab_rdma_setup_qp(struct kfab_rdma_conn *rc)
 	 * an RDMA READ of a DATA frame's pages, at worst one WR per page
 	 * (rdma_rw splits a READ by the device's read SGEs).
 	 */
-	attr.cap.max_send_wr = KFAB_RDMA_SEND_NR + 4 + KFAB_RDMA_MR_PAGES;
+	/* ... and a keepalive and a FIN. */
+	attr.cap.max_send_wr = KFAB_RDMA_SEND_NR + 6 + KFAB_RDMA_MR_PAGES;
 	attr.cap.max_recv_wr = KFAB_RDMA_RECV_NR + 1;
 	attr.cap.max_send_sge = min_t(u32, dev->attrs.max_send_sge, 16);
 	attr.cap.max_recv_sge = 1;
@@ -633,6 +699,79 @@ static void kfab_rdma_conn_list(struct kfab_rdma_conn *rc)
 	mutex_unlock(&kfab_rdma_lock);
 }
 
+/* ---- keepalive and the end ---- */
+
+/* A SEND without bytes, with immediate data @kind << 24. */
+static int kfab_rdma_post_imm(struct kfab_rdma_conn *rc, struct ib_cqe *cqe,
+			      u32 kind)
+{
+	struct ib_send_wr wr = {
+		.wr_cqe = cqe,
+		.opcode = IB_WR_SEND_WITH_IMM,
+		.send_flags = IB_SEND_SIGNALED,
+		.ex.imm_data = cpu_to_be32(kind << 24),
+	};
+
+	return ib_post_send(rc->id->qp, &wr, NULL);
+}
+
+/*
+ * Every second while the connection lives, a keepalive: RC's
+ * acknowledgements tell a link cut or a peer gone (its failure kills the
+ * connection as a reset, and the session may go on over a new one), as
+ * TCP's keepalive does for the TCP engine; an idle reader would otherwise
+ * wait without end.  It holds a reference while it runs.
+ */
+static void kfab_rdma_ping_work(struct work_struct *work)
+{
+	struct kfab_rdma_conn *rc = container_of(to_delayed_work(work),
+						 struct kfab_rdma_conn,
+						 ping_work);
+	bool dead, post;
+
+	spin_lock_irq(&rc->lock);
+	dead = rc->dead;
+	post = !dead && !rc->ping_busy;
+	if (post)
+		rc->ping_busy = true;
+	spin_unlock_irq(&rc->lock);
+	if (dead) {
+		kfab_rdma_conn_put(rc);
+		return;
+	}
+	if (post && kfab_rdma_post_imm(rc, &rc->ping_cqe, KFAB_RDMA_IMM_PING))
+		kfab_rdma_kill(rc, -ECONNRESET);
+	queue_delayed_work(kfab_net_wq, &rc->ping_work,
+			   KFAB_RDMA_PING_INTERVAL);
+}
+
+/*
+ * The end of a connection, once, from process context: a connection
+ * that ends on purpose (not reset: @rc->err is not -ECONNRESET) says so
+ * with a FIN first, so that the other side takes the disconnect that
+ * follows as an end, as a TCP FIN, and one that is reset disconnects
+ * without it, which the other side takes as a reset (its session may go
+ * on).  The disconnect waits until the FIN is taken: rdma_cm's message
+ * could overtake it.
+ */
+static void kfab_rdma_close(struct kfab_rdma_conn *rc)
+{
+	bool first, fin;
+
+	spin_lock_irq(&rc->lock);
+	first = !rc->closed;
+	rc->closed = true;
+	fin = rc->err != -ECONNRESET && !rc->fin_seen;
+	spin_unlock_irq(&rc->lock);
+	if (!first)
+		return;
+	if (fin && rc->id->qp &&
+	    !kfab_rdma_post_imm(rc, &rc->fin_cqe, KFAB_RDMA_IMM_FIN))
+		wait_for_completion_timeout(&rc->fin_done,
+					    KFAB_RDMA_FIN_WAIT);
+	rdma_disconnect(rc->id);
+}
+
 /* ---- reading ---- */
 
 static void kfab_rdma_rx_work(struct work_struct *work)
@@ -648,7 +787,7 @@ static void kfab_rdma_rx_work(struct work_struct *work)
 	if (ret != -ESHUTDOWN && ret != -ECONNRESET)
 		pr_debug("kfab_rdma: connection dropped: %d\n", ret);
 	kfab_rdma_kill(rc, ret);
-	rdma_disconnect(rc->id);
+	kfab_rdma_close(rc);
 	kfab_conn_closed(&rc->conn, ret);
 	mutex_lock(&node->lock);
 	list_del(&rc->conn.link);
@@ -666,6 +805,10 @@ static void kfab_rdma_conn_read(struct kfab_rdma_conn *rc)
 	list_add_tail(&rc->conn.link, &node->conns);
 	mutex_unlock(&node->lock);
 	queue_work(kfab_net_wq, &rc->rx_work);
+	/* The keepalive's reference. */
+	kref_get(&rc->ref);
+	INIT_DELAYED_WORK(&rc->ping_work, kfab_rdma_ping_work);
+	queue_delayed_work(kfab_net_wq, &rc->ping_work, KFAB_RDMA_PING_INTERVAL);
 }
 
 /*
@@ -1301,8 +1444,14 @@ static int kfab_rdma_cm_handler(struct rdma_cm_id *id,
 		kfab_rdma_kill(rc, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
-		/* The other side ended it, as a TCP FIN would. */
-		kfab_rdma_kill(rc, -ESHUTDOWN);
+		/*
+		 * The other side ended it after its FIN, as a TCP FIN
+		 * would; without one, its side was reset (its QP failed).
+		 */
+		spin_lock_irq(&rc->lock);
+		ret = rc->fin_seen ? -ESHUTDOWN : -ECONNRESET;
+		spin_unlock_irq(&rc->lock);
+		kfab_rdma_kill(rc, ret);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		/* The client's removal (below) frees it; a session goes on. */
@@ -1459,7 +1608,7 @@ static void kfab_rdma_release(struct kfab_link *link)
 	struct kfab_rdma_conn *rc = kfab_rdma_link_conn(link);
 
 	kfab_rdma_kill(rc, -ESHUTDOWN);
-	rdma_disconnect(rc->id);
+	kfab_rdma_close(rc);
 	kfab_rdma_conn_put(rc);
 }
 

@@ -6,7 +6,7 @@
  *                       contexts, objects, AVs and peers over generic
  *                       netlink, as their reader may see them
  *                       (kfabctl_nl.c; OBJECT: ctx domain av cq cntr ep
- *                       srx obj peer listen allow stat)
+ *                       srx obj peer listen allow engine stat)
  *   kfabctl monitor     events: contexts and named AVs coming and going
  *   kfabctl info        the module's ABI version, features and limits
  *   kfabctl av create NAME [--mode MODE] [--owner UID[:GID]] [--count N]
@@ -21,6 +21,9 @@
  *                       reach (CAP_NET_ADMIN over the namespace)
  *   kfabctl net allow add|del NET[/LEN]
  *                       the allow-list of peer networks, over netlink
+ *   kfabctl net engine add NET[/LEN] auto|tcp|rdma, net engine del NET[/LEN]
+ *                       the engine this namespace calls a network's nodes
+ *                       with, over netlink (net engine show lists them)
  *   kfabctl net listen|unlisten ADDR[:PORT]
  *   kfabctl net allow|disallow NET[/LEN], net allow clear
  *                       the same by the ioctls (and the only way to clear)
@@ -442,7 +445,7 @@ static int cmd_net(int argc, char **argv)
 		return cmd_net_listen(argv[2], false);
 	if (argc == 3 && !strcmp(argv[1], "unlisten"))
 		return cmd_net_listen(argv[2], true);
-	fprintf(stderr, "usage: kfabctl net listen add|del ADDR [PORT] | net allow add|del NET[/LEN] | net listen|unlisten ADDR[:PORT] | net allow|disallow NET[/LEN] | net allow clear | net show\n");
+	fprintf(stderr, "usage: kfabctl net listen add|del ADDR [PORT] | net allow add|del NET[/LEN] | net engine add NET[/LEN] auto|tcp|rdma | net engine del NET[/LEN] | net engine show | net listen|unlisten ADDR[:PORT] | net allow|disallow NET[/LEN] | net allow clear | net show\n");
 	return 2;
 }
 
@@ -451,7 +454,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: kfabctl [-j] [-p] [-d] COMMAND\n"
 		"  OBJECT show [pid N] [uid N] [name NAME] [type TYPE] [ctx ID]\n"
-		"             OBJECT: ctx domain av cq cntr ep srx obj peer listen allow\n"
+		"             OBJECT: ctx domain av cq cntr ep srx obj peer listen allow engine\n"
 		"             stat; what the caller may see (its uid's; a namespace's\n"
 		"             admin: the namespace's; root: all); -j JSON, -p pretty,\n"
 		"             -d details\n"
@@ -469,11 +472,15 @@ static void usage(FILE *out)
 		"  net allow add NET[/LEN]  only nodes on the listed networks may talk to\n"
 		"             this namespace's (none listed: any; CAP_NET_ADMIN over it)\n"
 		"  net allow del NET[/LEN]  take a network off\n"
+		"  net engine add NET[/LEN] auto|tcp|rdma\n"
+		"                           call the nodes of a network by this engine\n"
+		"  net engine del NET[/LEN] take the rule off (auto again)\n"
+		"  net engine show          the engine rules\n"
 		"             (the four over netlink; the older spellings by ioctl:)\n"
 		"  net listen|unlisten ADDR[:PORT], net allow|disallow NET[/LEN]\n"
 		"  net allow clear          take every network off\n"
-		"  net show   listeners, allowed networks and peers of this network\n"
-		"             namespace (the last two: its admin)\n"
+		"  net show   listeners, allowed networks, engine rules and peers of\n"
+		"             this network namespace (all but listeners: its admin)\n"
 		"  listen show, allow show  each of those alone\n"
 		"  fault [--ctx ID | --kapi NAME] POINT [NTH]\n"
 		"             test builds: the NTH pass through POINT fails (0 disarms);\n"

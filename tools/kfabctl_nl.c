@@ -4,7 +4,8 @@
  * over the generic netlink family "kfab" (uapi/linux/kfab_netlink.h).
  *
  *   kfabctl [-j] [-p] [-d] OBJECT show [FILTER VALUE]...
- *	OBJECT: ctx, domain, av, cq, cntr, ep, srx, peer, listen, allow
+ *	OBJECT: ctx, domain, av, cq, cntr, ep, srx, peer, listen, allow,
+ *	engine
  *	FILTER: pid, uid, name (comm, or an AV's name), type (object type),
  *	ctx (a context id)
  *   kfabctl [-j] [-p] stat show
@@ -13,6 +14,8 @@
  *   kfabctl [-j] [-p] net show
  *   kfabctl net listen add|del ADDR [PORT]
  *   kfabctl net allow add|del NET[/LEN]
+ *   kfabctl net engine add NET[/LEN] auto|tcp|rdma, net engine del NET[/LEN]
+ *   kfabctl [-j] [-p] net engine show (also: engine show)
  *   kfabctl [-j] [-p] limit show
  *   kfabctl limit set NAME VALUE
  *
@@ -41,7 +44,7 @@
 
 enum kv_type { KV_U16, KV_U32, KV_U64, KV_STR, KV_FLAG, KV_MODE, KV_NODE,
 	       KV_OBJ_TYPE, KV_AV_TYPE, KV_PEER_STATE, KV_NET, KV_S64,
-	       KV_BOOL };
+	       KV_BOOL, KV_ENGINE_NET, KV_ENGINE_RULE };
 
 /* One attribute: its JSON key, how to print it, and whether -d shows it. */
 struct kv_attr {
@@ -133,6 +136,9 @@ static const struct kv_attr kv_attrs[KFAB_NL_ATTR_MAX + 1] = {
 	[KFAB_NL_ATTR_LIMIT_VALUE] = { "value", KV_U64 },
 	[KFAB_NL_ATTR_LIMIT_MIN] = { "min", KV_U64 },
 	[KFAB_NL_ATTR_LIMIT_MAX] = { "max", KV_U64 },
+	/* With ENGINE_PREFIX_LEN: "net": "10.77.0.0/24" */
+	[KFAB_NL_ATTR_ENGINE_NODE] = { "net", KV_ENGINE_NET },
+	[KFAB_NL_ATTR_ENGINE_RULE] = { "engine", KV_ENGINE_RULE },
 };
 
 static const char * const obj_type_names[] = {
@@ -144,6 +150,12 @@ static const char * const obj_type_names[] = {
 static const char * const peer_state_names[] = {
 	[KFAB_NL_PEER_IDLE] = "idle", [KFAB_NL_PEER_UP] = "up",
 	[KFAB_NL_PEER_CLOSED] = "closed",
+};
+
+/* What kfabctl net engine add takes and shows */
+static const char * const engine_rule_names[] = {
+	[KFAB_NL_ENGINE_AUTO] = "auto", [KFAB_NL_ENGINE_TCP] = "tcp",
+	[KFAB_NL_ENGINE_RDMA] = "rdma",
 };
 
 static const char * const event_names[KFAB_NL_CMD_MAX + 1] = {
@@ -231,6 +243,11 @@ static json_object *json_of(const struct kv_attr *a, struct nlattr *nla,
 						      nla_get_u32(nla)));
 	case KV_NET:
 		return json_of_net(nla, tb[KFAB_NL_ATTR_ALLOW_PREFIX_LEN]);
+	case KV_ENGINE_NET:
+		return json_of_net(nla, tb[KFAB_NL_ATTR_ENGINE_PREFIX_LEN]);
+	case KV_ENGINE_RULE:
+		return json_object_new_string(NAME_OF(engine_rule_names,
+						      nla_get_u32(nla)));
 	}
 	return NULL;
 }
@@ -499,6 +516,7 @@ static const struct { const char *name; uint8_t cmd; int type; } objects[] = {
 	{ "peer", KFAB_NL_CMD_PEER_GET, 0 },
 	{ "listen", KFAB_NL_CMD_LISTEN_GET, 0 },
 	{ "allow", KFAB_NL_CMD_ALLOW_GET, 0 },
+	{ "engine", KFAB_NL_CMD_ENGINE_GET, 0 },
 	{ "stat", KFAB_NL_CMD_STAT_GET, 0 },
 	{ "limit", KFAB_NL_CMD_LIMIT_GET, 0 },
 };
@@ -594,9 +612,9 @@ out:
 }
 
 /*
- * kfabctl net show: the listeners, allowed networks and peers of the
- * caller's network namespace; each line starts with what it is (JSON:
- * an object of three arrays).  The allow-list and the peers are for the
+ * kfabctl net show: the listeners, allowed networks, engine rules and
+ * peers of the caller's network namespace; each line starts with what it
+ * is (JSON: an object of four arrays).  All but the listeners are for the
  * namespace's admin: others get the listeners only.
  */
 static int net_show(struct show *s)
@@ -604,6 +622,7 @@ static int net_show(struct show *s)
 	static const struct { const char *kind; uint8_t cmd; } parts[] = {
 		{ "listen", KFAB_NL_CMD_LISTEN_GET },
 		{ "allow", KFAB_NL_CMD_ALLOW_GET },
+		{ "engine", KFAB_NL_CMD_ENGINE_GET },
 		{ "peer", KFAB_NL_CMD_PEER_GET },
 	};
 	json_object *all = NULL;
@@ -819,6 +838,56 @@ static int net_allow(bool add, const char *arg)
 }
 
 /*
+ * kfabctl net engine add NET[/LEN] auto|tcp|rdma, net engine del
+ * NET[/LEN]: the engine rules of this network namespace, as
+ * KFAB_NL_CMD_ENGINE_ADD/_DEL (CAP_NET_ADMIN over it).
+ */
+static int net_engine(bool add, const char *arg, const char *engine)
+{
+	struct kfab_net_allow c = { 0 };
+	struct nl_sock *sk;
+	struct nl_msg *msg;
+	uint32_t rule = 0;
+	int family, rc;
+
+	if (kfabctl_parse_net(arg, &c)) {
+		fprintf(stderr, "kfabctl: net engine: not a network: %s\n", arg);
+		return 2;
+	}
+	if (add) {
+		while (rule < sizeof(engine_rule_names) / sizeof(engine_rule_names[0]) &&
+		       strcmp(engine_rule_names[rule], engine))
+			rule++;
+		if (rule == sizeof(engine_rule_names) / sizeof(engine_rule_names[0])) {
+			fprintf(stderr, "kfabctl: net engine: %s: not auto, tcp or rdma\n",
+				engine);
+			return 2;
+		}
+	}
+	sk = nl_open(&family);
+	if (!sk)
+		return 1;
+	msg = request_new(family, add ? KFAB_NL_CMD_ENGINE_ADD :
+					KFAB_NL_CMD_ENGINE_DEL, 0);
+	if (!msg || nla_put(msg, KFAB_NL_ATTR_ENGINE_NODE, sizeof(c.node),
+			    c.node) ||
+	    nla_put_u32(msg, KFAB_NL_ATTR_ENGINE_PREFIX_LEN, c.prefix_len) ||
+	    (add && nla_put_u32(msg, KFAB_NL_ATTR_ENGINE_RULE, rule))) {
+		nlmsg_free(msg);
+		nl_socket_free(sk);
+		return 1;
+	}
+	rc = change_send(sk, msg);
+	nl_socket_free(sk);
+	if (rc)
+		fprintf(stderr, "kfabctl: net engine %s %s: %s%s\n",
+			add ? "add" : "del", arg, strerror(-rc),
+			rc == -EINVAL ? " (bits set past the prefix?)" :
+			rc == -EEXIST ? " (del it first)" : "");
+	return rc ? 1 : 0;
+}
+
+/*
  * kfabctl limit set NAME VALUE: a module-wide limit, as
  * KFAB_NL_CMD_LIMIT_SET (CAP_NET_ADMIN or CAP_SYS_ADMIN in the initial
  * user namespace).
@@ -856,7 +925,7 @@ static int limit_set(const char *name, const char *arg)
 	return rc ? 1 : 0;
 }
 
-/* kfabctl net listen|allow add|del ...: true with *@rc when it was one. */
+/* kfabctl net listen|allow|engine add|del ...: true with *@rc when it was one. */
 static bool net_change(int argc, char **argv, int *rc)
 {
 	bool add;
@@ -869,6 +938,8 @@ static bool net_change(int argc, char **argv, int *rc)
 		*rc = net_listen(add, argc - 3, argv + 3);
 	else if (!strcmp(argv[1], "allow") && argc == 4)
 		*rc = net_allow(add, argv[3]);
+	else if (!strcmp(argv[1], "engine") && argc == (add ? 5 : 4))
+		*rc = net_engine(add, argv[3], add ? argv[4] : NULL);
 	else
 		return false;
 	return true;
@@ -895,6 +966,9 @@ int kfabctl_nl_main(const struct kfabctl_opts *o, int argc, char **argv,
 		return av_del(argv[2]);
 	if (!strcmp(argv[0], "net") && argc == 2 && !strcmp(argv[1], "show"))
 		return net_show(&s);
+	if (!strcmp(argv[0], "net") && argc == 3 &&
+	    !strcmp(argv[1], "engine") && !strcmp(argv[2], "show"))
+		return show(&s, "engine", 1, (char *[]){ "show" });
 	/* Old spellings, kept for scripts. */
 	if (!strcmp(argv[0], "contexts") && argc == 1)
 		return show(&s, "ctx", 1, (char *[]){ "show" });

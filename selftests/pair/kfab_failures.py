@@ -11,15 +11,37 @@
 #   - b killed mid-transfer and booted again: a's side ends with an error,
 #     the new b (a new incarnation) is reachable both ways
 #   - kfab.ko leaves a with rmmod after all of it (nothing held)
+# Over whichever engine the bed loaded: TCP (pair_stock), or RDMA over
+# soft-RoCE in pair_rdma (after rdma.py), where the resets are left out
+# (nothing outside resets a queue pair as ss -K does a TCP connection; the
+# cuts make QPs fail, which kfab_rdma takes as resets), b's device is
+# added again after its reboot, and kfab_rdma.ko leaves with kfab.ko.
 # Run: tools/kfab-vm-pair --script selftests/pair/kfab_failures.py
 import os
 import time
 from common import TOP, ping
+from rdma_common import engines
 
 KFABCTL = os.path.join(TOP, "tools/kfabctl")
 A4, B4 = pair.addr("a"), pair.addr("b")
 BIG = str(64 << 20)
 port = [48100]
+RDMA = pair.run("a", "test -d /sys/module/kfab_rdma").rc == 0
+ENGINE = "rdma" if RDMA else "tcp"
+
+
+def reset_b():
+    """Reset b's TCP connections to a: how many."""
+    r = pair.run("b", "ss -HKtn state established "
+                      "'( sport = :7471 or dport = :7471 )' | wc -l",
+                 check=True)
+    return int(r.out.strip() or 0)
+
+
+def check_engine():
+    for g in ("a", "b"):
+        e = engines(pair, g, "peer")
+        assert e and set(e) == {ENGINE}, "%s's peers go by %s" % (g, e)
 
 
 def listen(g):
@@ -91,6 +113,7 @@ def dump():
     """What kfab and the programs were doing, into the log."""
     for g in ("a", "b"):
         r = pair.run(g, "cat /sys/kernel/debug/kfab/net; "
+                        "cat /sys/kernel/debug/kfab_rdma/conns 2>/dev/null; "
                         "for p in $(pgrep fi_pingpong); do echo pid $p; "
                         "cat /proc/$p/stack; done; "
                         "for t in $(ps -eLo tid=,comm= | "
@@ -149,10 +172,13 @@ with pair.test("failures: 64 MiB b -> a with a 3 s cut: invisible, intact"):
     pair.log("the cut lasted %.1f s" % (time.time() - t0))
     pair.wait(cli, 300, check=True)
     pair.wait(srv, 60, check=True)
+    check_engine()
     new_timeout(default_ms)
 
 with pair.test("failures: 64 MiB b -> a, the connection reset 3 times: "
                "invisible, intact"):
+    if RDMA:
+        pair.skip("no tool resets a queue pair from outside")
     # ss -K aborts b's socket (a RST goes to a): kfab calls again and
     # resends what a did not get (Documentation/net.rst, "Connections").
     pair.run("b", "modprobe tcp_diag", check=True)
@@ -163,10 +189,7 @@ with pair.test("failures: 64 MiB b -> a, the connection reset 3 times: "
     in_flight(before, cli)
     kills = 0
     for _ in range(3):
-        r = pair.run("b", "ss -HKtn state established "
-                          "'( sport = :7471 or dport = :7471 )' | wc -l",
-                     check=True)
-        kills += int(r.out.strip() or 0)
+        kills += reset_b()
         time.sleep(1)
     pair.wait(cli, 330, check=True)
     pair.wait(srv, 60, check=True)
@@ -175,6 +198,7 @@ with pair.test("failures: 64 MiB b -> a, the connection reset 3 times: "
     assert kills >= 1, "no connection was aborted"
     assert peer_counts("b", "resumed") > resumed, "no session resumed"
     assert failures("b") == ended, "a session ended"
+    check_engine()
 
 with pair.test("failures: a cut past peer_timeout_ms ends both sides"):
     before, moved = failures("b"), messages("b")
@@ -212,6 +236,11 @@ with pair.test("failures: b killed mid-transfer: a's side ends, no hang"):
     rs = wait_or_dump(srv, 220)
     assert rs.rc not in (0, 124, 137), "server: %s" % rs.rc
     pair.boot("b")
+    if RDMA:
+        pair.run("b", "rdma link add rxe0 type rxe netdev kfab0 && "
+                      "for i in $(seq 100); do rdma link show rxe0/1 | "
+                      "grep -q ACTIVE && exit 0; sleep 0.1; done; exit 1",
+                 check=True)
     listen("b")
 
 with pair.test("failures: the new b is reachable both ways"):
@@ -219,9 +248,13 @@ with pair.test("failures: the new b is reachable both ways"):
     pingpong(["-S", BIG, "-I", "1", "-c"])
     out = pair.run("a", "cat /sys/kernel/debug/kfab/net", check=True).out
     assert "state up" in out, out
+    check_engine()
 
 with pair.test("failures: rmmod kfab on a after all of it, then back"):
-    pair.run("a", "rmmod kfab", check=True)
-    pair.run("a", ["insmod", pair.modules[0]], check=True)
+    pair.run("a", "rmmod kfab_rdma kfab" if RDMA else "rmmod kfab",
+             check=True)
+    for m in pair.modules[:2 if RDMA else 1]:
+        pair.run("a", ["insmod", m], check=True)
     listen("a")
     pingpong(["-S", "64", "-I", "10"])
+    check_engine()

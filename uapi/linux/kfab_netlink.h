@@ -24,8 +24,8 @@
  *    (KFAB_NL_CMD_LISTEN_ADD and the like) CAP_NET_ADMIN over the user
  *    namespace that owns the socket's network namespace, as
  *    KFAB_IOC_NET_LISTEN and KFAB_IOC_NET_ALLOW ask of their caller.  A
- *    network namespace's listeners are shown to anyone in it; its peers
- *    and allow-list to its admin only.
+ *    network namespace's listeners are shown to anyone in it; its peers,
+ *    allow-list and engine rules to its admin only.
  *  - The multicast group KFAB_GENL_MCGRP_EVENTS carries the event commands
  *    of the initial network namespace; joining it needs CAP_NET_ADMIN.
  *    Events carry ids as the initial namespaces see them.  A peer's events
@@ -66,6 +66,10 @@ enum kfab_nl_cmd {
 	/* Module-wide limits (the writable module parameters) */
 	KFAB_NL_CMD_LIMIT_GET,	/* dump: every limit, its value and range */
 	KFAB_NL_CMD_LIMIT_SET,	/* do: LIMIT_NAME, LIMIT_VALUE; initial admin */
+	/* The engine rules of the socket's network namespace (its admin) */
+	KFAB_NL_CMD_ENGINE_GET,	/* dump: ENGINE_NODE, ENGINE_PREFIX_LEN, ENGINE_RULE */
+	KFAB_NL_CMD_ENGINE_ADD,	/* do: the same three */
+	KFAB_NL_CMD_ENGINE_DEL,	/* do: ENGINE_NODE, ENGINE_PREFIX_LEN */
 	__KFAB_NL_CMD_MAX,
 };
 
@@ -80,6 +84,21 @@ enum kfab_nl_obj_type {
 	KFAB_NL_OBJ_EP = 5,
 	KFAB_NL_OBJ_SRX = 6,
 };
+
+/*
+ * KFAB_NL_ATTR_ENGINE_RULE: how this node calls the nodes of a network
+ * (Documentation/net.rst "Choosing the engine").  AUTO: the registered
+ * engine first, TCP when it cannot reach the node (no rule says the same);
+ * TCP: TCP only; RDMA: the RDMA engine only, never TCP.
+ */
+enum kfab_nl_engine_rule {
+	KFAB_NL_ENGINE_AUTO = 0,
+	KFAB_NL_ENGINE_TCP = 1,
+	KFAB_NL_ENGINE_RDMA = 2,
+};
+
+/* The most engine rules a network namespace holds */
+#define KFAB_NL_ENGINE_RULES_MAX	64
 
 /* KFAB_NL_ATTR_PEER_STATE */
 enum kfab_nl_peer_state {
@@ -186,6 +205,10 @@ enum kfab_nl_attr {
 	KFAB_NL_ATTR_LIMIT_VALUE,	/* u64 */
 	KFAB_NL_ATTR_LIMIT_MIN,		/* u64, the least LIMIT_SET takes */
 	KFAB_NL_ATTR_LIMIT_MAX,		/* u64, the most */
+	/* Engine rules (KFAB_NL_CMD_ENGINE_GET/_ADD/_DEL) */
+	KFAB_NL_ATTR_ENGINE_NODE,	/* binary, 16 bytes: a network, as ALLOW_NODE */
+	KFAB_NL_ATTR_ENGINE_PREFIX_LEN,	/* u32, 0-128, as ALLOW_PREFIX_LEN */
+	KFAB_NL_ATTR_ENGINE_RULE,	/* u32, enum kfab_nl_engine_rule */
 	__KFAB_NL_ATTR_MAX,
 };
 
