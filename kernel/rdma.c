@@ -179,6 +179,7 @@ struct kfab_rdma_ctx {
  * @ping_work: the keepalive, while the connection lives
  * @ping_cqe, @fin_cqe: completions of a keepalive, of the FIN
  * @ping_busy: a keepalive is in flight (under @lock)
+ * @ping_at: when it went (under @lock)
  * @fin_seen: the other side sent FIN: its disconnect is an end, not a
  *	reset (under @lock)
  * @closed: kfab_rdma_close() ran (under @lock)
@@ -217,6 +218,7 @@ struct kfab_rdma_conn {
 	struct delayed_work ping_work;
 	struct ib_cqe ping_cqe, fin_cqe;
 	bool ping_busy;
+	unsigned long ping_at;
 	bool fin_seen;
 	bool closed;
 	struct completion fin_done;
@@ -720,26 +722,34 @@ static int kfab_rdma_post_imm(struct kfab_rdma_conn *rc, struct ib_cqe *cqe,
  * acknowledgements tell a link cut or a peer gone (its failure kills the
  * connection as a reset, and the session may go on over a new one), as
  * TCP's keepalive does for the TCP engine; an idle reader would otherwise
- * wait without end.  It holds a reference while it runs.
+ * wait without end.  A keepalive that neither succeeds nor fails within
+ * kfab_peer_timeout_ms (a QP whose retries never end: a timeout of 0)
+ * counts as failed.  It holds a reference while it runs.
  */
 static void kfab_rdma_ping_work(struct work_struct *work)
 {
 	struct kfab_rdma_conn *rc = container_of(to_delayed_work(work),
 						 struct kfab_rdma_conn,
 						 ping_work);
-	bool dead, post;
+	unsigned long limit = msecs_to_jiffies(READ_ONCE(kfab_peer_timeout_ms));
+	bool dead, post, stuck;
 
 	spin_lock_irq(&rc->lock);
 	dead = rc->dead;
 	post = !dead && !rc->ping_busy;
-	if (post)
+	stuck = !dead && rc->ping_busy &&
+		time_after(jiffies, rc->ping_at + limit);
+	if (post) {
 		rc->ping_busy = true;
+		rc->ping_at = jiffies;
+	}
 	spin_unlock_irq(&rc->lock);
 	if (dead) {
 		kfab_rdma_conn_put(rc);
 		return;
 	}
-	if (post && kfab_rdma_post_imm(rc, &rc->ping_cqe, KFAB_RDMA_IMM_PING))
+	if ((post && kfab_rdma_post_imm(rc, &rc->ping_cqe,
+					KFAB_RDMA_IMM_PING)) || stuck)
 		kfab_rdma_kill(rc, -ECONNRESET);
 	queue_delayed_work(kfab_net_wq, &rc->ping_work,
 			   KFAB_RDMA_PING_INTERVAL);
