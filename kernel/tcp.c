@@ -158,6 +158,20 @@ static void kfab_tcp_rx_work(struct work_struct *work)
 	kfab_tcp_conn_put(tc);
 }
 
+/*
+ * The stream ended: the other node's FIN leaves the socket half open
+ * (CLOSE_WAIT), our own shutdown leaves it closing; a reset or an abort
+ * (ss -K) closes it at once, and its error goes to whichever of the
+ * reader and the sender asks first (sock_error() clears it), so the
+ * reader may see only the end.  Return: -ECONNRESET for a closed socket
+ * (the session may go on), else -ESHUTDOWN (an end).
+ */
+static int kfab_tcp_eof(struct socket *sock)
+{
+	return READ_ONCE(sock->sk->sk_state) == TCP_CLOSE ? -ECONNRESET :
+							    -ESHUTDOWN;
+}
+
 static int kfab_tcp_recv_sock(struct socket *sock, struct iov_iter *to)
 {
 	struct msghdr msg = { .msg_flags = MSG_WAITALL | MSG_NOSIGNAL };
@@ -167,7 +181,7 @@ static int kfab_tcp_recv_sock(struct socket *sock, struct iov_iter *to)
 		msg.msg_iter = *to;
 		rc = sock_recvmsg(sock, &msg, MSG_WAITALL | MSG_NOSIGNAL);
 		if (rc <= 0)
-			return rc ? rc : -ESHUTDOWN;
+			return rc ? rc : kfab_tcp_eof(sock);
 		iov_iter_advance(to, rc);
 	}
 	return 0;
