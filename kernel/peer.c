@@ -1303,7 +1303,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	struct kfab_peer_info info;
 	struct kfab_wire_hello w;
 	struct kfab_peer *peer;
-	bool crossed, ended = false, up = false;
+	bool crossed, stale, ended = false, up = false;
 	u32 inc, flags = 0, session, received = 0;
 	LIST_HEAD(gone);
 	int rc;
@@ -1342,6 +1342,24 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	/* Our own call, if any, ends first: it gives way to this one. */
 	if (!kfab_peer_tx_claim_wait(peer, false))
 		return -ESHUTDOWN;
+	/*
+	 * A HELLO of our sessions that says the caller carried out fewer of
+	 * our frames than it has acknowledged since was written before the
+	 * connection we have now took the sessions on (the calls crossed,
+	 * ours went through while this one waited): it gives way, as a
+	 * crossed call, instead of ending the sessions it is late for.
+	 */
+	mutex_lock(&peer->lock);
+	stale = (peer->out || peer->in) && inc == peer->incarnation &&
+		be32_to_cpu(w.session) == peer->remote_session &&
+		be32_to_cpu(w.peer_session) == peer->session &&
+		(s32)(be32_to_cpu(w.received) - peer->acked) < 0;
+	mutex_unlock(&peer->lock);
+	if (stale) {
+		kfab_peer_tx_release(peer);
+		rc = kfab_conn_welcome(conn, KFAB_WIRE_WELCOME_CROSSED, 0, 0);
+		return rc ?: -EALREADY;
+	}
 	if (peer->out || peer->in)
 		kfab_peer_conn_lost(peer, -ECONNRESET, true);
 	/* The old connection's reader is done with its last frame. */
