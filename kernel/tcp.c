@@ -8,7 +8,11 @@
  * connection is taken by the listener's accept work, which the socket's
  * data-ready callback queues.  Every connection, accepted or made, has a
  * receive work that blocks reading frames (peer.c's kfab_conn_rx()) until
- * it fails or is shut down; its peer sends on the same socket.  Sending is
+ * it fails or is shut down; its peer sends on the same socket.  The reader
+ * takes what the socket holds in one call into a buffer of its own and
+ * hands peer.c its frames from there, so a burst of small frames costs one
+ * socket call, not three per frame; a long read (a payload on its way to
+ * a receive's pages) goes straight from the socket.  Sending is
  * blocking too, from a peer's transmit work; pages
  * of a large message go with MSG_SPLICE_PAGES (sendpage before 6.5), so
  * TCP takes references on them instead of copying.
@@ -61,6 +65,15 @@ static void kfab_tcp_tune(struct socket *sock)
 
 /* ---- connections ---- */
 
+/*
+ * The reader's buffer: what one socket call may take ahead of the frame
+ * being read.  A read of at least KFAB_TCP_RX_DIRECT bytes that the buffer
+ * does not hold goes from the socket to its destination, so a payload is
+ * copied twice (socket, buffer, receive) only when it is short.
+ */
+#define KFAB_TCP_RX_BUF		(16 * 1024)
+#define KFAB_TCP_RX_DIRECT	2048
+
 /**
  * struct kfab_tcp_conn - a connection over TCP, either way
  * @conn: what peer.c reads
@@ -69,6 +82,13 @@ static void kfab_tcp_tune(struct socket *sock)
  * @rx_work: reads and carries out its frames until it ends
  * @ref: @rx_work's, and the link's (kfab_tcp_connect(), kfab_tcp_hold()):
  *	the socket is released with the last
+ * @rx_buf: KFAB_TCP_RX_BUF bytes read from @sock ahead of the frames
+ * @rx_head: the first of them not handed out yet
+ * @rx_tail: the end of what @rx_buf holds
+ *
+ * @rx_buf, @rx_head and @rx_tail are @rx_work's alone: only the reader
+ * reads (kfab_tcp_recv(), kfab_tcp_rx_pending()), and @recv_link reads
+ * the socket itself, before the reader starts.
  */
 struct kfab_tcp_conn {
 	struct kfab_conn conn;
@@ -76,6 +96,9 @@ struct kfab_tcp_conn {
 	struct socket *sock;
 	struct work_struct rx_work;
 	struct kref ref;
+	u8 *rx_buf;
+	u32 rx_head;
+	u32 rx_tail;
 };
 
 static struct kfab_tcp_conn *kfab_tcp_conn(struct kfab_conn *conn)
@@ -94,6 +117,7 @@ static void kfab_tcp_conn_free(struct kref *ref)
 						ref);
 
 	sock_release(tc->sock);
+	kfree(tc->rx_buf);
 	kfree(tc);
 }
 
@@ -112,6 +136,11 @@ static struct kfab_tcp_conn *kfab_tcp_conn_new(struct kfab_node *node,
 
 	if (!tc)
 		return NULL;
+	tc->rx_buf = kmalloc(KFAB_TCP_RX_BUF, GFP_KERNEL);
+	if (!tc->rx_buf) {
+		kfree(tc);
+		return NULL;
+	}
 	tc->conn.node = node;
 	tc->conn.engine = &kfab_tcp_engine;
 	tc->conn.out = &tc->link;
@@ -187,18 +216,61 @@ static int kfab_tcp_recv_sock(struct socket *sock, struct iov_iter *to)
 	return 0;
 }
 
-/* Read exactly what @to describes: kernel memory or a receive's pages. */
-static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
+/* Fill the reader's buffer with what the socket holds: at least a byte. */
+static int kfab_tcp_rx_fill(struct kfab_tcp_conn *tc)
 {
-	return kfab_tcp_recv_sock(kfab_tcp_conn(conn)->sock, to);
+	struct kvec kv = { .iov_base = tc->rx_buf, .iov_len = KFAB_TCP_RX_BUF };
+	struct msghdr msg = { .msg_flags = MSG_NOSIGNAL };
+	int rc;
+
+	iov_iter_kvec(&msg.msg_iter, ITER_DEST, &kv, 1, KFAB_TCP_RX_BUF);
+	rc = sock_recvmsg(tc->sock, &msg, MSG_NOSIGNAL);
+	if (rc <= 0)
+		return rc ? rc : kfab_tcp_eof(tc->sock);
+	tc->rx_head = 0;
+	tc->rx_tail = rc;
+	return 0;
 }
 
-/* Its reader's next recv would not block (read without the socket lock). */
+/*
+ * Read exactly what @to describes: kernel memory, a receive's pages or
+ * nothing (a skip).  The buffer's bytes first, then a long rest straight
+ * from the socket, a short one through the buffer.
+ */
+static int kfab_tcp_recv(struct kfab_conn *conn, struct iov_iter *to)
+{
+	struct kfab_tcp_conn *tc = kfab_tcp_conn(conn);
+	size_t n;
+	int rc;
+
+	while (iov_iter_count(to)) {
+		n = min_t(size_t, tc->rx_tail - tc->rx_head,
+			  iov_iter_count(to));
+		if (n) {
+			if (copy_to_iter(tc->rx_buf + tc->rx_head, n, to) != n)
+				return -EFAULT;
+			tc->rx_head += n;
+			continue;
+		}
+		if (iov_iter_count(to) >= KFAB_TCP_RX_DIRECT)
+			return kfab_tcp_recv_sock(tc->sock, to);
+		rc = kfab_tcp_rx_fill(tc);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * Its reader's next recv would not block: the buffer holds bytes, or the
+ * socket does (read without the socket lock).
+ */
 static bool kfab_tcp_rx_pending(struct kfab_conn *conn)
 {
-	struct sock *sk = kfab_tcp_conn(conn)->sock->sk;
+	struct kfab_tcp_conn *tc = kfab_tcp_conn(conn);
 
-	return !skb_queue_empty_lockless(&sk->sk_receive_queue);
+	return tc->rx_head != tc->rx_tail ||
+	       !skb_queue_empty_lockless(&tc->sock->sk->sk_receive_queue);
 }
 
 /* Wake the connection's receive work: it ends. */
