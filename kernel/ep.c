@@ -623,10 +623,15 @@ int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done)
 	int rc = 0;
 
 	mutex_lock(&ep->sq_lock);
-	if (ep->enabled)
+	if (ep->enabled) {
+		/* Sends to another node go out together at the end. */
+		ep->plugging = true;
 		*out_done = kfab_sq_run(&ep->sq, kfab_ep_submit, ep);
-	else
+		ep->plugging = false;
+		kfab_peer_unplug(ep);
+	} else {
 		rc = -EINVAL;
+	}
 	mutex_unlock(&ep->sq_lock);
 	return rc;
 }

@@ -572,6 +572,7 @@ enum kfab_msg_kind {
 
 struct kfab_ep;
 struct kfab_av;
+struct kfab_peer;
 
 /**
  * struct kfab_rx_ctx - where messages are matched: an endpoint's own
@@ -766,6 +767,9 @@ struct kfab_srx_stats {
  * @sq: the submission ring
  * @stats: its traffic (netlink)
  * @pins: what its requests pin (netlink; a reference)
+ * @plugging: a doorbell runs the ring: sends to another node wait for its
+ *	end to go out, together (under @sq_lock)
+ * @plugged: the peer they wait in (a reference), or NULL (under @sq_lock)
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -782,6 +786,8 @@ struct kfab_ep {
 	struct kfab_sq sq;
 	struct kfab_ep_stats stats;
 	struct kfab_pin_stats *pins;
+	bool plugging;
+	struct kfab_peer *plugged;
 };
 
 /**

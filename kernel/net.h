@@ -255,6 +255,7 @@ extern const struct kfab_engine kfab_tcp_engine;
 /* peer.c: peers and the wire protocol */
 int kfab_peer_init(void);
 void kfab_peer_exit(void);
+void kfab_peer_unplug(struct kfab_ep *ep);
 int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		   const struct kfab_msg *msg, struct kfab_req *req);
 int kfab_conn_rx(struct kfab_conn *conn);

@@ -766,6 +766,44 @@ static u32 kfab_wire_flags(const struct kfab_msg *msg)
 }
 
 /**
+ * kfab_peer_unplug() - send what a doorbell's sends queued
+ * @ep: the endpoint whose doorbell ends (its sq_lock held)
+ */
+void kfab_peer_unplug(struct kfab_ep *ep)
+{
+	struct kfab_peer *peer = ep->plugged;
+
+	if (!peer)
+		return;
+	ep->plugged = NULL;
+	kfab_peer_kick(peer);
+	kfab_peer_put(peer);
+}
+
+/*
+ * @peer has a frame of @ep's to send (the caller's reference on @peer is
+ * given).  While @ep's doorbell runs its ring, the frames wait for its end
+ * or for a send to another node, and go out together (the drain batches
+ * them); otherwise at once.  A kernel caller's endpoint has no doorbell:
+ * @plugging stays false there.
+ */
+static void kfab_peer_plug(struct kfab_ep *ep, struct kfab_peer *peer)
+{
+	if (!ep->plugging) {
+		kfab_peer_kick(peer);
+		kfab_peer_put(peer);
+		return;
+	}
+	lockdep_assert_held(&ep->sq_lock);
+	if (ep->plugged == peer) {
+		kfab_peer_put(peer);
+		return;
+	}
+	kfab_peer_unplug(ep);
+	ep->plugged = peer;
+}
+
+/**
  * kfab_peer_send() - send a message to an endpoint of another node
  * @ep: the sender, whose doorbell runs (its process's context)
  * @dst: the destination, a KFAB_ADDR_INET of another node
@@ -866,8 +904,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 	}
 	kfab_peer_queue_direct(peer, f);
 	mutex_unlock(&peer->lock);
-	kfab_peer_kick(peer);
-	kfab_peer_put(peer);
+	kfab_peer_plug(ep, peer);
 	return 0;
 
 err_unlock:
@@ -1585,14 +1622,22 @@ EXPORT_SYMBOL_FOR_KFAB_ENGINES(kfab_conn_closed);
 
 /* ---- the connection ---- */
 
-/* Send one frame (DATA: at most KFAB_WIRE_DATA_MAX).  Return: 0 or -errno. */
-static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
-			  struct kfab_frame *f, bool more)
+/*
+ * Small frames go out KFAB_PEER_TX_BATCH at a time, in one call of the
+ * engine: a burst of small messages costs a socket call per batch, not
+ * per message.
+ */
+#define KFAB_PEER_TX_BATCH	16
+
+/*
+ * Describe @f's header, body and a MSG's payload in @kv (three at most),
+ * its length set.  Return: how many of @kv; *@len grows by their bytes.
+ */
+static unsigned int kfab_frame_kvecs(struct kfab_frame *f, struct kvec *kv,
+				     size_t *len)
 {
-	struct kvec kv[3];
-	size_t n = 0, payload = 0, total;
+	size_t payload = 0;
 	unsigned int nr = 0;
-	int rc;
 
 	if (f->hdr.type == KFAB_WIRE_DATA) {
 		payload = f->left;
@@ -1603,21 +1648,41 @@ static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
 	}
 	f->hdr.len = cpu_to_be32(f->body_len + payload);
 	kv[nr++] = (struct kvec){ .iov_base = &f->hdr, .iov_len = sizeof(f->hdr) };
-	if (f->body_len)
+	*len += sizeof(f->hdr);
+	if (f->body_len) {
 		kv[nr++] = (struct kvec){ .iov_base = &f->body,
 					  .iov_len = f->body_len };
-	if (f->hdr.type == KFAB_WIRE_MSG && payload)
+		*len += f->body_len;
+	}
+	if (f->hdr.type == KFAB_WIRE_MSG && payload) {
 		kv[nr++] = (struct kvec){ .iov_base = f->op->kbuf,
 					  .iov_len = payload };
-	for (total = 0; n < nr; n++)
-		total += kv[n].iov_len;
-	rc = out->engine->send_kvec(out, kv, nr, total,
-				     more || f->hdr.type == KFAB_WIRE_DATA);
-	if (rc || f->hdr.type != KFAB_WIRE_DATA)
+		*len += payload;
+	}
+	return nr;
+}
+
+/*
+ * Send @nr frames of @f in one call (DATA: only one, at most
+ * KFAB_WIRE_DATA_MAX).  Return: 0 or -errno.
+ */
+static int kfab_peer_xmit(struct kfab_peer *peer, struct kfab_link *out,
+			  struct kfab_frame **f, unsigned int nr, bool more)
+{
+	struct kvec kv[3 * KFAB_PEER_TX_BATCH];
+	unsigned int i, n = 0;
+	size_t len = 0;
+	bool data = f[0]->hdr.type == KFAB_WIRE_DATA;
+	int rc;
+
+	for (i = 0; i < nr; i++)
+		n += kfab_frame_kvecs(f[i], kv + n, &len);
+	rc = out->engine->send_kvec(out, kv, n, len, more || data);
+	if (rc || !data)
 		return rc;
 	/* The message's own pages go out as they are: no copy. */
-	return out->engine->send_pages(out, &f->op->buf, f->off, payload,
-					more);
+	return out->engine->send_pages(out, &f[0]->op->buf, f[0]->off,
+				       f[0]->left, more);
 }
 
 /*
@@ -1748,7 +1813,7 @@ static int kfab_peer_call(struct kfab_peer *peer)
 	rc = kfab_peer_connect(peer, &out);
 	if (rc)
 		goto out;
-	rc = kfab_peer_xmit(peer, out, f, false);
+	rc = kfab_peer_xmit(peer, out, &f, 1, false);
 	if (!rc)
 		rc = kfab_peer_welcomed(peer, out);
 	mutex_lock(&peer->lock);
@@ -1860,8 +1925,9 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
  */
 static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 {
-	struct kfab_frame *f, *s;
+	struct kfab_frame *f, *s, *batch[KFAB_PEER_TX_BATCH];
 	struct kfab_link *out;
+	unsigned int nr;
 	bool more, allowed;
 	int rc;
 
@@ -1906,11 +1972,24 @@ static void kfab_peer_drain(struct kfab_peer *peer, bool direct)
 		}
 		/* Kept on @sent until acknowledged: a reset sends it again. */
 		kfab_peer_stamp(peer, s);
+		batch[0] = s;
+		nr = 1;
+		/* Small frames after a small one go with it. */
+		while (s->hdr.type != KFAB_WIRE_DATA &&
+		       nr < KFAB_PEER_TX_BATCH &&
+		       (f = list_first_entry_or_null(&peer->txq,
+						     struct kfab_frame, link)) &&
+		       f->hdr.type != KFAB_WIRE_DATA) {
+			list_move_tail(&f->link, &peer->sent);
+			kfab_peer_stamp(peer, f);
+			batch[nr++] = f;
+		}
 		more = !list_empty(&peer->txq);
 		mutex_unlock(&peer->lock);
 
 		/* Taken off the allow-list meanwhile: the link goes. */
-		rc = allowed ? kfab_peer_xmit(peer, out, s, more) : -EHOSTUNREACH;
+		rc = allowed ? kfab_peer_xmit(peer, out, batch, nr, more) :
+			       -EHOSTUNREACH;
 		if (rc) {
 			kfab_peer_conn_lost(peer, rc, true);
 			kfab_peer_tx_release(peer);
