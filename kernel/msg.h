@@ -109,6 +109,7 @@ struct kfab_unexp {
  * @on_ack: a small message without FI_DELIVERY_COMPLETE: the sender
  *	completes it when its frame is acknowledged, and gets a RESULT only
  *	for an error
+ * @lazy: KFAB_WIRE_LAZY: its credit goes back with the next frame
  * @told: the sender has had its RESULT, or needs none
  */
 struct kfab_remote {
@@ -118,6 +119,7 @@ struct kfab_remote {
 	u32 gen;
 	bool rts;
 	bool on_ack;
+	bool lazy;
 	bool told;
 };
 

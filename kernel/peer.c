@@ -196,6 +196,10 @@ enum kfab_peer_state {
  * @tx_wait: woken when @tx_busy clears
  * @tx_work: connects and sends @txq
  * @retry_work: calls again a little after a crossed call
+ * @ack_work: sends what a lazy MSG's sender is owed (KFAB_WIRE_LAZY) when
+ *	no frame went back for KFAB_WIRE_ACK_DELAY_MS
+ * @lazy_due: a lazy MSG's acknowledgment or credit waits for the next
+ *	frame out (which clears it), or for @ack_work
  * @down_work: the peer may no longer talk: let the connection go
  * @ops: sends in flight (struct kfab_op) by id
  * @next_op: for ids
@@ -245,6 +249,8 @@ struct kfab_peer {
 	wait_queue_head_t tx_wait;
 	struct work_struct tx_work;
 	struct delayed_work retry_work;
+	struct delayed_work ack_work;
+	bool lazy_due;
 	struct work_struct down_work;
 	struct xarray ops;
 	u32 next_op;
@@ -264,6 +270,7 @@ struct kfab_peer {
 static void kfab_peer_tx_work(struct work_struct *work);
 static void kfab_peer_down_work(struct work_struct *work);
 static void kfab_peer_retry_work(struct work_struct *work);
+static void kfab_peer_ack_work(struct work_struct *work);
 static void kfab_peer_tx_release(struct kfab_peer *peer);
 static bool kfab_peer_tx_claim_wait(struct kfab_peer *peer, bool closed);
 static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
@@ -341,6 +348,7 @@ static struct kfab_peer *kfab_peer_get(struct kfab_node *node,
 			INIT_WORK(&found->tx_work, kfab_peer_tx_work);
 			INIT_DELAYED_WORK(&found->retry_work,
 					  kfab_peer_retry_work);
+			INIT_DELAYED_WORK(&found->ack_work, kfab_peer_ack_work);
 			INIT_WORK(&found->down_work, kfab_peer_down_work);
 			xa_init_flags(&found->ops, XA_FLAGS_ALLOC1);
 			xa_init_flags(&found->pulls, XA_FLAGS_ALLOC1);
@@ -539,6 +547,7 @@ static void kfab_peer_stamp(struct kfab_peer *peer, struct kfab_frame *f)
 	}
 	peer->ack_sent = kfab_peer_ack_safe(peer);
 	f->hdr.ack = cpu_to_be32(peer->ack_sent);
+	peer->lazy_due = false;
 	if (f->hdr.type == KFAB_WIRE_MSG && f->op->on_ack) {
 		f->op->seq = f->seq;
 		list_add_tail(&f->op->ack_link, &peer->ackq);
@@ -595,6 +604,18 @@ static bool kfab_peer_adopt(struct kfab_peer *peer, u32 inc, u32 remote,
 	peer->incarnation = inc;
 	peer->remote_session = remote;
 	return ended;
+}
+
+/*
+ * A connection is the peer's: what a lazy MSG's sender was owed while
+ * there was none goes now (kfab_peer_ack_work()).
+ */
+static void kfab_peer_up(struct kfab_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	peer->state = KFAB_PEER_UP;
+	if (peer->lazy_due)
+		mod_delayed_work(kfab_net_wq, &peer->ack_work, 0);
 }
 
 /*
@@ -683,15 +704,21 @@ static void kfab_peer_result(struct kfab_peer *peer, u32 op, int status,
 /*
  * Give credit back: in the next frame, or a frame of its own.  @direct:
  * the caller sends it (kfab_peer_kick(), or the reader when done with its
- * frame).
+ * frame).  @lazy: a lazy MSG's (KFAB_WIRE_LAZY): a frame of its own only
+ * once a quarter of the credit is owed (else the next frame back, or
+ * @ack_work, carries it).
  */
 static void kfab_peer_return_credit(struct kfab_peer *peer, u32 cost,
-				    u32 gen, bool direct)
+				    u32 gen, bool direct, bool lazy)
 {
 	lockdep_assert_held(&peer->lock);
 	if (gen != peer->gen || !cost)
 		return;
 	peer->owed += cost;
+	if (lazy && peer->owed < KFAB_WIRE_CREDIT_MAX / 4) {
+		peer->lazy_due = true;
+		return;
+	}
 	if (list_empty(&peer->txq))
 		kfab_peer_queue_how(peer, kfab_frame_new(KFAB_WIRE_CREDIT, 0),
 				    direct);
@@ -824,7 +851,7 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		   const struct kfab_msg *msg, struct kfab_req *req)
 {
 	struct kfab_node *node = kfab_node_of(ep->core->net);
-	bool eager = msg->len <= KFAB_WIRE_EAGER_MAX;
+	bool eager = msg->len <= KFAB_WIRE_EAGER_MAX, lazy;
 	struct kfab_frame *f;
 	struct kfab_peer *peer;
 	struct kfab_op *op;
@@ -870,12 +897,16 @@ int kfab_peer_send(struct kfab_ep *ep, const struct kfab_addr *dst,
 		if (rc)
 			goto err_free;
 	}
+	/* Nobody waits for its success: its acknowledgment need not hurry. */
+	lazy = op->on_ack && !(msg->flags & KFAB_SQE_COMPLETION) &&
+	       !ep->cntr[KFAB_TX];
 	f->body.msg = (struct kfab_wire_msg){
 		.src = msg->src,
 		.dst = *dst,
 		.tag = cpu_to_be64(msg->tag),
 		.data = cpu_to_be64(msg->data),
-		.flags = cpu_to_be32(kfab_wire_flags(msg)),
+		.flags = cpu_to_be32(kfab_wire_flags(msg) |
+				     (lazy ? KFAB_WIRE_LAZY : 0)),
 		.len = cpu_to_be64(msg->len),
 	};
 
@@ -938,7 +969,8 @@ static void kfab_remote_end(struct kfab_remote *r, int status, bool reader)
 	mutex_lock(&peer->lock);
 	if (!r->told && r->gen == peer->gen && (status || !r->on_ack))
 		kfab_peer_result(peer, r->op, status, r->on_ack && reader);
-	kfab_peer_return_credit(peer, r->cost, r->gen, reader);
+	kfab_peer_return_credit(peer, r->cost, r->gen, reader,
+				r->lazy && reader && !status);
 	mutex_unlock(&peer->lock);
 	if (!reader)
 		kfab_peer_kick(peer);
@@ -1080,7 +1112,8 @@ static int kfab_conn_rx_probe(struct kfab_conn *conn,
 		kfab_ep_core_put(target);
 	mutex_lock(&peer->lock);
 	kfab_peer_result(peer, be32_to_cpu(w->op), rc, false);
-	kfab_peer_return_credit(peer, KFAB_WIRE_MSG_COST, peer->gen, true);
+	kfab_peer_return_credit(peer, KFAB_WIRE_MSG_COST, peer->gen, true,
+				false);
 	mutex_unlock(&peer->lock);
 	return 0;
 }
@@ -1091,7 +1124,8 @@ static int kfab_conn_rx_probe(struct kfab_conn *conn,
  * delivered, held or failed (with its RESULT queued): a small message's
  * sender takes the acknowledgment as its completion.
  */
-static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
+static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len,
+			    bool *ack_now)
 {
 	struct kfab_peer *peer = conn->peer;
 	struct kfab_wire_msg w;
@@ -1121,6 +1155,11 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 				    (mlen <= KFAB_WIRE_EAGER_MAX ||
 				     mlen > KFAB_MSG_MAX || len != sizeof(w)))
 		return -EPROTO;
+	/* Lazy: a small message whose sender waits for no RESULT. */
+	if ((flags & KFAB_WIRE_LAZY) &&
+	    (type != KFAB_WIRE_MSG || (flags & KFAB_WIRE_DELIVERY)))
+		return -EPROTO;
+	*ack_now = type == KFAB_WIRE_MSG && !(flags & KFAB_WIRE_LAZY);
 	if (flags & KFAB_WIRE_PROBE)
 		return kfab_conn_rx_probe(conn, &w, type, mlen);
 	if (type == KFAB_WIRE_MSG) {
@@ -1155,6 +1194,7 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len)
 	r->cost = KFAB_WIRE_MSG_COST + (kbuf ? mlen : 0);
 	r->rts = type == KFAB_WIRE_RTS;
 	r->on_ack = !r->rts && !(flags & KFAB_WIRE_DELIVERY);
+	r->lazy = flags & KFAB_WIRE_LAZY;
 	mutex_lock(&peer->lock);
 	r->gen = peer->gen;
 	peer->rx_msgs++;
@@ -1431,7 +1471,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 		peer->lost_at = 0;
 		up = peer->state == KFAB_PEER_IDLE;
 		if (up) {
-			peer->state = KFAB_PEER_UP;
+			kfab_peer_up(peer);
 			kfab_peer_info_of(peer, &info);
 		}
 		mutex_unlock(&peer->lock);
@@ -1479,11 +1519,13 @@ static int kfab_peer_rx_hdr(struct kfab_peer *peer, struct kfab_conn *conn,
  * A frame was carried out: it counts as received, unless its session ended
  * meanwhile, and the sends its acknowledgment (@ack) ends go to @done.
  * The remote node hears so in a frame of its own if none is waiting to go:
- * at once for a small message (@ack_now: its sender waits for that), else
- * every KFAB_WIRE_ACK_EVERY frames.  Return: whether frames wait to go.
+ * at once for a small message (@ack_now: its sender waits for that), after
+ * KFAB_WIRE_ACK_DELAY_MS for a lazy one (@lazy: the sender waits for
+ * nothing), else every KFAB_WIRE_ACK_EVERY frames.  Return: whether frames
+ * wait to go.
  */
 static bool kfab_peer_rx_done(struct kfab_peer *peer, u32 gen, u32 ack,
-			      bool ack_now, struct list_head *done)
+			      bool ack_now, bool lazy, struct list_head *done)
 {
 	bool more = false;
 	u32 unacked;
@@ -1500,6 +1542,11 @@ static bool kfab_peer_rx_done(struct kfab_peer *peer, u32 gen, u32 ack,
 			kfab_peer_queue_direct(peer,
 					       kfab_frame_new(KFAB_WIRE_CREDIT, 0));
 		more = !list_empty(&peer->txq);
+		/* A lazy MSG's due waits a little for a frame going back. */
+		peer->lazy_due |= lazy && peer->rx_seq != peer->ack_sent;
+		if (!more && peer->lazy_due && peer->state != KFAB_PEER_CLOSED)
+			queue_delayed_work(kfab_net_wq, &peer->ack_work,
+					   msecs_to_jiffies(KFAB_WIRE_ACK_DELAY_MS));
 	}
 	mutex_unlock(&peer->lock);
 	return more;
@@ -1529,7 +1576,7 @@ int kfab_conn_rx(struct kfab_conn *conn)
 	struct kfab_peer *peer;
 	struct kfab_wire_hdr h;
 	u32 len, credit, gen;
-	bool ack_now = false, more = false;
+	bool ack_now = false, lazy = false, more = false;
 	LIST_HEAD(gone);
 	LIST_HEAD(done);
 	int rc;
@@ -1558,11 +1605,9 @@ int kfab_conn_rx(struct kfab_conn *conn)
 	if (!rc) {
 		switch (h.type) {
 		case KFAB_WIRE_MSG:
-			/* Its sender may be waiting for the acknowledgment. */
-			ack_now = true;
-			fallthrough;
 		case KFAB_WIRE_RTS:
-			rc = kfab_conn_rx_msg(conn, h.type, len);
+			rc = kfab_conn_rx_msg(conn, h.type, len, &ack_now);
+			lazy = h.type == KFAB_WIRE_MSG && !ack_now;
 			break;
 		case KFAB_WIRE_CTS:
 			rc = kfab_conn_rx_cts(conn, len);
@@ -1579,7 +1624,7 @@ int kfab_conn_rx(struct kfab_conn *conn)
 	}
 	if (!rc)
 		more = kfab_peer_rx_done(peer, gen, be32_to_cpu(h.ack), ack_now,
-					 &done);
+					 lazy, &done);
 	mutex_unlock(&peer->rx_lock);
 	kfab_frames_free(&gone);
 	kfab_peer_end_acked(peer, &done);
@@ -1827,7 +1872,7 @@ static int kfab_peer_call(struct kfab_peer *peer)
 		peer->crossed_at = 0;
 		peer->lost_at = 0;
 		up = peer->state == KFAB_PEER_IDLE;
-		peer->state = KFAB_PEER_UP;
+		kfab_peer_up(peer);
 		if (up)
 			kfab_peer_info_of(peer, &info);
 	}
@@ -2175,6 +2220,23 @@ static void kfab_peer_tx_work(struct work_struct *work)
 	kfab_peer_drain(peer, false);
 }
 
+/* No frame went back since a lazy MSG: its due goes in one of its own. */
+static void kfab_peer_ack_work(struct work_struct *work)
+{
+	struct kfab_peer *peer = container_of(to_delayed_work(work),
+					      struct kfab_peer, ack_work);
+	bool due;
+
+	/* Without a connection: kfab_peer_up() brings us back. */
+	mutex_lock(&peer->lock);
+	due = peer->lazy_due;
+	if (due && peer->state == KFAB_PEER_UP && list_empty(&peer->txq))
+		kfab_peer_queue_direct(peer,
+				       kfab_frame_new(KFAB_WIRE_CREDIT, 0));
+	mutex_unlock(&peer->lock);
+	kfab_peer_kick(peer);
+}
+
 static void kfab_peer_retry_work(struct work_struct *work)
 {
 	struct kfab_peer *peer = container_of(to_delayed_work(work),
@@ -2272,6 +2334,7 @@ void kfab_node_close_peers(struct kfab_node *node)
 			kfab_nl_notify_peer(node->net, &info, false, false);
 		wake_up_all(&peer->tx_wait);
 		cancel_delayed_work_sync(&peer->retry_work);
+		cancel_delayed_work_sync(&peer->ack_work);
 		cancel_work_sync(&peer->tx_work);
 		cancel_work_sync(&peer->down_work);
 		/* Only the sender may let the connection go. */

@@ -56,7 +56,7 @@
 #include <linux/kfab.h>
 
 #define KFAB_WIRE_MAGIC		0x6b666231	/* "kfb1" */
-#define KFAB_WIRE_VERSION	6
+#define KFAB_WIRE_VERSION	7
 /* Bytes of unreleased messages one node may hold at another */
 #define KFAB_WIRE_CREDIT_MAX	(4 << 20)
 /* What each message costs of the credit, besides its eager payload */
@@ -69,6 +69,8 @@
  * at least every so many frames, with a frame of its own if need be
  */
 #define KFAB_WIRE_ACK_EVERY	32
+/* How long a node keeps the acknowledgment of a lazy MSG for a frame back */
+#define KFAB_WIRE_ACK_DELAY_MS	2
 
 enum kfab_wire_type {
 	KFAB_WIRE_HELLO = 1,
@@ -165,8 +167,15 @@ enum kfab_wire_msg_flags {
 	 * (KFAB_SQE_PROBE of another node's address).
 	 */
 	KFAB_WIRE_PROBE = 1 << 3,
+	/*
+	 * MSG only: nobody waits for its acknowledgment (an inject, no
+	 * counter): the ack and the credit ride on the next frame back,
+	 * with a frame of their own only after KFAB_WIRE_ACK_DELAY_MS
+	 */
+	KFAB_WIRE_LAZY = 1 << 4,
 	KFAB_WIRE_MSG_FLAGS = KFAB_WIRE_TAGGED | KFAB_WIRE_CQ_DATA |
-			      KFAB_WIRE_DELIVERY | KFAB_WIRE_PROBE,
+			      KFAB_WIRE_DELIVERY | KFAB_WIRE_PROBE |
+			      KFAB_WIRE_LAZY,
 };
 
 /**
