@@ -120,8 +120,10 @@ void kfab_bufrecv_withdraw(struct kfab_ctx *ctx, struct kfab_rx_ctx *rxc)
 }
 
 /*
- * The receive context of an endpoint that is not in use yet, or of an
- * SRX: -EINVAL otherwise, -ENOENT for no such object.  A first look
+ * The receive context of an endpoint that is not in use yet and can
+ * receive (a scalable endpoint's receive context can, its anchor and
+ * transmit contexts cannot: nothing reaches them), or of an SRX: -EINVAL
+ * otherwise, -ENOENT for no such object.  A first look
  * only: kfab_bufrecv_install_obj() decides under the locks.  The
  * object's user is the caller's (kfab_object_put()).
  */
@@ -137,7 +139,8 @@ static struct kfab_rx_ctx *kfab_bufrecv_target(struct kfab_ctx *ctx, u32 id,
 	if (obj->type == KFAB_OBJ_EP) {
 		struct kfab_ep *ep = container_of(obj, struct kfab_ep, obj);
 
-		if (!ep->enabled && !ep->srx && !ep->kops && ep->core)
+		if (!ep->enabled && !ep->srx && !ep->kops && ep->core &&
+		    !ep->core->send_only)
 			rxc = ep->core->rxc;
 	} else if (obj->type == KFAB_OBJ_SRX) {
 		rxc = container_of(obj, struct kfab_srx, obj)->rxc;

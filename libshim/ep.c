@@ -1294,10 +1294,12 @@ int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
 	/*
-	 * FI_BUFFERED_RECV or FI_VARIABLE_MSG: an RDM endpoint of its own
-	 * (bufrecv.c); fi_msg(3) gives both the same behaviour.
+	 * FI_BUFFERED_RECV or FI_VARIABLE_MSG: an RDM endpoint, or a
+	 * scalable endpoint's receive context, with a receive context of
+	 * its own (bufrecv.c); fi_msg(3) gives both the same behaviour.
 	 */
-	ep->buffered = !block && ep->type == FI_EP_RDM &&
+	ep->buffered = (!block || block->flags == KFAB_EP_OPEN_JOIN) &&
+		       ep->type == FI_EP_RDM &&
 		       (shim_info_buffered(info) ||
 			(ep->caps & FI_VARIABLE_MSG));
 	ep->buffered_limit = ep->buffered ? KFAB_BUFRECV_LIMIT_DEFAULT : 0;

@@ -626,6 +626,44 @@ TEST(setup_errors)
 	ep_close(&r);
 }
 
+/*
+ * A scalable endpoint's receive context buffers like an endpoint; its
+ * anchor and its transmit contexts, which nothing can reach, take no
+ * region.
+ */
+TEST(block_receive_contexts_take_a_region)
+{
+	struct kfab_ep_open o = { .size = sizeof(o),
+				  .type = KFAB_EP_TYPE_RDM,
+				  .sq_entries = 32 };
+	struct kfab_ep_open rx, tx;
+	struct kfab_rx_buffered rb;
+	struct raw_ep r;
+
+	if (!kfab_have_device())
+		SKIP(return, "needs kfab.ko");
+	ASSERT_EQ(0, ep_setup(&r, 0, 0));
+	o.domain_id = r.dom;
+	o.flags = KFAB_EP_OPEN_BLOCK;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	rx = o;
+	rx.flags = KFAB_EP_OPEN_JOIN;
+	rx.block_ep_id = o.out_ep_id;
+	rx.block_index = 3;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &rx));
+	tx = o;
+	tx.flags = KFAB_EP_OPEN_JOIN | KFAB_EP_OPEN_SEND_ONLY;
+	tx.block_ep_id = o.out_ep_id;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &tx));
+
+	EXPECT_EQ(-EINVAL, rx_buffered(r.fd, o.out_ep_id, 0, 0, &rb));
+	EXPECT_EQ(-EINVAL, rx_buffered(r.fd, tx.out_ep_id, 0, 0, &rb));
+	ASSERT_EQ(0, rx_buffered(r.fd, rx.out_ep_id, 512, 4, &rb));
+	EXPECT_EQ(4, rb.out_slots);
+	EXPECT_EQ(-EBUSY, rx_buffered(r.fd, rx.out_ep_id, 512, 4, &rb));
+	ep_close(&r);
+}
+
 /* An SRX that buffers: the notice goes to the endpoint sent to. */
 TEST(srx_buffers_for_its_endpoints)
 {
