@@ -1192,7 +1192,8 @@ struct kfab_srx_open {
  * -EBUSY when the context has a region already, -EINVAL when it is in
  * use already, cannot receive, or @slots is above KFAB_BUFRECV_SLOTS_MAX
  * or times @out_stride exceeds KFAB_BUFRECV_REGION_MAX (computed in 64
- * bits: no product overflows).
+ * bits: no product overflows).  The library sizes @slots from
+ * rx_attr->total_buffered_recv (total / limit).
  */
 struct kfab_rx_buffered {
 	__u32 size;
