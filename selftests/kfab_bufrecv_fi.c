@@ -670,6 +670,39 @@ TEST_F(bsrx, endpoint_closed_with_a_claim_outstanding)
 }
 
 /* Every endpoint of a buffering SRX buffers; none of a plain one. */
+/* fi_srx_context()'s total_buffered_recv bounds the SRX's limit. */
+TEST(srx_total_bounds_its_limit)
+{
+	struct fi_rx_attr attr;
+	struct kfab_test_fi s;
+	struct fid_ep *srx;
+	size_t v, len = sizeof(v);
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_srx())
+		SKIP(return, "kfab.ko without shared receive contexts");
+	ASSERT_EQ(0, _test_fi_domain_open(&s, buffered_hints()));
+	attr = *s.info->rx_attr;
+	attr.total_buffered_recv = 1000;
+	ASSERT_EQ(0, fi_srx_context(s.domain, &attr, &srx, NULL));
+	v = 1001;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v,
+					  sizeof(v)));
+	v = SIZE_MAX;
+	ASSERT_EQ(0, fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	ASSERT_EQ(0, fi_getopt(&srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(1000, v);
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	attr.total_buffered_recv = KFAB_BUFRECV_REGION_MAX + 1;
+	EXPECT_EQ(-FI_ENODATA, fi_srx_context(s.domain, &attr, &srx, NULL));
+	test_fi_close(&s);
+}
+
 TEST(srx_endpoints_agree_on_the_mode)
 {
 	struct kfab_test_fi s, p;
