@@ -5,7 +5,9 @@
  * and the receiving process maps read-only.
  *
  * A message that no posted receive takes is copied once, by its sender,
- * into a free slot (msg.c, kfab_unexp_buffered()); the receiver reads it
+ * into a free slot (msg.c, kfab_unexp_buffered()), or read into it from
+ * the socket when it comes from another node (peer.c,
+ * kfab_msg_slot_reserve()); the receiver reads it
  * there, where it lies, and gives the slot back with FI_CLAIM or
  * FI_DISCARD.  This file owns the region and its slots: which are free,
  * and the token that names a slot's current message.  A token is the
@@ -120,8 +122,10 @@ void kfab_bufrecv_withdraw(struct kfab_ctx *ctx, struct kfab_rx_ctx *rxc)
 }
 
 /*
- * The receive context of an endpoint that is not in use yet, or of an
- * SRX: -EINVAL otherwise, -ENOENT for no such object.  A first look
+ * The receive context of an endpoint that is not in use yet and can
+ * receive (a scalable endpoint's receive context can, its anchor and
+ * transmit contexts cannot: nothing reaches them), or of an SRX: -EINVAL
+ * otherwise, -ENOENT for no such object.  A first look
  * only: kfab_bufrecv_install_obj() decides under the locks.  The
  * object's user is the caller's (kfab_object_put()).
  */
@@ -137,7 +141,8 @@ static struct kfab_rx_ctx *kfab_bufrecv_target(struct kfab_ctx *ctx, u32 id,
 	if (obj->type == KFAB_OBJ_EP) {
 		struct kfab_ep *ep = container_of(obj, struct kfab_ep, obj);
 
-		if (!ep->enabled && !ep->srx && !ep->kops && ep->core)
+		if (!ep->enabled && !ep->srx && !ep->kops && ep->core &&
+		    !ep->core->send_only)
 			rxc = ep->core->rxc;
 	} else if (obj->type == KFAB_OBJ_SRX) {
 		rxc = container_of(obj, struct kfab_srx, obj)->rxc;
@@ -258,17 +263,19 @@ u32 kfab_bufrecv_limit(struct kfab_rx_ctx *rxc)
 }
 
 /**
- * kfab_bufrecv_fill() - copy a message's start into a free slot
+ * kfab_bufrecv_reserve() - take a free slot for a message's first @n bytes
  * @rxc: the receive context, locked, with a region
- * @from: the message; its first @n bytes are taken (and @from advanced)
  * @n: bytes, at most the limit
- * @out: the slot's place: token, offset in the region
+ * @out: the slot's place: token, offset in the region, where to write
  *
- * The rest of the slot is zeroed: what an earlier message left is never
- * seen.  Return: 0, -EAGAIN when every slot is taken, -EFAULT.
+ * The slot's bytes past @n are zeroed now: what an earlier message left
+ * is never seen.  The caller writes the first @n at @out->data (it may
+ * drop the lock meanwhile: the slot is nobody else's), then notices the
+ * message, or gives the slot back with kfab_bufrecv_release().
+ * Return: 0, -EAGAIN when every slot is taken.
  */
-int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
-		      size_t n, struct kfab_bufrecv_slot *out)
+int kfab_bufrecv_reserve(struct kfab_rx_ctx *rxc, size_t n,
+			 struct kfab_bufrecv_slot *out)
 {
 	struct kfab_bufrecv *br = rxc->bufrecv;
 	unsigned long slot;
@@ -281,8 +288,6 @@ int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
 	if (slot >= br->slots)
 		return -EAGAIN;
 	p = br->region->vaddr + slot * br->stride;
-	if (copy_from_iter(p, n, from) != n)
-		return -EFAULT;
 	memset(p + n, 0, br->stride - n);
 	__set_bit(slot, br->used);
 	br->gen[slot]++;
@@ -291,6 +296,30 @@ int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
 	out->offset = (u64)slot * br->stride;
 	out->data = p;
 	out->len = n;
+	return 0;
+}
+
+/**
+ * kfab_bufrecv_fill() - copy a message's start into a free slot
+ * @rxc: the receive context, locked, with a region
+ * @from: the message; its first @n bytes are taken (and @from advanced)
+ * @n: bytes, at most the limit
+ * @out: the slot's place: token, offset in the region
+ *
+ * The rest of the slot is zeroed (kfab_bufrecv_reserve()).
+ * Return: 0, -EAGAIN when every slot is taken, -EFAULT.
+ */
+int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
+		      size_t n, struct kfab_bufrecv_slot *out)
+{
+	int rc = kfab_bufrecv_reserve(rxc, n, out);
+
+	if (rc)
+		return rc;
+	if (copy_from_iter(out->data, n, from) != n) {
+		kfab_bufrecv_release(rxc, out->token);
+		return -EFAULT;
+	}
 	return 0;
 }
 

@@ -629,6 +629,8 @@ int kfab_ioctl_rx_buffered(struct kfab_ucmd *ucmd);
 void kfab_bufrecv_withdraw(struct kfab_ctx *ctx, struct kfab_rx_ctx *rxc);
 void kfab_rx_ctx_bufrecv_free(struct kfab_rx_ctx *rxc);
 u32 kfab_bufrecv_limit(struct kfab_rx_ctx *rxc);
+int kfab_bufrecv_reserve(struct kfab_rx_ctx *rxc, size_t n,
+			 struct kfab_bufrecv_slot *out);
 int kfab_bufrecv_fill(struct kfab_rx_ctx *rxc, struct iov_iter *from,
 		      size_t n, struct kfab_bufrecv_slot *out);
 bool kfab_bufrecv_valid(struct kfab_rx_ctx *rxc, u64 token);

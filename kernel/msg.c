@@ -1112,6 +1112,119 @@ out_unlock:
 	kvfree(kbuf);
 }
 
+/**
+ * kfab_msg_slot_reserve() - a slot to read a message from another node
+ *	into, straight from the socket
+ * @target: the endpoint it was sent to (a reference the caller keeps)
+ * @msg: the message: an eager one, its payload still in the socket
+ * @slot: out: the slot (kfab_bufrecv_reserve())
+ *
+ * Only where the message would end in a slot anyway, so that reading it
+ * there saves the copy out of a kernel buffer: the receive context
+ * buffers, the payload fits a slot, no receive of its kind is posted and
+ * no message of its kind waits ahead of it (which would take the slot
+ * first, kfab_bufrecv_refill()), and a slot is free.  The caller then
+ * writes @msg->len bytes at @slot->data and calls kfab_msg_arrive_slot(),
+ * or gives the slot back with kfab_msg_slot_cancel().
+ *
+ * Return: whether @slot was taken.
+ */
+bool kfab_msg_slot_reserve(struct kfab_ep_core *target,
+			   const struct kfab_msg *msg,
+			   struct kfab_bufrecv_slot *slot)
+{
+	struct kfab_rx_ctx *rxc = target->rxc;
+	bool taken;
+
+	/* Set before the endpoint was enabled, never changed: no lock. */
+	if (!msg->len || !READ_ONCE(rxc->bufrecv))
+		return false;
+	mutex_lock(&rxc->lock);
+	taken = !target->dead && msg->len <= kfab_bufrecv_limit(rxc) &&
+		list_empty(&rxc->posted[msg->kind]) &&
+		list_empty(&rxc->unexpected[msg->kind]) &&
+		!kfab_bufrecv_reserve(rxc, msg->len, slot);
+	mutex_unlock(&rxc->lock);
+	return taken;
+}
+
+/* The payload could not be read: the slot is free again. */
+void kfab_msg_slot_cancel(struct kfab_ep_core *target,
+			  const struct kfab_bufrecv_slot *slot)
+{
+	struct kfab_rx_ctx *rxc = target->rxc;
+
+	mutex_lock(&rxc->lock);
+	kfab_bufrecv_release(rxc, slot->token);
+	mutex_unlock(&rxc->lock);
+}
+
+/**
+ * kfab_msg_arrive_slot() - kfab_msg_arrive() of a message whose payload
+ *	was read into a slot (kfab_msg_slot_reserve())
+ * @target: the endpoint (a reference the caller keeps)
+ * @msg: the message
+ * @slot: the slot, @msg->len bytes written
+ * @remote: its origin
+ * @out: what happened, as kfab_msg_arrive() says
+ *
+ * Noticed where it lies, as kfab_bufrecv_refill() would have noticed it
+ * after copying it there; a receive posted while it was read takes it
+ * instead (copied from the slot, which is given back), and so does the
+ * end of its endpoint (-EHOSTUNREACH).
+ */
+void kfab_msg_arrive_slot(struct kfab_ep_core *target,
+			  const struct kfab_msg *msg,
+			  const struct kfab_bufrecv_slot *slot,
+			  struct kfab_remote *remote,
+			  struct kfab_arrival *out)
+{
+	struct kfab_rx_ctx *rxc = target->rxc;
+	struct kfab_recv *recv = NULL;
+	struct kfab_unexp *u;
+	struct iov_iter it;
+	struct kvec kv;
+	bool done = false;
+	u64 from;
+
+	*out = (struct kfab_arrival){ .told = true, .kept = false };
+	mutex_lock(&rxc->lock);
+	out->status = -EHOSTUNREACH;
+	if (target->dead)
+		goto out_release;
+	from = kfab_av_index_of(rxc->av, &msg->src);
+	recv = kfab_match_recv(rxc, msg, from);
+	if (recv) {
+		kv = (struct kvec){ .iov_base = slot->data,
+				    .iov_len = msg->len };
+		iov_iter_kvec(&it, ITER_SOURCE, &kv, 1, msg->len);
+		out->status = kfab_recv_deliver(rxc, target, recv, msg, from,
+						&it, &done);
+		goto out_release;
+	}
+	out->status = -ENOMEM;
+	u = kfab_unexp_new(target, msg);
+	if (!u)
+		goto out_release;
+	u->slot = *slot;
+	u->remote = remote;
+	kfab_unexp_hold(rxc, u);
+	out->status = 0;
+	out->kept = true;
+	/* FI_DELIVERY_COMPLETE: the notice tells it (as for a refill). */
+	out->told = !(msg->flags & KFAB_SQE_DELIVERY_COMPLETE);
+	remote->told = out->told;
+	kfab_unexp_remote_to_slot(rxc, u);
+	mutex_unlock(&rxc->lock);
+	return;
+
+out_release:
+	kfab_bufrecv_release(rxc, slot->token);
+	mutex_unlock(&rxc->lock);
+	if (done)
+		kfab_recv_put(recv);
+}
+
 /* ---- sends ---- */
 
 /* The CQ of @ep's direction @dir is too full to take more for now. */

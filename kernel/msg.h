@@ -199,6 +199,16 @@ void kfab_send_done(struct kfab_ep_core *sender, int kind, u64 context,
 void kfab_msg_arrive(struct kfab_ep_core *target, const struct kfab_msg *msg,
 		     void *kbuf, struct kfab_remote *remote,
 		     struct kfab_arrival *out);
+bool kfab_msg_slot_reserve(struct kfab_ep_core *target,
+			   const struct kfab_msg *msg,
+			   struct kfab_bufrecv_slot *slot);
+void kfab_msg_slot_cancel(struct kfab_ep_core *target,
+			  const struct kfab_bufrecv_slot *slot);
+void kfab_msg_arrive_slot(struct kfab_ep_core *target,
+			  const struct kfab_msg *msg,
+			  const struct kfab_bufrecv_slot *slot,
+			  struct kfab_remote *remote,
+			  struct kfab_arrival *out);
 void kfab_pull_complete(struct kfab_pull *pull, int status);
 
 /* peer.c: the other end of a message from another node */

@@ -214,6 +214,8 @@ enum kfab_peer_state {
  * @crossed: calls of ours that gave way to the other node's (debugfs)
  * @resumed: sessions that went on over a new connection (debugfs)
  * @resent: frames sent again on one (debugfs)
+ * @rx_direct: messages whose payload was read from the socket straight
+ *	into a buffered-receive slot, with no copy in between (debugfs)
  */
 struct kfab_peer {
 	struct list_head link;
@@ -263,6 +265,7 @@ struct kfab_peer {
 	u64 crossed;
 	u64 resumed;
 	u64 resent;
+	u64 rx_direct;
 };
 
 /* ---- peers ---- */
@@ -1119,6 +1122,44 @@ static int kfab_conn_rx_probe(struct kfab_conn *conn,
 }
 
 /*
+ * The payload of an eager MSG for @msg, its endpoint looked up first
+ * (*@target, held, when found): straight into a free slot of its
+ * buffered-receive region when the message would end there anyway
+ * (kfab_msg_slot_reserve(): *@direct, @slot taken), so that it is
+ * copied once; else into a kernel buffer (*@kbuf) as before.
+ */
+static int kfab_conn_rx_payload(struct kfab_conn *conn,
+				const struct kfab_wire_msg *w,
+				const struct kfab_msg *msg, void **kbuf,
+				struct kfab_ep_core **target,
+				struct kfab_bufrecv_slot *slot, bool *direct)
+{
+	int rc;
+
+	if (kfab_node_find_ep(conn->peer->node, &w->dst, target))
+		*target = NULL;
+	if (*target && kfab_msg_slot_reserve(*target, msg, slot)) {
+		rc = kfab_conn_recv_buf(conn, slot->data, msg->len);
+		if (rc)
+			kfab_msg_slot_cancel(*target, slot);
+		*direct = !rc;
+	} else {
+		*kbuf = kvmalloc(msg->len ?: 1, GFP_KERNEL);
+		rc = *kbuf ? kfab_conn_recv_buf(conn, *kbuf, msg->len) :
+			     -ENOMEM;
+	}
+	if (rc && *target) {
+		kfab_ep_core_put(*target);
+		*target = NULL;
+	}
+	if (rc) {
+		kvfree(*kbuf);
+		*kbuf = NULL;
+	}
+	return rc;
+}
+
+/*
  * MSG or RTS: a message for an endpoint of this node.  By the time its
  * frame counts as carried out, the endpoint was found and the message
  * delivered, held or failed (with its RESULT queued): a small message's
@@ -1128,9 +1169,11 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len,
 			    bool *ack_now)
 {
 	struct kfab_peer *peer = conn->peer;
+	struct kfab_ep_core *target = NULL;
+	struct kfab_bufrecv_slot slot;
+	bool direct = false;
 	struct kfab_wire_msg w;
 	struct kfab_arrival out;
-	struct kfab_ep_core *target;
 	struct kfab_remote *r;
 	struct kfab_msg msg;
 	void *kbuf = NULL;
@@ -1162,16 +1205,6 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len,
 	*ack_now = type == KFAB_WIRE_MSG && !(flags & KFAB_WIRE_LAZY);
 	if (flags & KFAB_WIRE_PROBE)
 		return kfab_conn_rx_probe(conn, &w, type, mlen);
-	if (type == KFAB_WIRE_MSG) {
-		kbuf = kvmalloc(mlen ?: 1, GFP_KERNEL);
-		if (!kbuf)
-			return -ENOMEM;
-		rc = kfab_conn_recv_buf(conn, kbuf, mlen);
-		if (rc) {
-			kvfree(kbuf);
-			return rc;
-		}
-	}
 	msg = (struct kfab_msg){
 		.kind = flags & KFAB_WIRE_TAGGED ? KFAB_KIND_TAGGED :
 						   KFAB_KIND_MSG,
@@ -1182,16 +1215,27 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len,
 			 (flags & KFAB_WIRE_DELIVERY ? KFAB_SQE_DELIVERY_COMPLETE : 0),
 		.len = mlen,
 	};
+	if (type == KFAB_WIRE_MSG) {
+		rc = kfab_conn_rx_payload(conn, &w, &msg, &kbuf, &target,
+					  &slot, &direct);
+		if (rc)
+			return rc;
+	}
 
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r) {
 		kvfree(kbuf);
+		if (direct)
+			kfab_msg_slot_cancel(target, &slot);
+		if (target)
+			kfab_ep_core_put(target);
 		return -ENOMEM;
 	}
 	kref_get(&peer->ref);
 	r->peer = peer;
 	r->op = be32_to_cpu(w.op);
-	r->cost = KFAB_WIRE_MSG_COST + (kbuf ? mlen : 0);
+	/* A payload read into a slot costs what one in a buffer would. */
+	r->cost = KFAB_WIRE_MSG_COST + (type == KFAB_WIRE_MSG ? mlen : 0);
 	r->rts = type == KFAB_WIRE_RTS;
 	r->on_ack = !r->rts && !(flags & KFAB_WIRE_DELIVERY);
 	r->lazy = flags & KFAB_WIRE_LAZY;
@@ -1199,15 +1243,20 @@ static int kfab_conn_rx_msg(struct kfab_conn *conn, u8 type, u32 len,
 	r->gen = peer->gen;
 	peer->rx_msgs++;
 	peer->rx_bytes += mlen;
+	if (direct)
+		peer->rx_direct++;
 	mutex_unlock(&peer->lock);
 
-	rc = kfab_node_find_ep(peer->node, &w.dst, &target);
+	rc = target ? 0 : kfab_node_find_ep(peer->node, &w.dst, &target);
 	if (rc) {
 		kvfree(kbuf);
 		kfab_remote_end(r, rc, true);
 		return 0;
 	}
-	kfab_msg_arrive(target, &msg, kbuf, r, &out);
+	if (direct)
+		kfab_msg_arrive_slot(target, &msg, &slot, r, &out);
+	else
+		kfab_msg_arrive(target, &msg, kbuf, r, &out);
 	kfab_ep_core_put(target);
 	if (!out.kept) {
 		kfab_remote_end(r, out.status, true);
@@ -2352,7 +2401,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
 		mutex_lock(&peer->lock);
-		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s crossed %llu session %08x/%08x seq %u/%u acked %u resumed %llu resent %llu\n",
+		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s crossed %llu session %08x/%08x seq %u/%u acked %u resumed %llu resent %llu direct %llu\n",
 			   node->net->ns.inum, peer->addr.node,
 			   be16_to_cpu(peer->addr.port), peer->local.node,
 			   be16_to_cpu(peer->local.port),
@@ -2365,7 +2414,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   kfab_peer_engine_name(peer), peer->crossed,
 			   peer->session, peer->remote_session, peer->tx_seq,
 			   peer->rx_seq, peer->acked, peer->resumed,
-			   peer->resent);
+			   peer->resent, peer->rx_direct);
 		mutex_unlock(&peer->lock);
 	}
 	mutex_unlock(&node->lock);

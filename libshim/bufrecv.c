@@ -83,13 +83,67 @@ static void shim_bufrecv_unlist(struct shim_bufrecv *br)
 	pthread_mutex_unlock(&shim_bufrecv_lock);
 }
 
+/**
+ * shim_bufrecv_slots() - how many slots of @limit bytes a region buffering
+ *	at most @total bytes (rx_attr->total_buffered_recv) has
+ * @limit: FI_OPT_BUFFERED_LIMIT, 1 to KFAB_BUFRECV_LIMIT_MAX
+ * @total: the bound, 0 for the default (SHIM_BUFRECV_TOTAL_DEFAULT)
+ *
+ * @total / @limit, within what KFAB_IOC_RX_BUFFERED takes: at most
+ * KFAB_BUFRECV_SLOTS_MAX, and KFAB_BUFRECV_REGION_MAX bytes of the
+ * kernel's stride (the limit rounded up to 64 bytes); at least one.
+ */
+uint32_t shim_bufrecv_slots(size_t limit, size_t total)
+{
+	size_t stride = (limit + 63) & ~(size_t)63;
+	size_t n;
+
+	if (!limit)
+		return 1;
+	n = (total ? total : SHIM_BUFRECV_TOTAL_DEFAULT) / limit;
+	if (n > KFAB_BUFRECV_REGION_MAX / stride)
+		n = KFAB_BUFRECV_REGION_MAX / stride;
+	if (n > KFAB_BUFRECV_SLOTS_MAX)
+		n = KFAB_BUFRECV_SLOTS_MAX;
+	return n ? (uint32_t)n : 1;
+}
+
+/*
+ * The default FI_OPT_BUFFERED_LIMIT of a region bounded by @total
+ * (0: the default total): KFAB_BUFRECV_LIMIT_DEFAULT, or @total when less.
+ */
+size_t shim_bufrecv_default_limit(size_t total)
+{
+	if (total && total < KFAB_BUFRECV_LIMIT_DEFAULT)
+		return total;
+	return KFAB_BUFRECV_LIMIT_DEFAULT;
+}
+
+/*
+ * rx_attr->total_buffered_recv answered for hints asking @want (0: no
+ * wish): what a region of the default limit really buffers, @want
+ * rounded down to whole slots (fi_endpoint(3): the provider "may adjust"
+ * it).  @want is at most SHIM_BUFRECV_TOTAL_MAX (shim_info_check()).
+ */
+size_t shim_bufrecv_total(size_t want)
+{
+	size_t limit;
+
+	if (!want)
+		want = SHIM_BUFRECV_TOTAL_DEFAULT;
+	limit = shim_bufrecv_default_limit(want);
+	return (size_t)shim_bufrecv_slots(limit, want) * limit;
+}
+
 /*
  * The kernel object @obj_id (an endpoint not enabled yet, or an SRX none
- * of whose endpoints is) gets a region of @limit-byte slots: 0 and *@out,
+ * of whose endpoints is) gets a region of @limit-byte slots, as many as
+ * @total bytes allow (shim_bufrecv_slots()): 0 and *@out,
  * or a negative FI_E* code.
  */
 static int shim_bufrecv_open(int fd, uint32_t obj_id, size_t limit,
-			     struct fid_ep *owner, struct shim_bufrecv **out)
+			     size_t total, struct fid_ep *owner,
+			     struct shim_bufrecv **out)
 {
 	struct kfab_rx_buffered cmd = { .size = sizeof(cmd) };
 	long page = sysconf(_SC_PAGESIZE);
@@ -102,6 +156,7 @@ static int shim_bufrecv_open(int fd, uint32_t obj_id, size_t limit,
 		return -FI_ENOMEM;
 	cmd.obj_id = obj_id;
 	cmd.limit = (uint32_t)limit;
+	cmd.slots = shim_bufrecv_slots(limit, total);
 	cmd.cookie = (uintptr_t)br;
 	ret = shim_dev_rx_buffered(fd, &cmd);
 	if (ret)
@@ -162,14 +217,16 @@ int shim_bufrecv_setup(struct shim_ep *ep)
 	if (!ep->buffered || ep->bufrecv)
 		return 0;
 	return shim_bufrecv_open(ep->fd, ep->id, ep->buffered_limit,
-				 &ep->ep_fid, &ep->bufrecv);
+				 ep->buffered_total, &ep->ep_fid,
+				 &ep->bufrecv);
 }
 
 /* The same for an SRX (its lock held), before any endpoint of it is enabled. */
-int shim_bufrecv_setup_srx(struct shim_srx *srx, size_t limit,
+int shim_bufrecv_setup_srx(struct shim_srx *srx, size_t limit, size_t total,
 			   struct shim_bufrecv **out)
 {
-	return shim_bufrecv_open(srx->fd, srx->id, limit, &srx->ep_fid, out);
+	return shim_bufrecv_open(srx->fd, srx->id, limit, total, &srx->ep_fid,
+				 out);
 }
 
 void shim_bufrecv_free(struct shim_ep *ep)

@@ -597,7 +597,9 @@ static ssize_t shim_ep_cancel(fid_t fid, void *context)
  *                         SHIM_CM_DATA_MAX for FI_EP_MSG, 0 otherwise
  *                         (no connection data without connections)
  *  FI_OPT_BUFFERED_LIMIT, size_t: with FI_BUFFERED_RECV (bufrecv.c) the
- *  FI_OPT_BUFFERED_MIN    slot size, 1 to KFAB_BUFRECV_LIMIT_MAX, and a
+ *  FI_OPT_BUFFERED_MIN    slot size, 1 to KFAB_BUFRECV_LIMIT_MAX and to
+ *                         rx_attr->total_buffered_recv (the region has
+ *                         total / limit slots), and a
  *                         minimum at most that; without it kfab buffers
  *                         nothing, so the largest threshold is 0.
  *                         SIZE_MAX is "the maximum supported", anything
@@ -666,12 +668,17 @@ static int shim_ep_getopt(fid_t fid, int level, int optname, void *optval,
 /*
  * FI_OPT_BUFFERED_LIMIT/MIN.  Without FI_BUFFERED_RECV: 0, or SIZE_MAX
  * for the most kfab has there (0).  With it: the limit 1 to
- * KFAB_BUFRECV_LIMIT_MAX (SIZE_MAX: that), the minimum at most the limit
- * (a notice always holds the limit's bytes); else -FI_EMSGSIZE.
+ * KFAB_BUFRECV_LIMIT_MAX and at most rx_attr->total_buffered_recv, so
+ * the region keeps to its total (SIZE_MAX: the largest such), the
+ * minimum at most the limit (a notice always holds the limit's bytes);
+ * else -FI_EMSGSIZE.
  */
 static int shim_ep_set_buffered(struct shim_ep *ep, size_t *field, size_t val)
 {
 	size_t max = ep->buffered ? KFAB_BUFRECV_LIMIT_MAX : 0;
+
+	if (max > ep->buffered_total)
+		max = ep->buffered_total;
 
 	if (field == &ep->buffered_min && ep->buffered)
 		max = ep->buffered_limit;
@@ -1294,13 +1301,23 @@ int shim_ep_open(struct fid_domain *domain, struct fi_info *info,
 	if (info->rx_attr)
 		ep->rx_op_flags = info->rx_attr->op_flags;
 	/*
-	 * FI_BUFFERED_RECV or FI_VARIABLE_MSG: an RDM endpoint of its own
-	 * (bufrecv.c); fi_msg(3) gives both the same behaviour.
+	 * FI_BUFFERED_RECV or FI_VARIABLE_MSG: an RDM endpoint, or a
+	 * scalable endpoint's receive context, with a receive context of
+	 * its own (bufrecv.c); fi_msg(3) gives both the same behaviour.  Its
+	 * region holds rx_attr->total_buffered_recv bytes.
 	 */
-	ep->buffered = !block && ep->type == FI_EP_RDM &&
+	ep->buffered = (!block || block->flags == KFAB_EP_OPEN_JOIN) &&
+		       ep->type == FI_EP_RDM &&
 		       (shim_info_buffered(info) ||
 			(ep->caps & FI_VARIABLE_MSG));
-	ep->buffered_limit = ep->buffered ? KFAB_BUFRECV_LIMIT_DEFAULT : 0;
+	if (ep->buffered) {
+		ep->buffered_total = info->rx_attr &&
+				     info->rx_attr->total_buffered_recv ?
+				     info->rx_attr->total_buffered_recv :
+				     SHIM_BUFRECV_TOTAL_DEFAULT;
+		ep->buffered_limit =
+			shim_bufrecv_default_limit(ep->buffered_total);
+	}
 	ep->buffered_min = ep->buffered_limit;
 
 	cmd.domain_id = dom->id;

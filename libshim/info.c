@@ -44,7 +44,13 @@
  *    the ring from their sum).  inject_size KFAB_INLINE_MAX and iov_limit
  *    KFAB_IOV_MAX are the ring entry's; max_msg_size SHIM_MAX_MSG_SIZE;
  *    total_buffered_recv SHIM_BUFFERED_RECV is what the kernel buffers per
- *    endpoint for messages that arrive before their receive.  Shared
+ *    endpoint for messages that arrive before their receive; an endpoint
+ *    that buffers (FI_BUFFERED_RECV, FI_VARIABLE_MSG) gets a region of
+ *    the hints' total_buffered_recv instead, rounded down to whole slots
+ *    (bufrecv.c, shim_bufrecv_total()), SHIM_BUFRECV_TOTAL_DEFAULT when
+ *    they give none.  Hints up to SHIM_BUFRECV_TOTAL_MAX are accepted
+ *    (fi_endpoint(3): the provider "may adjust" the value), more get
+ *    -FI_ENODATA.  Shared
  *    receive contexts (srx.c): max_ep_srx_ctx 1, and ep_attr->rx_ctx_cnt
  *    FI_SHARED_CONTEXT in the hints is accepted and echoed (the endpoint
  *    then needs an SRX bound before fi_enable()); fi_srx_context()'s
@@ -326,7 +332,7 @@ static bool shim_rx_attr_ok(const struct fi_rx_attr *want)
 	       shim_bits_ok("rx_attr->msg_order", want->msg_order, have->msg_order) &&
 	       shim_bits_ok("rx_attr->comp_order", want->comp_order, have->comp_order) &&
 	       shim_max_ok("rx_attr->total_buffered_recv", want->total_buffered_recv,
-			   have->total_buffered_recv) &&
+			   SHIM_BUFRECV_TOTAL_MAX) &&
 	       shim_max_ok("rx_attr->size", want->size, KFAB_SQ_MAX_ENTRIES) &&
 	       shim_max_ok("rx_attr->iov_limit", want->iov_limit, have->iov_limit);
 }
@@ -663,8 +669,9 @@ int shim_info_get(uint32_t version, const struct fi_info *hints,
 				  (fi->caps & FI_VARIABLE_MSG)))
 		/* What the region holds with the default limit. */
 		fi->rx_attr->total_buffered_recv =
-			(size_t)KFAB_BUFRECV_SLOTS_DEFAULT *
-			KFAB_BUFRECV_LIMIT_DEFAULT;
+			shim_bufrecv_total(hints && hints->rx_attr ?
+					   hints->rx_attr->total_buffered_recv :
+					   0);
 	if (type == FI_EP_MSG)
 		shim_info_msg(fi);
 	if (type == FI_EP_DGRAM)

@@ -604,7 +604,7 @@ struct shim_ep {
 	bool shared_tx;
 	struct shim_stx *stx;
 	unsigned int alias_cnt;
-	size_t buffered_limit, buffered_min;
+	size_t buffered_limit, buffered_min, buffered_total;
 	bool buffered;
 	struct shim_bufrecv *bufrecv;
 	int hmem_p2p;
@@ -618,8 +618,20 @@ struct shim_ep {
 
 struct shim_bufrecv;
 
+/*
+ * rx_attr->total_buffered_recv of a buffered receive context (bufrecv.c):
+ * the bytes its region holds, by default KFAB_BUFRECV_SLOTS_DEFAULT slots
+ * of the default limit, at most the kernel's KFAB_BUFRECV_REGION_MAX.
+ */
+#define SHIM_BUFRECV_TOTAL_DEFAULT \
+	((size_t)KFAB_BUFRECV_SLOTS_DEFAULT * KFAB_BUFRECV_LIMIT_DEFAULT)
+#define SHIM_BUFRECV_TOTAL_MAX	((size_t)KFAB_BUFRECV_REGION_MAX)
+
+uint32_t shim_bufrecv_slots(size_t limit, size_t total);
+size_t shim_bufrecv_default_limit(size_t total);
+size_t shim_bufrecv_total(size_t want);
 int shim_bufrecv_setup(struct shim_ep *ep);
-int shim_bufrecv_setup_srx(struct shim_srx *srx, size_t limit,
+int shim_bufrecv_setup_srx(struct shim_srx *srx, size_t limit, size_t total,
 			   struct shim_bufrecv **out);
 void shim_bufrecv_free(struct shim_ep *ep);
 void shim_bufrecv_close(struct shim_bufrecv *br);
@@ -771,6 +783,8 @@ extern const struct fi_ops_collective shim_ep_collective_ops;
  * @buffered_limit: FI_OPT_BUFFERED_LIMIT set on the SRX, 0 when not set
  *	(the first endpoint enabled gives its own)
  * @buffered_min: FI_OPT_BUFFERED_MIN set on the SRX
+ * @buffered_total: fi_srx_context()'s rx_attr->total_buffered_recv, 0
+ *	when not given (the first endpoint enabled gives its own)
  * @mode_set: an endpoint was enabled (or is being): @buffered is fixed
  * @buffered: its endpoints have FI_BUFFERED_RECV; then @bufrecv is its
  *	region (bufrecv.c), set under @lock before the first endpoint is
@@ -794,7 +808,7 @@ struct shim_srx {
 	struct shim_ring ring;
 	const struct shim_srx_hooks *hooks;
 	void *peer;
-	size_t buffered_limit, buffered_min;
+	size_t buffered_limit, buffered_min, buffered_total;
 	bool mode_set, buffered;
 	struct shim_bufrecv *bufrecv;
 };

@@ -118,7 +118,7 @@ void shim_srx_unbind_ep(struct shim_srx *srx, struct shim_ep *ep,
 int shim_srx_bufrecv_join(struct shim_srx *srx, struct shim_ep *ep)
 {
 	struct shim_bufrecv *br = NULL;
-	size_t limit;
+	size_t limit, total;
 	int ret = 0;
 
 	pthread_mutex_lock(&srx->lock);
@@ -139,7 +139,9 @@ int shim_srx_bufrecv_join(struct shim_srx *srx, struct shim_ep *ep)
 		}
 		limit = srx->buffered_limit ? srx->buffered_limit :
 					      ep->buffered_limit;
-		ret = shim_bufrecv_setup_srx(srx, limit, &br);
+		total = srx->buffered_total ? srx->buffered_total :
+					      ep->buffered_total;
+		ret = shim_bufrecv_setup_srx(srx, limit, total, &br);
 		if (ret)
 			goto out;
 		/* Published before any endpoint is enabled: msg.c reads it. */
@@ -313,7 +315,8 @@ static ssize_t shim_srx_cancel(fid_t fid, void *context)
  * multi-receive buffers, as ep.c's; FI_OPT_BUFFERED_LIMIT/MIN of its
  * buffered receives (fi_endpoint(3)): until its first endpoint is
  * enabled, the values that endpoint's region will have (the limit 1 to
- * KFAB_BUFRECV_LIMIT_MAX, SIZE_MAX for that; the minimum at most the
+ * KFAB_BUFRECV_LIMIT_MAX and to the SRX's total_buffered_recv when
+ * fi_srx_context() gave one, SIZE_MAX for that; the minimum at most the
  * limit; else -FI_EMSGSIZE), -FI_EOPBADSTATE after.  Unset, getopt gives
  * the region's once there is one, else kfab's default.
  */
@@ -355,6 +358,10 @@ static int shim_srx_set_buffered(struct shim_srx *srx, int optname,
 					     KFAB_BUFRECV_LIMIT_DEFAULT;
 	size_t max = optname == FI_OPT_BUFFERED_LIMIT ?
 		     KFAB_BUFRECV_LIMIT_MAX : limit;
+
+	/* fi_srx_context()'s total_buffered_recv bounds the region. */
+	if (srx->buffered_total && max > srx->buffered_total)
+		max = srx->buffered_total;
 
 	if (val == SIZE_MAX)
 		val = max;
@@ -511,6 +518,7 @@ int shim_srx_context(struct fid_domain *domain, struct fi_rx_attr *attr,
 	srx->fd = dom->fabric->fd;
 	srx->caps = attr && attr->caps ? attr->caps : SHIM_RX_CAPS;
 	srx->rx_op_flags = attr ? attr->op_flags : 0;
+	srx->buffered_total = attr ? attr->total_buffered_recv : 0;
 
 	cmd.domain_id = dom->id;
 	cmd.sq_entries = shim_ring_entries(attr ? attr->size : 0);

@@ -3,7 +3,8 @@
  * kfab-bufrecv-node: buffered receives (FI_BUFFERED_RECV) of messages from
  * another node (selftests/kfab_net runs it on the netns bed).
  *
- *   kfab-bufrecv-node recv FILE   an endpoint with FI_BUFFERED_RECV and
+ *   kfab-bufrecv-node recv FILE   an endpoint with FI_BUFFERED_RECV,
+ *                                 total_buffered_recv SLOTS * LIMIT and
  *                                 FI_OPT_BUFFERED_LIMIT LIMIT, its
  *                                 address (hex) into FILE
  *   kfab-bufrecv-node send FILE   COUNT messages to the address in FILE,
@@ -85,8 +86,11 @@ static struct fi_info *open_side(bool buffered, struct fid_fabric **fabric,
 
 	if (!hints)
 		die("hints", -FI_ENOMEM);
-	if (buffered)
+	if (buffered) {
 		hints->mode = FI_BUFFERED_RECV | FI_CONTEXT;
+		/* SLOTS slots of LIMIT bytes: the region is total / limit. */
+		hints->rx_attr->total_buffered_recv = (size_t)SLOTS * LIMIT;
+	}
 	ok("fi_getinfo", fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0,
 				    hints, &info));
 	fi_freeinfo(hints);

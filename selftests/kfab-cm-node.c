@@ -8,6 +8,15 @@
  *	FILE.pid; accepts one connection, then FILE.up.  "kill": waits to
  *	be killed.  "shutdown": once FILE.go exists, fi_shutdown(), then
  *	waits for FILE.done before it exits.
+ *   kfab-cm-node server FILE multirecv
+ *	the same, but once connected posts one FI_MULTI_RECV buffer of
+ *	1024 bytes (FI_OPT_MIN_MULTI_RECV 200) before FILE.up, then takes
+ *	the client's three 300-byte messages into it: each completion
+ *	points at its place, the third (124 bytes left) has FI_MULTI_RECV;
+ *	then FILE.done.
+ *   kfab-cm-node client FILE multirecv
+ *	connects, waits for FILE.up, sends the three messages, waits for
+ *	FILE.done.
  *   kfab-cm-node client FILE LIMIT_MS
  *	connects to the address in FILE; once FILE.go exists (the caller
  *	killed the server, or asked it to shut down), sleeps on the EQ's
@@ -120,7 +129,7 @@ static void side_fabric(struct side *s, struct fi_info *info)
 
 static void side_ep(struct side *s, struct fi_info *info)
 {
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_MSG };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_DATA };
 
 	ok("fi_domain", fi_domain(s->fabric, info, &s->domain, NULL));
 	ok("fi_cq_open", fi_cq_open(s->domain, &cq_attr, &s->cq, NULL));
@@ -142,6 +151,81 @@ static uint32_t next_event(struct fid_eq *eq, struct fi_eq_cm_entry *entry,
 	if (n < 0)
 		die("fi_eq_sread", (int)n);
 	return event;
+}
+
+#define MR_LEN		1024
+#define MR_MIN		200
+#define MR_MSG		300
+#define MR_COUNT	3
+
+/* A completion of @cq within TIMEOUT_MS, or die. */
+static void next_completion(struct fid_cq *cq, struct fi_cq_data_entry *e)
+{
+	struct fi_cq_err_entry err = { 0 };
+	long end = now_ms() + TIMEOUT_MS;
+	ssize_t n;
+
+	do {
+		n = fi_cq_read(cq, e, 1);
+		if (n == 1)
+			return;
+		if (n == -FI_EAVAIL && fi_cq_readerr(cq, &err, 0) == 1)
+			die("error completion", -err.err);
+		if (n != -FI_EAGAIN)
+			die("fi_cq_read", (int)n);
+	} while (now_ms() < end);
+	die("no completion in time", -FI_ETIMEDOUT);
+}
+
+/* Server: one multi-receive buffer takes the client's messages. */
+static void multi_recv_take(struct side *srv, const char *file)
+{
+	static char buf[MR_LEN];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	struct fi_cq_data_entry e;
+	size_t min = MR_MIN;
+	int i, ctx;
+
+	ok("FI_OPT_MIN_MULTI_RECV",
+	   fi_setopt(&srv->ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV,
+		     &min, sizeof(min)));
+	msg.context = &ctx;
+	ok("fi_recvmsg(FI_MULTI_RECV)",
+	   (int)fi_recvmsg(srv->ep, &msg, FI_MULTI_RECV));
+	touch(file, ".up", "");
+	for (i = 0; i < MR_COUNT; i++) {
+		next_completion(srv->cq, &e);
+		if (e.op_context != &ctx || e.len != MR_MSG ||
+		    e.buf != buf + i * MR_MSG)
+			die("a completion not at its place", -FI_EOTHER);
+		if (!!(e.flags & FI_MULTI_RECV) != (i == MR_COUNT - 1))
+			die("FI_MULTI_RECV not on the last completion only",
+			    -FI_EOTHER);
+		if (buf[i * MR_MSG] != 'a' + i ||
+		    buf[(i + 1) * MR_MSG - 1] != 'a' + i)
+			die("a message not intact", -FI_EOTHER);
+	}
+	printf("# %d messages in one FI_MULTI_RECV buffer, released at the last\n",
+	       MR_COUNT);
+	touch(file, ".done", "");
+}
+
+/* Client: the messages, each sent once the one before it completed. */
+static void multi_recv_send(struct side *cli, const char *file)
+{
+	struct fi_cq_data_entry e;
+	char out[MR_MSG];
+	int i;
+
+	wait_file(file, ".up");
+	for (i = 0; i < MR_COUNT; i++) {
+		memset(out, 'a' + i, sizeof(out));
+		ok("fi_send", (int)fi_send(cli->ep, out, sizeof(out), NULL, 0,
+					   NULL));
+		next_completion(cli->cq, &e);
+	}
+	wait_file(file, ".done");
 }
 
 static int do_server(const char *file, const char *mode)
@@ -173,6 +257,10 @@ static int do_server(const char *file, const char *mode)
 	ok("fi_accept", fi_accept(srv.ep, NULL, 0));
 	if (next_event(srv.eq, entry, sizeof(buf), TIMEOUT_MS) != FI_CONNECTED)
 		die("not connected", -FI_EOTHER);
+	if (!strcmp(mode, "multirecv")) {
+		multi_recv_take(&srv, file);
+		return 0;
+	}
 	touch(file, ".up", "");
 	if (!strcmp(mode, "kill")) {
 		for (;;)
@@ -209,8 +297,9 @@ static uint32_t sleep_for_event(struct side *s, struct fi_eq_cm_entry *entry,
 	return 0;
 }
 
-static int do_client(const char *file, long limit)
+static int do_client(const char *file, const char *mode)
 {
+	long limit = atol(mode);
 	uint8_t buf[sizeof(struct fi_eq_cm_entry) + CM_DATA_MAX];
 	struct fi_eq_cm_entry *entry = (void *)buf;
 	struct side cli = { 0 };
@@ -232,6 +321,10 @@ static int do_client(const char *file, long limit)
 	ok("fi_connect", fi_connect(cli.ep, name, NULL, 0));
 	if (next_event(cli.eq, entry, sizeof(buf), TIMEOUT_MS) != FI_CONNECTED)
 		die("not connected", -FI_EOTHER);
+	if (!strcmp(mode, "multirecv")) {
+		multi_recv_send(&cli, file);
+		return 0;
+	}
 	/* No EQ reads until the server is gone or going. */
 	wait_file(file, ".go");
 	t0 = now_ms();
@@ -259,11 +352,13 @@ static int do_client(const char *file, long limit)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "server") &&
-	    (!strcmp(argv[3], "kill") || !strcmp(argv[3], "shutdown")))
+	    (!strcmp(argv[3], "kill") || !strcmp(argv[3], "shutdown") ||
+	     !strcmp(argv[3], "multirecv")))
 		return do_server(argv[2], argv[3]);
-	if (argc == 4 && !strcmp(argv[1], "client") && atol(argv[3]) > 0)
-		return do_client(argv[2], atol(argv[3]));
-	fprintf(stderr, "usage: kfab-cm-node server FILE kill|shutdown\n"
-			"       kfab-cm-node client FILE LIMIT_MS\n");
+	if (argc == 4 && !strcmp(argv[1], "client") &&
+	    (atol(argv[3]) > 0 || !strcmp(argv[3], "multirecv")))
+		return do_client(argv[2], argv[3]);
+	fprintf(stderr, "usage: kfab-cm-node server FILE kill|shutdown|multirecv\n"
+			"       kfab-cm-node client FILE LIMIT_MS|multirecv\n");
 	return 2;
 }

@@ -626,6 +626,95 @@ TEST(setup_errors)
 	ep_close(&r);
 }
 
+/*
+ * The slot count (rx_attr->total_buffered_recv / limit in the library):
+ * 0 is the default, and hostile counts, whose region would pass
+ * KFAB_BUFRECV_REGION_MAX or whose product would not fit 32 bits, are
+ * refused without allocating; the largest region is taken.
+ */
+TEST(slot_counts_are_bounded)
+{
+	static const struct {
+		uint32_t limit, slots;
+		int rc;
+	} c[] = {
+		{ 1, UINT32_MAX, -EINVAL },
+		{ KFAB_BUFRECV_LIMIT_MAX, UINT32_MAX, -EINVAL },
+		{ 64, KFAB_BUFRECV_SLOTS_MAX + 1, -EINVAL },
+		{ 64, 0x80000000u, -EINVAL },	/* 2^31 * 64: 2^37 */
+		/* 1024 * 4160 (4097 rounded up) is past 4 MiB */
+		{ 4097, KFAB_BUFRECV_SLOTS_MAX, -EINVAL },
+		{ KFAB_BUFRECV_LIMIT_MAX,
+		  KFAB_BUFRECV_REGION_MAX / KFAB_BUFRECV_LIMIT_MAX + 1,
+		  -EINVAL },
+		{ KFAB_BUFRECV_LIMIT_MAX,
+		  KFAB_BUFRECV_REGION_MAX / KFAB_BUFRECV_LIMIT_MAX, 0 },
+		{ 4096, KFAB_BUFRECV_SLOTS_MAX, 0 },	/* 4 MiB exactly */
+		{ 64, 1, 0 },
+		{ 256, 0, 0 },				/* the default count */
+	};
+	struct kfab_rx_buffered rb;
+	struct raw_ep r;
+	unsigned int i;
+	uint32_t ep;
+
+	if (!kfab_have_device())
+		SKIP(return, "needs kfab.ko");
+	ASSERT_EQ(0, ep_setup(&r, 0, 0));
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		ASSERT_EQ(0, _test_cmd_ep_open(r.fd, r.dom, 32, &ep, NULL));
+		EXPECT_EQ(c[i].rc, rx_buffered(r.fd, ep, c[i].limit,
+					       c[i].slots, &rb))
+			TH_LOG("limit %u slots %u", c[i].limit, c[i].slots);
+		if (!c[i].rc) {
+			EXPECT_EQ(c[i].slots ? c[i].slots :
+				  KFAB_BUFRECV_SLOTS_DEFAULT, rb.out_slots);
+			EXPECT_GE(KFAB_BUFRECV_REGION_MAX,
+				  (uint64_t)rb.out_slots * rb.out_stride);
+		}
+		EXPECT_EQ(0, _test_cmd_destroy(r.fd, ep));
+	}
+	ep_close(&r);
+}
+
+/*
+ * A scalable endpoint's receive context buffers like an endpoint; its
+ * anchor and its transmit contexts, which nothing can reach, take no
+ * region.
+ */
+TEST(block_receive_contexts_take_a_region)
+{
+	struct kfab_ep_open o = { .size = sizeof(o),
+				  .type = KFAB_EP_TYPE_RDM,
+				  .sq_entries = 32 };
+	struct kfab_ep_open rx, tx;
+	struct kfab_rx_buffered rb;
+	struct raw_ep r;
+
+	if (!kfab_have_device())
+		SKIP(return, "needs kfab.ko");
+	ASSERT_EQ(0, ep_setup(&r, 0, 0));
+	o.domain_id = r.dom;
+	o.flags = KFAB_EP_OPEN_BLOCK;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
+	rx = o;
+	rx.flags = KFAB_EP_OPEN_JOIN;
+	rx.block_ep_id = o.out_ep_id;
+	rx.block_index = 3;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &rx));
+	tx = o;
+	tx.flags = KFAB_EP_OPEN_JOIN | KFAB_EP_OPEN_SEND_ONLY;
+	tx.block_ep_id = o.out_ep_id;
+	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &tx));
+
+	EXPECT_EQ(-EINVAL, rx_buffered(r.fd, o.out_ep_id, 0, 0, &rb));
+	EXPECT_EQ(-EINVAL, rx_buffered(r.fd, tx.out_ep_id, 0, 0, &rb));
+	ASSERT_EQ(0, rx_buffered(r.fd, rx.out_ep_id, 512, 4, &rb));
+	EXPECT_EQ(4, rb.out_slots);
+	EXPECT_EQ(-EBUSY, rx_buffered(r.fd, rx.out_ep_id, 512, 4, &rb));
+	ep_close(&r);
+}
+
 /* An SRX that buffers: the notice goes to the endpoint sent to. */
 TEST(srx_buffers_for_its_endpoints)
 {

@@ -257,6 +257,153 @@ TEST(options_and_mode)
 	test_fi_close(&s);
 }
 
+/* fi_getinfo()'s rx_attr->total_buffered_recv for hints asking @want. */
+static int total_answered(size_t want, size_t *got)
+{
+	struct fi_info *hints = buffered_hints(), *info;
+	int rc;
+
+	if (!hints)
+		return -FI_ENOMEM;
+	hints->rx_attr->total_buffered_recv = want;
+	rc = fi_getinfo(KFAB_TEST_FI_VERSION, NULL, NULL, 0, hints, &info);
+	fi_freeinfo(hints);
+	if (rc)
+		return rc;
+	*got = info->rx_attr->total_buffered_recv;
+	fi_freeinfo(info);
+	return 0;
+}
+
+/*
+ * rx_attr->total_buffered_recv sizes the region (fi_endpoint(3): a hint
+ * the provider "may adjust"): the answer is what the slots of the
+ * default limit really hold, whole slots of it; more than the kernel's
+ * largest region is -FI_ENODATA.
+ */
+TEST(total_buffered_recv_in_getinfo)
+{
+	static const struct {
+		size_t want, got;
+	} c[] = {
+		{ 0, (size_t)KFAB_BUFRECV_SLOTS_DEFAULT *
+		     KFAB_BUFRECV_LIMIT_DEFAULT },
+		{ 1, 1 },			/* one slot of one byte */
+		{ 1000, 1000 },			/* one slot, limit 1000 */
+		{ 10000, 8192 },		/* two slots of 4096 */
+		{ KFAB_BUFRECV_REGION_MAX, KFAB_BUFRECV_REGION_MAX },
+	};
+	unsigned int i;
+	size_t got;
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		got = 0;
+		ASSERT_EQ(0, total_answered(c[i].want, &got));
+		EXPECT_EQ(c[i].got, got) TH_LOG("asked %zu", c[i].want);
+	}
+	EXPECT_EQ(-FI_ENODATA, total_answered(KFAB_BUFRECV_REGION_MAX + 1,
+					      &got));
+	EXPECT_EQ(-FI_ENODATA, total_answered(SIZE_MAX, &got));
+}
+
+/*
+ * The receiver of @total bytes with @limit-byte slots (0: the default),
+ * enabled: how many messages it buffers before the next waits at the
+ * sender, and that the next goes into the slot a discard frees.
+ */
+static int slots_filled(struct __test_metadata *_metadata, size_t total,
+			size_t limit)
+{
+	struct fi_cq_tagged_entry e[64], d;
+	struct kfab_test_fi rx, tx;
+	struct fi_msg msg = { 0 };
+	struct fi_info *hints;
+	fi_addr_t to_rx;
+	uint8_t out[16] = "buffered";
+	int n;
+
+	hints = buffered_hints();
+	if (!hints)
+		return -1;
+	hints->rx_attr->total_buffered_recv = total;
+	if (_test_fi_side_open(&rx, hints, false))
+		return -1;
+	if (limit && fi_setopt(&rx.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &limit, sizeof(limit)))
+		return -1;
+	if (fi_ep_bind(rx.ep, &rx.av->fid, 0) ||
+	    fi_ep_bind(rx.ep, &rx.cq->fid, FI_TRANSMIT | FI_RECV) ||
+	    fi_enable(rx.ep))
+		return -1;
+	if (_test_fi_side_open(&tx, kfab_test_rdm_hints(), true) ||
+	    kfab_test_fi_insert_peer(&tx, &rx, &to_rx) != 1)
+		return -1;
+	for (n = 0; n < 64; n++) {
+		if (fi_send(tx.ep, out, sizeof(out), NULL, to_rx, NULL))
+			return -1;
+		if (kfab_test_wait_cq(rx.cq, tx.cq, &e[n], NULL, NULL,
+				      n ? 300 : WAIT_MS) != 1)
+			break;
+	}
+	/* The one that waits goes into the slot a discard gives back. */
+	if (n < 64) {
+		msg.context = e[0].op_context;
+		EXPECT_EQ(0, fi_recvmsg(rx.ep, &msg, FI_DISCARD));
+		EXPECT_EQ(1, kfab_test_wait_cq(rx.cq, tx.cq, &d, NULL, NULL,
+					       WAIT_MS));
+		EXPECT_EQ(0, d.len);
+		EXPECT_EQ(1, kfab_test_wait_cq(rx.cq, tx.cq, &d, NULL, NULL,
+					       WAIT_MS));
+		EXPECT_EQ(e[0].buf, d.buf);
+		EXPECT_EQ(0, memcmp(d.buf, out, sizeof(out)));
+	}
+	_test_fi_close(&tx);
+	_test_fi_close(&rx);
+	return n;
+}
+
+/*
+ * The region has total / limit slots, with the default limit or one the
+ * application set; FI_OPT_BUFFERED_LIMIT cannot pass the total.
+ */
+TEST(total_buffered_recv_sizes_the_region)
+{
+	struct kfab_test_fi s;
+	struct fi_info *hints;
+	size_t v, len = sizeof(v);
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	EXPECT_EQ(2, slots_filled(_metadata, 8192, 0));
+	EXPECT_EQ(4, slots_filled(_metadata, 8192, 2048));
+	EXPECT_EQ(3, slots_filled(_metadata, 1000, 300));
+	EXPECT_EQ(1, slots_filled(_metadata, 100, 0));
+
+	/* The limit stays within the total; SIZE_MAX is the total. */
+	hints = buffered_hints();
+	ASSERT_NE(NULL, hints);
+	hints->rx_attr->total_buffered_recv = 8192;
+	ASSERT_EQ(0, _test_fi_side_open(&s, hints, false));
+	EXPECT_EQ(8192, s.info->rx_attr->total_buffered_recv);
+	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(KFAB_BUFRECV_LIMIT_DEFAULT, v);
+	v = 8193;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	v = SIZE_MAX;
+	ASSERT_EQ(0, fi_setopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	ASSERT_EQ(0, fi_getopt(&s.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(8192, v);
+	test_fi_close(&s);
+}
+
 /*
  * Two endpoints on one SRX with FI_BUFFERED_RECV, each sent to by a
  * sender of its own: the region is the SRX's, the notices go to the CQ
@@ -523,6 +670,39 @@ TEST_F(bsrx, endpoint_closed_with_a_claim_outstanding)
 }
 
 /* Every endpoint of a buffering SRX buffers; none of a plain one. */
+/* fi_srx_context()'s total_buffered_recv bounds the SRX's limit. */
+TEST(srx_total_bounds_its_limit)
+{
+	struct fi_rx_attr attr;
+	struct kfab_test_fi s;
+	struct fid_ep *srx;
+	size_t v, len = sizeof(v);
+
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	if (!kfab_have_srx())
+		SKIP(return, "kfab.ko without shared receive contexts");
+	ASSERT_EQ(0, _test_fi_domain_open(&s, buffered_hints()));
+	attr = *s.info->rx_attr;
+	attr.total_buffered_recv = 1000;
+	ASSERT_EQ(0, fi_srx_context(s.domain, &attr, &srx, NULL));
+	v = 1001;
+	EXPECT_EQ(-FI_EMSGSIZE, fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
+					  FI_OPT_BUFFERED_LIMIT, &v,
+					  sizeof(v)));
+	v = SIZE_MAX;
+	ASSERT_EQ(0, fi_setopt(&srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	ASSERT_EQ(0, fi_getopt(&srx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &len));
+	EXPECT_EQ(1000, v);
+	EXPECT_EQ(0, fi_close(&srx->fid));
+	attr.total_buffered_recv = KFAB_BUFRECV_REGION_MAX + 1;
+	EXPECT_EQ(-FI_ENODATA, fi_srx_context(s.domain, &attr, &srx, NULL));
+	test_fi_close(&s);
+}
+
 TEST(srx_endpoints_agree_on_the_mode)
 {
 	struct kfab_test_fi s, p;

@@ -448,6 +448,63 @@ TEST_F(cm, connect_accept_carry_data_and_messages)
 					 sizeof(entry), 0));
 }
 
+/*
+ * fi_msg(3) FI_MULTI_RECV over a connection: one buffer takes message
+ * after message from the peer, each completion pointing into it; the one
+ * that leaves less than FI_OPT_MIN_MULTI_RECV carries FI_MULTI_RECV (the
+ * buffer is released), and the next message waits for a new receive.
+ */
+TEST_F(cm, multi_recv_over_a_connection)
+{
+	struct fi_cq_tagged_entry e;
+	struct fi_cq_err_entry err;
+	char buf[1024], sbuf[300], rbuf[300];
+	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	size_t min = 200, v, len = sizeof(v);
+	int i, ctx, rctx;
+
+	RETURN_IF_SETUP_SKIPPED();
+	connect_pair(_metadata, self);
+	ASSERT_EQ(0, fi_setopt(&self->srv.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &min, sizeof(min)));
+	ASSERT_EQ(0, fi_getopt(&self->srv.ep->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_MIN_MULTI_RECV, &v, &len));
+	EXPECT_EQ(min, v);
+	msg.context = &ctx;
+	ASSERT_EQ(0, fi_recvmsg(self->srv.ep, &msg, FI_MULTI_RECV));
+	/* 724, 424, then 124 left: released at the third. */
+	for (i = 0; i < 3; i++) {
+		memset(sbuf, 'a' + i, sizeof(sbuf));
+		ASSERT_EQ(0, fi_send(self->cli.ep, sbuf, sizeof(sbuf), NULL, 0,
+				     NULL));
+		ASSERT_EQ(1, kfab_test_wait_cq(self->srv.cq, self->cli.cq, &e,
+					       NULL, &err, TIMEOUT_MS));
+		EXPECT_EQ(&ctx, e.op_context);
+		EXPECT_EQ(sizeof(sbuf), e.len);
+		EXPECT_EQ(buf + i * sizeof(sbuf), (char *)e.buf);
+		EXPECT_EQ(0, memcmp(buf + i * sizeof(sbuf), sbuf,
+				    sizeof(sbuf)));
+		EXPECT_EQ(FI_RECV | FI_MSG, e.flags & (FI_RECV | FI_MSG));
+		EXPECT_EQ(i == 2 ? FI_MULTI_RECV : 0, e.flags & FI_MULTI_RECV);
+		ASSERT_EQ(1, wait_cq(self->cli.cq, self->srv.cq, &err));
+	}
+	/* Released: the next message waits for the next receive. */
+	memset(sbuf, 'z', sizeof(sbuf));
+	ASSERT_EQ(0, fi_send(self->cli.ep, sbuf, sizeof(sbuf), NULL, 0,
+			     NULL));
+	EXPECT_EQ(-FI_EAGAIN, kfab_test_wait_cq(self->srv.cq, self->cli.cq,
+						&e, NULL, &err, 200));
+	EXPECT_EQ('c', buf[3 * sizeof(sbuf) - 1]);
+	ASSERT_EQ(0, fi_recv(self->srv.ep, rbuf, sizeof(rbuf), NULL, 0,
+			     &rctx));
+	ASSERT_EQ(1, kfab_test_wait_cq(self->srv.cq, self->cli.cq, &e, NULL,
+				       &err, TIMEOUT_MS));
+	EXPECT_EQ(&rctx, e.op_context);
+	EXPECT_EQ(0, memcmp(rbuf, sbuf, sizeof(sbuf)));
+	EXPECT_EQ(0, e.flags & FI_MULTI_RECV);
+}
+
 TEST_F(cm, shutdown_flags_are_checked)
 {
 	RETURN_IF_SETUP_SKIPPED();

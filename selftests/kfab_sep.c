@@ -297,6 +297,101 @@ TEST_F(sep, hostile_orderings)
 	EXPECT_EQ(-FI_EBUSY, fi_close(&self->sep->fid));
 }
 
+/*
+ * FI_BUFFERED_RECV with a scalable endpoint (fi_msg(3) "Buffered
+ * Receives"): fi_getinfo() offers it with several contexts, and each
+ * receive context buffers on its own, as an endpoint does: the notice
+ * names that context in its struct fi_recv_context, the claim goes
+ * through it; a transmit context buffers nothing (its limit is 0).
+ */
+TEST(receive_contexts_buffer)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_TABLE,
+				      .rx_ctx_bits = RX_BITS };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_TAGGED };
+	struct fi_cq_tagged_entry e, d;
+	struct fid_ep *sep, *rx, *tx;
+	struct kfab_test_fi a, s;
+	struct fi_recv_context *rc;
+	struct fid_cq *rcq;
+	struct fid_av *sav;
+	struct kfab_addr name;
+	uint8_t out[100], in[128];
+	struct iovec iov = { .iov_base = in, .iov_len = sizeof(in) };
+	struct fi_msg msg = { .msg_iov = &iov, .iov_count = 1 };
+	size_t len = sizeof(name), v = 64, vlen = sizeof(v);
+	struct fi_info *hints;
+	fi_addr_t to_sep;
+	unsigned int i;
+
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	hints = sep_hints();
+	ASSERT_NE(NULL, hints);
+	hints->mode = FI_BUFFERED_RECV | FI_CONTEXT;
+	ASSERT_EQ(0, _test_fi_domain_open(&a, hints));
+	EXPECT_TRUE(a.info->mode & FI_BUFFERED_RECV);
+	EXPECT_TRUE(a.info->rx_attr->mode & FI_BUFFERED_RECV);
+	EXPECT_EQ(NCTX, a.info->ep_attr->rx_ctx_cnt);
+	ASSERT_EQ(0, fi_av_open(a.domain, &av_attr, &a.av, NULL));
+	ASSERT_EQ(0, fi_scalable_ep(a.domain, a.info, &sep, NULL));
+	ASSERT_EQ(0, fi_scalable_ep_bind(sep, &a.av->fid, 0));
+	ASSERT_EQ(0, fi_cq_open(a.domain, &cq_attr, &rcq, NULL));
+	ASSERT_EQ(0, fi_rx_context(sep, 2, NULL, &rx, NULL));
+	ASSERT_EQ(0, fi_setopt(&rx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, sizeof(v)));
+	ASSERT_EQ(0, fi_ep_bind(rx, &rcq->fid, FI_RECV));
+	ASSERT_EQ(0, fi_enable(rx));
+	ASSERT_EQ(0, fi_tx_context(sep, 0, NULL, &tx, NULL));
+	ASSERT_EQ(0, fi_getopt(&tx->fid, FI_OPT_ENDPOINT,
+			       FI_OPT_BUFFERED_LIMIT, &v, &vlen));
+	EXPECT_EQ(0, v);
+	ASSERT_EQ(0, fi_enable(sep));
+
+	ASSERT_EQ(0, _test_fi_side_open(&s, kfab_test_rdm_hints(), false));
+	ASSERT_EQ(0, fi_av_open(s.domain, &av_attr, &sav, NULL));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &sav->fid, 0));
+	ASSERT_EQ(0, fi_ep_bind(s.ep, &s.cq->fid, FI_TRANSMIT | FI_RECV));
+	ASSERT_EQ(0, fi_enable(s.ep));
+	ASSERT_EQ(0, fi_getname(&sep->fid, &name, &len));
+	ASSERT_EQ(1, fi_av_insert(sav, &name, 1, &to_sep, 0, NULL));
+
+	/* No receive posted: the message lies in receive context 2's slot. */
+	for (i = 0; i < sizeof(out); i++)
+		out[i] = (uint8_t)(i * 7 + 1);
+	ASSERT_EQ(0, fi_send(s.ep, out, sizeof(out), NULL,
+			     fi_rx_addr(to_sep, 2, RX_BITS), out));
+	ASSERT_EQ(1, kfab_test_wait_cq(rcq, s.cq, &e, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_MORE, e.flags);
+	EXPECT_EQ(sizeof(out), e.len);
+	rc = e.op_context;
+	ASSERT_NE(NULL, rc);
+	EXPECT_EQ(rx, rc->ep);
+	EXPECT_EQ(0, memcmp(e.buf, out, 64));
+	/* Claimed through the context: the whole message. */
+	msg.context = rc;
+	ASSERT_EQ(0, fi_recvmsg(rx, &msg, FI_CLAIM));
+	ASSERT_EQ(1, kfab_test_wait_cq(rcq, s.cq, &d, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ(FI_RECV | FI_MSG | FI_CLAIM, d.flags);
+	EXPECT_EQ(sizeof(out), d.len);
+	EXPECT_EQ(0, memcmp(in, out, sizeof(out)));
+	ASSERT_EQ(1, kfab_test_wait_cq(s.cq, NULL, &d, NULL, NULL,
+				       TIMEOUT_MS));
+	EXPECT_EQ((void *)out, d.op_context);
+
+	EXPECT_EQ(0, fi_close(&rx->fid));
+	EXPECT_EQ(0, fi_close(&tx->fid));
+	EXPECT_EQ(0, fi_close(&sep->fid));
+	fi_close(&s.ep->fid);
+	s.ep = NULL;
+	fi_close(&sav->fid);
+	fi_close(&rcq->fid);
+	test_fi_close(&s);
+	test_fi_close(&a);
+}
+
 TEST(fi_endpoint_refuses_several_contexts)
 {
 	struct kfab_test_fi a;

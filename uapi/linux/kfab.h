@@ -1175,8 +1175,9 @@ struct kfab_srx_open {
  *	messages in a region mapped read-only into the receiver
  * @size: sizeof(struct kfab_rx_buffered)
  * @flags: must be 0
- * @obj_id: an endpoint (not enabled, no SRX bound) or an SRX (no
- *	endpoint enabled on it yet)
+ * @obj_id: an endpoint (not enabled, no SRX bound; a block's receive
+ *	context too, not its anchor or a KFAB_EP_OPEN_SEND_ONLY context,
+ *	which nothing reaches) or an SRX (no endpoint enabled on it yet)
  * @limit: bytes of a message a slot holds (FI_OPT_BUFFERED_LIMIT), 1 to
  *	KFAB_BUFRECV_LIMIT_MAX (above: -EMSGSIZE); 0 for the default
  * @slots: slots, 1 to KFAB_BUFRECV_SLOTS_MAX; 0 for the default
@@ -1189,7 +1190,10 @@ struct kfab_srx_open {
  *	of this region (the library's handle for it)
  *
  * -EBUSY when the context has a region already, -EINVAL when it is in
- * use already or @slots times @out_stride exceeds KFAB_BUFRECV_REGION_MAX.
+ * use already, cannot receive, or @slots is above KFAB_BUFRECV_SLOTS_MAX
+ * or times @out_stride exceeds KFAB_BUFRECV_REGION_MAX (computed in 64
+ * bits: no product overflows).  The library sizes @slots from
+ * rx_attr->total_buffered_recv (total / limit).
  */
 struct kfab_rx_buffered {
 	__u32 size;
