@@ -669,7 +669,6 @@ TEST_F(bsrx, endpoint_closed_with_a_claim_outstanding)
 				       WAIT_MS));
 }
 
-/* Every endpoint of a buffering SRX buffers; none of a plain one. */
 /* fi_srx_context()'s total_buffered_recv bounds the SRX's limit. */
 TEST(srx_total_bounds_its_limit)
 {
@@ -703,6 +702,7 @@ TEST(srx_total_bounds_its_limit)
 	test_fi_close(&s);
 }
 
+/* Every endpoint of a buffering SRX buffers; none of a plain one. */
 TEST(srx_endpoints_agree_on_the_mode)
 {
 	struct kfab_test_fi s, p;
