@@ -42,6 +42,12 @@
  * own; every sender prints its own lines, marked "pair i", and the caller
  * adds the rates up.
  *
+ * -S takes a list, SIZE:COUNT,..., run one after the other in the same
+ * processes, COUNT messages a repetition each (default -n): with -W 1
+ * (a message, then its ack) that is a ping-pong at every size, whose CPU
+ * time tools/kfab-bench puts beside fi_pingpong's points; the line then
+ * has "lat L usec", half the time of a window (message and ack).
+ *
  * All data sends come out of one buffer of S bytes and all receives land
  * in one (the data are not looked at), so -S 1m with a window of 8 needs
  * 1 MiB on each side, not 8; acks are 8-byte messages of their own.
@@ -82,6 +88,7 @@
 #define TAG_ACK  2
 #define ACK_SIZE 8
 #define MAX_PROCS 16
+#define MAX_SIZES 8
 
 /* What a sender tells the receiver before anything else. */
 struct params {
@@ -93,6 +100,9 @@ struct params {
 	uint32_t tagged;
 	uint32_t senders;	/* into this receiver (-N) */
 	uint32_t id;		/* this sender's number, 0 .. senders - 1 */
+	uint32_t nsizes;	/* -S SIZE:COUNT,...: run each in turn */
+	uint32_t sizes[MAX_SIZES];
+	uint32_t counts[MAX_SIZES];	/* messages per repetition, 0: -n */
 };
 
 static struct {
@@ -106,6 +116,7 @@ static struct {
 	uint32_t pair;		/* this process's pair */
 	struct params p;
 	uint32_t msgs;
+	uint32_t bufsize;	/* the largest size */
 } opt = {
 	.port = 47593, .timeout = 60, .more = 1, .pairs = 1,
 	.p = { .size = 8, .window = 64, .reps = 3, .senders = 1 },
@@ -321,7 +332,7 @@ static void open_one_ep(struct fid_ep **e)
 
 static size_t buf_len(void)
 {
-	size_t data = ((size_t)opt.p.size + 63) & ~(size_t)63;
+	size_t data = ((size_t)opt.bufsize + 63) & ~(size_t)63;
 
 	return (data + (size_t)MAX_PROCS * ACK_SIZE + 4095) & ~4095UL;
 }
@@ -569,7 +580,9 @@ static void receiver(void)
 	for (w = 0; w <= total; w++) {
 		if (w) {
 			wait_rx(rx_posted);
-			post_recv_round();
+			/* None after the last: the next size posts its own. */
+			if (w < total)
+				post_recv_round();
 		}
 		if (w > opt.p.warmup &&
 		    (w - opt.p.warmup) % opt.p.windows == 0)
@@ -671,18 +684,47 @@ static void report(const double *dt)
 		double mb = (double)msgs * opt.p.size / 1e6;
 
 		rate[r] = msgs / dt[r] / 1e6;
-		printf("rate: %.4f Mxfers/sec (%llu msgs of %u bytes in %.3f s, window %u, %s, %s, %u sender%s%s%s, %s) bw %.1f MB/sec cpu %.3f usec/msg %.0f usec/MB (%u processes)\n",
+		printf("rate: %.4f Mxfers/sec (%llu msgs of %u bytes in %.3f s, window %u, %s, %s, %u sender%s%s%s, %s) bw %.1f MB/sec lat %.2f usec cpu %.3f usec/msg %.0f usec/MB (%u processes)\n",
 		       rate[r], (unsigned long long)msgs, opt.p.size, dt[r],
 		       opt.p.window, opt.more ? "FI_MORE" : "no FI_MORE",
 		       opt.p.tagged ? "tagged" : "msg", opt.p.senders,
 		       opt.p.senders > 1 ? "s" : "", opt.srx ? " srx" : "",
 		       who, info->fabric_attr->prov_name, mb / dt[r],
+		       dt[r] * 1e6 / opt.p.windows / 2,
 		       cpu[r] / msgs, cpu[r] / mb, opt.p.senders + 1);
 	}
 	qsort(rate, opt.p.reps, sizeof(*rate), cmp_double);
 	printf("median: %.4f Mxfers/sec\n", rate[opt.p.reps / 2]);
 	fflush(stdout);
 	free(rate);
+}
+
+/* Size @i of -S, with its windows: both sides compute the same. */
+static void set_size(uint32_t i)
+{
+	uint32_t msgs = opt.p.counts[i] ? opt.p.counts[i] : opt.msgs;
+
+	opt.p.size = opt.p.sizes[i];
+	opt.p.windows = (msgs + opt.p.window - 1) / opt.p.window;
+	opt.p.warmup = opt.p.windows / 10 + 1;
+}
+
+/* The receiver's -S came from a sender: check it, as the sender's own. */
+static void check_sizes(void)
+{
+	uint32_t i;
+
+	if (opt.p.nsizes < 1 || opt.p.nsizes > MAX_SIZES)
+		die("bad number of sizes %u", opt.p.nsizes);
+	opt.bufsize = 0;
+	for (i = 0; i < opt.p.nsizes; i++) {
+		if (opt.p.sizes[i] < 1 || opt.p.sizes[i] > 1 << 24 ||
+		    opt.p.counts[i] > 1 << 30)
+			die("bad size %u or count %u", opt.p.sizes[i],
+			    opt.p.counts[i]);
+		if (opt.p.sizes[i] > opt.bufsize)
+			opt.bufsize = opt.p.sizes[i];
+	}
 }
 
 /* One process of the run: a receiver with its senders, or a sender. */
@@ -721,6 +763,7 @@ static void run(int lsock)
 		if (opt.p.tagged != tagged)
 			die("sender and receiver disagree on -m");
 	}
+	check_sizes();
 	open_fabric();
 	open_ep();
 	if (opt.peer)
@@ -733,13 +776,16 @@ static void run(int lsock)
 	dt = calloc(opt.p.reps, sizeof(*dt));
 	if (!cpu || !dt)
 		die("out of memory");
-	if (opt.peer)
-		sender(dt);
-	else
-		receiver();
-	gather_cpu();
-	if (opt.peer && opt.p.id == 0)
-		report(dt);
+	for (i = 0; i < opt.p.nsizes; i++) {
+		set_size(i);
+		if (opt.peer)
+			sender(dt);
+		else
+			receiver();
+		gather_cpu();
+		if (opt.peer && opt.p.id == 0)
+			report(dt);
+	}
 	barrier();
 	close_all();
 	for (i = 0; i < nsock; i++)
@@ -798,7 +844,9 @@ static void usage(int status)
 		"usage: kfab-bench-rate -p PROV [options] [SERVER_ADDR]\n"
 		"  -p PROV     provider (kfab, shm, tcp, ...)\n"
 		"  -m msg|tagged  fi_sendmsg or fi_tsendmsg (default msg)\n"
-		"  -S BYTES    message size (default %u, at most 16 MiB)\n"
+		"  -S SIZE[:COUNT],...  message sizes (k, m: KiB, MiB; at most 16m\n"
+		"              and %d sizes), each run in turn with COUNT messages\n"
+		"              a repetition (default -n); default %u\n"
 		"  -W N        window: sends per FI_MORE batch (default %u)\n"
 		"  -n N        messages per repetition and sender (default %u)\n"
 		"  -r N        repetitions (default %u)\n"
@@ -811,7 +859,7 @@ static void usage(int status)
 		"  -t SECONDS  give up after this (default %d)\n"
 		"  --no-more   never set FI_MORE (sends and receives)\n"
 		"The sender's -S/-W/-n/-r/-N are the ones used.\n",
-		opt.p.size, opt.p.window, opt.msgs, opt.p.reps, MAX_PROCS,
+		MAX_SIZES, opt.p.size, opt.p.window, opt.msgs, opt.p.reps, MAX_PROCS,
 		MAX_PROCS, opt.port, opt.port, opt.timeout);
 	exit(status);
 }
@@ -824,6 +872,40 @@ static unsigned long num(const char *s, unsigned long min, unsigned long max)
 	if (*s == '\0' || *end || v < min || v > max)
 		die("bad number %s (%lu..%lu)", s, min, max);
 	return v;
+}
+
+/* -S SIZE[:COUNT][,SIZE[:COUNT]...], SIZE with an optional k or m. */
+static void parse_sizes(const char *arg)
+{
+	char *copy = strdup(arg), *item, *save = NULL;
+	uint32_t n = 0;
+
+	if (!copy)
+		die("out of memory");
+	for (item = strtok_r(copy, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *count = strchr(item, ':'), *end;
+		unsigned long v;
+
+		if (n == MAX_SIZES)
+			die("more than %d sizes in -S", MAX_SIZES);
+		if (count)
+			*count++ = '\0';
+		v = strtoul(item, &end, 0);
+		if (*end == 'k' || *end == 'K')
+			v <<= 10, end++;
+		else if (*end == 'm' || *end == 'M')
+			v <<= 20, end++;
+		if (end == item || *end || v < 1 || v > 1 << 24)
+			die("bad size %s (1..16m)", item);
+		opt.p.sizes[n] = v;
+		opt.p.counts[n] = count ? num(count, 1, 1 << 30) : 0;
+		n++;
+	}
+	if (!n)
+		die("no size in -S");
+	opt.p.nsizes = n;
+	free(copy);
 }
 
 int main(int argc, char **argv)
@@ -849,7 +931,7 @@ int main(int argc, char **argv)
 				usage(1);
 			opt.p.tagged = !strcmp(optarg, "tagged");
 			break;
-		case 'S': opt.p.size = num(optarg, 1, 1 << 24); break;
+		case 'S': parse_sizes(optarg); break;
 		case 'W': opt.p.window = num(optarg, 1, 4096); break;
 		case 'n': opt.msgs = num(optarg, 1, 1 << 30); break;
 		case 'r': opt.p.reps = num(optarg, 1, 100); break;
@@ -870,8 +952,10 @@ int main(int argc, char **argv)
 		die("-N and --pairs do not go together");
 	if (opt.peer && opt.srx)
 		die("--srx is the receiver's");
-	opt.p.windows = (opt.msgs + opt.p.window - 1) / opt.p.window;
-	opt.p.warmup = opt.p.windows / 10 + 1;
+	if (!opt.p.nsizes) {
+		opt.p.nsizes = 1;
+		opt.p.sizes[0] = opt.p.size;
+	}
 
 	signal(SIGALRM, on_alarm);
 	alarm(opt.timeout);
