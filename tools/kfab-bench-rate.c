@@ -102,7 +102,7 @@ struct params {
 	uint32_t id;		/* this sender's number, 0 .. senders - 1 */
 	uint32_t nsizes;	/* -S SIZE:COUNT,...: run each in turn */
 	uint32_t sizes[MAX_SIZES];
-	uint32_t counts[MAX_SIZES];	/* messages per repetition, 0: -n */
+	uint32_t counts[MAX_SIZES];	/* messages per repetition */
 };
 
 static struct {
@@ -702,10 +702,8 @@ static void report(const double *dt)
 /* Size @i of -S, with its windows: both sides compute the same. */
 static void set_size(uint32_t i)
 {
-	uint32_t msgs = opt.p.counts[i] ? opt.p.counts[i] : opt.msgs;
-
 	opt.p.size = opt.p.sizes[i];
-	opt.p.windows = (msgs + opt.p.window - 1) / opt.p.window;
+	opt.p.windows = (opt.p.counts[i] + opt.p.window - 1) / opt.p.window;
 	opt.p.warmup = opt.p.windows / 10 + 1;
 }
 
@@ -719,7 +717,7 @@ static void check_sizes(void)
 	opt.bufsize = 0;
 	for (i = 0; i < opt.p.nsizes; i++) {
 		if (opt.p.sizes[i] < 1 || opt.p.sizes[i] > 1 << 24 ||
-		    opt.p.counts[i] > 1 << 30)
+		    opt.p.counts[i] < 1 || opt.p.counts[i] > 1 << 30)
 			die("bad size %u or count %u", opt.p.sizes[i],
 			    opt.p.counts[i]);
 		if (opt.p.sizes[i] > opt.bufsize)
@@ -956,6 +954,10 @@ int main(int argc, char **argv)
 		opt.p.nsizes = 1;
 		opt.p.sizes[0] = opt.p.size;
 	}
+	/* The sender's counts go to the receiver: -n resolved here. */
+	for (i = 0; i < opt.p.nsizes; i++)
+		if (!opt.p.counts[i])
+			opt.p.counts[i] = opt.msgs;
 
 	signal(SIGALRM, on_alarm);
 	alarm(opt.timeout);
