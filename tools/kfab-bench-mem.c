@@ -20,21 +20,30 @@
  *   unexp-1m     1 MiB sends the same way (-l of them, default 16): large
  *                messages in flight, waiting for a receive
  *
- * "Kernel memory" is Slab + VmallocUsed of /proc/meminfo (what kfab
- * allocates: kmalloc'd objects, vmalloc'd rings and buffers), "pinned" is
- * VmPin of /proc/self/status (what the provider pinned against
- * RLIMIT_MEMLOCK).  One line per stage:
+ * "Kernel memory" is, when the process runs in a cgroup (v2) of its own
+ * with the memory controller, slab_reclaimable + slab_unreclaimable +
+ * vmalloc of its memory.stat: the bytes of every object allocated with
+ * __GFP_ACCOUNT on its behalf (kfab charges its objects, rings and
+ * buffers so), counted per object, with nothing else of the machine in
+ * it; memory.stat is read 2.1 s after the stage, past the kernel's
+ * periodic flush of its per-CPU counters.  Otherwise it is Slab +
+ * VmallocUsed of /proc/meminfo, which counts slab pages, not objects (a
+ * stage that reuses objects an earlier one freed shows less than it
+ * uses), and the rest of the machine too.  "Pinned" is VmPin of
+ * /proc/self/status (what the provider pinned against RLIMIT_MEMLOCK).
+ * First a line "mem: source memcg PATH" or "mem: source meminfo", then
+ * one line per stage:
  *
- *   mem: endpoint 1000 kernel 5321 B/obj pinned 0 B/obj (posted 1000)
+ *   mem: endpoint 1000 kernel 5321 B/obj pinned 0 B/obj
  *
  * and, after every stage, a line "mem: after-close STAGE kernel B" with
  * what is left over the first reading (in bytes, not per object): close
- * must give everything back.  Noise from the rest of the machine is in
- * every figure; N objects divide it.  Exit status 0, or 1 with the reason.
+ * must give everything back.  Exit status 0, or 1 with the reason.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -58,6 +67,7 @@ static struct fid_domain *domain;
 static struct fid_av *av;
 static struct fid_cq *cq;
 static long long base_kb;	/* kernel memory at the start */
+static char memstat[PATH_MAX];	/* our cgroup's memory.stat, or "" */
 
 static void die(const char *fmt, ...)
 {
@@ -97,6 +107,50 @@ static long long proc_kb(const char *file, const char *key)
 	return v;
 }
 
+/* The value of @key in memory.stat ("key bytes" lines), in bytes. */
+static long long memstat_bytes(const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long long v = -1;
+	FILE *f = fopen(memstat, "r");
+
+	if (!f)
+		die("%s: %s", memstat, strerror(errno));
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			v = atoll(line + klen + 1);
+			break;
+		}
+	fclose(f);
+	if (v < 0)
+		die("no %s in %s", key, memstat);
+	return v;
+}
+
+/* Our cgroup's memory.stat, if we have a cgroup v2 of our own with it. */
+static void find_memstat(void)
+{
+	char line[PATH_MAX], *path = NULL;
+	FILE *f = fopen("/proc/self/cgroup", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			path = line + 3;
+			break;
+		}
+	fclose(f);
+	if (!path || !strcmp(path, "/"))
+		return;		/* the root cgroup has no memory.stat */
+	if (snprintf(memstat, sizeof(memstat), "/sys/fs/cgroup%.*s/memory.stat",
+		     (int)(sizeof(memstat) - 64), path) >= (int)sizeof(memstat) ||
+	    access(memstat, R_OK))
+		memstat[0] = '\0';
+}
+
 struct snap {
 	long long kernel_kb, pinned_kb;
 };
@@ -105,10 +159,17 @@ static struct snap snap(void)
 {
 	struct snap s;
 
-	/* Let RCU-freed objects go before reading (close frees some so). */
-	usleep(20000);
-	s.kernel_kb = proc_kb("/proc/meminfo", "Slab") +
-		      proc_kb("/proc/meminfo", "VmallocUsed");
+	if (memstat[0]) {
+		usleep(2100000);	/* the periodic flush of the counters */
+		s.kernel_kb = (memstat_bytes("slab_reclaimable") +
+			       memstat_bytes("slab_unreclaimable") +
+			       memstat_bytes("vmalloc")) / 1024;
+	} else {
+		/* Let RCU-freed objects go (close frees some so). */
+		usleep(20000);
+		s.kernel_kb = proc_kb("/proc/meminfo", "Slab") +
+			      proc_kb("/proc/meminfo", "VmallocUsed");
+	}
 	s.pinned_kb = proc_kb("/proc/self/status", "VmPin");
 	return s;
 }
@@ -362,6 +423,11 @@ int main(int argc, char **argv)
 	}
 	if (!prov || optind != argc)
 		die("usage: kfab-bench-mem -p PROV [-n N] [-l N]");
+	find_memstat();
+	if (memstat[0])
+		printf("mem: source memcg %s\n", memstat);
+	else
+		printf("mem: source meminfo\n");
 	open_domain();
 	base_kb = snap().kernel_kb;
 	stage_endpoints();
