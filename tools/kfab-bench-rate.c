@@ -347,8 +347,9 @@ static void open_ep(void)
 	uint32_t i, neps = opt.srx && !opt.peer ? opt.p.senders : 1;
 	int ret;
 
-	if (opt.p.window > info->tx_attr->size ||
-	    round_recvs() + 1 > info->rx_attr->size)
+	/* A sender: its window, one ack receive; the receiver the reverse. */
+	if ((opt.peer ? opt.p.window : opt.p.senders) > info->tx_attr->size ||
+	    round_recvs() > info->rx_attr->size)
 		die("window %u (x%u senders) too large for provider %s (tx size %zu, rx size %zu)",
 		    opt.p.window, opt.p.senders, info->fabric_attr->prov_name,
 		    info->tx_attr->size, info->rx_attr->size);
