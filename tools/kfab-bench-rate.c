@@ -22,6 +22,36 @@
  *
  *   rate: 0.1234 Mxfers/sec (20032 msgs of 8 bytes in 0.162 s, ...)
  *
+ * with the bandwidth of the same run (MB/sec, 10^6 bytes) and the CPU time
+ * (user and system, getrusage) that every process of the run spent over
+ * the repetition, per message and per MB:
+ *
+ *   rate: ... cpu 12.3 usec/msg 1540 usec/MB (3 processes)
+ *
+ * Several senders, one receiver (-N n, 1 to 16): the sender forks n
+ * processes, each with its own endpoint, and the receiver takes them all
+ * on one endpoint (or, with --srx, on one endpoint per sender sharing one
+ * shared receive context, fi_srx_context).  The senders go in lock-step
+ * rounds: each sends its window, the receiver waits for all n windows,
+ * reposts them and acks every sender, so the receiver never lacks a
+ * receive and needs no FI_SOURCE.  Sender 0 prints the aggregate (n times
+ * its messages over its time) and the CPU time of all n + 1 processes.
+ *
+ * Independent pairs (--pairs k, 1 to 16, on both sides): each side forks
+ * k processes, pair i is sender i and receiver i, each pair a run of its
+ * own; every sender prints its own lines, marked "pair i", and the caller
+ * adds the rates up.
+ *
+ * -S takes a list, SIZE:COUNT,..., run one after the other in the same
+ * processes, COUNT messages a repetition each (default -n): with -W 1
+ * (a message, then its ack) that is a ping-pong at every size, whose CPU
+ * time tools/kfab-bench puts beside fi_pingpong's points; the line then
+ * has "lat L usec", half the time of a window (message and ack).
+ *
+ * All data sends come out of one buffer of S bytes and all receives land
+ * in one (the data are not looked at), so -S 1m with a window of 8 needs
+ * 1 MiB on each side, not 8; acks are 8-byte messages of their own.
+ *
  * Addresses (fi_getname) are exchanged over a TCP socket (-B/-P port,
  * like fi_pingpong); the receiver takes the sender's size, window and
  * counts from it.  Every wait is bounded by -t seconds (SIGALRM): the
@@ -41,7 +71,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -54,15 +86,23 @@
 
 #define TAG_DATA 1
 #define TAG_ACK  2
+#define ACK_SIZE 8
+#define MAX_PROCS 16
+#define MAX_SIZES 8
 
-/* What the sender tells the receiver before anything else. */
+/* What a sender tells the receiver before anything else. */
 struct params {
 	uint32_t size;		/* bytes per message */
-	uint32_t window;	/* sends per window, receives kept posted */
+	uint32_t window;	/* sends per window, per sender */
 	uint32_t windows;	/* windows per repetition */
 	uint32_t warmup;	/* windows before the first repetition */
 	uint32_t reps;
 	uint32_t tagged;
+	uint32_t senders;	/* into this receiver (-N) */
+	uint32_t id;		/* this sender's number, 0 .. senders - 1 */
+	uint32_t nsizes;	/* -S SIZE:COUNT,...: run each in turn */
+	uint32_t sizes[MAX_SIZES];
+	uint32_t counts[MAX_SIZES];	/* messages per repetition */
 };
 
 static struct {
@@ -71,11 +111,15 @@ static struct {
 	int port;
 	int timeout;
 	int more;
+	bool srx;		/* receiver: one SRX, one endpoint per sender */
+	uint32_t pairs;		/* independent pairs (--pairs) */
+	uint32_t pair;		/* this process's pair */
 	struct params p;
 	uint32_t msgs;
+	uint32_t bufsize;	/* the largest size */
 } opt = {
-	.port = 47593, .timeout = 60, .more = 1,
-	.p = { .size = 8, .window = 64, .reps = 3 },
+	.port = 47593, .timeout = 60, .more = 1, .pairs = 1,
+	.p = { .size = 8, .window = 64, .reps = 3, .senders = 1 },
 	.msgs = 20000,
 };
 
@@ -83,14 +127,16 @@ static struct fi_info *info;
 static struct fid_fabric *fabric;
 static struct fid_domain *domain;
 static struct fid_av *av;
-static struct fid_ep *ep;
+static struct fid_ep *ep[MAX_PROCS];	/* [0] only, unless --srx */
+static struct fid_ep *srx;
 static struct fid_cq *txcq, *rxcq;
 static struct fid_mr *mr;
 static void *desc;
-static char *buf;		/* window + 1 slots of p.size bytes */
-static struct fi_context2 *ctx;	/* one per slot */
-static fi_addr_t peer;
-static int sock = -1;
+static char *buf;		/* data (size bytes), then one ack slot per peer */
+static struct fi_context2 *ctx;	/* one per receive of a round, then acks */
+static fi_addr_t peer[MAX_PROCS];
+static int sock[MAX_PROCS] = { -1 };	/* control sockets, by sender id */
+static uint32_t nsock;
 
 static void die(const char *fmt, ...)
 {
@@ -127,15 +173,25 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* User and system time this process has spent, in microseconds. */
+static double cpu_usec(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
 /* ------------------------------------------------------------ socket */
 
-static void xfer(int send_it, void *p, size_t len)
+static void xfer(int s, int send_it, void *p, size_t len)
 {
 	char *c = p;
 
 	while (len) {
-		ssize_t n = send_it ? send(sock, c, len, MSG_NOSIGNAL)
-				    : recv(sock, c, len, 0);
+		ssize_t n = send_it ? send(s, c, len, MSG_NOSIGNAL)
+				    : recv(s, c, len, 0);
 		if (n == 0)
 			die("peer closed the control socket");
 		if (n < 0) {
@@ -148,53 +204,67 @@ static void xfer(int send_it, void *p, size_t len)
 	}
 }
 
-static void sock_connect(void)
+static int listen_on(int port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
-				  .sin_port = htons(opt.port) };
-	int one = 1;
+				  .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_ANY) };
+	int one = 1, lsock = socket(AF_INET, SOCK_STREAM, 0);
 
-	if (inet_pton(AF_INET, opt.peer ? opt.peer : "0.0.0.0",
-		      &sa.sin_addr) != 1)
-		die("bad address %s", opt.peer);
-	if (!opt.peer) {
-		int lsock = socket(AF_INET, SOCK_STREAM, 0);
-
-		if (lsock < 0)
-			die("socket: %s", strerror(errno));
-		setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-		if (bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) ||
-		    listen(lsock, 1))
-			die("bind/listen on port %d: %s", opt.port,
-			    strerror(errno));
-		sock = accept(lsock, NULL, NULL);
-		if (sock < 0)
-			die("accept: %s", strerror(errno));
-		close(lsock);
-	} else {
-		/* The receiver may still be starting: retry until -t. */
-		for (;;) {
-			sock = socket(AF_INET, SOCK_STREAM, 0);
-			if (sock < 0)
-				die("socket: %s", strerror(errno));
-			if (!connect(sock, (struct sockaddr *)&sa, sizeof(sa)))
-				break;
-			if (errno != ECONNREFUSED && errno != EINTR)
-				die("connect to %s:%d: %s", opt.peer, opt.port,
-				    strerror(errno));
-			close(sock);
-			usleep(50000);
-		}
-	}
-	setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (lsock < 0)
+		die("socket: %s", strerror(errno));
+	setsockopt(lsock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lsock, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(lsock, MAX_PROCS))
+		die("bind/listen on port %d: %s", port, strerror(errno));
+	return lsock;
 }
 
+static int accept_one(int lsock)
+{
+	int one = 1, s = accept(lsock, NULL, NULL);
+
+	if (s < 0)
+		die("accept: %s", strerror(errno));
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return s;
+}
+
+/* The sender's side: the receiver may still be starting, retry until -t. */
+static int connect_to(const char *addr, int port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons(port) };
+	int one = 1, s;
+
+	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
+		die("bad address %s", addr);
+	for (;;) {
+		s = socket(AF_INET, SOCK_STREAM, 0);
+		if (s < 0)
+			die("socket: %s", strerror(errno));
+		if (!connect(s, (struct sockaddr *)&sa, sizeof(sa)))
+			break;
+		if (errno != ECONNREFUSED && errno != EINTR)
+			die("connect to %s:%d: %s", addr, port,
+			    strerror(errno));
+		close(s);
+		usleep(50000);
+	}
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return s;
+}
+
+/* Everyone at the same point: a byte each way on every control socket. */
 static void barrier(void)
 {
 	char c = 0;
+	uint32_t i;
 
-	xfer(1, &c, 1);
-	xfer(0, &c, 1);
+	for (i = 0; i < nsock; i++)
+		xfer(sock[i], 1, &c, 1);
+	for (i = 0; i < nsock; i++)
+		xfer(sock[i], 0, &c, 1);
 }
 
 /* ------------------------------------------------------------ fabric */
@@ -213,6 +283,8 @@ static void open_fabric(void)
 				      FI_MR_VIRT_ADDR | FI_MR_PROV_KEY;
 	hints->domain_attr->threading = FI_THREAD_DOMAIN;
 	hints->fabric_attr->prov_name = strdup(opt.prov);
+	if (opt.srx && !opt.peer)
+		hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
 	ret = fi_getinfo(FI_VERSION(1, 17), NULL, NULL, 0, hints, &info);
 	fi_freeinfo(hints);
 	if (ret)
@@ -226,18 +298,60 @@ static void open_fabric(void)
 		fi_die("fi_domain", ret);
 }
 
-static void open_ep(void)
+/* Receives of one round: the receiver's window for all its senders. */
+static uint32_t round_recvs(void)
 {
-	struct fi_av_attr av_attr = { .type = FI_AV_UNSPEC, .count = 2 };
-	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT,
-				      .wait_obj = FI_WAIT_NONE };
-	size_t slots = opt.p.window + 1;
+	return opt.peer ? 1 : opt.p.senders * opt.p.window;
+}
+
+static void open_one_ep(struct fid_ep **e)
+{
 	int ret;
 
-	if (opt.p.window > info->tx_attr->size ||
-	    opt.p.window + 1 > info->rx_attr->size)
-		die("window %u too large for provider %s (tx size %zu, rx size %zu)",
-		    opt.p.window, info->fabric_attr->prov_name,
+	ret = fi_endpoint(domain, info, e, NULL);
+	if (ret)
+		fi_die("fi_endpoint", ret);
+	ret = fi_ep_bind(*e, &av->fid, 0);
+	if (ret)
+		fi_die("fi_ep_bind (av)", ret);
+	if (srx) {
+		ret = fi_ep_bind(*e, &srx->fid, 0);
+		if (ret)
+			fi_die("fi_ep_bind (srx)", ret);
+	}
+	ret = fi_ep_bind(*e, &txcq->fid, FI_TRANSMIT);
+	if (ret)
+		fi_die("fi_ep_bind (tx cq)", ret);
+	ret = fi_ep_bind(*e, &rxcq->fid, FI_RECV);
+	if (ret)
+		fi_die("fi_ep_bind (rx cq)", ret);
+	ret = fi_enable(*e);
+	if (ret)
+		fi_die("fi_enable", ret);
+}
+
+static size_t buf_len(void)
+{
+	size_t data = ((size_t)opt.bufsize + 63) & ~(size_t)63;
+
+	return (data + (size_t)MAX_PROCS * ACK_SIZE + 4095) & ~4095UL;
+}
+
+static void open_ep(void)
+{
+	struct fi_av_attr av_attr = { .type = FI_AV_UNSPEC,
+				      .count = MAX_PROCS };
+	struct fi_cq_attr cq_attr = { .format = FI_CQ_FORMAT_CONTEXT,
+				      .wait_obj = FI_WAIT_NONE };
+	size_t slots = (opt.peer ? opt.p.window : round_recvs()) + MAX_PROCS;
+	uint32_t i, neps = opt.srx && !opt.peer ? opt.p.senders : 1;
+	int ret;
+
+	/* A sender: its window, one ack receive; the receiver the reverse. */
+	if ((opt.peer ? opt.p.window : opt.p.senders) > info->tx_attr->size ||
+	    round_recvs() > info->rx_attr->size)
+		die("window %u (x%u senders) too large for provider %s (tx size %zu, rx size %zu)",
+		    opt.p.window, opt.p.senders, info->fabric_attr->prov_name,
 		    info->tx_attr->size, info->rx_attr->size);
 	cq_attr.size = 2 * slots > 128 ? 2 * slots : 128;
 
@@ -250,70 +364,75 @@ static void open_ep(void)
 	ret = fi_cq_open(domain, &cq_attr, &rxcq, NULL);
 	if (ret)
 		fi_die("fi_cq_open (rx)", ret);
-	ret = fi_endpoint(domain, info, &ep, NULL);
-	if (ret)
-		fi_die("fi_endpoint", ret);
-	ret = fi_ep_bind(ep, &av->fid, 0);
-	if (ret)
-		fi_die("fi_ep_bind (av)", ret);
-	ret = fi_ep_bind(ep, &txcq->fid, FI_TRANSMIT);
-	if (ret)
-		fi_die("fi_ep_bind (tx cq)", ret);
-	ret = fi_ep_bind(ep, &rxcq->fid, FI_RECV);
-	if (ret)
-		fi_die("fi_ep_bind (rx cq)", ret);
-	ret = fi_enable(ep);
-	if (ret)
-		fi_die("fi_enable", ret);
+	if (opt.srx && !opt.peer) {
+		ret = fi_srx_context(domain, info->rx_attr, &srx, NULL);
+		if (ret)
+			fi_die("fi_srx_context", ret);
+	}
+	for (i = 0; i < neps; i++)
+		open_one_ep(&ep[i]);
 
-	buf = aligned_alloc(4096, (slots * opt.p.size + 4095) & ~4095UL);
+	buf = aligned_alloc(4096, buf_len());
 	ctx = calloc(slots, sizeof(*ctx));
 	if (!buf || !ctx)
 		die("out of memory");
-	memset(buf, 0xab, slots * opt.p.size);
+	memset(buf, 0xab, buf_len());
 	if (info->domain_attr->mr_mode & FI_MR_LOCAL) {
-		ret = fi_mr_reg(domain, buf, slots * opt.p.size,
-				FI_SEND | FI_RECV, 0, 0, 0, &mr, NULL);
+		ret = fi_mr_reg(domain, buf, buf_len(), FI_SEND | FI_RECV, 0,
+				0, 0, &mr, NULL);
 		if (ret)
 			fi_die("fi_mr_reg", ret);
 		desc = fi_mr_desc(mr);
 	}
 }
 
-static void exchange_addresses(void)
+/*
+ * Over control socket @s: send the name of endpoint @e, insert the peer's
+ * into the AV as *@addr.
+ */
+static void exchange_address(int s, struct fid_ep *e, fi_addr_t *addr)
 {
 	char name[256], pname[256];
 	size_t len = sizeof(name);
 	uint32_t n, plen;
 	int ret;
 
-	ret = fi_getname(&ep->fid, name, &len);
+	ret = fi_getname(&e->fid, name, &len);
 	if (ret)
 		fi_die("fi_getname", ret);
 	n = len;
-	xfer(1, &n, sizeof(n));
-	xfer(1, name, len);
-	xfer(0, &plen, sizeof(plen));
+	xfer(s, 1, &n, sizeof(n));
+	xfer(s, 1, name, len);
+	xfer(s, 0, &plen, sizeof(plen));
 	if (plen > sizeof(pname))
 		die("peer address too long (%u bytes)", plen);
-	xfer(0, pname, plen);
-	ret = fi_av_insert(av, pname, 1, &peer, 0, NULL);
+	xfer(s, 0, pname, plen);
+	ret = fi_av_insert(av, pname, 1, addr, 0, NULL);
 	if (ret != 1)
 		fi_die("fi_av_insert", ret < 0 ? ret : -FI_EOTHER);
 }
 
 static void close_all(void)
 {
-	struct fid *fids[] = { &ep->fid, mr ? &mr->fid : NULL, &av->fid,
-			       &txcq->fid, &rxcq->fid, &domain->fid,
-			       &fabric->fid };
-	size_t i;
+	uint32_t i;
+	int ret;
 
-	for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
-		int ret = fids[i] ? fi_close(fids[i]) : 0;
-
+	for (i = 0; i < MAX_PROCS; i++) {
+		ret = ep[i] ? fi_close(&ep[i]->fid) : 0;
 		if (ret)
-			fi_die("fi_close", ret);
+			fi_die("fi_close (ep)", ret);
+	}
+	{
+		struct fid *fids[] = { srx ? &srx->fid : NULL,
+				       mr ? &mr->fid : NULL, &av->fid,
+				       &txcq->fid, &rxcq->fid, &domain->fid,
+				       &fabric->fid };
+
+		for (i = 0; i < sizeof(fids) / sizeof(fids[0]); i++) {
+			ret = fids[i] ? fi_close(fids[i]) : 0;
+			if (ret)
+				fi_die("fi_close", ret);
+		}
 	}
 	fi_freeinfo(info);
 	free(buf);
@@ -368,16 +487,26 @@ static void progress(void)
 	poll_cq(rxcq, &rx_done, "rx");
 }
 
-/*
- * Post slot `slot` (a send to the peer, or a receive from anyone), with
- * FI_MORE if `more`; a full queue is retried after progress.
- */
-static void post(uint32_t slot, uint64_t tag, int more, bool send)
+/* One operation: a data message (of opt.p.size) or an ack (ACK_SIZE). */
+struct op {
+	struct fid_ep *ep;	/* a receive on the SRX goes to it */
+	fi_addr_t addr;		/* FI_ADDR_UNSPEC for a receive */
+	uint64_t tag;
+	uint32_t slot;		/* its context */
+	uint32_t ack;		/* 0: data; else 1 + the ack slot */
+	bool send;
+	bool more;
+};
+
+/* Post @o; a full queue is retried after progress. */
+static void post(const struct op *o)
 {
-	struct iovec iov = { .iov_base = buf + (size_t)slot * opt.p.size,
-			     .iov_len = opt.p.size };
-	uint64_t flags = FI_COMPLETION | (more ? FI_MORE : 0);
-	fi_addr_t addr = send ? peer : FI_ADDR_UNSPEC;
+	struct iovec iov = {
+		.iov_base = o->ack ? buf + buf_len() - (size_t)o->ack * ACK_SIZE
+				   : buf,
+		.iov_len = o->ack ? ACK_SIZE : opt.p.size,
+	};
+	uint64_t flags = FI_COMPLETION | (o->more ? FI_MORE : 0);
 	const char *what;
 	ssize_t ret;
 
@@ -385,64 +514,84 @@ static void post(uint32_t slot, uint64_t tag, int more, bool send)
 		if (opt.p.tagged) {
 			struct fi_msg_tagged m = {
 				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-				.addr = addr, .tag = tag,
-				.context = &ctx[slot],
+				.addr = o->addr, .tag = o->tag,
+				.context = &ctx[o->slot],
 			};
-			what = send ? "fi_tsendmsg" : "fi_trecvmsg";
-			ret = send ? fi_tsendmsg(ep, &m, flags) :
-				     fi_trecvmsg(ep, &m, flags);
+			what = o->send ? "fi_tsendmsg" : "fi_trecvmsg";
+			ret = o->send ? fi_tsendmsg(o->ep, &m, flags) :
+					fi_trecvmsg(o->ep, &m, flags);
 		} else {
 			struct fi_msg m = {
 				.msg_iov = &iov, .desc = &desc, .iov_count = 1,
-				.addr = addr, .context = &ctx[slot],
+				.addr = o->addr, .context = &ctx[o->slot],
 			};
-			what = send ? "fi_sendmsg" : "fi_recvmsg";
-			ret = send ? fi_sendmsg(ep, &m, flags) :
-				     fi_recvmsg(ep, &m, flags);
+			what = o->send ? "fi_sendmsg" : "fi_recvmsg";
+			ret = o->send ? fi_sendmsg(o->ep, &m, flags) :
+					fi_recvmsg(o->ep, &m, flags);
 		}
 		if (ret == -FI_EAGAIN)
 			progress();
 	} while (ret == -FI_EAGAIN);
 	if (ret)
 		fi_die(what, ret);
-	if (send)
+	if (o->send)
 		tx_posted++;
 	else
 		rx_posted++;
 }
 
-static void post_recv(uint32_t slot, uint64_t tag, int more)
+/* The receiver's round: FI_MORE on all but the last receive. */
+static void post_recv_round(void)
 {
-	post(slot, tag, more, false);
+	uint32_t i, n = round_recvs();
+	struct op o = { .ep = srx ? srx : ep[0], .addr = FI_ADDR_UNSPEC,
+			.tag = TAG_DATA };
+
+	for (i = 0; i < n; i++) {
+		o.slot = i;
+		o.more = opt.more && i + 1 < n;
+		post(&o);
+	}
 }
 
-static void post_send(uint32_t slot, uint64_t tag, int more)
-{
-	post(slot, tag, more, true);
-}
-
-/* The receiver's window: FI_MORE on all but the last receive. */
-static void post_recv_window(void)
+/* The receiver acks every sender: the round is reposted. */
+static void send_acks(void)
 {
 	uint32_t i;
 
-	for (i = 0; i < opt.p.window; i++)
-		post_recv(i, TAG_DATA, opt.more && i + 1 < opt.p.window);
+	for (i = 0; i < opt.p.senders; i++) {
+		struct op o = { .ep = srx ? ep[i] : ep[0], .addr = peer[i],
+				.tag = TAG_ACK, .slot = round_recvs() + i,
+				.ack = 1 + i, .send = true };
+		post(&o);
+	}
 }
+
+/* CPU time per repetition, this process (and the receiver: all of them). */
+static double *cpu;
 
 static void receiver(void)
 {
 	uint32_t total = opt.p.warmup + opt.p.reps * opt.p.windows;
-	uint32_t w;
+	uint32_t w, rep = 0;
+	double c0 = 0;
 
-	post_recv_window();
+	post_recv_round();
 	barrier();	/* all receives are posted */
 	for (w = 0; w <= total; w++) {
 		if (w) {
 			wait_rx(rx_posted);
-			post_recv_window();
+			/* None after the last: the next size posts its own. */
+			if (w < total)
+				post_recv_round();
 		}
-		post_send(opt.p.window, TAG_ACK, 0);
+		if (w > opt.p.warmup &&
+		    (w - opt.p.warmup) % opt.p.windows == 0)
+			cpu[rep++] = cpu_usec() - c0;
+		if (w >= opt.p.warmup &&
+		    (w - opt.p.warmup) % opt.p.windows == 0)
+			c0 = cpu_usec();
+		send_acks();
 		wait_tx(tx_posted);
 	}
 }
@@ -454,47 +603,236 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void sender(void)
+/* Sender: the time of each repetition (cpu[] has its CPU time). */
+static void sender(double *dt)
 {
 	uint32_t total = opt.p.warmup + opt.p.reps * opt.p.windows;
-	uint32_t msgs = opt.p.windows * opt.p.window;
-	double t0 = 0, *rate = calloc(opt.p.reps, sizeof(*rate));
 	uint32_t w, i, rep = 0;
+	struct op ack = { .ep = ep[0], .addr = FI_ADDR_UNSPEC, .tag = TAG_ACK,
+			  .slot = opt.p.window, .ack = 1 };
+	struct op data = { .ep = ep[0], .addr = peer[0], .tag = TAG_DATA,
+			   .send = true };
+	double t0 = 0, c0 = 0;
 
-	if (!rate)
-		die("out of memory");
-	post_recv(opt.p.window, TAG_ACK, 0);
+	post(&ack);
 	barrier();
 	for (w = 0; w <= total; w++) {
 		/* The ack of window w-1: everything before it has landed. */
 		wait_rx(rx_posted);
 		if (w > opt.p.warmup &&
 		    (w - opt.p.warmup) % opt.p.windows == 0) {
-			double dt = now() - t0;
-
-			rate[rep] = msgs / dt / 1e6;
-			printf("rate: %.4f Mxfers/sec (%u msgs of %u bytes in %.3f s, window %u, %s, %s, %s)\n",
-			       rate[rep], msgs, opt.p.size, dt, opt.p.window,
-			       opt.more ? "FI_MORE" : "no FI_MORE",
-			       opt.p.tagged ? "tagged" : "msg",
-			       info->fabric_attr->prov_name);
-			fflush(stdout);
+			dt[rep] = now() - t0;
+			cpu[rep] = cpu_usec() - c0;
 			rep++;
 		}
 		if (w == total)
 			break;
 		if (w >= opt.p.warmup &&
-		    (w - opt.p.warmup) % opt.p.windows == 0)
+		    (w - opt.p.warmup) % opt.p.windows == 0) {
 			t0 = now();
-		post_recv(opt.p.window, TAG_ACK, 0);
-		for (i = 0; i < opt.p.window; i++)
-			post_send(i, TAG_DATA,
-				  opt.more && i + 1 < opt.p.window);
+			c0 = cpu_usec();
+		}
+		post(&ack);
+		for (i = 0; i < opt.p.window; i++) {
+			data.slot = i;
+			data.more = opt.more && i + 1 < opt.p.window;
+			post(&data);
+		}
 		wait_tx(tx_posted);
+	}
+}
+
+/*
+ * After the run: the senders send their CPU times to the receiver, which
+ * adds its own and sends the sums back, so that sender 0 can print them.
+ */
+static void gather_cpu(void)
+{
+	size_t len = opt.p.reps * sizeof(*cpu);
+	double *other = malloc(len);
+	uint32_t i, r;
+
+	if (!other)
+		die("out of memory");
+	if (opt.peer) {
+		xfer(sock[0], 1, cpu, len);
+		xfer(sock[0], 0, cpu, len);
+	} else {
+		for (i = 0; i < nsock; i++) {
+			xfer(sock[i], 0, other, len);
+			for (r = 0; r < opt.p.reps; r++)
+				cpu[r] += other[r];
+		}
+		for (i = 0; i < nsock; i++)
+			xfer(sock[i], 1, cpu, len);
+	}
+	free(other);
+}
+
+static void report(const double *dt)
+{
+	uint64_t msgs = (uint64_t)opt.p.windows * opt.p.window *
+			opt.p.senders;
+	double *rate = calloc(opt.p.reps, sizeof(*rate));
+	char who[32] = "";
+	uint32_t r;
+
+	if (!rate)
+		die("out of memory");
+	if (opt.pairs > 1)
+		snprintf(who, sizeof(who), ", pair %u", opt.pair);
+	for (r = 0; r < opt.p.reps; r++) {
+		double mb = (double)msgs * opt.p.size / 1e6;
+
+		rate[r] = msgs / dt[r] / 1e6;
+		printf("rate: %.4f Mxfers/sec (%llu msgs of %u bytes in %.3f s, window %u, %s, %s, %u sender%s%s%s, %s) bw %.1f MB/sec lat %.2f usec cpu %.3f usec/msg %.0f usec/MB (%u processes)\n",
+		       rate[r], (unsigned long long)msgs, opt.p.size, dt[r],
+		       opt.p.window, opt.more ? "FI_MORE" : "no FI_MORE",
+		       opt.p.tagged ? "tagged" : "msg", opt.p.senders,
+		       opt.p.senders > 1 ? "s" : "", opt.srx ? " srx" : "",
+		       who, info->fabric_attr->prov_name, mb / dt[r],
+		       dt[r] * 1e6 / opt.p.windows / 2,
+		       cpu[r] / msgs, cpu[r] / mb, opt.p.senders + 1);
 	}
 	qsort(rate, opt.p.reps, sizeof(*rate), cmp_double);
 	printf("median: %.4f Mxfers/sec\n", rate[opt.p.reps / 2]);
+	fflush(stdout);
 	free(rate);
+}
+
+/* Size @i of -S, with its windows: both sides compute the same. */
+static void set_size(uint32_t i)
+{
+	opt.p.size = opt.p.sizes[i];
+	opt.p.windows = (opt.p.counts[i] + opt.p.window - 1) / opt.p.window;
+	opt.p.warmup = opt.p.windows / 10 + 1;
+}
+
+/* The receiver's -S came from a sender: check it, as the sender's own. */
+static void check_sizes(void)
+{
+	uint32_t i;
+
+	if (opt.p.nsizes < 1 || opt.p.nsizes > MAX_SIZES)
+		die("bad number of sizes %u", opt.p.nsizes);
+	opt.bufsize = 0;
+	for (i = 0; i < opt.p.nsizes; i++) {
+		if (opt.p.sizes[i] < 1 || opt.p.sizes[i] > 1 << 24 ||
+		    opt.p.counts[i] < 1 || opt.p.counts[i] > 1 << 30)
+			die("bad size %u or count %u", opt.p.sizes[i],
+			    opt.p.counts[i]);
+		if (opt.p.sizes[i] > opt.bufsize)
+			opt.bufsize = opt.p.sizes[i];
+	}
+}
+
+/* One process of the run: a receiver with its senders, or a sender. */
+static void run(int lsock)
+{
+	uint32_t i, tagged = opt.p.tagged, n;
+	double *dt = NULL;
+
+	if (opt.peer) {
+		nsock = 1;
+		sock[0] = connect_to(opt.peer, opt.port);
+		xfer(sock[0], 1, &opt.p, sizeof(opt.p));
+	} else {
+		/* The first sender says how many there are. */
+		struct params p;
+
+		sock[0] = accept_one(lsock);
+		xfer(sock[0], 0, &opt.p, sizeof(opt.p));
+		n = opt.p.senders;
+		if (n < 1 || n > MAX_PROCS || opt.p.id >= n)
+			die("bad sender count %u or id %u", n, opt.p.id);
+		if (opt.p.id) {	/* keep the sockets in sender order */
+			sock[opt.p.id] = sock[0];
+			sock[0] = -1;
+		}
+		for (i = 1; i < n; i++) {
+			int s = accept_one(lsock);
+
+			xfer(s, 0, &p, sizeof(p));
+			if (p.id >= n || sock[p.id] >= 0 || p.senders != n)
+				die("bad sender id %u of %u", p.id, p.senders);
+			sock[p.id] = s;
+		}
+		nsock = n;
+		close(lsock);
+		if (opt.p.tagged != tagged)
+			die("sender and receiver disagree on -m");
+	}
+	check_sizes();
+	open_fabric();
+	open_ep();
+	if (opt.peer)
+		exchange_address(sock[0], ep[0], &peer[0]);
+	else
+		for (i = 0; i < nsock; i++)
+			exchange_address(sock[i], srx ? ep[i] : ep[0],
+					  &peer[i]);
+	cpu = calloc(opt.p.reps, sizeof(*cpu));
+	dt = calloc(opt.p.reps, sizeof(*dt));
+	if (!cpu || !dt)
+		die("out of memory");
+	for (i = 0; i < opt.p.nsizes; i++) {
+		set_size(i);
+		if (opt.peer)
+			sender(dt);
+		else
+			receiver();
+		gather_cpu();
+		if (opt.peer && opt.p.id == 0)
+			report(dt);
+	}
+	barrier();
+	close_all();
+	for (i = 0; i < nsock; i++)
+		close(sock[i]);
+	free(dt);
+	free(cpu);
+}
+
+/*
+ * Fork @n processes that each call run() (as sender @id = i, or as the
+ * receiver of pair i), and wait for them: the worst exit status wins.
+ */
+static int fork_all(uint32_t n, int lsock)
+{
+	pid_t pid[MAX_PROCS];
+	int status, rc = 0;
+	uint32_t i;
+
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		pid[i] = fork();
+		if (pid[i] < 0)
+			die("fork: %s", strerror(errno));
+		if (pid[i] == 0) {
+			alarm(opt.timeout);	/* not inherited */
+			if (opt.peer && opt.pairs == 1)
+				opt.p.id = i;
+			opt.pair = i;
+			if (opt.pairs > 1) {
+				opt.port += i;
+				if (!opt.peer)
+					lsock = listen_on(opt.port);
+			}
+			run(lsock);
+			exit(0);
+		}
+	}
+	if (lsock >= 0)
+		close(lsock);
+	for (i = 0; i < n; i++) {
+		if (waitpid(pid[i], &status, 0) < 0)
+			die("waitpid: %s", strerror(errno));
+		if (WIFEXITED(status) && WEXITSTATUS(status) > rc)
+			rc = WEXITSTATUS(status);
+		else if (!WIFEXITED(status) && rc < 1)
+			rc = 1;
+	}
+	return rc;
 }
 
 /* ------------------------------------------------------------- main */
@@ -505,17 +843,23 @@ static void usage(int status)
 		"usage: kfab-bench-rate -p PROV [options] [SERVER_ADDR]\n"
 		"  -p PROV     provider (kfab, shm, tcp, ...)\n"
 		"  -m msg|tagged  fi_sendmsg or fi_tsendmsg (default msg)\n"
-		"  -S BYTES    message size (default %u)\n"
+		"  -S SIZE[:COUNT],...  message sizes (k, m: KiB, MiB; at most 16m\n"
+		"              and %d sizes), each run in turn with COUNT messages\n"
+		"              a repetition (default -n); default %u\n"
 		"  -W N        window: sends per FI_MORE batch (default %u)\n"
-		"  -n N        messages per repetition (default %u)\n"
+		"  -n N        messages per repetition and sender (default %u)\n"
 		"  -r N        repetitions (default %u)\n"
+		"  -N N        senders into one receiver (sender side, 1..%d)\n"
+		"  --srx       receiver: one endpoint per sender, one SRX\n"
+		"  --pairs N   N independent pairs (both sides, 1..%d;\n"
+		"              ports PORT .. PORT+N-1)\n"
 		"  -B PORT     control port, receiver (default %d)\n"
 		"  -P PORT     control port, sender (default %d)\n"
 		"  -t SECONDS  give up after this (default %d)\n"
 		"  --no-more   never set FI_MORE (sends and receives)\n"
-		"The sender's -S/-W/-n/-r are the ones used.\n",
-		opt.p.size, opt.p.window, opt.msgs, opt.p.reps, opt.port,
-		opt.port, opt.timeout);
+		"The sender's -S/-W/-n/-r/-N are the ones used.\n",
+		MAX_SIZES, opt.p.size, opt.p.window, opt.msgs, opt.p.reps, MAX_PROCS,
+		MAX_PROCS, opt.port, opt.port, opt.timeout);
 	exit(status);
 }
 
@@ -529,16 +873,55 @@ static unsigned long num(const char *s, unsigned long min, unsigned long max)
 	return v;
 }
 
+/* -S SIZE[:COUNT][,SIZE[:COUNT]...], SIZE with an optional k or m. */
+static void parse_sizes(const char *arg)
+{
+	char *copy = strdup(arg), *item, *save = NULL;
+	uint32_t n = 0;
+
+	if (!copy)
+		die("out of memory");
+	for (item = strtok_r(copy, ",", &save); item;
+	     item = strtok_r(NULL, ",", &save)) {
+		char *count = strchr(item, ':'), *end;
+		unsigned long v;
+
+		if (n == MAX_SIZES)
+			die("more than %d sizes in -S", MAX_SIZES);
+		if (count)
+			*count++ = '\0';
+		v = strtoul(item, &end, 0);
+		if (*end == 'k' || *end == 'K')
+			v <<= 10, end++;
+		else if (*end == 'm' || *end == 'M')
+			v <<= 20, end++;
+		if (end == item || *end || v < 1 || v > 1 << 24)
+			die("bad size %s (1..16m)", item);
+		opt.p.sizes[n] = v;
+		opt.p.counts[n] = count ? num(count, 1, 1 << 30) : 0;
+		n++;
+	}
+	if (!n)
+		die("no size in -S");
+	opt.p.nsizes = n;
+	free(copy);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "no-more", no_argument, NULL, 'M' },
+		{ "srx", no_argument, NULL, 'X' },
+		{ "pairs", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	int c;
+	int c, lsock = -1;
+	uint32_t i;
 
-	while ((c = getopt_long(argc, argv, "p:m:S:W:n:r:B:P:t:h", lopts,
+	for (i = 0; i < MAX_PROCS; i++)
+		sock[i] = -1;
+	while ((c = getopt_long(argc, argv, "p:m:S:W:n:r:N:B:P:t:h", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p': opt.prov = optarg; break;
@@ -547,10 +930,13 @@ int main(int argc, char **argv)
 				usage(1);
 			opt.p.tagged = !strcmp(optarg, "tagged");
 			break;
-		case 'S': opt.p.size = num(optarg, 1, 1 << 20); break;
+		case 'S': parse_sizes(optarg); break;
 		case 'W': opt.p.window = num(optarg, 1, 4096); break;
 		case 'n': opt.msgs = num(optarg, 1, 1 << 30); break;
 		case 'r': opt.p.reps = num(optarg, 1, 100); break;
+		case 'N': opt.p.senders = num(optarg, 1, MAX_PROCS); break;
+		case 'X': opt.srx = true; break;
+		case 'K': opt.pairs = num(optarg, 1, MAX_PROCS); break;
 		case 'B': case 'P': opt.port = num(optarg, 1, 65535); break;
 		case 't': opt.timeout = num(optarg, 1, 86400); break;
 		case 'M': opt.more = 0; break;
@@ -561,32 +947,29 @@ int main(int argc, char **argv)
 	if (!opt.prov || argc - optind > 1)
 		usage(1);
 	opt.peer = argc > optind ? argv[optind] : NULL;
-	opt.p.windows = (opt.msgs + opt.p.window - 1) / opt.p.window;
-	opt.p.warmup = opt.p.windows / 10 + 1;
+	if (opt.pairs > 1 && opt.p.senders > 1)
+		die("-N and --pairs do not go together");
+	if (opt.peer && opt.srx)
+		die("--srx is the receiver's");
+	if (!opt.p.nsizes) {
+		opt.p.nsizes = 1;
+		opt.p.sizes[0] = opt.p.size;
+	}
+	/* The sender's counts go to the receiver: -n resolved here. */
+	for (i = 0; i < opt.p.nsizes; i++)
+		if (!opt.p.counts[i])
+			opt.p.counts[i] = opt.msgs;
 
 	signal(SIGALRM, on_alarm);
 	alarm(opt.timeout);
 
-	open_fabric();
-	sock_connect();
-	/* The receiver adopts the sender's parameters (and checks -m). */
-	if (opt.peer) {
-		xfer(1, &opt.p, sizeof(opt.p));
-	} else {
-		uint32_t tagged = opt.p.tagged;
-
-		xfer(0, &opt.p, sizeof(opt.p));
-		if (opt.p.tagged != tagged)
-			die("sender and receiver disagree on -m");
-	}
-	open_ep();
-	exchange_addresses();
-	if (opt.peer)
-		sender();
-	else
-		receiver();
-	barrier();
-	close_all();
-	close(sock);
+	/* Listen before forking: a sender may connect at once. */
+	if (!opt.peer && opt.pairs == 1)
+		lsock = listen_on(opt.port);
+	if (opt.pairs > 1)
+		return fork_all(opt.pairs, lsock);
+	if (opt.peer && opt.p.senders > 1)
+		return fork_all(opt.p.senders, -1);
+	run(lsock);
 	return 0;
 }
