@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "kfab_bench_time.h"
+
 static const char *dir = "/dev/shm";
 static double seconds = 0.5;
 static char path[4096];
@@ -45,22 +47,7 @@ static void die(const char *what)
 	exit(1);
 }
 
-static double now(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static double cpu_usec(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-}
 
 /* read() the whole of @fd (@size bytes) into @dst. */
 static void read_all(int fd, char *dst, size_t size)

@@ -84,6 +84,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "kfab_bench_time.h"
+
 #define TAG_DATA 1
 #define TAG_ACK  2
 #define ACK_SIZE 8
@@ -165,23 +167,7 @@ static void on_alarm(int sig)
 	_exit(2);
 }
 
-static double now(void)
-{
-	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* User and system time this process has spent, in microseconds. */
-static double cpu_usec(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
-	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-}
 
 /* ------------------------------------------------------------ socket */
 

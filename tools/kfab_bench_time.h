@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The clocks of make bench's programs (kfab-bench-rate, kfab-bench-copy):
+ * wall time and the CPU time the process has spent, so that every figure
+ * can carry its CPU cost beside it (Documentation/bench.rst).
+ */
+#ifndef KFAB_BENCH_TIME_H
+#define KFAB_BENCH_TIME_H
+
+#include <sys/resource.h>
+#include <time.h>
+
+/* Seconds on the monotonic clock. */
+static inline double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* User and system time this process has spent, in microseconds. */
+static inline double cpu_usec(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e6 +
+	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
+}
+
+#endif
