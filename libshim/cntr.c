@@ -161,8 +161,10 @@ static int shim_cntr_wait(struct fid_cntr *cntr_fid, uint64_t threshold,
 		}
 		if (pending && (left < 0 || left > SHIM_PROGRESS_SLICE_MS))
 			left = SHIM_PROGRESS_SLICE_MS;
+		shim_lazy_sleep_begin();
 		ret = shim_dev_cntr_wait(cntr->fd, cntr->id, threshold, err0,
 					 left);
+		shim_lazy_sleep_end();
 		if (ret && ret != -EINTR && ret != -ETIMEDOUT)
 			return ret;
 		/* Woken, interrupted or timed out: the loop looks again. */

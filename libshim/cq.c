@@ -145,7 +145,9 @@ void shim_eventfd_wait(int efd, int timeout_ms)
 	struct pollfd pfd = { .fd = efd, .events = POLLIN };
 
 	/* EINTR or a timeout: the caller looks again either way. */
+	shim_lazy_sleep_begin();
 	(void)poll(&pfd, 1, timeout_ms);
+	shim_lazy_sleep_end();
 }
 
 /* The eventfd is non-blocking: this empties it, or finds it empty. */
@@ -246,6 +248,8 @@ bool shim_ep_list_progress(struct shim_ep_list *list)
 	bool pending = false;
 	size_t i;
 
+	/* Lazy rings of other endpoints of the process go too (ring.c). */
+	shim_lazy_flush();
 	pthread_mutex_lock(&list->lock);
 	for (i = 0; i < list->count; i++)
 		pending |= shim_ep_progress(list->eps[i]);

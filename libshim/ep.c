@@ -360,6 +360,9 @@ static int shim_ep_enable(struct shim_ep *ep)
 		goto out;
 	}
 	ep->enabled = true;
+	/* Bound in each direction it uses: its CQs and counters progress it. */
+	if (shim_lazy_doorbell() && !shim_lazy_add(&ep->ring))
+		ep->ring.lazy = true;
 	if (ep->srx)
 		shim_srx_ep_enabled(ep->srx, ep);
 	if (ep->conn)
@@ -497,6 +500,15 @@ static int shim_ep_close(struct fid *fid)
 	/* fi_endpoint(3): a scalable endpoint's contexts go first. */
 	if (ep->sep && shim_sep_busy(ep))
 		return -FI_EBUSY;
+	/* What a lazy ring holds still goes, before any SHUTDOWN. */
+	if (ep->ring.lazy) {
+		pthread_mutex_lock(&ep->lock);
+		ep->ring.lazy = false;
+		pthread_mutex_unlock(&ep->lock);
+		shim_lazy_del(&ep->ring);
+	}
+	if (ep->enabled)
+		shim_ep_progress(ep);
 	/* The peer learns it first; the connection is over either way. */
 	if (ep->conn)
 		shim_conn_close(ep->conn);

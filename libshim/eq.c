@@ -197,6 +197,8 @@ static void shim_eq_progress_cm(struct shim_eq *eq)
 	uint64_t expired;
 	int next = -1, ms;
 
+	/* Sends queued by lazy rings go before anybody waits on an EQ. */
+	shim_lazy_flush();
 	pthread_mutex_lock(&eq->cm_lock);
 	/* An EQ without hooks pays no system call here. */
 	if (!eq->cm_hooks && !eq->tfd_armed) {
@@ -647,7 +649,9 @@ static ssize_t shim_eq_sread_fd(struct shim_eq *eq, uint32_t *event,
 			if (!timeout)
 				return -FI_EAGAIN;
 		}
+		shim_lazy_sleep_begin();
 		n = poll(&pfd, 1, timeout);
+		shim_lazy_sleep_end();
 		if (n < 0 && errno == EINTR)
 			return -FI_EAGAIN;
 		if (n < 0)

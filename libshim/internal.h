@@ -281,6 +281,8 @@ bool shim_is_domain(const struct fid_domain *domain);
 
 /* The mode of named AVs this process creates: FI_KFAB_AV_MODE (octal). */
 unsigned int shim_av_create_mode(void);
+/* FI_KFAB_LAZY_DOORBELL != 0: endpoints' rings wait for progress (ring.c). */
+bool shim_lazy_doorbell(void);
 
 struct shim_av;
 
@@ -471,6 +473,11 @@ bool shim_eq_wait_ready(struct fid *fid);
  * @local_tail: our copy of the producer index, never read back from @tail;
  *	it runs ahead of the published one during an FI_MORE batch
  * @published: the tail last published (stored in @tail)
+ * @lazy: a request without FI_MORE is published but not rung: the next
+ *	progress call (reading a CQ or counter the owner is bound to), a
+ *	full ring or fi_close() rings once for all of them
+ * @due: @lazy, and requests wait for a doorbell (shim_lazy_flush())
+ * @due_epoch: the sweeper's wake count when @due was last set
  *
  * Endpoints (sends and receives) and shared receive contexts (receives)
  * write their requests through this one piece of code.  The owner's lock
@@ -488,6 +495,9 @@ struct shim_ring {
 	uint32_t entries, mask, entry_size;
 	uint32_t local_tail;
 	uint32_t published;
+	bool lazy;
+	bool due;
+	unsigned int due_epoch;
 };
 
 /*
@@ -505,7 +515,7 @@ uint32_t shim_ring_entries(uint64_t want);
 uint32_t shim_ring_space(struct shim_ring *ring);
 /*
  * Write @sqe into the next slot.  Without @more, publish the tail and,
- * when @doorbell, ring it.  A full ring is published and rung (if
+ * when @doorbell and the ring is not @lazy, ring it.  A full ring is published and rung (if
  * @doorbell) once before -FI_EAGAIN.
  */
 ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
@@ -518,6 +528,23 @@ void shim_ring_flush(struct shim_ring *ring);
  * requests remain in the ring afterwards.
  */
 bool shim_ring_progress(struct shim_ring *ring);
+/*
+ * The process's lazy rings: an endpoint's joins when it is enabled and
+ * leaves at fi_close(); shim_lazy_flush() rings every one that waits
+ * (called by every progress call: CQ, counter, EQ, wait and poll sets).
+ */
+int shim_lazy_add(struct shim_ring *ring);
+void shim_lazy_del(struct shim_ring *ring);
+void shim_lazy_flush(void);
+/* Around every sleep of a blocking read or wait: rings ring at once. */
+void shim_lazy_sleep_begin(void);
+void shim_lazy_sleep_end(void);
+/* fi_trywait() said 0: the program sleeps outside kfab until it calls. */
+void shim_lazy_trywait_done(void);
+/* The sweeper's period (FI_KFAB_LAZY_DOORBELL), before any ring is lazy. */
+void shim_lazy_set_period(unsigned int usec);
+/* Stop the sweeper: the provider is unloaded (shim_cleanup()). */
+void shim_lazy_cleanup(void);
 
 /* ---- endpoints (ep.c), shared receive contexts (srx.c), data path (msg.c) ---- */
 

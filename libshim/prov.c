@@ -19,6 +19,7 @@
 
 static char shim_dev[PATH_MAX] = SHIM_DEFAULT_DEV;
 static unsigned int shim_av_mode = 0600;
+static bool shim_lazy = true;
 
 const char *shim_dev_path(void)
 {
@@ -28,6 +29,11 @@ const char *shim_dev_path(void)
 unsigned int shim_av_create_mode(void)
 {
 	return shim_av_mode;
+}
+
+bool shim_lazy_doorbell(void)
+{
+	return shim_lazy;
 }
 
 /* Does a list of provider names (";" or "," between them) name kfab? */
@@ -202,7 +208,8 @@ static int shim_getinfo(uint32_t version, const char *node,
 
 static void shim_cleanup(void)
 {
-	/* Nothing global to release: every resource belongs to an object. */
+	/* Every resource belongs to an object, but the sweeper thread. */
+	shim_lazy_cleanup();
 }
 
 struct fi_provider shim_prov = {
@@ -222,6 +229,7 @@ struct fi_provider shim_prov = {
 FI_EXT_INI
 {
 	char *dev = NULL;
+	int lazy;
 
 	fi_param_define(&shim_prov, "dev", FI_PARAM_STRING,
 			"Path of the kfab device (default: %s)",
@@ -252,6 +260,19 @@ FI_EXT_INI
 				  dev, shim_av_mode);
 		else
 			shim_av_mode = mode;
+	}
+
+	fi_param_define(&shim_prov, "lazy_doorbell", FI_PARAM_INT,
+			"Requests without FI_MORE wait in the ring for the next progress call, which rings once for all, or at most about twice this many microseconds (default: 1000; 0 rings the kernel at every request; see fi_kfab(7))");
+	if (!fi_param_get_int(&shim_prov, "lazy_doorbell", &lazy)) {
+		if (lazy < 0 || lazy > 1000000) {
+			SHIM_WARN(CORE, "FI_KFAB_LAZY_DOORBELL %d is not 0..1000000, using 1000\n",
+				  lazy);
+		} else {
+			shim_lazy = lazy != 0;
+			if (lazy)
+				shim_lazy_set_period((unsigned int)lazy);
+		}
 	}
 
 	return &shim_prov;

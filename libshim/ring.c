@@ -19,14 +19,77 @@
  * call without FI_MORE publishes all of it and rings once.  A full ring
  * ends a batch early (FI_MORE is a hint).
  *
+ * A lazy ring (an endpoint's, unless FI_KFAB_LAZY_DOORBELL=0) skips step
+ * 5: the entries are published, and the next manual progress call rings
+ * once for everything published since (kfab's data progress is
+ * FI_PROGRESS_MANUAL, fi_domain(3)).  Every enabled endpoint is bound to a
+ * CQ or counter in each direction it uses, whose reads progress it; so a
+ * stream of sends without FI_MORE costs one system call per CQ read that
+ * finds work, not one per send.  A full ring still rings at once, and
+ * fi_close() rings before the endpoint goes.
+ *
+ * Every lazy ring of the process is also on one list, and any progress
+ * call (of any CQ, counter or EQ, shim_lazy_flush()) rings those that
+ * wait: a program that sends on one endpoint and reads or sleeps on
+ * another's CQ is not left waiting for itself.  Rings that wait are
+ * counted (@due, shim_lazy_due), so a flush that finds none costs one load.
+ * Nobody may come while a thread sleeps in kfab (shim_lazy_sleep_begin())
+ * or after fi_trywait() told the program to sleep outside it, until its
+ * next progress call: meanwhile requests ring at once (shim_ring_lazy()).
+ *
+ * And a program may post and then wait outside libfabric without
+ * fi_trywait() (fi_pingpong does, on its control socket): the sweeper, a
+ * thread of the library, wakes every period (FI_KFAB_LAZY_DOORBELL, in
+ * microseconds) and rings every ring that was due at its previous wake
+ * too, so a request waits at most two periods for a program that never
+ * calls.  After SHIM_SWEEP_IDLE periods with nothing due it parks on a
+ * futex; the post that finds it parked wakes it (one system call, after
+ * an idle spell).  A polling program flushes long before a period ends,
+ * so the sweeper finds nothing to ring.
+ *
  * We never read the tail back: local_tail is ours.  The owner's lock
  * serialises producers; progress takes no lock (two loads and a call).
  */
+#include <linux/futex.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "barrier.h"
 #include "internal.h"
+
+/* The lazy rings of the process, and how many of them wait for a call. */
+static pthread_mutex_t shim_lazy_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shim_ring **shim_lazy_rings;
+static size_t shim_lazy_count, shim_lazy_cap;
+static unsigned int shim_lazy_due;
+/*
+ * Threads asleep in kfab (a blocking read or wait), and whether an
+ * fi_trywait() said "block" since the last progress call: while either
+ * holds, nobody may come to ring, so requests ring at once.
+ */
+static unsigned int shim_lazy_sleepers;
+static bool shim_lazy_outside;
+
+/*
+ * The sweeper: @epoch counts its wakes (a ring due since an earlier one
+ * waited a whole period); @parked is its futex word, 1 while it sleeps
+ * for good; @state says whether this process has one (after fork() the
+ * child has not: the first lazy request starts another).
+ */
+#define SHIM_SWEEP_IDLE		64	/* empty periods before it parks */
+static unsigned int shim_sweep_us = 1000;
+static unsigned int shim_sweep_epoch;
+static unsigned int shim_sweep_parked;
+static pthread_mutex_t shim_sweep_lock = PTHREAD_MUTEX_INITIALIZER;
+static enum { SHIM_SWEEP_NONE, SHIM_SWEEP_RUNNING, SHIM_SWEEP_FAILED }
+	shim_sweep_state;
+static bool shim_sweep_stop;
+static pthread_t shim_sweep_thread;
+static bool shim_lazy_atfork;
 
 /* The kernel's answer must describe a ring that fits its region. */
 int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
@@ -109,6 +172,28 @@ static void shim_ring_publish(struct shim_ring *ring)
 	ring->published = ring->local_tail;
 }
 
+static bool shim_sweep_ensure(void);
+static void shim_lazy_forked(void);
+
+/* @ring has published requests no doorbell took yet. */
+static void shim_ring_set_due(struct shim_ring *ring)
+{
+	if (!__atomic_exchange_n(&ring->due, true, __ATOMIC_ACQ_REL)) {
+		__atomic_store_n(&ring->due_epoch,
+				 __atomic_load_n(&shim_sweep_epoch,
+						 __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
+		__atomic_add_fetch(&shim_lazy_due, 1, __ATOMIC_RELEASE);
+	}
+}
+
+/* A doorbell follows: whatever was published is taken with it. */
+static void shim_ring_clear_due(struct shim_ring *ring)
+{
+	if (__atomic_exchange_n(&ring->due, false, __ATOMIC_ACQ_REL))
+		__atomic_sub_fetch(&shim_lazy_due, 1, __ATOMIC_RELEASE);
+}
+
 static void shim_ring_doorbell(struct shim_ring *ring)
 {
 	int ret = shim_dev_doorbell(ring->fd, ring->id, NULL);
@@ -120,6 +205,22 @@ static void shim_ring_doorbell(struct shim_ring *ring)
 	if (ret)
 		SHIM_INFO(EP_DATA, "ring of %u: KFAB_IOC_DOORBELL: %s\n",
 			  ring->id, fi_strerror(-ret));
+}
+
+/*
+ * Due, unless somebody sleeps: the due mark, then the look at the
+ * sleepers; a sleeper counts itself, then looks at the due rings
+ * (shim_lazy_sleep_begin()).  Full barriers between, so one of the two
+ * sees the other: the request is never left with everybody asleep.
+ */
+static void shim_ring_lazy(struct shim_ring *ring)
+{
+	shim_ring_set_due(ring);
+	shim_smp_mb();
+	if (__atomic_load_n(&shim_lazy_sleepers, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&shim_lazy_outside, __ATOMIC_RELAXED) ||
+	    !shim_sweep_ensure())
+		shim_ring_progress(ring);
 }
 
 void shim_ring_flush(struct shim_ring *ring)
@@ -150,7 +251,9 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 	ring->local_tail++;
 	if (!more) {
 		shim_ring_publish(ring);
-		if (doorbell)
+		if (doorbell && ring->lazy)
+			shim_ring_lazy(ring);
+		else if (doorbell)
 			shim_ring_doorbell(ring);
 	}
 	return 0;
@@ -160,6 +263,7 @@ bool shim_ring_progress(struct shim_ring *ring)
 {
 	uint32_t tail, head;
 
+	shim_ring_clear_due(ring);
 	/* The published tail is ours; a scribbled one only costs a call. */
 	tail = shim_read_once(ring->tail);
 	/* Pairs with the kernel's smp_store_release() of head. */
@@ -168,4 +272,228 @@ bool shim_ring_progress(struct shim_ring *ring)
 		return false;
 	(void)shim_dev_doorbell(ring->fd, ring->id, NULL);
 	return shim_load_acquire(ring->head) != tail;
+}
+
+int shim_lazy_add(struct shim_ring *ring)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&shim_lazy_lock);
+	if (!shim_lazy_atfork) {
+		if (pthread_atfork(NULL, NULL, shim_lazy_forked)) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		shim_lazy_atfork = true;
+	}
+	if (shim_lazy_count == shim_lazy_cap) {
+		size_t cap = shim_lazy_cap ? shim_lazy_cap * 2 : 16;
+		struct shim_ring **r = realloc(shim_lazy_rings,
+					       cap * sizeof(*r));
+
+		if (!r) {
+			ret = -FI_ENOMEM;
+			goto out;
+		}
+		shim_lazy_rings = r;
+		shim_lazy_cap = cap;
+	}
+	shim_lazy_rings[shim_lazy_count++] = ring;
+out:
+	pthread_mutex_unlock(&shim_lazy_lock);
+	return ret;
+}
+
+void shim_lazy_del(struct shim_ring *ring)
+{
+	size_t i;
+
+	pthread_mutex_lock(&shim_lazy_lock);
+	for (i = 0; i < shim_lazy_count; i++) {
+		if (shim_lazy_rings[i] == ring) {
+			shim_lazy_rings[i] = shim_lazy_rings[--shim_lazy_count];
+			break;
+		}
+	}
+	shim_ring_clear_due(ring);
+	pthread_mutex_unlock(&shim_lazy_lock);
+}
+
+/*
+ * The list's lock keeps every ring mapped meanwhile: fi_close() takes its
+ * endpoint's ring off the list before it unmaps it.
+ */
+static void shim_lazy_flush_due(void)
+{
+	size_t i;
+
+	if (!__atomic_load_n(&shim_lazy_due, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&shim_lazy_lock);
+	for (i = 0; i < shim_lazy_count; i++)
+		if (__atomic_load_n(&shim_lazy_rings[i]->due, __ATOMIC_ACQUIRE))
+			shim_ring_progress(shim_lazy_rings[i]);
+	pthread_mutex_unlock(&shim_lazy_lock);
+}
+
+void shim_lazy_flush(void)
+{
+	/* A progress call: whoever trywaited is back, or others poll. */
+	if (__atomic_load_n(&shim_lazy_outside, __ATOMIC_RELAXED))
+		__atomic_store_n(&shim_lazy_outside, false, __ATOMIC_RELAXED);
+	shim_lazy_flush_due();
+}
+
+void shim_lazy_sleep_begin(void)
+{
+	__atomic_add_fetch(&shim_lazy_sleepers, 1, __ATOMIC_SEQ_CST);
+	shim_smp_mb();
+	shim_lazy_flush();
+}
+
+void shim_lazy_sleep_end(void)
+{
+	__atomic_sub_fetch(&shim_lazy_sleepers, 1, __ATOMIC_RELEASE);
+}
+
+void shim_lazy_trywait_done(void)
+{
+	__atomic_store_n(&shim_lazy_outside, true, __ATOMIC_SEQ_CST);
+	shim_smp_mb();
+	shim_lazy_flush_due();
+}
+
+/* Ring what was due at the sweeper's previous wake already. */
+static bool shim_sweep_once(unsigned int epoch)
+{
+	struct shim_ring *r;
+	bool any = false;
+	size_t i;
+
+	if (!__atomic_load_n(&shim_lazy_due, __ATOMIC_ACQUIRE))
+		return false;
+	pthread_mutex_lock(&shim_lazy_lock);
+	for (i = 0; i < shim_lazy_count; i++) {
+		r = shim_lazy_rings[i];
+		if (!__atomic_load_n(&r->due, __ATOMIC_ACQUIRE))
+			continue;
+		any = true;
+		/* Due since before the previous wake: a whole period. */
+		if (epoch - __atomic_load_n(&r->due_epoch,
+					    __ATOMIC_RELAXED) >= 2)
+			shim_ring_progress(r);
+	}
+	pthread_mutex_unlock(&shim_lazy_lock);
+	return any;
+}
+
+static void *shim_sweeper(void *arg)
+{
+	struct timespec ts = {
+		.tv_sec = shim_sweep_us / 1000000,
+		.tv_nsec = (long)(shim_sweep_us % 1000000) * 1000,
+	};
+	unsigned int idle = 0, epoch;
+
+	(void)arg;
+	while (!__atomic_load_n(&shim_sweep_stop, __ATOMIC_ACQUIRE)) {
+		(void)nanosleep(&ts, NULL);
+		epoch = __atomic_add_fetch(&shim_sweep_epoch, 1,
+					   __ATOMIC_SEQ_CST);
+		if (shim_sweep_once(epoch)) {
+			idle = 0;
+			continue;
+		}
+		if (++idle < SHIM_SWEEP_IDLE)
+			continue;
+		/* Park, then look once more: a post saw us awake or wakes us. */
+		__atomic_store_n(&shim_sweep_parked, 1, __ATOMIC_SEQ_CST);
+		shim_smp_mb();
+		if (!__atomic_load_n(&shim_lazy_due, __ATOMIC_SEQ_CST) &&
+		    !__atomic_load_n(&shim_sweep_stop, __ATOMIC_SEQ_CST))
+			(void)syscall(SYS_futex, &shim_sweep_parked,
+				      FUTEX_WAIT_PRIVATE, 1, NULL, NULL, 0);
+		__atomic_store_n(&shim_sweep_parked, 0, __ATOMIC_SEQ_CST);
+		idle = 0;
+	}
+	return NULL;
+}
+
+/*
+ * The child of fork() has no sweeper (its first lazy request starts one),
+ * and the rings on the list are its parent's: the same kernel rings,
+ * whose requests name the parent's memory.  The child never rings them
+ * for the parent: they leave the list and stop being lazy here.
+ */
+static void shim_lazy_forked(void)
+{
+	size_t i;
+
+	pthread_mutex_init(&shim_lazy_lock, NULL);
+	for (i = 0; i < shim_lazy_count; i++) {
+		shim_lazy_rings[i]->lazy = false;
+		shim_lazy_rings[i]->due = false;
+	}
+	shim_lazy_count = 0;
+	shim_lazy_due = 0;
+	shim_lazy_sleepers = 0;
+	shim_lazy_outside = false;
+	shim_sweep_state = SHIM_SWEEP_NONE;
+	shim_sweep_parked = 0;
+	pthread_mutex_init(&shim_sweep_lock, NULL);
+}
+
+static bool shim_sweep_start(void)
+{
+	bool ok;
+
+	pthread_mutex_lock(&shim_sweep_lock);
+	if (shim_sweep_state == SHIM_SWEEP_NONE) {
+		__atomic_store_n(&shim_sweep_stop, false, __ATOMIC_RELEASE);
+		ok = !pthread_create(&shim_sweep_thread, NULL, shim_sweeper,
+				     NULL);
+		shim_sweep_state = ok ? SHIM_SWEEP_RUNNING : SHIM_SWEEP_FAILED;
+		if (!ok)
+			SHIM_WARN(EP_DATA, "no sweeper thread: doorbells ring at once\n");
+	}
+	ok = shim_sweep_state == SHIM_SWEEP_RUNNING;
+	pthread_mutex_unlock(&shim_sweep_lock);
+	return ok;
+}
+
+/*
+ * A sweeper runs and is awake: false when none can run (the caller rings
+ * at once).  A parked one is woken: the post saw @parked after its due
+ * mark (full barrier in shim_ring_lazy()), or the sweeper sees the mark.
+ */
+static bool shim_sweep_ensure(void)
+{
+	if (__atomic_load_n(&shim_sweep_state, __ATOMIC_ACQUIRE) !=
+	    SHIM_SWEEP_RUNNING && !shim_sweep_start())
+		return false;
+	if (__atomic_load_n(&shim_sweep_parked, __ATOMIC_SEQ_CST) &&
+	    __atomic_exchange_n(&shim_sweep_parked, 0, __ATOMIC_SEQ_CST))
+		(void)syscall(SYS_futex, &shim_sweep_parked, FUTEX_WAKE_PRIVATE,
+			      1, NULL, NULL, 0);
+	return true;
+}
+
+void shim_lazy_set_period(unsigned int usec)
+{
+	shim_sweep_us = usec;
+}
+
+/* The provider's cleanup, before libfabric unloads us: no thread stays. */
+void shim_lazy_cleanup(void)
+{
+	pthread_mutex_lock(&shim_sweep_lock);
+	if (shim_sweep_state == SHIM_SWEEP_RUNNING) {
+		__atomic_store_n(&shim_sweep_stop, true, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&shim_sweep_parked, 0, __ATOMIC_SEQ_CST);
+		(void)syscall(SYS_futex, &shim_sweep_parked, FUTEX_WAKE_PRIVATE,
+			      1, NULL, NULL, 0);
+		pthread_join(shim_sweep_thread, NULL);
+		shim_sweep_state = SHIM_SWEEP_FAILED;	/* eager from now on */
+	}
+	pthread_mutex_unlock(&shim_sweep_lock);
 }

@@ -425,9 +425,11 @@ static int shim_wait_mc_wait(struct shim_wait *ws, int timeout)
 			ret = -FI_ETIMEDOUT;
 			break;
 		}
+		shim_lazy_sleep_begin();
 		ret = timeout < 0 ?
 		      pthread_cond_wait(&ws->cond, &ws->mutex) :
 		      pthread_cond_timedwait(&ws->cond, &ws->mutex, &until);
+		shim_lazy_sleep_end();
 		if (ret && ret != ETIMEDOUT) {
 			ret = -ret;
 			break;
@@ -462,7 +464,9 @@ static int shim_wait_wait(struct fid_wait *wait_fid, int timeout)
 			sched_yield();
 			continue;
 		}
+		shim_lazy_sleep_begin();
 		n = epoll_wait(ws->epfd, ev, sizeof(ev) / sizeof(ev[0]), left);
+		shim_lazy_sleep_end();
 		if (n < 0 && errno == EINTR)
 			return -FI_EINTR;
 		if (n < 0)

@@ -1696,6 +1696,238 @@ out:
 	return rc;
 }
 
+/* ---- lazy doorbells (FI_KFAB_LAZY_DOORBELL, libshim/ring.c) ---- */
+
+/*
+ * A receive longer than KFAB_CQ_PAYLOAD_MAX: the sender's doorbell writes
+ * it in place, so its buffer shows when the kernel had the send.
+ */
+struct big_recv {
+	uint32_t v;
+	char pad[124];
+};
+
+/*
+ * Two enabled sides of this process, a sending to b, with the provider
+ * loaded under FI_KFAB_LAZY_DOORBELL=@lazy (read once, when libfabric
+ * loads kfab: each test is a process of its own).
+ */
+static int lazy_pair_open(const char *lazy, struct kfab_test_fi *a,
+			  struct kfab_test_fi *b, fi_addr_t *b_at_a)
+{
+	int rc;
+
+	if (setenv("FI_PROVIDER", "kfab", 1) ||
+	    setenv("FI_KFAB_LAZY_DOORBELL", lazy, 1))
+		return -FI_EOTHER;
+	rc = _test_fi_side_open(a, kfab_test_rdm_hints(), true);
+	if (!rc)
+		rc = _test_fi_side_open(b, kfab_test_rdm_hints(), true);
+	if (!rc)
+		rc = insert_name(b->ep, a->av, b_at_a);
+	return rc;
+}
+
+/*
+ * Requests without FI_MORE wait in the ring for the next progress call of
+ * the process, which rings once for all of them (a sweeper period of 1 s
+ * keeps the sweeper out of it): b's buffers are untouched until then.
+ */
+TEST(lazy_requests_go_at_the_next_progress_call)
+{
+	struct kfab_test_fi a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e[8];
+	struct big_recv r[8];
+	fi_addr_t b_at_a;
+	uint32_t v;
+	int i, sctx;
+
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, lazy_pair_open("1000000", &a, &b, &b_at_a));
+	memset(r, 0xff, sizeof(r));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, fi_recv(b.ep, &r[i], sizeof(r[i]), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.cq, e, 8));
+	for (i = 0; i < 7; i++) {
+		v = i;
+		ASSERT_EQ(0, fi_inject(a.ep, &v, sizeof(v), b_at_a));
+	}
+	v = 7;
+	ASSERT_EQ(0, fi_send(a.ep, &v, sizeof(v), NULL, b_at_a, &sctx));
+	/* Not in the kernel yet: nothing wrote b's buffers. */
+	usleep(20000);
+	EXPECT_EQ(0xffffffffU, r[0].v);
+	EXPECT_EQ(0xffffffffU, r[7].v);
+	/* Any progress call rings every due ring of the process. */
+	ASSERT_EQ(8, fi_cq_read(b.cq, e, 8));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ((uint32_t)i, r[i].v);
+	ASSERT_EQ(1, fi_cq_read(a.cq, e, 8));
+	EXPECT_EQ(&sctx, e[0].op_context);
+	EXPECT_EQ(0, _test_fi_close(&a));
+	EXPECT_EQ(0, _test_fi_close(&b));
+}
+
+/*
+ * A sender that posts and then waits outside libfabric (here: on a pipe,
+ * as fi_pingpong does on its control socket) is rung by the sweeper; after
+ * an idle spell the sweeper parks, and the next request wakes it.
+ */
+TEST(a_sender_that_never_calls_is_rung_by_the_sweeper)
+{
+	struct kfab_test_fi b = { 0 };
+	struct fi_cq_tagged_entry e;
+	int to_child[2], from_child[2];
+	struct kfab_addr name;
+	size_t len = sizeof(name);
+	uint32_t r[2] = { 0, 0 };
+	int i, status, got;
+	char c = 0;
+	pid_t pid;
+
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, pipe(to_child));
+	ASSERT_EQ(0, pipe(from_child));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		struct kfab_test_fi a = { 0 };
+		fi_addr_t dst;
+		uint32_t v;
+
+		close(to_child[1]);
+		close(from_child[0]);
+		if (read(to_child[0], &name, sizeof(name)) != sizeof(name) ||
+		    setenv("FI_PROVIDER", "kfab", 1) ||
+		    setenv("FI_KFAB_LAZY_DOORBELL", "1000", 1) ||
+		    _test_fi_side_open(&a, kfab_test_rdm_hints(), true) ||
+		    fi_av_insert(a.av, &name, 1, &dst, 0, NULL) != 1)
+			_exit(2);
+		for (i = 0; i < 2; i++) {
+			v = 100 + i;
+			if (fi_inject(a.ep, &v, sizeof(v), dst))
+				_exit(3);
+			/* Outside libfabric: only the sweeper can ring. */
+			if (write(from_child[1], "s", 1) != 1 ||
+			    read(to_child[0], &c, 1) != 1)
+				_exit(4);
+		}
+		_exit(_test_fi_close(&a) ? 5 : 0);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
+	ASSERT_EQ(0, _test_fi_side_open(&b, kfab_test_rdm_hints(), true));
+	ASSERT_EQ(0, fi_getname(&b.ep->fid, &name, &len));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, fi_recv(b.ep, &r[i], sizeof(r[i]), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.cq, &e, 1));
+	ASSERT_EQ(sizeof(name), write(to_child[1], &name, sizeof(name)));
+	for (i = 0; i < 2; i++) {
+		/* The child posted and now blocks on the pipe. */
+		ASSERT_EQ(1, read(from_child[0], &c, 1));
+		got = (int)kfab_test_wait_cq(b.cq, NULL, &e, NULL, NULL,
+					     TIMEOUT_MS);
+		ASSERT_EQ(1, got);
+		EXPECT_EQ(100U + i, r[i]);
+		/* Long enough for the sweeper to park (64 idle periods). */
+		if (!i)
+			usleep(300000);
+		ASSERT_EQ(1, write(to_child[1], "g", 1));
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, _test_fi_close(&b));
+}
+
+/* fi_close() of an endpoint rings first: what it posted still goes. */
+TEST_F(pair, closing_an_endpoint_sends_what_waits_in_its_ring)
+{
+	struct fi_cq_tagged_entry e;
+	uint32_t r = 0, v = 42;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	ASSERT_EQ(0, fi_inject(self->a.ep, &v, sizeof(v), self->b_at_a));
+	EXPECT_EQ(0, fi_close(&self->a.ep->fid));
+	self->a.ep = NULL;
+	ASSERT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
+	EXPECT_EQ(42U, r);
+}
+
+/*
+ * A full ring rings at once: an endpoint with a small ring sends until
+ * the ring fills, and the first sends arrive without any read of its CQ.
+ */
+TEST_F(pair, a_full_lazy_ring_rings_without_a_read)
+{
+	struct kfab_test_fi c = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct fi_info *hints;
+	struct big_recv r[64];
+	fi_addr_t b_at_c;
+	uint32_t v;
+	int i, sent;
+
+	RETURN_IF_SETUP_SKIPPED();
+	hints = kfab_test_rdm_hints();
+	ASSERT_NE(NULL, hints);
+	hints->tx_attr->size = 8;
+	hints->rx_attr->size = 8;
+	ASSERT_EQ(0, _test_fi_side_open(&c, hints, true));
+	ASSERT_EQ(0, insert_name(self->b.ep, c.av, &b_at_c));
+	memset(r, 0, sizeof(r));
+	for (i = 0; i < 64; i++)
+		ASSERT_EQ(0, fi_recv(self->b.ep, &r[i], sizeof(r[i]), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
+	for (sent = 0; sent < 64 && !r[0].v; sent++) {
+		v = (uint32_t)sent + 1;
+		ASSERT_EQ(0, fi_inject(c.ep, &v, sizeof(v), b_at_c));
+	}
+	/* The ring filled (16 slots or so) and rang, unread. */
+	EXPECT_EQ(1U, r[0].v);
+	EXPECT_LT(sent, 64);
+	for (i = 0; i < sent; i++)
+		ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL,
+					       NULL, TIMEOUT_MS));
+	for (i = 0; i < sent; i++)
+		EXPECT_EQ((uint32_t)i + 1, r[i].v);
+	EXPECT_EQ(0, _test_fi_close(&c));
+}
+
+/*
+ * FI_KFAB_LAZY_DOORBELL=0 (read when the provider loads: each test is a
+ * process of its own): every request rings at once, so b sees a's send
+ * without a's CQ ever being read.
+ */
+TEST(eager_doorbell_rings_at_every_request)
+{
+	struct kfab_test_fi a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e;
+	struct big_recv r = { 0 };
+	fi_addr_t b_at_a;
+	uint32_t v = 7;
+
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, lazy_pair_open("0", &a, &b, &b_at_a));
+	ASSERT_EQ(0, fi_recv(b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(0, fi_inject(a.ep, &v, sizeof(v), b_at_a));
+	/* In b's buffer before any further call. */
+	EXPECT_EQ(7U, r.v);
+	ASSERT_EQ(1, fi_cq_read(b.cq, &e, 1));
+	EXPECT_EQ(0, _test_fi_close(&a));
+	EXPECT_EQ(0, _test_fi_close(&b));
+}
+
 TEST(two_processes_ping_pong)
 {
 	int to_child[2], to_parent[2], status;
