@@ -26,14 +26,13 @@
  * for its send to complete (kfab_share_copy_out()).
  *
  * The party that copies today (the initiator) owns the job, which lives
- * on its stack for
- * the length of the copy: it claims pieces until none is left untaken,
- * takes the job off the CQ, waits for the pieces helpers are still
- * copying (one each at most: page to page, a piece cannot fault, sleep
- * or be interrupted), and then reports the receive and the send as
- * kfab_recv_deliver() always did.  A receiver that never polls, stops
- * polling or dies costs nothing but its own pieces' time: the initiator
- * copies what is left.  A helper with a signal pending stops taking
+ * on its stack for the length of the copy: it claims pieces until none is
+ * left untaken, takes the job off the CQ, waits for the pieces helpers
+ * are still copying (one each at most: page to page, a piece cannot
+ * fault, sleep or be interrupted), and then reports the receive and the
+ * send as it always did.  A helper that never polls, stops polling or
+ * dies costs nothing but its own pieces' time: the initiator copies what
+ * is left.  A helper with a signal pending stops taking
  * pieces and returns.  Pinning that fails (RLIMIT_MEMLOCK, a bad source
  * page) falls back to the initiator's own copy, which reports -EFAULT for
  * a bad page as before.
