@@ -339,3 +339,65 @@ int kfab_buf_copy_out(struct kfab_buf *b, size_t off, struct iov_iter *to,
 {
 	return kfab_buf_copy(b, off, to, n, false);
 }
+
+/* Move @c forward to the bio_vec of @b that holds byte @off (>= c->base). */
+static void kfab_buf_seek(const struct kfab_buf *b, struct kfab_buf_cursor *c,
+			  size_t off)
+{
+	while (c->i < b->nr_bv && c->base + b->bv[c->i].bv_len <= off) {
+		c->base += b->bv[c->i].bv_len;
+		c->i++;
+	}
+}
+
+/**
+ * kfab_buf_copy_buf() - copy between two buffers that any process reaches
+ * @dst: the destination (pinned writable, or kernel memory)
+ * @dc: a cursor of @dst that stands at or before @doff
+ * @doff: where in @dst the bytes go
+ * @src: the source
+ * @sc: a cursor of @src that stands at or before @soff
+ * @soff: where in @src they come from
+ * @n: bytes
+ *
+ * Page to page, no user access: it cannot fault and takes no lock, so it
+ * may run in any process and under any lock of the engine.  A caller that
+ * copies pieces in ascending order keeps its cursors (zeroed to begin
+ * with) and walks each buffer once.  Return: 0, or -EFAULT when either
+ * buffer is shorter than asked.
+ */
+int kfab_buf_copy_buf(struct kfab_buf *dst, struct kfab_buf_cursor *dc,
+		      size_t doff, struct kfab_buf *src,
+		      struct kfab_buf_cursor *sc, size_t soff, size_t n)
+{
+	trace_kfab_copy(doff, n, true);
+
+	while (n) {
+		const struct bio_vec *dbv, *sbv;
+		size_t dpos, spos, chunk;
+		void *d, *s;
+
+		kfab_buf_seek(dst, dc, doff);
+		kfab_buf_seek(src, sc, soff);
+		if (dc->i >= dst->nr_bv || sc->i >= src->nr_bv)
+			return -EFAULT;
+		dbv = &dst->bv[dc->i];
+		sbv = &src->bv[sc->i];
+		dpos = dbv->bv_offset + (doff - dc->base);
+		spos = sbv->bv_offset + (soff - sc->base);
+		chunk = min3(n, dbv->bv_len - (doff - dc->base),
+			     sbv->bv_len - (soff - sc->base));
+		chunk = min3(chunk, PAGE_SIZE - offset_in_page(dpos),
+			     PAGE_SIZE - offset_in_page(spos));
+		s = kmap_local_page(nth_page(sbv->bv_page, spos >> PAGE_SHIFT));
+		d = kmap_local_page(nth_page(dbv->bv_page, dpos >> PAGE_SHIFT));
+		memcpy(d + offset_in_page(dpos), s + offset_in_page(spos),
+		       chunk);
+		kunmap_local(d);
+		kunmap_local(s);
+		n -= chunk;
+		doff += chunk;
+		soff += chunk;
+	}
+	return 0;
+}

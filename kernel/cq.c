@@ -111,8 +111,7 @@ static void kfab_cq_sync_overflow(struct kfab_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
 	WRITE_ONCE(cq->ring->overflow, cq->nr_overflow);
-	WRITE_ONCE(cq->ring->flags,
-		   cq->nr_overflow ? KFAB_CQ_RING_OVERFLOW : 0);
+	kfab_cq_sync_flags(cq);
 }
 
 /* Most overflowed completions moved while the lock is held once. */
@@ -156,7 +155,7 @@ static void kfab_cq_free_nodes(struct list_head *list)
  * (P3): whatever was published above is visible before armed is read; if
  * user space armed after our publication, it sees the entry itself.
  */
-static void kfab_cq_wake(struct kfab_cq *cq)
+void kfab_cq_wake(struct kfab_cq *cq)
 {
 	/* (P3) pairs with user space's smp_mb() after arming (C2). */
 	smp_mb();
@@ -346,11 +345,11 @@ void kfab_cq_show(struct seq_file *s, struct kfab_object *obj)
 	struct kfab_cq *cq = to_kfab_cq(obj);
 
 	spin_lock(&cq->lock);
-	seq_printf(s, " domain %u entries %u head %u tail %u overflow %u overflowed %llu errors %u posted %llu bad_head %llu eventfd %s armed %u",
+	seq_printf(s, " domain %u entries %u head %u tail %u overflow %u overflowed %llu errors %u posted %llu bad_head %llu eventfd %s armed %u helped %llu",
 		   cq->obj.parent->id, cq->entries, READ_ONCE(cq->cons->head),
 		   cq->tail, cq->nr_overflow, cq->overflowed, cq->nr_errors,
 		   cq->posted, cq->bad_head, cq->eventfd ? "yes" : "no",
-		   READ_ONCE(cq->cons->armed) ? 1 : 0);
+		   READ_ONCE(cq->cons->armed) ? 1 : 0, cq->helped);
 	spin_unlock(&cq->lock);
 }
 
@@ -428,6 +427,7 @@ int kfab_ioctl_cq_open(struct kfab_ucmd *ucmd)
 	spin_lock_init(&cq->lock);
 	INIT_LIST_HEAD(&cq->overflow);
 	INIT_LIST_HEAD(&cq->errors);
+	INIT_LIST_HEAD(&cq->shares);
 	cq->entries = entries;
 	cq->mask = entries - 1;
 	cq->payload = cmd->flags & KFAB_CQ_OPEN_PAYLOAD;

@@ -62,6 +62,13 @@ static int kfab_debugfs_net_show(struct seq_file *s, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_net);
 
+static int kfab_debugfs_share_show(struct seq_file *s, void *unused)
+{
+	kfab_share_debugfs_show(s);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(kfab_debugfs_share);
+
 void kfab_debugfs_init(void)
 {
 	/* debugfs failures are not fatal: the module works without it. */
@@ -72,6 +79,8 @@ void kfab_debugfs_init(void)
 			    &kfab_debugfs_avs_fops);
 	debugfs_create_file("net", 0400, kfab_debugfs_root, NULL,
 			    &kfab_debugfs_net_fops);
+	debugfs_create_file("share", 0400, kfab_debugfs_root, NULL,
+			    &kfab_debugfs_share_fops);
 }
 
 void kfab_debugfs_exit(void)

@@ -183,6 +183,7 @@ static int kfab_ep_core_new(struct kfab_ep *ep, struct net *net,
 		return -ENOMEM;
 	kref_init(&core->ref);
 	INIT_LIST_HEAD(&core->rx_link);
+	mutex_init(&core->share_lock);
 	core->num = atomic64_inc_return(&kfab_ep_next_num);
 	core->ep = ep;
 	/* Not in kfab_eps until enabled: nobody can send to it before. */
@@ -380,6 +381,10 @@ void kfab_ep_destroy(struct kfab_object *obj)
 	struct kfab_ep_core *core = ep->core;
 
 	if (core) {
+		/* Copies with its help are over before its CQ goes. */
+		mutex_lock(&core->share_lock);
+		core->tx_cq = NULL;
+		mutex_unlock(&core->share_lock);
 		if (ep->enabled)
 			xa_erase(&kfab_eps, core->num);
 		kfab_node_unbind(core);
@@ -575,6 +580,10 @@ static int kfab_ep_publish(struct kfab_ep *ep)
 		return rc;
 	}
 	ep->enabled = true;
+	/* Receivers may publish copies of its messages there (share.c). */
+	mutex_lock(&ep->core->share_lock);
+	ep->core->tx_cq = ep->kops ? NULL : ep->cq[KFAB_TX];
+	mutex_unlock(&ep->core->share_lock);
 	return 0;
 }
 

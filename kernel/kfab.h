@@ -44,6 +44,10 @@
  *     to those endpoints are posted under it.  At most one is held at a
  *     time: a send takes its receiver's, and completes itself after
  *     dropping it (msg.c).
+ * 4a. kfab_ep_core.share_lock (share.c, mutex): a sending endpoint's
+ *     @tx_cq while a receiver copies one of its messages with the
+ *     sender's help; a receiver takes it with mutex_trylock() under its
+ *     receive context's lock, the endpoint's destruction alone.
  *  5. kfab_av_table.lock (av.c, mutex): one table's entries; senders and
  *     receivers look addresses up under a receive context's lock.
  *  6. xa_lock of a context's objects (object.c, spinlock): the id table;
@@ -52,8 +56,10 @@
  *     outstanding and done requests; the engine's completion hook takes
  *     it under a receive context's lock.
  *  8. kfab_cq.lock (cq.c) and kfab_cntr.lock (cntr.c) (spinlocks): the
- *     producer side of one completion ring, the values of one counter.
- *     Nothing is taken under them.
+ *     producer side of one completion ring, the values of one counter;
+ *     a CQ's lock also covers the copy jobs published on it (share.c:
+ *     claims of their pieces, which a sender takes under 4 and a helper
+ *     under nothing else).  Nothing is taken under them.
  *  9. kfab_kcq.lock (kapi.c, spinlock, taken with spin_lock_irqsave()):
  *     a kernel CQ's completed requests.  kfab_kcq_poll() may be called
  *     from any context, hard interrupts included, so this is the one
@@ -353,6 +359,7 @@ typedef int (*kfab_av_info_fn)(void *arg, const struct kfab_av_info *info);
 int kfab_av_for_each(unsigned long *pos, kfab_av_info_fn fn, void *arg);
 int kfab_av_unlink_name(const char *name, bool admin);
 /* cq.c: completion queues, rings shared with user space */
+struct kfab_buf;
 
 /**
  * struct kfab_cq - a completion queue
@@ -379,6 +386,9 @@ int kfab_av_unlink_name(const char *name, bool admin);
  * @posted: completions ever posted (debugfs)
  * @overflowed: completions that ever went through @overflow (debugfs)
  * @bad_head: times a head from user space was out of range (debugfs)
+ * @shares: copy jobs into receives of its endpoints that helpers may take
+ *	pieces of (share.c's struct kfab_share)
+ * @helped: pieces of those jobs its owner copied (debugfs)
  */
 struct kfab_cq {
 	struct kfab_object obj;
@@ -404,6 +414,8 @@ struct kfab_cq {
 	u64 posted;
 	u64 overflowed;
 	u64 bad_head;
+	struct list_head shares;
+	u64 helped;
 };
 
 /* An error completion, as the kernel queues it. */
@@ -433,6 +445,20 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 			 const void *payload, bool *overflowed);
 int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
 bool kfab_cq_nearly_full(struct kfab_cq *cq);
+void kfab_cq_wake(struct kfab_cq *cq);
+
+/* share.c: large copies shared with the receiver's CPU */
+extern unsigned int kfab_share_min_bytes;
+void kfab_cq_sync_flags(struct kfab_cq *cq);
+bool kfab_share_wanted(struct kfab_cq *cq, const struct iov_iter *from,
+		       size_t n);
+int kfab_share_copy(struct kfab_cq *cq, struct kfab_buf *dst, size_t dst_off,
+		    struct iov_iter *from, size_t n);
+struct kfab_ep_core;
+int kfab_share_copy_out(struct kfab_ep_core *sender, struct kfab_buf *src,
+			struct iov_iter *to, size_t n);
+int kfab_ioctl_cq_help(struct kfab_ucmd *ucmd);
+void kfab_share_debugfs_show(struct seq_file *s);
 
 /* cntr.c: counters */
 
@@ -557,6 +583,20 @@ int kfab_buf_copy_in(struct kfab_buf *b, size_t off, struct iov_iter *from,
 int kfab_buf_copy_out(struct kfab_buf *b, size_t off, struct iov_iter *to,
 		      size_t n);
 
+/**
+ * struct kfab_buf_cursor - where a walk through a struct kfab_buf stands
+ * @i: the bio_vec
+ * @base: the byte of the buffer that bio_vec @i starts at
+ */
+struct kfab_buf_cursor {
+	unsigned int i;
+	size_t base;
+};
+
+int kfab_buf_copy_buf(struct kfab_buf *dst, struct kfab_buf_cursor *dc,
+		      size_t doff, struct kfab_buf *src,
+		      struct kfab_buf_cursor *sc, size_t soff, size_t n);
+
 /* ep.c, msg.c, srx.c: endpoints and the messages between them (Documentation/ep.rst) */
 
 enum kfab_dir {
@@ -655,6 +695,10 @@ void kfab_bufrecv_release(struct kfab_rx_ctx *rxc, u64 token);
  *	@addr names; else 0
  * @send_only: never reachable by @num (a block's anchor, a transmit
  *	context)
+ * @share_lock: held by a receiver that copies one of this endpoint's
+ *	messages with its help (share.c), and to change @tx_cq
+ * @tx_cq: the endpoint's transmit CQ, where such copies are published;
+ *	NULL for a kernel caller's endpoint and once the endpoint goes
  */
 struct kfab_ep_core {
 	struct kref ref;
@@ -670,6 +714,8 @@ struct kfab_ep_core {
 	atomic_t tx_waiting;
 	u64 block;
 	bool send_only;
+	struct mutex share_lock;	/* "Locking" 4a */
+	struct kfab_cq *tx_cq;
 };
 
 /**

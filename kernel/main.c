@@ -178,6 +178,7 @@ union kfab_ucmd_buffer {
 	struct kfab_cq_open cq_open;
 	struct kfab_cq_drain cq_drain;
 	struct kfab_cq_readerr cq_readerr;
+	struct kfab_cq_help cq_help;
 	struct kfab_cntr_open cntr_open;
 	struct kfab_cntr_update cntr_update;
 	struct kfab_cntr_wait cntr_wait;
@@ -238,6 +239,8 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_cq_drain, out_overflow),
 	KFAB_IOCTL_OP(KFAB_CMD_CQ_READERR, kfab_ioctl_cq_readerr,
 		      struct kfab_cq_readerr, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_CQ_HELP, kfab_ioctl_cq_help,
+		      struct kfab_cq_help, out_bytes),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_OPEN, kfab_ioctl_cntr_open,
 		      struct kfab_cntr_open, out_region),
 	KFAB_IOCTL_OP(KFAB_CMD_CNTR_UPDATE, kfab_ioctl_cntr_update,

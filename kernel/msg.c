@@ -394,6 +394,9 @@ static int kfab_unexp_copy_out(struct kfab_unexp *u, struct iov_iter *to,
 {
 	if (u->kbuf)
 		return copy_to_iter(u->kbuf, n, to) == n ? 0 : -EFAULT;
+	/* At a sender on this node: its CPU may take pieces (share.c). */
+	if (u->sender && !u->remote)
+		return kfab_share_copy_out(u->sender, &u->buf, to, n);
 	return kfab_buf_copy_out(&u->buf, 0, to, n);
 }
 
@@ -643,6 +646,11 @@ int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	*done = kfab_recv_take(recv, n);
 	if (recv->unpinned)
 		rc = copy_from_iter(small, n, data) == n ? 0 : -EFAULT;
+	else if (!target->ep->kops &&
+		 kfab_share_wanted(target->ep->cq[KFAB_RX], data, n))
+		/* Large: the receiver's CPU may take pieces (share.c). */
+		rc = kfab_share_copy(target->ep->cq[KFAB_RX], &recv->buf, at,
+				     data, n);
 	else
 		rc = kfab_buf_copy_in(&recv->buf, at, data, n);
 	kfab_complete_recv(target->ep, &(struct kfab_recv_end){

@@ -51,6 +51,7 @@
  * @tail: the kernel's producer index, in @ring_map
  * @overflow: completions in the kernel's overflow list, in @ring_map
  * @err_count: error completions waiting, in @ring_map
+ * @flags: the ring's KFAB_CQ_RING_* word, in @ring_map
  * @slots: the first slot, in @ring_map
  * @head: the consumer index, in @cons_map
  * @armed: the armed word, in @cons_map
@@ -93,6 +94,7 @@ struct shim_cq {
 	const uint32_t *tail;
 	const uint32_t *overflow;
 	const uint32_t *err_count;
+	const uint32_t *flags;
 	const uint8_t *slots;
 	uint32_t *head;
 	uint32_t *armed;
@@ -595,6 +597,21 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 	return n + shim_cq_read_queued(cq, buf, n, count - n, src_addr);
 }
 
+/*
+ * A large message is being copied into a receive of ours, or out of a
+ * send of ours into a late receive (the ring's KFAB_CQ_RING_HELP): copy
+ * pieces of it in this thread's time, which would otherwise only spin
+ * here; the other process reports it once every piece is in (Documentation/
+ * cq.rst, "Helping with large copies").  A stale bit costs one system
+ * call.  True when it helped.
+ */
+static bool shim_cq_help(struct shim_cq *cq)
+{
+	if (!(shim_read_once(cq->flags) & KFAB_CQ_RING_HELP))
+		return false;
+	return !shim_dev_cq_help(cq->fd, cq->id, NULL);
+}
+
 static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
@@ -606,6 +623,7 @@ static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	/* Manual progress: requests queued on bound endpoints go first. */
 	shim_ep_list_progress(&cq->eps);
 	shim_cq_hook_progress(cq);
+	shim_cq_help(cq);
 	/* An error waiting comes first (fi_cq(3)): no system call to know. */
 	if (shim_cq_err_waiting(cq))
 		return -FI_EAVAIL;
@@ -739,7 +757,8 @@ static void shim_cq_block(struct shim_cq *cq, int left, uint32_t threshold)
 	pthread_mutex_lock(&cq->lock);
 	ready = shim_cq_err_waiting_locked(cq) ||
 		shim_cq_pending(cq) >= threshold ||
-		cq->signaled;
+		cq->signaled ||
+		(shim_read_once(cq->flags) & KFAB_CQ_RING_HELP);
 	pthread_mutex_unlock(&cq->lock);
 	if (!ready) {
 		shim_eventfd_wait(cq->efd, left);
@@ -789,6 +808,7 @@ static ssize_t shim_cq_sreadfrom(struct fid_cq *cq_fid, void *buf,
 		pending = shim_ep_list_progress(&cq->eps);
 		/* Peers' traffic is seen only by polling them: short slices. */
 		pending |= shim_cq_hook_progress(cq);
+		shim_cq_help(cq);
 		if (shim_cq_err_waiting(cq))
 			return -FI_EAVAIL;
 		left = shim_timeout_left(timeout, &start);
@@ -916,6 +936,7 @@ static const struct fi_ops shim_cq_fi_ops;
 bool shim_cq_poll_ready(struct shim_cq *cq)
 {
 	shim_cq_progress_eps(cq);
+	shim_cq_help(cq);
 	return shim_cq_pending(cq) || shim_cq_hook_queued(cq) ||
 	       shim_cq_err_waiting(cq);
 }
@@ -1145,6 +1166,7 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
 	    l->off_tail + sizeof(uint32_t) > l->ring.size ||
 	    l->off_overflow + sizeof(uint32_t) > l->ring.size ||
 	    l->off_err_count + sizeof(uint32_t) > l->ring.size ||
+	    l->off_flags + sizeof(uint32_t) > l->ring.size ||
 	    l->off_head + sizeof(uint32_t) > l->cons.size ||
 	    l->off_armed + sizeof(uint32_t) > l->cons.size ||
 	    !l->entries || (l->entries & (l->entries - 1)))
@@ -1169,6 +1191,7 @@ static int shim_cq_map(struct shim_cq *cq, const struct kfab_cq_layout *l)
 					  l->off_overflow);
 	cq->err_count = (const uint32_t *)((char *)cq->ring_map +
 					   l->off_err_count);
+	cq->flags = (const uint32_t *)((char *)cq->ring_map + l->off_flags);
 	cq->slots = (const uint8_t *)cq->ring_map + l->off_entries;
 	cq->head = (uint32_t *)((char *)cq->cons_map + l->off_head);
 	cq->armed = (uint32_t *)((char *)cq->cons_map + l->off_armed);

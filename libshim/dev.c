@@ -148,6 +148,16 @@ int shim_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd)
 	return ret;
 }
 
+int shim_dev_cq_help(int fd, uint32_t cq_id, uint64_t *chunks)
+{
+	struct kfab_cq_help cmd = { .size = sizeof(cmd), .cq_id = cq_id };
+	int ret = shim_dev_ioctl(fd, KFAB_IOC_CQ_HELP, &cmd);
+
+	if (!ret && chunks)
+		*chunks = cmd.out_chunks;
+	return ret;
+}
+
 int shim_dev_cntr_open(int fd, struct kfab_cntr_open *cmd)
 {
 	cmd->size = sizeof(*cmd);

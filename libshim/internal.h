@@ -185,6 +185,7 @@ int shim_dev_av_remove(int fd, uint32_t av_id, const uint32_t *indices,
 int shim_dev_cq_open(int fd, struct kfab_cq_open *cmd);
 int shim_dev_cq_drain(int fd, uint32_t cq_id, uint32_t *overflow);
 int shim_dev_cq_readerr(int fd, struct kfab_cq_readerr *cmd);
+int shim_dev_cq_help(int fd, uint32_t cq_id, uint64_t *chunks);
 int shim_dev_cntr_open(int fd, struct kfab_cntr_open *cmd);
 int shim_dev_cntr_update(int fd, uint32_t cntr_id, uint32_t op,
 			 uint64_t value);

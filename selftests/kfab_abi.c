@@ -57,6 +57,7 @@ static bool known_command(unsigned int nr, bool test_module)
 	case KFAB_CMD_CQ_OPEN:
 	case KFAB_CMD_CQ_DRAIN:
 	case KFAB_CMD_CQ_READERR:
+	case KFAB_CMD_CQ_HELP:
 	case KFAB_CMD_CNTR_OPEN:
 	case KFAB_CMD_CNTR_UPDATE:
 	case KFAB_CMD_CNTR_WAIT:
@@ -167,6 +168,7 @@ TEST_F(kfab, every_command_enforces_struct_length)
 	TEST_LENGTH(kfab_cq_open, KFAB_IOC_CQ_OPEN, out_ring);
 	TEST_LENGTH(kfab_cq_drain, KFAB_IOC_CQ_DRAIN, out_overflow);
 	TEST_LENGTH(kfab_cq_readerr, KFAB_IOC_CQ_READERR, __reserved);
+	TEST_LENGTH(kfab_cq_help, KFAB_IOC_CQ_HELP, out_bytes);
 	TEST_LENGTH(kfab_cntr_open, KFAB_IOC_CNTR_OPEN, out_region);
 	TEST_LENGTH(kfab_cntr_update, KFAB_IOC_CNTR_UPDATE, out_err);
 	TEST_LENGTH(kfab_cntr_wait, KFAB_IOC_CNTR_WAIT, out_err);
@@ -263,6 +265,7 @@ TEST_F(kfab, bad_pointers_get_efault)
 	static const unsigned long cmds[] = {
 		KFAB_IOC_QUERY, KFAB_IOC_DESTROY, KFAB_IOC_DOMAIN_ALLOC,
 		KFAB_IOC_CQ_OPEN, KFAB_IOC_CQ_DRAIN, KFAB_IOC_CQ_READERR,
+		KFAB_IOC_CQ_HELP,
 		KFAB_IOC_CNTR_OPEN, KFAB_IOC_CNTR_UPDATE, KFAB_IOC_CNTR_WAIT,
 	};
 	long page = getpagesize();

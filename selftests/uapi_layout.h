@@ -228,6 +228,15 @@ KFAB_CHECK_OFF(kfab_cq_readerr, out_err_data_len, 104);
 KFAB_CHECK_OFF(kfab_cq_readerr, __reserved, 108);
 KFAB_CHECK_CMD(KFAB_IOC_CQ_READERR, kfab_cq_readerr);
 
+KFAB_CHECK_SIZE(kfab_cq_help, 32);
+KFAB_CHECK_OFF(kfab_cq_help, size, 0);
+KFAB_CHECK_OFF(kfab_cq_help, flags, 4);
+KFAB_CHECK_OFF(kfab_cq_help, cq_id, 8);
+KFAB_CHECK_OFF(kfab_cq_help, __reserved, 12);
+KFAB_CHECK_OFF(kfab_cq_help, out_chunks, 16);
+KFAB_CHECK_OFF(kfab_cq_help, out_bytes, 24);
+KFAB_CHECK_CMD(KFAB_IOC_CQ_HELP, kfab_cq_help);
+
 KFAB_CHECK_SIZE(kfab_cntr_values, 64);
 KFAB_CHECK_OFF(kfab_cntr_values, seq, 0);
 KFAB_CHECK_OFF(kfab_cntr_values, __reserved, 4);

@@ -56,6 +56,7 @@ enum kfab_cmd_nr {
 	KFAB_CMD_CQ_OPEN = 0x20,
 	KFAB_CMD_CQ_DRAIN = 0x21,
 	KFAB_CMD_CQ_READERR = 0x22,
+	KFAB_CMD_CQ_HELP = 0x23,
 	KFAB_CMD_CNTR_OPEN = 0x28,
 	KFAB_CMD_CNTR_UPDATE = 0x29,
 	KFAB_CMD_CNTR_WAIT = 0x2a,
@@ -537,6 +538,14 @@ struct kfab_cq_entry {
 enum kfab_cq_ring_flags {
 	/* The overflow list is not empty: KFAB_IOC_CQ_DRAIN will fill the ring. */
 	KFAB_CQ_RING_OVERFLOW = 1 << 0,
+	/*
+	 * A large copy into a receive (or out of a send) of an endpoint
+	 * bound to this CQ has pieces nobody took yet: KFAB_IOC_CQ_HELP
+	 * copies them in the caller's time.  A hint, set and cleared by the
+	 * kernel; acting on a stale one costs one system call and nothing
+	 * else.
+	 */
+	KFAB_CQ_RING_HELP = 1 << 1,
 };
 
 /**
@@ -705,6 +714,45 @@ struct kfab_cq_readerr {
 
 #define KFAB_IOC_CQ_READERR \
 	_IOWR(KFAB_TYPE, KFAB_CMD_CQ_READERR, struct kfab_cq_readerr)
+
+/**
+ * struct kfab_cq_help - KFAB_IOC_CQ_HELP: copy pieces of large messages
+ *	that wait for help (KFAB_CQ_RING_HELP)
+ * @size: sizeof(struct kfab_cq_help)
+ * @flags: must be 0
+ * @cq_id: a CQ of this file
+ * @__reserved: must be 0
+ * @out_chunks: out: pieces this call copied
+ * @out_bytes: out: bytes this call copied
+ *
+ * A copy of at least the module parameter share_min_bytes between two
+ * processes of this node is made in pieces (Documentation/cq.rst,
+ * "Helping with large copies"): the process that copies today takes them
+ * one by one in its doorbell (the sender, into a posted receive; the
+ * receiver, out of a message that waited at its sender), and the owner of
+ * the other side's CQ (the receive CQ, or the transmit CQ) may take
+ * others meanwhile with this command, which copies pieces of every such
+ * message of the CQ's endpoints until none is left untaken, then returns.
+ * Both sides' pages are pinned, each by its own process, so the call
+ * reaches no memory but what the two processes gave for the message.  It
+ * returns early, with what it copied, when a signal is pending.  The
+ * other process reports both completions once every piece is in; nothing
+ * is reported here.
+ *
+ * 0, also when there was nothing to copy; -ENOENT for an id that is no
+ * CQ of this file.
+ */
+struct kfab_cq_help {
+	__u32 size;
+	__u32 flags;
+	__u32 cq_id;
+	__u32 __reserved;
+	__u64 out_chunks;
+	__u64 out_bytes;
+};
+
+#define KFAB_IOC_CQ_HELP \
+	_IOWR(KFAB_TYPE, KFAB_CMD_CQ_HELP, struct kfab_cq_help)
 
 /*
  * Counters.  A counter is a success value and an error value, which user

@@ -1,0 +1,948 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Large copies shared by both processes (kernel/share.c): a send that
+ * matches a posted receive of share_min_bytes or more is copied in pieces,
+ * by the sender's doorbell and by the receiver's KFAB_IOC_CQ_HELP while
+ * the ring says KFAB_CQ_RING_HELP.  Through the raw ABI, each endpoint in
+ * a file (or a process) of its own: every byte arrives, both completions
+ * come once, whoever polls or not, through signals and SIGKILL of either
+ * side, and nothing stays pinned.
+ *
+ * Needs /dev/kfab (the VM); on the host every test SKIPs.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+#include "kfab_test.h"
+
+#define ANY		(~0ULL)
+#define MIB		(1024 * 1024)
+#define PARAM_MIN	"/sys/module/kfab/parameters/share_min_bytes"
+#define DEBUGFS_SHARE	"/sys/kernel/debug/kfab/share"
+
+struct raw_ep {
+	int fd;
+	uint32_t dom, av, ep;
+	struct kfab_addr addr;
+	struct kfab_test_cq cq;
+	struct kfab_ep_open epo;
+	uint8_t *sq;
+	uint32_t tail;
+};
+
+static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
+{
+	return (struct kfab_sqe *)(r->sq + r->epo.out_sq.off_entries +
+				   (size_t)(i & (r->epo.out_sq.entries - 1)) *
+				   r->epo.out_sq.entry_size);
+}
+
+/* An endpoint in a file of its own, bound to an AV and one CQ, enabled. */
+static int ep_setup(struct raw_ep *r)
+{
+	struct kfab_av_open avo = { 0 };
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	if (_test_open_domain(&r->fd, &r->dom))
+		return -1;
+	avo.domain_id = r->dom;
+	if (_test_cmd_av_open(r->fd, &avo, &r->av))
+		return -2;
+	if (_test_cq_open_mapped(r->fd, r->dom, 64, 0, &r->cq))
+		return -3;
+	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
+		return -4;
+	r->addr = r->epo.out_addr;
+	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
+			   PROT_READ | PROT_WRITE);
+	if (r->sq == MAP_FAILED)
+		return -5;
+	return _test_ep_bind_enable(r->fd, r->ep, r->av, r->cq.id) ? -6 : 0;
+}
+
+static void ep_close(struct raw_ep *r)
+{
+	if (r->fd < 0)
+		return;
+	_test_cq_unmap(&r->cq);
+	_test_munmap(r->sq, &r->epo.out_sq.region);
+	close(r->fd);
+	r->fd = -1;
+}
+
+/* @p's fi_addr_t in @r's AV. */
+static uint64_t peer_addr(struct raw_ep *r, const struct kfab_addr *p)
+{
+	uint32_t idx = KFAB_AV_INDEX_NONE;
+
+	if (_test_cmd_av_insert(r->fd, r->av, p, 1, &idx, NULL, NULL))
+		return ANY;
+	return idx;
+}
+
+/* Queue one request and ring. */
+static int submit(struct raw_ep *r, const struct kfab_sqe *sqe)
+{
+	*sq_slot(r, r->tail) = *sqe;
+	r->tail++;
+	__atomic_store_n((uint32_t *)(r->sq + r->epo.out_sq.off_tail),
+			 r->tail, __ATOMIC_RELEASE);
+	return _test_cmd_doorbell(r->fd, r->ep, NULL);
+}
+
+/* A request over @n iovecs. */
+static struct kfab_sqe sqe_iov(uint8_t op, uint64_t ctx, uint64_t addr,
+			       const struct iovec *iov, unsigned int n)
+{
+	struct kfab_sqe s = { .opcode = op, .context = ctx, .addr = addr,
+			      .flags = KFAB_SQE_COMPLETION, .iov_count = n };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		s.iov[i].base = (uintptr_t)iov[i].iov_base;
+		s.iov[i].len = iov[i].iov_len;
+	}
+	return s;
+}
+
+static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
+			       void *buf, size_t len)
+{
+	struct iovec iov = { buf, len };
+
+	return sqe_iov(op, ctx, addr, &iov, 1);
+}
+
+/* The next completion: 0, -EAGAIN when the ring is empty. */
+static int cq_next(struct raw_ep *r, struct kfab_cq_entry *e)
+{
+	uint32_t *headp = (uint32_t *)(r->cq.cons + r->cq.layout.off_head);
+	uint32_t head = *headp;
+	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring +
+						     r->cq.layout.off_tail),
+					__ATOMIC_ACQUIRE);
+
+	if (head == tail)
+		return -EAGAIN;
+	*e = *(const struct kfab_cq_entry *)kfab_test_cq_slot(&r->cq, head);
+	__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static bool wants_help(struct raw_ep *r)
+{
+	return KFAB_TEST_RING_U32(&r->cq, r->cq.layout.off_flags) &
+	       KFAB_CQ_RING_HELP;
+}
+
+/* KFAB_IOC_CQ_HELP on @r's CQ: 0 or -errno; pieces copied in *@chunks. */
+static int help(int fd, uint32_t cq_id, uint64_t *chunks)
+{
+	struct kfab_cq_help h = { .size = sizeof(h), .cq_id = cq_id };
+	int rc = kfab_ioctl(fd, KFAB_IOC_CQ_HELP, &h);
+
+	if (!rc && chunks)
+		*chunks += h.out_chunks;
+	return rc;
+}
+
+/* Byte @i of message @seed. */
+static uint8_t pat(uint64_t seed, size_t i)
+{
+	return (uint8_t)(i * 131 + (i >> 12) + seed * 17 + 1);
+}
+
+static void fill(uint8_t *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = pat(seed, i);
+}
+
+/* Offset of the first wrong byte, or -1. */
+static long check(const uint8_t *p, size_t n, uint64_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != pat(seed, i))
+			return (long)i;
+	return -1;
+}
+
+static long share_min(void)
+{
+	return read_sysfs_long(PARAM_MIN);
+}
+
+/* A field of debugfs "share" ("jobs", "helped", ...), or -1. */
+static long long share_stat(const char *name)
+{
+	char line[256], *p;
+	long long v = -1;
+	FILE *f = fopen(DEBUGFS_SHARE, "r");
+
+	if (!f)
+		return -1;
+	if (fgets(line, sizeof(line), f)) {
+		p = strstr(line, name);
+		if (p)
+			sscanf(p + strlen(name), " %lld", &v);
+	}
+	fclose(f);
+	return v;
+}
+
+/* This process's pinned memory (VmPin), in kB, or -1. */
+static long vm_pin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+static void *big_alloc(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* ---- the command itself ---- */
+
+TEST(help_rejects_what_is_not_its_own)
+{
+	struct kfab_cq_help h;
+	struct kfab_test_cq cq;
+	uint32_t dom, dom2;
+	int fd, fd2;
+
+	if (!kfab_have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	ASSERT_EQ(0, _test_open_domain(&fd, &dom));
+	ASSERT_EQ(0, _test_open_domain(&fd2, &dom2));
+	ASSERT_EQ(0, _test_cq_open_mapped(fd, dom, 64, 0, &cq));
+
+	/* Nothing to do: 0, and every output written (zero). */
+	memset(&h, 0xa5, sizeof(h));
+	h.size = sizeof(h);
+	h.flags = 0;
+	h.__reserved = 0;
+	h.cq_id = cq.id;
+	ASSERT_EQ(0, kfab_ioctl(fd, KFAB_IOC_CQ_HELP, &h));
+	EXPECT_EQ(0, h.out_chunks);
+	EXPECT_EQ(0, h.out_bytes);
+	EXPECT_EQ(cq.id, h.cq_id);
+	EXPECT_EQ(0, KFAB_TEST_RING_U32(&cq, cq.layout.off_flags) &
+		     KFAB_CQ_RING_HELP);
+
+	/* Ids that are no CQ of this file. */
+	EXPECT_EQ(-ENOENT, help(fd, 0, NULL));
+	EXPECT_EQ(-ENOENT, help(fd, dom, NULL));
+	EXPECT_EQ(-ENOENT, help(fd, 99999, NULL));
+	EXPECT_EQ(-ENOENT, help(fd, UINT32_MAX, NULL));
+	/* Another file's CQ: its id means nothing here. */
+	EXPECT_EQ(-ENOENT, help(fd2, cq.id, NULL));
+
+	/* Flags and reserved bits. */
+	h = (struct kfab_cq_help){ .size = sizeof(h), .cq_id = cq.id,
+				   .flags = 1 };
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(fd, KFAB_IOC_CQ_HELP, &h));
+	h.flags = 1u << 31;
+	EXPECT_EQ(-EOPNOTSUPP, kfab_ioctl(fd, KFAB_IOC_CQ_HELP, &h));
+	h.flags = 0;
+	h.__reserved = 1;
+	EXPECT_EQ(-EINVAL, kfab_ioctl(fd, KFAB_IOC_CQ_HELP, &h));
+	/* Short structs, bad pointers. */
+	h = (struct kfab_cq_help){ .size = 8, .cq_id = cq.id };
+	EXPECT_EQ(-EINVAL, kfab_ioctl(fd, KFAB_IOC_CQ_HELP, &h));
+	EXPECT_EQ(-EFAULT, kfab_ioctl(fd, KFAB_IOC_CQ_HELP, NULL));
+
+	_test_cq_unmap(&cq);
+	close(fd);
+	close(fd2);
+}
+
+/* ---- one process, two files: the sender copies alone ---- */
+
+FIXTURE(share) {
+	struct raw_ep a, b;
+	uint64_t a_to_b;
+	long min;
+};
+
+FIXTURE_SETUP(share)
+{
+	self->a.fd = self->b.fd = -1;
+	if (!kfab_have_device())
+		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
+	self->min = share_min();
+	if (self->min <= 0)
+		SKIP(return, "share_min_bytes is 0 or absent");
+	ASSERT_EQ(0, ep_setup(&self->a));
+	ASSERT_EQ(0, ep_setup(&self->b));
+	self->a_to_b = peer_addr(&self->a, &self->b.addr);
+	ASSERT_NE(ANY, self->a_to_b);
+}
+
+FIXTURE_TEARDOWN(share)
+{
+	ep_close(&self->a);
+	ep_close(&self->b);
+}
+
+/*
+ * One message from a's @siov into b's @riov: both complete with the
+ * whole length, and every byte is where it belongs.
+ */
+static void one_message(struct __test_metadata *_metadata,
+			FIXTURE_DATA(share) *self, const struct iovec *siov,
+			unsigned int sn, const struct iovec *riov,
+			unsigned int rn, uint64_t seed, bool late)
+{
+	struct kfab_cq_entry e;
+	struct kfab_sqe q;
+	size_t len = 0, off = 0, i, j;
+	uint8_t *flat;
+
+	for (i = 0; i < sn; i++)
+		len += siov[i].iov_len;
+	flat = malloc(len);
+	ASSERT_NE(NULL, flat);
+	fill(flat, len, seed);
+	for (i = 0; i < sn; off += siov[i].iov_len, i++)
+		memcpy(siov[i].iov_base, flat + off, siov[i].iov_len);
+	for (j = 0; j < rn; j++)
+		memset(riov[j].iov_base, 0, riov[j].iov_len);
+
+	if (late) {
+		/* The message waits at a (rendezvous); b's doorbell copies. */
+		q = sqe_iov(KFAB_OP_SEND, 200 + seed, self->a_to_b, siov, sn);
+		ASSERT_EQ(0, submit(&self->a, &q));
+		EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	}
+	q = sqe_iov(KFAB_OP_RECV, 100 + seed, ANY, riov, rn);
+	ASSERT_EQ(0, submit(&self->b, &q));
+	if (!late) {
+		q = sqe_iov(KFAB_OP_SEND, 200 + seed, self->a_to_b, siov, sn);
+		ASSERT_EQ(0, submit(&self->a, &q));
+	}
+	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_EQ(200 + seed, e.op_context);
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(100 + seed, e.op_context);
+	EXPECT_EQ(len, e.len);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+
+	off = 0;
+	for (j = 0; j < rn && off < len; j++) {
+		size_t n = riov[j].iov_len < len - off ? riov[j].iov_len :
+							  len - off;
+
+		EXPECT_EQ(0, memcmp(riov[j].iov_base, flat + off, n));
+		off += n;
+	}
+	free(flat);
+}
+
+TEST_F(share, sizes_around_the_threshold_arrive_whole)
+{
+	size_t min = (size_t)self->min;
+	size_t sizes[] = { min - 1, min, min + 1, MIB, MIB + 12345,
+			   16 * MIB };
+	long long jobs = share_stat("jobs"), helped = share_stat("helped");
+	unsigned int i, shared = 0;
+	uint8_t *s, *r;
+
+	RETURN_IF_SETUP_SKIPPED();
+	s = big_alloc(16 * MIB + 8192);
+	r = big_alloc(16 * MIB + 8192);
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, r);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct iovec siov = { s + 1, sizes[i] };
+		struct iovec riov = { r + 3, sizes[i] };
+
+		one_message(_metadata, self, &siov, 1, &riov, 1, i, false);
+		one_message(_metadata, self, &siov, 1, &riov, 1, i + 10, true);
+		shared += 2 * (sizes[i] >= min);
+	}
+	/* Nobody polled b's CQ: a copied every piece itself. */
+	if (jobs >= 0) {
+		EXPECT_EQ(jobs + shared, share_stat("jobs"));
+		EXPECT_EQ(helped, share_stat("helped"));
+	}
+	EXPECT_EQ(0, wants_help(&self->b));
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, 16 * MIB + 8192);
+	munmap(r, 16 * MIB + 8192);
+}
+
+TEST_F(share, odd_iovec_layouts_arrive_whole)
+{
+	uint8_t *s = big_alloc(4 * MIB), *r = big_alloc(4 * MIB);
+	struct iovec siov[4], riov[3];
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, r);
+	/* Pieces that start and end inside pages, one of a single byte. */
+	siov[0] = (struct iovec){ s + 7, 65536 - 7 + 1 };
+	siov[1] = (struct iovec){ s + MIB + 4095, 1 };
+	siov[2] = (struct iovec){ s + MIB + 8191, 700001 };
+	siov[3] = (struct iovec){ s + 3 * MIB + 5, 33 };
+	riov[0] = (struct iovec){ r + 4093, 3 };
+	riov[1] = (struct iovec){ r + MIB + 1, 500000 };
+	riov[2] = (struct iovec){ r + 2 * MIB + 333, MIB };
+	one_message(_metadata, self, siov, 4, riov, 3, 42, false);
+	one_message(_metadata, self, siov, 4, riov, 3, 44, true);
+	/* Into a receive larger than the message. */
+	one_message(_metadata, self, siov + 2, 1, riov + 2, 1, 43, false);
+	one_message(_metadata, self, siov + 2, 1, riov + 2, 1, 45, true);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, 4 * MIB);
+	munmap(r, 4 * MIB);
+}
+
+TEST_F(share, a_bad_source_page_fails_both_sides)
+{
+	size_t len = 2 * MIB;
+	uint8_t *s = big_alloc(len), *r = big_alloc(len);
+	struct kfab_cq_readerr err;
+	struct kfab_sqe q;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, r);
+	memset(s, 1, len);
+	ASSERT_EQ(0, mprotect(s + MIB, 4096, PROT_NONE));
+	q = sqe_buf(KFAB_OP_RECV, 1, ANY, r, len);
+	ASSERT_EQ(0, submit(&self->b, &q));
+	q = sqe_buf(KFAB_OP_SEND, 2, self->a_to_b, s, len);
+	ASSERT_EQ(0, submit(&self->a, &q));
+	ASSERT_EQ(0, _test_cmd_cq_readerr(self->a.fd, self->a.cq.id, NULL, 0,
+					  &err));
+	EXPECT_EQ(2, err.out_entry.op_context);
+	EXPECT_EQ(EFAULT, err.out_err);
+	ASSERT_EQ(0, _test_cmd_cq_readerr(self->b.fd, self->b.cq.id, NULL, 0,
+					  &err));
+	EXPECT_EQ(1, err.out_entry.op_context);
+	EXPECT_EQ(EFAULT, err.out_err);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, len);
+	munmap(r, len);
+}
+
+/* ---- two processes: the receiver helps ---- */
+
+#define NMSG	4
+#define MSGLEN	(8 * MIB)
+
+static void noop(int sig)
+{
+	(void)sig;
+}
+
+/* SIGALRM every @usec microseconds, interrupting (no SA_RESTART). */
+static void tick(long usec)
+{
+	struct sigaction sa = { .sa_handler = noop };
+	struct itimerval it = {
+		.it_interval = { 0, usec }, .it_value = { 0, usec },
+	};
+
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void untick(void)
+{
+	struct itimerval it = { 0 };
+
+	setitimer(ITIMER_REAL, &it, NULL);
+	signal(SIGALRM, SIG_DFL);
+}
+
+/*
+ * The receiving child: posts @n receives of @len, tells its address, then
+ * spins on its CQ helping whenever the ring asks, until @n receives
+ * completed; checks every byte.  Writes the pieces it copied to @out.
+ * Exit status: 0, or where it failed.
+ */
+static int receiver(int ready, int out, unsigned int n, size_t len,
+		    long usec)
+{
+	struct raw_ep r;
+	struct kfab_cq_entry e;
+	uint64_t chunks = 0;
+	unsigned int got = 0, i;
+	uint8_t *buf = big_alloc((size_t)n * len);
+	struct kfab_sqe q;
+
+	if (!buf || ep_setup(&r))
+		return 10;
+	for (i = 0; i < n; i++) {
+		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf + (size_t)i * len, len);
+		if (submit(&r, &q))
+			return 11;
+	}
+	if (write(ready, &r.addr, sizeof(r.addr)) != sizeof(r.addr))
+		return 12;
+	if (usec)
+		tick(usec);
+	while (got < n) {
+		if (wants_help(&r) && help(r.fd, r.cq.id, &chunks))
+			return 13;
+		if (cq_next(&r, &e))
+			continue;
+		if (e.op_context >= n || e.len != len ||
+		    check(buf + e.op_context * len, len, e.op_context) >= 0)
+			return 14;
+		got++;
+	}
+	untick();
+	if (write(out, &chunks, sizeof(chunks)) != sizeof(chunks))
+		return 15;
+	return vm_pin_kb() ? 16 : 0;
+}
+
+/* Send @n messages of @len to @to, each filled with its number. */
+static void send_all(struct __test_metadata *_metadata, struct raw_ep *a,
+		     uint64_t to, unsigned int n, size_t len)
+{
+	uint8_t *s = big_alloc(len);
+	struct kfab_cq_entry e;
+	struct kfab_sqe q;
+	unsigned int i;
+
+	ASSERT_NE(NULL, s);
+	for (i = 0; i < n; i++) {
+		fill(s, len, i);
+		q = sqe_buf(KFAB_OP_SEND, i, to, s, len);
+		ASSERT_EQ(0, submit(a, &q));
+		ASSERT_EQ(0, cq_next(a, &e));
+		EXPECT_EQ(i, e.op_context);
+	}
+	munmap(s, len);
+}
+
+static void helped_pair(struct __test_metadata *_metadata,
+			FIXTURE_DATA(share) *self, long usec)
+{
+	long long helped = share_stat("helped");
+	struct kfab_addr child;
+	int ready[2], out[2], status;
+	uint64_t chunks = 0;
+	uint64_t to;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(out));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(receiver(ready[1], out[1], NMSG, MSGLEN, usec));
+	ASSERT_EQ(sizeof(child), read(ready[0], &child, sizeof(child)));
+	to = peer_addr(&self->a, &child);
+	ASSERT_NE(ANY, to);
+	if (usec)
+		tick(usec);
+	send_all(_metadata, &self->a, to, NMSG, MSGLEN);
+	untick();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(chunks), read(out[0], &chunks, sizeof(chunks)));
+	/* The receiver spun on its CQ all along: it took pieces. */
+	EXPECT_LT(0, chunks);
+	if (helped >= 0)
+		EXPECT_LE(helped + (long long)chunks, share_stat("helped"));
+	EXPECT_EQ(0, vm_pin_kb());
+	close(ready[0]);
+	close(ready[1]);
+	close(out[0]);
+	close(out[1]);
+}
+
+TEST_F(share, the_receiver_helps_while_it_polls)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	helped_pair(_metadata, self, 0);
+}
+
+TEST_F(share, signals_on_both_sides_change_nothing)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	helped_pair(_metadata, self, 300);
+}
+
+/*
+ * The mirror case: the sending child sends first (its messages wait, its
+ * pages pinned) and spins on its CQ for the sends' completions, helping;
+ * the parent's receives, posted later, copy with its help.
+ */
+static int late_sender(int ready, int out, const struct kfab_addr *to_addr,
+		       unsigned int n, size_t len, long usec)
+{
+	uint8_t *src = big_alloc((size_t)n * len);
+	struct kfab_cq_entry e;
+	unsigned int got = 0, i;
+	uint64_t chunks = 0;
+	struct raw_ep s;
+	struct kfab_sqe q;
+	uint64_t to;
+
+	if (!src || ep_setup(&s))
+		return 10;
+	to = peer_addr(&s, to_addr);
+	if (to == ANY)
+		return 11;
+	for (i = 0; i < n; i++) {
+		fill(src + (size_t)i * len, len, i);
+		q = sqe_buf(KFAB_OP_SEND, i, to, src + (size_t)i * len, len);
+		if (submit(&s, &q))
+			return 12;
+	}
+	if (write(ready, "x", 1) != 1)
+		return 13;
+	if (usec)
+		tick(usec);
+	while (got < n) {
+		if (wants_help(&s) && help(s.fd, s.cq.id, &chunks))
+			return 14;
+		if (cq_next(&s, &e))
+			continue;
+		if (e.op_context >= n)
+			return 15;
+		got++;
+	}
+	untick();
+	if (write(out, &chunks, sizeof(chunks)) != sizeof(chunks))
+		return 16;
+	return 0;
+}
+
+static void late_pair(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(share) *self, long usec)
+{
+	uint8_t *buf = big_alloc(MSGLEN);
+	struct kfab_cq_entry e;
+	int ready[2], out[2], status;
+	uint64_t chunks = 0;
+	struct kfab_sqe q;
+	unsigned int i;
+	pid_t pid;
+	char c;
+
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(out));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(late_sender(ready[1], out[1], &self->b.addr, NMSG,
+				  MSGLEN, usec));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	if (usec)
+		tick(usec);
+	for (i = 0; i < NMSG; i++) {
+		memset(buf, 0, MSGLEN);
+		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf, MSGLEN);
+		ASSERT_EQ(0, submit(&self->b, &q));
+		ASSERT_EQ(0, cq_next(&self->b, &e));
+		EXPECT_EQ(MSGLEN, e.len);
+		EXPECT_EQ(-1, check(buf, MSGLEN, e.op_context));
+	}
+	untick();
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(chunks), read(out[0], &chunks, sizeof(chunks)));
+	/* The sender spun on its CQ all along: it took pieces. */
+	EXPECT_LT(0, chunks);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(buf, MSGLEN);
+	close(ready[0]);
+	close(ready[1]);
+	close(out[0]);
+	close(out[1]);
+}
+
+TEST_F(share, the_sender_helps_a_late_receive)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	late_pair(_metadata, self, 0);
+}
+
+TEST_F(share, signals_on_both_sides_of_a_late_receive)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	late_pair(_metadata, self, 300);
+}
+
+/*
+ * The mirror case with the helper killed: the sending child is killed
+ * while the parent's receives copy its messages; they wait pinned at the
+ * parent, so every receive still gets its whole message.
+ */
+TEST_F(share, late_receive_with_the_sender_killed)
+{
+	const unsigned int n = 8;
+	const size_t len = 4 * MIB;
+	long ctxs = kfab_contexts();
+	uint8_t *buf = big_alloc(len);
+	int ready[2], out[2], go[2];
+	struct kfab_cq_entry e;
+	struct kfab_sqe q;
+	pid_t pid, killer;
+	unsigned int i;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_NE(NULL, buf);
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(out));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(late_sender(ready[1], out[1], &self->b.addr, n, len, 0));
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	killer = fork();
+	ASSERT_LE(0, killer);
+	if (!killer) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		usleep(20000);
+		kill(pid, SIGKILL);
+		_exit(0);
+	}
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	for (i = 0; i < n; i++) {
+		memset(buf, 0, len);
+		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf, len);
+		ASSERT_EQ(0, submit(&self->b, &q));
+		ASSERT_EQ(0, cq_next(&self->b, &e));
+		EXPECT_EQ(len, e.len);
+		EXPECT_EQ(-1, check(buf, len, e.op_context));
+	}
+	ASSERT_EQ(killer, waitpid(killer, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(ctxs, kfab_contexts());
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(buf, len);
+	close(ready[0]);
+	close(ready[1]);
+	close(out[0]);
+	close(out[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/*
+ * The helper is killed while the sender copies: every send still ends
+ * once, with success or an error, and nothing stays pinned.
+ */
+TEST_F(share, helper_killed_mid_copy)
+{
+	long ctxs = kfab_contexts();
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct kfab_addr child;
+	int ready[2], out[2], go[2];
+	unsigned int i, ends = 0;
+	pid_t pid, killer;
+	uint8_t *s;
+	uint64_t to;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(out));
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(receiver(ready[1], out[1], 8, 4 * MIB, 0));
+	ASSERT_EQ(sizeof(child), read(ready[0], &child, sizeof(child)));
+	killer = fork();
+	ASSERT_LE(0, killer);
+	if (!killer) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		usleep(20000);
+		kill(pid, SIGKILL);
+		_exit(0);
+	}
+	to = peer_addr(&self->a, &child);
+	ASSERT_NE(ANY, to);
+	s = big_alloc(4 * MIB);
+	ASSERT_NE(NULL, s);
+	ASSERT_EQ(1, write(go[1], "x", 1));
+	for (i = 0; i < 8; i++) {
+		struct kfab_sqe q = sqe_buf(KFAB_OP_SEND, i, to, s, 4 * MIB);
+
+		fill(s, 4 * MIB, i);
+		ASSERT_EQ(0, submit(&self->a, &q));
+	}
+	/* Each send ended once: a completion or an error. */
+	while (!cq_next(&self->a, &e))
+		ends++;
+	while (!_test_cmd_cq_readerr(self->a.fd, self->a.cq.id, NULL, 0, &err)) {
+		EXPECT_TRUE(err.out_err == EHOSTUNREACH ||
+			    err.out_err == ECONNRESET);
+		ends++;
+	}
+	EXPECT_EQ(8, ends);
+	ASSERT_EQ(killer, waitpid(killer, NULL, 0));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(ctxs, kfab_contexts());
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, 4 * MIB);
+	close(ready[0]);
+	close(ready[1]);
+	close(out[0]);
+	close(out[1]);
+	close(go[0]);
+	close(go[1]);
+}
+
+/*
+ * The sender is killed while the receiver helps: every receive that
+ * completed holds its whole message; nothing hangs, nothing is left.
+ */
+TEST_F(share, sender_killed_mid_copy)
+{
+	const unsigned int n = 8;
+	const size_t len = 4 * MIB;
+	long ctxs = kfab_contexts();
+	uint8_t *buf = big_alloc(n * len);
+	struct kfab_cq_entry e;
+	struct kfab_sqe q;
+	uint64_t chunks = 0;
+	unsigned int i, got = 0;
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_NE(NULL, buf);
+	for (i = 0; i < n; i++) {
+		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf + (size_t)i * len, len);
+		ASSERT_EQ(0, submit(&self->b, &q));
+	}
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct raw_ep s;
+		uint8_t *src = big_alloc(len);
+		uint64_t to;
+
+		if (!src || ep_setup(&s))
+			_exit(1);
+		to = peer_addr(&s, &self->b.addr);
+		if (to == ANY || write(ready[1], "x", 1) != 1)
+			_exit(2);
+		for (i = 0; i < n; i++) {
+			fill(src, len, i);
+			q = sqe_buf(KFAB_OP_SEND, i, to, src, len);
+			if (submit(&s, &q))
+				_exit(3);
+		}
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+	/* Help until a piece was ours (or all is in), then kill the sender. */
+	while (!chunks && got < n) {
+		if (wants_help(&self->b))
+			ASSERT_EQ(0, help(self->b.fd, self->b.cq.id, &chunks));
+		if (cq_next(&self->b, &e))
+			continue;
+		ASSERT_GT(n, e.op_context);
+		EXPECT_EQ(len, e.len);
+		EXPECT_EQ(-1, check(buf + e.op_context * len, len,
+				    e.op_context));
+		got++;
+	}
+	ASSERT_EQ(0, kill(pid, SIGKILL));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(ctxs, kfab_contexts());
+	EXPECT_EQ(0, wants_help(&self->b));
+	EXPECT_EQ(0, help(self->b.fd, self->b.cq.id, NULL));
+	while (!cq_next(&self->b, &e)) {
+		ASSERT_GT(n, e.op_context);
+		EXPECT_EQ(len, e.len);
+		EXPECT_EQ(-1, check(buf + e.op_context * len, len,
+				    e.op_context));
+		got++;
+	}
+	EXPECT_LE(1, got);
+	/* The receives the dead sender never reached go with b. */
+	ep_close(&self->b);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(buf, n * len);
+	close(ready[0]);
+	close(ready[1]);
+}
+
+/* share_min_bytes 0: nothing is shared, the copy is the sender's alone. */
+TEST_F(share, threshold_zero_shares_nothing)
+{
+	long long jobs = share_stat("jobs");
+	uint8_t *s = big_alloc(MIB), *r = big_alloc(MIB);
+	struct iovec siov = { s, MIB }, riov = { r, MIB };
+	char val[32];
+	FILE *f;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, r);
+	f = fopen(PARAM_MIN, "w");
+	if (!f)
+		SKIP(goto out, "%s not writable", PARAM_MIN);
+	fputs("0", f);
+	ASSERT_EQ(0, fclose(f));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 7, false);
+	if (jobs >= 0)
+		EXPECT_EQ(jobs, share_stat("jobs"));
+	snprintf(val, sizeof(val), "%ld", self->min);
+	f = fopen(PARAM_MIN, "w");
+	ASSERT_NE(NULL, f);
+	fputs(val, f);
+	ASSERT_EQ(0, fclose(f));
+	/* Not a number: refused, unchanged. */
+	f = fopen(PARAM_MIN, "w");
+	ASSERT_NE(NULL, f);
+	fputs("many", f);
+	EXPECT_NE(0, fclose(f));
+	EXPECT_EQ(self->min, share_min());
+out:
+	munmap(s, MIB);
+	munmap(r, MIB);
+}
+
+TEST_HARNESS_MAIN
