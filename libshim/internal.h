@@ -479,6 +479,7 @@ bool shim_eq_wait_ready(struct fid *fid);
  *	full ring or fi_close() rings once for all of them
  * @due: @lazy, and requests wait for a doorbell (shim_lazy_flush())
  * @due_epoch: the sweeper's wake count when @due was last set
+ * @due_seq: the process's count of rings made due, when @due was set
  *
  * Endpoints (sends and receives) and shared receive contexts (receives)
  * write their requests through this one piece of code.  The owner's lock
@@ -499,6 +500,7 @@ struct shim_ring {
 	bool lazy;
 	bool due;
 	unsigned int due_epoch;
+	unsigned int due_seq;
 };
 
 /*

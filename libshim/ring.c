@@ -66,6 +66,8 @@ static pthread_mutex_t shim_lazy_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_ring **shim_lazy_rings;
 static size_t shim_lazy_count, shim_lazy_cap;
 static unsigned int shim_lazy_due;
+/* Numbers the rings' turns to due: a flush rings them in that order. */
+static unsigned int shim_lazy_seq;
 /*
  * Threads asleep in kfab (a blocking read or wait), and whether an
  * fi_trywait() said "block" since the last progress call: while either
@@ -179,6 +181,10 @@ static void shim_lazy_forked(void);
 static void shim_ring_set_due(struct shim_ring *ring)
 {
 	if (!__atomic_exchange_n(&ring->due, true, __ATOMIC_ACQ_REL)) {
+		__atomic_store_n(&ring->due_seq,
+				 __atomic_add_fetch(&shim_lazy_seq, 1,
+						    __ATOMIC_RELAXED),
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&ring->due_epoch,
 				 __atomic_load_n(&shim_sweep_epoch,
 						 __ATOMIC_RELAXED),
@@ -325,14 +331,28 @@ void shim_lazy_del(struct shim_ring *ring)
  */
 static void shim_lazy_flush_due(void)
 {
-	size_t i;
+	struct shim_ring *r, *first;
+	size_t i, n;
 
 	if (!__atomic_load_n(&shim_lazy_due, __ATOMIC_ACQUIRE))
 		return;
 	pthread_mutex_lock(&shim_lazy_lock);
-	for (i = 0; i < shim_lazy_count; i++)
-		if (__atomic_load_n(&shim_lazy_rings[i]->due, __ATOMIC_ACQUIRE))
-			shim_ring_progress(shim_lazy_rings[i]);
+	/*
+	 * Oldest due first: a receive posted on one endpoint before a send
+	 * on another is in the kernel before that send (and matches it).
+	 */
+	for (n = 0; n < shim_lazy_count; n++) {
+		first = NULL;
+		for (i = 0; i < shim_lazy_count; i++) {
+			r = shim_lazy_rings[i];
+			if (__atomic_load_n(&r->due, __ATOMIC_ACQUIRE) &&
+			    (!first || (int)(r->due_seq - first->due_seq) < 0))
+				first = r;
+		}
+		if (!first)
+			break;
+		shim_ring_progress(first);
+	}
 	pthread_mutex_unlock(&shim_lazy_lock);
 }
 
