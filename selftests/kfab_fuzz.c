@@ -182,6 +182,12 @@ static const struct {
 
 /* Every command can fail the dispatcher's checks, and any fd can be closed. */
 #define DISPATCH_ERRNOS	(O(EINVAL) | O(E2BIG) | O(EFAULT) | O(EBADF))
+/*
+ * With several threads, a slot's fd may close under us, and the number
+ * be taken again by another file, such as one of our own sockets, which
+ * answers a kfab ioctl -ENOTTY.
+ */
+#define RACY_ERRNOS	(O(EBADF) | O(ENOTTY))
 /* mmap() of the device: its own -EINVAL/-EPERM and the mm core's errors. */
 #define MMAP_OUTCOMES	(O(OK) | O(EINVAL) | O(ENODEV) | O(EBADF) | O(EACCES) | \
 			 O(ENOMEM) | O(EOVERFLOW) | O(EPERM) | O(EOPNOTSUPP))
@@ -214,7 +220,7 @@ enum fuzz_kind {
 	K_CMD0,
 };
 
-#define NR_KINDS_MAX	32
+#define NR_KINDS_MAX	48
 
 static const char *const base_kind_names[K_CMD0] = {
 	[K_OPEN] = "open",
@@ -829,6 +835,37 @@ static uint32_t expect_cq_drain(const void *p)
 	if (d->flags)
 		return O(EOPNOTSUPP);
 	if (!d->cq_id || d->cq_id > cfg.max_objects)
+		return O(ENOENT);
+	return O(OK) | O(ENOENT);
+}
+
+/* KFAB_IOC_CQ_HELP: pieces of large copies waiting on a CQ (share.c) */
+
+static void gen_cq_help(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_cq_help *h = p;
+
+	h->flags = rnd_flags(t);
+	h->cq_id = pick_id(t);
+	if (chance(t, 1, 8))
+		h->__reserved = (uint32_t)rnd(t);
+	if (chance(t, 1, 4))
+		h->out_chunks = rnd(t);
+	op->arg = h->cq_id;
+}
+
+static uint32_t expect_cq_help(const void *p)
+{
+	const struct kfab_cq_help *h = p;
+	uint32_t bad = 0;
+
+	if (h->flags)
+		bad |= O(EOPNOTSUPP);
+	if (h->__reserved)
+		bad |= O(EINVAL);
+	if (bad)
+		return bad;
+	if (!h->cq_id || h->cq_id > cfg.max_objects)
 		return O(ENOENT);
 	return O(OK) | O(ENOENT);
 }
@@ -1705,6 +1742,16 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.expect = expect_cq_readerr,
 	},
 	{
+		.name = "cq_help",
+		.ioc = KFAB_IOC_CQ_HELP,
+		.min_size = offsetofend(struct kfab_cq_help, out_bytes),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP) | O(EINVAL) | O(ENOENT),
+		.weight = 2,
+		.gen = gen_cq_help,
+		.expect = expect_cq_help,
+	},
+	{
 		.name = "cntr_open",
 		.ioc = KFAB_IOC_CNTR_OPEN,
 		.min_size = offsetofend(struct kfab_cntr_open, out_region.size),
@@ -1903,6 +1950,7 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 };
 
 #define NR_KINDS	(K_CMD0 + ARRAY_SIZE(fuzz_cmds))
+_Static_assert(NR_KINDS <= NR_KINDS_MAX, "raise NR_KINDS_MAX for new commands");
 
 static const struct fuzz_cmd *cmd_by_nr(unsigned int nr)
 {
@@ -2604,14 +2652,16 @@ static void act_command(struct fuzz_thread *t, const struct fuzz_cmd *c)
 		op.expect = O(ENOTTY);	/* a production module */
 	else
 		op.expect = expect_struct(c, s, op.size, readable, writable, handler) |
-			    (t->proc->racy && !private ? O(EBADF) : 0);
+			    (t->proc->racy && !private ? RACY_ERRNOS : 0);
 
 	if (take_op()) {
 		op_begin(t, &op);
 		op.err = ioctl(op.fd, op.cmd, arg) ? errno : 0;
 		op_end(t, &op);
 		check_outcome(t, &op, O(OK) | DISPATCH_ERRNOS | c->errnos |
-				      (c->test_only ? O(ENOTTY) : 0));
+				      (c->test_only ? O(ENOTTY) : 0) |
+				      (t->proc->racy && !private ?
+				       RACY_ERRNOS : 0));
 		if (!op.err && (op.expect & O(OK)))
 			answer(t, c, arg, &op);
 	}
@@ -2738,7 +2788,9 @@ static void act_random_ioctl(struct fuzz_thread *t)
 		if (bad_fd)
 			op.expect = O(EBADF);
 		else if (t->proc->racy)
-			op.expect |= O(EBADF);
+			op.expect |= RACY_ERRNOS;
+		if (t->proc->racy)
+			documented |= RACY_ERRNOS;
 	}
 
 	if (take_op()) {
