@@ -263,10 +263,10 @@ FI_EXT_INI
 	}
 
 	fi_param_define(&shim_prov, "lazy_doorbell", FI_PARAM_INT,
-			"Requests without FI_MORE wait in the ring for the next progress call, which rings once for all, or at most about twice this many microseconds (default: 1000; 0 rings the kernel at every request; see fi_kfab(7))");
+			"Requests without FI_MORE wait in the ring for the next progress call, which rings once for all, or at most about twice this many microseconds (default: 10000; 0 rings the kernel at every request; see fi_kfab(7))");
 	if (!fi_param_get_int(&shim_prov, "lazy_doorbell", &lazy)) {
 		if (lazy < 0 || lazy > 1000000) {
-			SHIM_WARN(CORE, "FI_KFAB_LAZY_DOORBELL %d is not 0..1000000, using 1000\n",
+			SHIM_WARN(CORE, "FI_KFAB_LAZY_DOORBELL %d is not 0..1000000, using 10000\n",
 				  lazy);
 		} else {
 			shim_lazy = lazy != 0;

@@ -83,7 +83,7 @@ static bool shim_lazy_outside;
  * child has not: the first lazy request starts another).
  */
 #define SHIM_SWEEP_IDLE		64	/* empty periods before it parks */
-static unsigned int shim_sweep_us = 1000;
+static unsigned int shim_sweep_us = 10000;
 static unsigned int shim_sweep_epoch;
 static unsigned int shim_sweep_parked;
 static pthread_mutex_t shim_sweep_lock = PTHREAD_MUTEX_INITIALIZER;
