@@ -196,7 +196,13 @@ static void shim_ring_set_due(struct shim_ring *ring)
 /* A doorbell follows: whatever was published is taken with it. */
 static void shim_ring_clear_due(struct shim_ring *ring)
 {
-	if (__atomic_exchange_n(&ring->due, false, __ATOMIC_ACQ_REL))
+	/*
+	 * Every CQ read comes here for each endpoint: a plain load first, so
+	 * a ring that is not due costs no locked write to a line the poster
+	 * writes too.
+	 */
+	if (__atomic_load_n(&ring->due, __ATOMIC_ACQUIRE) &&
+	    __atomic_exchange_n(&ring->due, false, __ATOMIC_ACQ_REL))
 		__atomic_sub_fetch(&shim_lazy_due, 1, __ATOMIC_RELEASE);
 }
 
