@@ -826,8 +826,10 @@ static void kfab_av_entry_publish(struct kfab_av_table *t, u32 i,
 static void kfab_av_header_publish(struct kfab_av_table *t)
 {
 	WRITE_ONCE(t->hdr->used, t->used);
+	/* Senders' lookups read it unlocked (kfab_av_generation()). */
+	WRITE_ONCE(t->generation, t->generation + 1);
 	/* The entries before the generation: pairs with the reader's acquire. */
-	smp_store_release(&t->hdr->generation, ++t->generation);
+	smp_store_release(&t->hdr->generation, t->generation);
 	kfab_av_changed(t);
 }
 
@@ -1084,6 +1086,18 @@ int kfab_av_addr_of(struct kfab_av *av, u64 index, struct kfab_addr *addr)
 	}
 	mutex_unlock(&t->lock);
 	return rc;
+}
+
+/**
+ * kfab_av_generation() - how many times a handle's table has changed
+ * @av: a handle
+ *
+ * Lockless: a result looked up under the table's lock holds while this
+ * stays the same (every insert and remove moves it, under that lock).
+ */
+u64 kfab_av_generation(struct kfab_av *av)
+{
+	return READ_ONCE(av->table->generation);
 }
 
 /**

@@ -629,19 +629,25 @@ static int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done)
 {
 	struct kfab_ep *ep = to_kfab_ep(obj);
+	struct kfab_dest dest = {};
 	int rc = 0;
 
 	mutex_lock(&ep->sq_lock);
 	if (ep->enabled) {
 		/* Sends to another node go out together at the end. */
 		ep->plugging = true;
+		/* Sends to one address look it up once. */
+		ep->dest = &dest;
 		*out_done = kfab_sq_run(&ep->sq, kfab_ep_submit, ep);
+		ep->dest = NULL;
 		ep->plugging = false;
 		kfab_peer_unplug(ep);
 	} else {
 		rc = -EINVAL;
 	}
 	mutex_unlock(&ep->sq_lock);
+	if (dest.target)
+		kfab_ep_core_put(dest.target);
 	return rc;
 }
 

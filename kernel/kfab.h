@@ -81,6 +81,7 @@
 #include <linux/bvec.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/refcount.h>
@@ -322,6 +323,7 @@ u32 kfab_av_insert_batch(struct kfab_ctx *ctx, struct kfab_av *av,
 			 u32 *indices, s32 *errors);
 int kfab_av_remove_batch(struct kfab_av *av, const u32 *indices, u32 count);
 u64 kfab_av_index_of(struct kfab_av *av, const struct kfab_addr *addr);
+u64 kfab_av_generation(struct kfab_av *av);
 void kfab_av_debugfs_show(struct seq_file *s);
 int kfab_av_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 
@@ -632,6 +634,9 @@ struct kfab_peer;
  * @av: the AV source addresses are looked up in (the endpoints')
  * @bufrecv: buffered receives (bufrecv.c): the region unexpected
  *	messages are copied into, or NULL; set before any endpoint joins
+ * @free_recvs: posted receives done with, kept for the next posts
+ *	(msg.c, kfab_recv_alloc()): pushed by anyone, taken under @lock
+ * @nr_free_recvs: how many, at most KFAB_RECV_CACHE_MAX
  */
 struct kfab_rx_ctx {
 	struct kref ref;
@@ -645,6 +650,8 @@ struct kfab_rx_ctx {
 	struct list_head cores;
 	struct kfab_av *av;
 	struct kfab_bufrecv *bufrecv;
+	struct llist_head free_recvs;
+	atomic_t nr_free_recvs;
 };
 
 /**
@@ -800,6 +807,31 @@ struct kfab_srx_stats {
 } ____cacheline_aligned_in_smp;
 
 /**
+ * struct kfab_dest - where a doorbell's last send to this machine went:
+ *	its next sends to the same address skip the lookups (msg.c,
+ *	kfab_msg_send()); on kfab_ep_doorbell()'s stack, under @sq_lock
+ * @target: the endpoint (a reference), or NULL before the first
+ * @addr: the sends' address, an index of the sender's AV
+ * @rx_index: its receive context (fi_rx_addr()), or 0
+ * @dst: what @addr and @rx_index named
+ * @av_gen: the sender's AV's generation before @dst was looked up
+ * @rx_av: the AV @from is an index of (@target's receive context's), or
+ *	NULL before it was looked up for this @target
+ * @rx_gen: @rx_av's generation before @from was looked up
+ * @from: the sender's index in @rx_av
+ */
+struct kfab_dest {
+	struct kfab_ep_core *target;
+	u64 addr;
+	u16 rx_index;
+	struct kfab_addr dst;
+	u64 av_gen;
+	struct kfab_av *rx_av;
+	u64 rx_gen;
+	u64 from;
+};
+
+/**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
  * @obj: the object head
  * @core: the part senders reach, found by number
@@ -818,6 +850,8 @@ struct kfab_srx_stats {
  * @plugging: a doorbell runs the ring: sends to another node wait for its
  *	end to go out, together (under @sq_lock)
  * @plugged: the peer they wait in (a reference), or NULL (under @sq_lock)
+ * @dest: while a doorbell runs, its sends' last destination (under
+ *	@sq_lock), else NULL
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -836,6 +870,7 @@ struct kfab_ep {
 	struct kfab_pin_stats *pins;
 	bool plugging;
 	struct kfab_peer *plugged;
+	struct kfab_dest *dest;
 };
 
 /**

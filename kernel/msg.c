@@ -119,7 +119,11 @@ struct kfab_rx_ctx *kfab_rx_ctx_alloc(void)
 static void kfab_rx_ctx_release(struct kref *ref)
 {
 	struct kfab_rx_ctx *rxc = container_of(ref, struct kfab_rx_ctx, ref);
+	struct kfab_recv *recv, *next;
 
+	llist_for_each_entry_safe(recv, next, llist_del_all(&rxc->free_recvs),
+				  free)
+		kfree(recv);
 	kfab_rx_ctx_bufrecv_free(rxc);
 	mutex_destroy(&rxc->lock);
 	kfree(rxc);
@@ -597,11 +601,55 @@ static int kfab_unexp_buffered(struct kfab_rx_ctx *rxc,
 
 /* ---- posted receives ---- */
 
+/*
+ * A receive context keeps up to this many receives that are done with, so
+ * that a stream of small receives allocates nothing: otherwise the
+ * receiver allocates each and its sender frees it on another CPU, SLUB's
+ * slow path on both sides (Documentation/bench.rst, "Small messages").
+ */
+#define KFAB_RECV_CACHE_MAX	64
+
+/* A receive to fill in: one kept by @rxc, or a new one. */
+static struct kfab_recv *kfab_recv_alloc(struct kfab_rx_ctx *rxc)
+{
+	struct llist_node *node;
+	struct kfab_recv *recv;
+
+	/* llist_del_first() allows one taker at a time: the lock. */
+	lockdep_assert_held(&rxc->lock);
+	node = llist_del_first(&rxc->free_recvs);
+	if (!node)
+		return kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	atomic_dec(&rxc->nr_free_recvs);
+	recv = llist_entry(node, struct kfab_recv, free);
+	/* kfab_recv_post() sets the rest; the buffer starts zeroed. */
+	recv->used = 0;
+	recv->buf = (struct kfab_buf){};
+	return recv;
+}
+
 void kfab_recv_put(struct kfab_recv *recv)
 {
 	if (!refcount_dec_and_test(&recv->users))
 		return;
 	kfab_buf_put(&recv->buf);
+	kfree(recv);
+}
+
+/*
+ * kfab_recv_put() for a caller that holds @rxc (the receive context it was
+ * posted on, unlocked): the last user's receive goes back to @rxc.
+ */
+void kfab_recv_put_cached(struct kfab_rx_ctx *rxc, struct kfab_recv *recv)
+{
+	if (!refcount_dec_and_test(&recv->users))
+		return;
+	kfab_buf_put(&recv->buf);
+	if (atomic_inc_return(&rxc->nr_free_recvs) <= KFAB_RECV_CACHE_MAX) {
+		llist_add(&recv->free, &rxc->free_recvs);
+		return;
+	}
+	atomic_dec(&rxc->nr_free_recvs);
 	kfree(recv);
 }
 
@@ -1247,6 +1295,28 @@ static bool kfab_ep_cq_busy(struct kfab_ep *ep, enum kfab_dir dir)
  * -EAGAIN when it must wait in the sender's ring; *@later: it completes
  * later (rendezvous).
  */
+/*
+ * The sender's index in its receiver's AV (for directed receives and
+ * FI_SOURCE), under the receive context's lock; a doorbell's sends to one
+ * endpoint look it up once while the AV stays as it was.
+ */
+static u64 kfab_send_from(struct kfab_dest *d, struct kfab_rx_ctx *rxc,
+			  const struct kfab_addr *src)
+{
+	u64 gen;
+
+	lockdep_assert_held(&rxc->lock);
+	if (!d)
+		return kfab_av_index_of(rxc->av, src);
+	gen = kfab_av_generation(rxc->av);
+	if (d->rx_av != rxc->av || d->rx_gen != gen) {
+		d->from = kfab_av_index_of(rxc->av, src);
+		d->rx_av = rxc->av;
+		d->rx_gen = gen;
+	}
+	return d->from;
+}
+
 static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 			const struct kfab_msg *msg, struct kfab_req *req,
 			bool *later)
@@ -1266,15 +1336,14 @@ static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 	rc = -EAGAIN;
 	if (kfab_ep_cq_busy(target->ep, KFAB_RX))
 		goto out_unlock;
-	/* Where the receiver's AV has us: for directed receives and src. */
-	from = kfab_av_index_of(rxc->av, &msg->src);
+	from = kfab_send_from(ep->dest, rxc, &msg->src);
 	recv = kfab_match_recv(rxc, msg, from);
 	if (recv) {
 		rc = kfab_recv_deliver(rxc, target, recv, msg, from,
 				       &req->iter, &done);
 		mutex_unlock(&rxc->lock);
 		if (done)
-			kfab_recv_put(recv);
+			kfab_recv_put_cached(rxc, recv);
 		return rc;
 	}
 	/* A receiver that buffers (FI_BUFFERED_RECV) reads it in place. */
@@ -1312,14 +1381,13 @@ static int kfab_addr_rx_ctx(struct kfab_addr *dst, u16 index)
 
 /*
  * KFAB_SQE_PROBE: is anybody at @dst?  Nothing moves (a connection's
- * liveness).  @rc and @target are what resolving @dst gave.  Another
+ * liveness).  @rc is what resolving @dst gave.  Another
  * node's address is asked over the wire (KFAB_WIRE_PROBE), and the probe
  * completes with its answer; a sender that cannot ask there (no node
  * address of its own) gets -EOPNOTSUPP, "cannot tell", never "gone".
  */
 static int kfab_msg_probe(struct kfab_ep *ep, struct kfab_req *req, int kind,
-			  const struct kfab_addr *dst, int rc,
-			  struct kfab_ep_core *target)
+			  const struct kfab_addr *dst, int rc)
 {
 	struct kfab_msg msg = {
 		.kind = kind,
@@ -1327,8 +1395,6 @@ static int kfab_msg_probe(struct kfab_ep *ep, struct kfab_req *req, int kind,
 		.flags = req->flags,
 	};
 
-	if (!rc)
-		kfab_ep_core_put(target);
 	if (rc == -EREMOTE) {
 		rc = kfab_peer_send(ep, dst, &msg, req);
 		if (rc == -EAGAIN || !rc)
@@ -1337,6 +1403,49 @@ static int kfab_msg_probe(struct kfab_ep *ep, struct kfab_req *req, int kind,
 			rc = -EOPNOTSUPP;
 	}
 	kfab_complete_send(ep, kind, req->context, req->flags, rc);
+	return 0;
+}
+
+/*
+ * Where a send goes: *@dst, and with 0 the endpoint of this machine
+ * (*@target, a reference) that has it.  A doorbell's sends to one address
+ * resolve it once (struct kfab_dest): a later one borrows the doorbell's
+ * reference (*@borrowed) while the sender's AV stays as it was.
+ */
+static int kfab_msg_resolve(struct kfab_ep *ep, const struct kfab_req *req,
+			    struct kfab_addr *dst,
+			    struct kfab_ep_core **target, bool *borrowed)
+{
+	struct kfab_dest *d = ep->dest;
+	u64 gen = kfab_av_generation(ep->av);
+	int rc;
+
+	*borrowed = false;
+	if (d && d->target && d->addr == req->addr &&
+	    d->rx_index == req->rx_index && d->av_gen == gen) {
+		*dst = d->dst;
+		*target = d->target;
+		*borrowed = true;
+		return 0;
+	}
+	rc = kfab_av_addr_of(ep->av, req->addr, dst);
+	if (!rc && req->rx_index)
+		rc = kfab_addr_rx_ctx(dst, req->rx_index);
+	if (!rc)
+		rc = kfab_node_resolve(ep->core->net, dst, target);
+	if (rc || !d)
+		return rc;
+	/* Keep it for the next sends: the doorbell's reference. */
+	if (d->target)
+		kfab_ep_core_put(d->target);
+	*d = (struct kfab_dest){
+		.target = *target,
+		.addr = req->addr,
+		.rx_index = req->rx_index,
+		.dst = *dst,
+		.av_gen = gen,
+	};
+	*borrowed = true;
 	return 0;
 }
 
@@ -1352,7 +1461,7 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	};
 	struct kfab_ep_core *target = NULL;
 	struct kfab_addr dst;
-	bool later;
+	bool later, borrowed;
 	int rc;
 
 	/* FI_FENCE: every earlier send completes first. */
@@ -1363,16 +1472,16 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	if (kfab_ep_cq_busy(ep, KFAB_TX))
 		return -EAGAIN;
 
-	rc = kfab_av_addr_of(ep->av, req->addr, &dst);
-	if (!rc && req->rx_index)
-		rc = kfab_addr_rx_ctx(&dst, req->rx_index);
-	if (!rc)
-		rc = kfab_node_resolve(ep->core->net, &dst, &target);
-	if (req->flags & KFAB_SQE_PROBE)
-		return kfab_msg_probe(ep, req, kind, &dst, rc, target);
+	rc = kfab_msg_resolve(ep, req, &dst, &target, &borrowed);
+	if (req->flags & KFAB_SQE_PROBE) {
+		if (!rc && !borrowed)
+			kfab_ep_core_put(target);
+		return kfab_msg_probe(ep, req, kind, &dst, rc);
+	}
 	if (!rc) {
 		rc = kfab_send_to(ep, target, &msg, req, &later);
-		kfab_ep_core_put(target);
+		if (!borrowed)
+			kfab_ep_core_put(target);
 	} else if (rc == -EREMOTE) {
 		/* Another node's: its peer completes the send. */
 		rc = kfab_peer_send(ep, &dst, &msg, req);
@@ -1622,8 +1731,7 @@ static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	struct kfab_recv *recv;
 	int rc;
 
-	lockdep_assert_held(&rxc->lock);
-	recv = kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+	recv = kfab_recv_alloc(rxc);
 	if (!recv)
 		return -ENOMEM;
 	refcount_set(&recv->users, 1);

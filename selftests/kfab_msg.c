@@ -1560,4 +1560,127 @@ TEST_F(msg, full_cq_holds_back_senders)
 	EXPECT_EQ((int)done, cq_read_all(&self->b));
 }
 
+/*
+ * One doorbell's sends to several endpoints, an address that names none
+ * among them: each message reaches its own receiver, which reports the
+ * sender as its own AV knows it (the kernel looks a destination up once a
+ * doorbell, so what it remembers must follow the address).
+ */
+TEST_F(msg, one_doorbell_sends_to_several_receivers)
+{
+	static const char *const data[] = { "b1", "c1", "bad", "b2", "c2" };
+	char rx_b[2][8] = { { 0 } }, rx_c[2][8] = { { 0 } };
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	uint64_t a_to_c, c_to_a;
+	struct raw_ep c;
+	struct kfab_sqe s;
+	uint32_t done;
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, ep_setup(&c, true));
+	/* C knows B first, so A's index there differs from A's at B. */
+	ASSERT_NE(ANY, peer(&c, &self->b));
+	c_to_a = peer(&c, &self->a);
+	a_to_c = peer(&self->a, &c);
+	ASSERT_NE(ANY, c_to_a);
+	ASSERT_NE(self->b_to_a, c_to_a);
+	for (i = 0; i < 2; i++) {
+		s = sqe_buf(KFAB_OP_RECV, 1 + i, ANY, rx_b[i], sizeof(rx_b[i]));
+		ASSERT_EQ(0, submit(&self->b, &s));
+		s = sqe_buf(KFAB_OP_RECV, 3 + i, ANY, rx_c[i], sizeof(rx_c[i]));
+		ASSERT_EQ(0, submit(&c, &s));
+	}
+	s = sqe_buf(KFAB_OP_SEND, 10, self->a_to_b, (void *)data[0], 3);
+	queue(&self->a, &s);
+	s = sqe_buf(KFAB_OP_SEND, 11, a_to_c, (void *)data[1], 3);
+	queue(&self->a, &s);
+	s = sqe_buf(KFAB_OP_SEND, 12, 4242, (void *)data[2], 4);
+	queue(&self->a, &s);
+	s = sqe_buf(KFAB_OP_SEND, 13, self->a_to_b, (void *)data[3], 3);
+	queue(&self->a, &s);
+	s = sqe_buf(KFAB_OP_SEND, 14, a_to_c, (void *)data[4], 3);
+	queue(&self->a, &s);
+	test_cmd_doorbell(self->a.fd, self->a.ep, &done);
+	EXPECT_EQ(5, done);
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, cq_next(&self->b, &e));
+		EXPECT_EQ(1 + i, e.op_context);
+		EXPECT_EQ(self->b_to_a, e.src_addr);
+		EXPECT_STREQ(data[3 * i], rx_b[i]);
+		ASSERT_EQ(0, cq_next(&c, &e));
+		EXPECT_EQ(3 + i, e.op_context);
+		EXPECT_EQ(c_to_a, e.src_addr);
+		EXPECT_STREQ(data[1 + 3 * i], rx_c[i]);
+	}
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	EXPECT_EQ(-EAGAIN, cq_next(&c, &e));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(12, err.out_entry.op_context);
+	EXPECT_EQ(EINVAL, err.out_err);
+	for (i = 10; i <= 14; i++) {
+		if (i == 12)
+			continue;
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(i, e.op_context);
+	}
+	ep_close(&c);
+}
+
+/*
+ * A receive context keeps some of the receives it is done with for its
+ * next posts: rounds of more receives than it keeps, small and spanning
+ * pages by turns, each filled with its own message.
+ */
+TEST_F(msg, receives_are_reused_round_after_round)
+{
+	enum { N = 100, BIG = 5000 };
+	static uint8_t rx[N][BIG], tx[N][BIG];
+	struct kfab_cq_entry e;
+	int round, i, got;
+	struct kfab_sqe s;
+	uint32_t done;
+	size_t len;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (round = 0; round < 3; round++) {
+		memset(rx, 0, sizeof(rx));
+		for (i = 0; i < N; i++) {
+			len = (i + round) % 2 ? BIG : 8;
+			memset(tx[i], round * N + i, len);
+			s = sqe_buf(KFAB_OP_RECV, round * N + i, ANY, rx[i],
+				    len);
+			queue(&self->a, &s);
+			if (i % 16 == 15 || i == N - 1)
+				test_cmd_doorbell(self->a.fd, self->a.ep, NULL);
+		}
+		got = 0;
+		for (i = 0; i < N; i++) {
+			len = (i + round) % 2 ? BIG : 8;
+			s = sqe_buf(KFAB_OP_SEND, i, self->b_to_a, tx[i], len);
+			queue(&self->b, &s);
+			if (i % 16 != 15 && i != N - 1)
+				continue;
+			test_cmd_doorbell(self->b.fd, self->b.ep, &done);
+			EXPECT_EQ(i % 16 + 1, done);
+			while (!cq_next(&self->a, &e)) {
+				EXPECT_EQ(round * N + got, e.op_context);
+				got++;
+			}
+			while (!cq_next(&self->b, &e))
+				;
+		}
+		EXPECT_EQ(N, got);
+		for (i = 0; i < N; i++) {
+			len = (i + round) % 2 ? BIG : 8;
+			EXPECT_EQ(0, memcmp(tx[i], rx[i], len));
+			/* Nothing beyond a small receive's buffer. */
+			if (len < BIG)
+				EXPECT_EQ(0, rx[i][len]);
+		}
+	}
+}
+
 TEST_HARNESS_MAIN
