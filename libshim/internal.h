@@ -517,12 +517,22 @@ uint32_t shim_ring_entries(uint64_t want);
 /* Free slots, as far as we know (a head that is not the kernel's: none). */
 uint32_t shim_ring_space(struct shim_ring *ring);
 /*
- * Write @sqe into the next slot.  Without @more, publish the tail and,
- * when @doorbell and the ring is not @lazy, ring it.  A full ring is published and rung (if
- * @doorbell) once before -FI_EAGAIN.
+ * When shim_ring_post() rings: never (the kernel would refuse the
+ * doorbell), at once, or at once unless the ring is @lazy.
+ */
+enum shim_ring_bell {
+	SHIM_BELL_NONE,
+	SHIM_BELL_NOW,
+	SHIM_BELL_LAZY,
+};
+
+/*
+ * Write @sqe into the next slot.  Without @more, publish the tail and
+ * ring as @bell says.  A full ring is published and rung (unless
+ * SHIM_BELL_NONE) once before -FI_EAGAIN.
  */
 ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
-		       bool more, bool doorbell);
+		       bool more, enum shim_ring_bell bell);
 /* Publish a pending FI_MORE batch and ring the doorbell. */
 void shim_ring_flush(struct shim_ring *ring);
 /*

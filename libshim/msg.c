@@ -59,17 +59,25 @@ ssize_t shim_ep_ring_space(struct shim_ep *ep)
 	return ret;
 }
 
-/* Write @sqe into the endpoint's ring (ring.c): data waits for enable. */
+/*
+ * Write @sqe into the endpoint's ring (ring.c): data waits for enable.  A
+ * send that reports no completion rings at once (ring.c, lazy rings).
+ */
 static ssize_t shim_ep_post(struct shim_ep *ep, const struct kfab_sqe *sqe,
 			    bool more)
 {
+	bool send = sqe->opcode == KFAB_OP_SEND || sqe->opcode == KFAB_OP_TSEND;
+	enum shim_ring_bell bell = SHIM_BELL_LAZY;
 	ssize_t ret;
+
+	if (send && !(sqe->flags & KFAB_SQE_COMPLETION))
+		bell = SHIM_BELL_NOW;
 
 	pthread_mutex_lock(&ep->lock);
 	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
 	else
-		ret = shim_ring_post(&ep->ring, sqe, more, true);
+		ret = shim_ring_post(&ep->ring, sqe, more, bell);
 	pthread_mutex_unlock(&ep->lock);
 	return ret;
 }

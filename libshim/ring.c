@@ -22,7 +22,12 @@
  * A lazy ring (an endpoint's, unless FI_KFAB_LAZY_DOORBELL=0) skips step
  * 5: the entries are published, and the next manual progress call rings
  * once for everything published since (kfab's data progress is
- * FI_PROGRESS_MANUAL, fi_domain(3)).  Every enabled endpoint is bound to a
+ * FI_PROGRESS_MANUAL, fi_domain(3)).  Not for a send that reports no
+ * completion (an inject, a send without FI_COMPLETION on a selective
+ * endpoint): nothing tells its program to call again for it, and
+ * programs send one and then wait elsewhere (fi_pingpong's last reply
+ * waited for the sweeper inside its timed loop), so it rings at once
+ * (SHIM_BELL_NOW), taking whatever waited in the ring with it.  Every enabled endpoint is bound to a
  * CQ or counter in each direction it uses, whose reads progress it; so a
  * stream of sends without FI_MORE costs one system call per CQ read that
  * finds work, not one per send.  A full ring still rings at once, and
@@ -242,13 +247,13 @@ void shim_ring_flush(struct shim_ring *ring)
 }
 
 ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
-		       bool more, bool doorbell)
+		       bool more, enum shim_ring_bell bell)
 {
 	uint8_t *slot;
 
 	if (shim_ring_used(ring) >= ring->entries) {
 		shim_ring_publish(ring);
-		if (!doorbell)
+		if (bell == SHIM_BELL_NONE)
 			return -FI_EAGAIN;
 		shim_ring_doorbell(ring);
 		if (shim_ring_used(ring) >= ring->entries)
@@ -261,13 +266,16 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 	if (ring->entry_size > sizeof(*sqe))
 		memset(slot + sizeof(*sqe), 0, ring->entry_size - sizeof(*sqe));
 	ring->local_tail++;
-	if (!more) {
-		shim_ring_publish(ring);
-		if (doorbell && ring->lazy)
-			shim_ring_lazy(ring);
-		else if (doorbell)
-			shim_ring_doorbell(ring);
-	}
+	if (more)
+		return 0;
+	shim_ring_publish(ring);
+	if (bell == SHIM_BELL_LAZY && ring->lazy)
+		shim_ring_lazy(ring);
+	else if (ring->lazy && bell == SHIM_BELL_NOW)
+		/* Whatever waited goes with it: the ring is not due after. */
+		shim_ring_progress(ring);
+	else if (bell != SHIM_BELL_NONE)
+		shim_ring_doorbell(ring);
 	return 0;
 }
 

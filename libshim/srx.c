@@ -192,7 +192,8 @@ ssize_t shim_srx_post(struct shim_srx *srx, const struct kfab_sqe *sqe,
 	if (hooks)
 		return hooks->post(srx, sqe);
 	pthread_mutex_lock(&srx->lock);
-	ret = shim_ring_post(&srx->ring, sqe, more, srx->live > 0);
+	ret = shim_ring_post(&srx->ring, sqe, more,
+			     srx->live > 0 ? SHIM_BELL_LAZY : SHIM_BELL_NONE);
 	pthread_mutex_unlock(&srx->lock);
 	return ret;
 }

@@ -1739,8 +1739,8 @@ TEST(lazy_requests_go_at_the_next_progress_call)
 	struct fi_cq_tagged_entry e[8];
 	struct big_recv r[8];
 	fi_addr_t b_at_a;
-	uint32_t v;
-	int i, sctx;
+	uint32_t v[8];
+	int i, sctx[8];
 
 	if (!kfab_have_device())
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
@@ -1750,12 +1750,12 @@ TEST(lazy_requests_go_at_the_next_progress_call)
 		ASSERT_EQ(0, fi_recv(b.ep, &r[i], sizeof(r[i]), NULL,
 				     FI_ADDR_UNSPEC, NULL));
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(b.cq, e, 8));
-	for (i = 0; i < 7; i++) {
-		v = i;
-		ASSERT_EQ(0, fi_inject(a.ep, &v, sizeof(v), b_at_a));
+	/* Sends with completions: a's CQ is where their program looks. */
+	for (i = 0; i < 8; i++) {
+		v[i] = i;
+		ASSERT_EQ(0, fi_send(a.ep, &v[i], sizeof(v[i]), NULL, b_at_a,
+				     &sctx[i]));
 	}
-	v = 7;
-	ASSERT_EQ(0, fi_send(a.ep, &v, sizeof(v), NULL, b_at_a, &sctx));
 	/* Not in the kernel yet: nothing wrote b's buffers. */
 	usleep(20000);
 	EXPECT_EQ(0xffffffffU, r[0].v);
@@ -1764,8 +1764,9 @@ TEST(lazy_requests_go_at_the_next_progress_call)
 	ASSERT_EQ(8, fi_cq_read(b.cq, e, 8));
 	for (i = 0; i < 8; i++)
 		EXPECT_EQ((uint32_t)i, r[i].v);
-	ASSERT_EQ(1, fi_cq_read(a.cq, e, 8));
-	EXPECT_EQ(&sctx, e[0].op_context);
+	ASSERT_EQ(8, fi_cq_read(a.cq, e, 8));
+	for (i = 0; i < 8; i++)
+		EXPECT_EQ(&sctx[i], e[i].op_context);
 	EXPECT_EQ(0, _test_fi_close(&a));
 	EXPECT_EQ(0, _test_fi_close(&b));
 }
@@ -1808,7 +1809,8 @@ TEST(a_sender_that_never_calls_is_rung_by_the_sweeper)
 			_exit(2);
 		for (i = 0; i < 2; i++) {
 			v = 100 + i;
-			if (fi_inject(a.ep, &v, sizeof(v), dst))
+			/* With a completion: an inject would ring at once. */
+			if (fi_send(a.ep, &v, sizeof(v), NULL, dst, &c))
 				_exit(3);
 			/* Outside libfabric: only the sweeper can ring. */
 			if (write(from_child[1], "s", 1) != 1 ||
@@ -1855,7 +1857,8 @@ TEST_F(pair, closing_an_endpoint_sends_what_waits_in_its_ring)
 	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
 			     NULL));
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
-	ASSERT_EQ(0, fi_inject(self->a.ep, &v, sizeof(v), self->b_at_a));
+	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->b_at_a,
+			     &e));
 	EXPECT_EQ(0, fi_close(&self->a.ep->fid));
 	self->a.ep = NULL;
 	ASSERT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
@@ -1873,7 +1876,7 @@ TEST_F(pair, a_full_lazy_ring_rings_without_a_read)
 	struct fi_info *hints;
 	struct big_recv r[64];
 	fi_addr_t b_at_c;
-	uint32_t v;
+	uint32_t v[64];
 	int i, sent;
 
 	RETURN_IF_SETUP_SKIPPED();
@@ -1889,15 +1892,19 @@ TEST_F(pair, a_full_lazy_ring_rings_without_a_read)
 				     FI_ADDR_UNSPEC, NULL));
 	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->b.cq, &e, 1));
 	for (sent = 0; sent < 64 && !r[0].v; sent++) {
-		v = (uint32_t)sent + 1;
-		ASSERT_EQ(0, fi_inject(c.ep, &v, sizeof(v), b_at_c));
+		v[sent] = (uint32_t)sent + 1;
+		ASSERT_EQ(0, fi_send(c.ep, &v[sent], sizeof(v[sent]), NULL,
+				     b_at_c, NULL));
 	}
 	/* The ring filled (16 slots or so) and rang, unread. */
 	EXPECT_EQ(1U, r[0].v);
 	EXPECT_LT(sent, 64);
-	for (i = 0; i < sent; i++)
+	for (i = 0; i < sent; i++) {
 		ASSERT_EQ(1, kfab_test_wait_cq(self->b.cq, c.cq, &e, NULL,
 					       NULL, TIMEOUT_MS));
+		ASSERT_EQ(1, kfab_test_wait_cq(c.cq, self->b.cq, &e, NULL,
+					       NULL, TIMEOUT_MS));
+	}
 	for (i = 0; i < sent; i++)
 		EXPECT_EQ((uint32_t)i + 1, r[i].v);
 	EXPECT_EQ(0, _test_fi_close(&c));
@@ -1920,10 +1927,49 @@ TEST(eager_doorbell_rings_at_every_request)
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	ASSERT_EQ(0, lazy_pair_open("0", &a, &b, &b_at_a));
 	ASSERT_EQ(0, fi_recv(b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC, NULL));
-	ASSERT_EQ(0, fi_inject(a.ep, &v, sizeof(v), b_at_a));
+	ASSERT_EQ(0, fi_send(a.ep, &v, sizeof(v), NULL, b_at_a, &e));
 	/* In b's buffer before any further call. */
 	EXPECT_EQ(7U, r.v);
 	ASSERT_EQ(1, fi_cq_read(b.cq, &e, 1));
+	ASSERT_EQ(1, fi_cq_read(a.cq, &e, 1));
+	EXPECT_EQ(0, _test_fi_close(&a));
+	EXPECT_EQ(0, _test_fi_close(&b));
+}
+
+/*
+ * A send that reports no completion (an inject) gives its program no
+ * reason to call again, so it rings at once even on a lazy ring (a 1 s
+ * sweeper stays out of it), and what waited in the ring goes first.
+ */
+TEST(a_send_without_completion_rings_at_once)
+{
+	struct kfab_test_fi a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e[2];
+	struct big_recv r[2];
+	uint32_t v[2] = { 1, 2 };
+	fi_addr_t b_at_a;
+	int sctx;
+
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, lazy_pair_open("1000000", &a, &b, &b_at_a));
+	memset(r, 0, sizeof(r));
+	ASSERT_EQ(0, fi_recv(b.ep, &r[0], sizeof(r[0]), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_recv(b.ep, &r[1], sizeof(r[1]), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	/* b's receives went with the progress call of a's CQ read. */
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(a.cq, e, 2));
+	ASSERT_EQ(0, fi_send(a.ep, &v[0], sizeof(v[0]), NULL, b_at_a, &sctx));
+	usleep(20000);
+	EXPECT_EQ(0U, r[0].v);
+	ASSERT_EQ(0, fi_inject(a.ep, &v[1], sizeof(v[1]), b_at_a));
+	/* Both in b's buffers before any further call, in order. */
+	EXPECT_EQ(1U, r[0].v);
+	EXPECT_EQ(2U, r[1].v);
+	ASSERT_EQ(2, fi_cq_read(b.cq, e, 2));
+	ASSERT_EQ(1, fi_cq_read(a.cq, e, 2));
+	EXPECT_EQ(&sctx, e[0].op_context);
 	EXPECT_EQ(0, _test_fi_close(&a));
 	EXPECT_EQ(0, _test_fi_close(&b));
 }
