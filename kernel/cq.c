@@ -157,9 +157,12 @@ static void kfab_cq_free_nodes(struct list_head *list)
  */
 void kfab_cq_wake(struct kfab_cq *cq)
 {
+	/* Set at open, never after: without one nobody waits to be woken. */
+	if (!cq->eventfd)
+		return;
 	/* (P3) pairs with user space's smp_mb() after arming (C2). */
 	smp_mb();
-	if (cq->eventfd && READ_ONCE(cq->cons->armed))
+	if (READ_ONCE(cq->cons->armed))
 		kfab_eventfd_signal(cq->eventfd);
 }
 
