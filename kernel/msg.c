@@ -605,7 +605,8 @@ static int kfab_unexp_buffered(struct kfab_rx_ctx *rxc,
  * A receive context keeps up to this many receives that are done with, so
  * that a stream of small receives allocates nothing: otherwise the
  * receiver allocates each and its sender frees it on another CPU, SLUB's
- * slow path on both sides (Documentation/bench.rst, "Small messages").
+ * slow path on both sides (Documentation/bench.rst, "Small messages,
+ * again").
  */
 #define KFAB_RECV_CACHE_MAX	64
 
@@ -1290,12 +1291,6 @@ static bool kfab_ep_cq_busy(struct kfab_ep *ep, enum kfab_dir dir)
 }
 
 /*
- * Hand a message to the endpoint it is for: matched, eager or
- * rendezvous.  Return: 0 or a negative errno for the send's completion,
- * -EAGAIN when it must wait in the sender's ring; *@later: it completes
- * later (rendezvous).
- */
-/*
  * The sender's index in its receiver's AV (for directed receives and
  * FI_SOURCE), under the receive context's lock; a doorbell's sends to one
  * endpoint look it up once while the AV stays as it was.
@@ -1317,6 +1312,12 @@ static u64 kfab_send_from(struct kfab_dest *d, struct kfab_rx_ctx *rxc,
 	return d->from;
 }
 
+/*
+ * Hand a message to the endpoint it is for: matched, eager or
+ * rendezvous.  Return: 0 or a negative errno for the send's completion,
+ * -EAGAIN when it must wait in the sender's ring; *@later: it completes
+ * later (rendezvous).
+ */
 static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 			const struct kfab_msg *msg, struct kfab_req *req,
 			bool *later)
