@@ -22,16 +22,17 @@
  * A lazy ring (an endpoint's, unless FI_KFAB_LAZY_DOORBELL=0) skips step
  * 5: the entries are published, and the next manual progress call rings
  * once for everything published since (kfab's data progress is
- * FI_PROGRESS_MANUAL, fi_domain(3)).  Not for a send that reports no
+ * FI_PROGRESS_MANUAL, fi_domain(3)).  Every enabled endpoint is bound to
+ * a CQ or counter in each direction it uses, whose reads progress it; so
+ * a stream of sends without FI_MORE costs one system call per CQ read
+ * that finds work, not one per send.  Not so a send that reports no
  * completion (an inject, a send without FI_COMPLETION on a selective
  * endpoint): nothing tells its program to call again for it, and
  * programs send one and then wait elsewhere (fi_pingpong's last reply
  * waited for the sweeper inside its timed loop), so it rings at once
- * (SHIM_BELL_NOW), taking whatever waited in the ring with it.  Every enabled endpoint is bound to a
- * CQ or counter in each direction it uses, whose reads progress it; so a
- * stream of sends without FI_MORE costs one system call per CQ read that
- * finds work, not one per send.  A full ring still rings at once, and
- * fi_close() rings before the endpoint goes.
+ * (SHIM_BELL_NOW), taking whatever waited in the ring with it.  A full
+ * ring still rings at once, and fi_close() rings before the endpoint
+ * goes.
  *
  * Every lazy ring of the process is also on one list, and any progress
  * call (of any CQ, counter or EQ, shim_lazy_flush()) rings those that
@@ -269,13 +270,15 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 	if (more)
 		return 0;
 	shim_ring_publish(ring);
-	if (bell == SHIM_BELL_LAZY && ring->lazy)
+	if (bell == SHIM_BELL_NONE)
+		return 0;
+	if (!ring->lazy)
+		shim_ring_doorbell(ring);
+	else if (bell == SHIM_BELL_LAZY)
 		shim_ring_lazy(ring);
-	else if (ring->lazy && bell == SHIM_BELL_NOW)
+	else
 		/* Whatever waited goes with it: the ring is not due after. */
 		shim_ring_progress(ring);
-	else if (bell != SHIM_BELL_NONE)
-		shim_ring_doorbell(ring);
 	return 0;
 }
 
