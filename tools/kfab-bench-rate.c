@@ -42,6 +42,10 @@
  * own; every sender prints its own lines, marked "pair i", and the caller
  * adds the rates up.
  *
+ * --yield (both sides): a poll that finds nothing calls sched_yield(),
+ * so that where there are more processes than CPUs the one with work
+ * runs instead of a spinning one until its time slice ends.
+ *
  * -S takes a list, SIZE:COUNT,..., run one after the other in the same
  * processes, COUNT messages a repetition each (default -n): with -W 1
  * (a message, then its ack) that is a ping-pong at every size, whose CPU
@@ -62,6 +66,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -114,6 +119,7 @@ static struct {
 	int timeout;
 	int more;
 	bool srx;		/* receiver: one SRX, one endpoint per sender */
+	bool yield;		/* sched_yield() after a poll that found nothing */
 	uint32_t pairs;		/* independent pairs (--pairs) */
 	uint32_t pair;		/* this process's pair */
 	struct params p;
@@ -439,8 +445,12 @@ static void poll_cq(struct fid_cq *cq, uint64_t *done, const char *which)
 		*done += n;
 		return;
 	}
-	if (n == -FI_EAGAIN)
+	if (n == -FI_EAGAIN) {
+		/* More processes than CPUs: let one with work run. */
+		if (opt.yield)
+			sched_yield();
 		return;
+	}
 	if (n == -FI_EAVAIL) {
 		struct fi_cq_err_entry err = { 0 };
 		char ebuf[256];
@@ -843,6 +853,8 @@ static void usage(int status)
 		"  -P PORT     control port, sender (default %d)\n"
 		"  -t SECONDS  give up after this (default %d)\n"
 		"  --no-more   never set FI_MORE (sends and receives)\n"
+		"  --yield     sched_yield() after every poll that finds nothing\n"
+		"              (both sides; for more processes than CPUs)\n"
 		"The sender's -S/-W/-n/-r/-N are the ones used.\n",
 		MAX_SIZES, opt.p.size, opt.p.window, opt.msgs, opt.p.reps, MAX_PROCS,
 		MAX_PROCS, opt.port, opt.port, opt.timeout);
@@ -897,6 +909,7 @@ int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
 		{ "no-more", no_argument, NULL, 'M' },
+		{ "yield", no_argument, NULL, 'Y' },
 		{ "srx", no_argument, NULL, 'X' },
 		{ "pairs", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
@@ -926,6 +939,7 @@ int main(int argc, char **argv)
 		case 'B': case 'P': opt.port = num(optarg, 1, 65535); break;
 		case 't': opt.timeout = num(optarg, 1, 86400); break;
 		case 'M': opt.more = 0; break;
+		case 'Y': opt.yield = true; break;
 		case 'h': usage(0); break;
 		default: usage(1);
 		}
