@@ -66,9 +66,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
-#include <sched.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
