@@ -1585,6 +1585,7 @@ TEST_F(msg, one_doorbell_sends_to_several_receivers)
 	c_to_a = peer(&c, &self->a);
 	a_to_c = peer(&self->a, &c);
 	ASSERT_NE(ANY, c_to_a);
+	ASSERT_NE(ANY, a_to_c);
 	ASSERT_NE(self->b_to_a, c_to_a);
 	for (i = 0; i < 2; i++) {
 		s = sqe_buf(KFAB_OP_RECV, 1 + i, ANY, rx_b[i], sizeof(rx_b[i]));
