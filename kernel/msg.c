@@ -606,9 +606,11 @@ static int kfab_unexp_buffered(struct kfab_rx_ctx *rxc,
  * that a stream of small receives allocates nothing: otherwise the
  * receiver allocates each and its sender frees it on another CPU, SLUB's
  * slow path on both sides (Documentation/bench.rst, "Small messages,
- * again").
+ * again").  A default ring's worth: a receiver that reposts a full ring
+ * at a time (four senders' windows of 64) finds them all here.  It keeps
+ * only what it once had posted at the same time.
  */
-#define KFAB_RECV_CACHE_MAX	64
+#define KFAB_RECV_CACHE_MAX	KFAB_SQ_DEFAULT_ENTRIES
 
 /* A receive to fill in: one kept by @rxc, or a new one. */
 static struct kfab_recv *kfab_recv_alloc(struct kfab_rx_ctx *rxc)

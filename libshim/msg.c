@@ -9,7 +9,8 @@
  * receive, else ~0 = FI_ADDR_UNSPEC), tag and ignore bits, remote CQ data,
  * and whether a successful completion is wanted.  Injected payloads (at
  * most KFAB_INLINE_MAX bytes) are copied into the entry itself, so the
- * caller's buffer is free on return.
+ * caller's buffer is free on return; so are other sends that small, which
+ * the kernel then reads from the entry, not from the caller's memory.
  *
  * ring.c puts the entry into the ring (the producer side of the protocol
  * of uapi/linux/kfab.h, FI_MORE batching included).  Receives go to their
@@ -132,6 +133,29 @@ static ssize_t shim_sqe_set_inline(struct kfab_sqe *sqe,
 }
 
 /*
+ * A small send carries its payload in the entry even without FI_INJECT:
+ * the kernel then copies from its own copy of the entry, with no user
+ * iterator and no checked user copy (Documentation/bench.rst, "Small
+ * messages, inline").  Not for FI_DELIVERY_COMPLETE, which the kernel
+ * delivers from the caller's buffer, nor for a NULL buffer, whose send
+ * fails in the kernel with FI_EFAULT as any bad buffer's does.
+ */
+static bool shim_send_goes_inline(const struct kfab_sqe *sqe,
+				  const struct iovec *iov, size_t count,
+				  uint64_t total)
+{
+	size_t i;
+
+	if ((sqe->flags & (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE)) ||
+	    total > KFAB_INLINE_MAX)
+		return false;
+	for (i = 0; i < count; i++)
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return false;
+	return true;
+}
+
+/*
  * A successful completion is reported unless the CQ was bound with
  * FI_SELECTIVE_COMPLETION and the operation's flags lack FI_COMPLETION.
  */
@@ -159,7 +183,7 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 			 uint64_t flags, bool inject)
 {
 	struct kfab_sqe sqe = { 0 };
-	uint64_t total;
+	uint64_t total = 0;
 	ssize_t ret;
 
 	/* A connected endpoint sends to its peer, whatever @dest says. */
@@ -200,6 +224,8 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 	/* A datagram's own limit (the inline path is below it). */
 	if (sqe.iov_count && total > ep->max_msg_size)
 		return -FI_EMSGSIZE;
+	if (shim_send_goes_inline(&sqe, iov, count, total))
+		shim_sqe_set_inline(&sqe, iov, count);
 	if (!inject && shim_want_completion(ep->tx_selective, flags))
 		sqe.flags |= KFAB_SQE_COMPLETION;
 	return shim_ep_post(ep, &sqe, flags & FI_MORE);

@@ -1448,6 +1448,67 @@ TEST_F(pair, more_batches_until_the_last)
 	}
 }
 
+/*
+ * A send of at most 64 bytes (KFAB_INLINE_MAX) travels in its ring entry,
+ * as an inject does: what the buffer held when the call returned is what
+ * arrives, although the kernel carries the send out later (FI_MORE).  A
+ * larger one is read from the buffer when the kernel carries it out.  A
+ * small send from a NULL buffer still fails in the kernel, FI_EFAULT.
+ */
+TEST_F(pair, small_sends_carry_their_payload_in_the_entry)
+{
+	char small[64], large[65], rsmall[64], rlarge[65];
+	struct fi_cq_err_entry err;
+	struct fi_cq_tagged_entry e;
+	struct iovec iov[2] = {
+		{ .iov_base = small, .iov_len = sizeof(small) },
+		{ .iov_base = large, .iov_len = sizeof(large) },
+	};
+	struct fi_msg msg[2];
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	ASSERT_EQ(0, fi_recv(self->b.ep, rsmall, sizeof(rsmall), NULL,
+			     FI_ADDR_UNSPEC, rsmall));
+	ASSERT_EQ(0, fi_recv(self->b.ep, rlarge, sizeof(rlarge), NULL,
+			     FI_ADDR_UNSPEC, rlarge));
+	for (i = 0; i < 2; i++)
+		msg[i] = (struct fi_msg){
+			.msg_iov = &iov[i], .iov_count = 1,
+			.addr = self->b_at_a, .context = iov[i].iov_base,
+		};
+	fill(small, sizeof(small), 1);
+	fill(large, sizeof(large), 2);
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg[0], FI_MORE));
+	ASSERT_EQ(0, fi_sendmsg(self->a.ep, &msg[1], FI_MORE));
+	/* Not sent yet: the application breaks the rule, on purpose. */
+	fill(small, sizeof(small), 3);
+	fill(large, sizeof(large), 4);
+	ASSERT_EQ(0, fi_inject(self->a.ep, "x", 1, self->b_at_a));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ((void *)rsmall, e.op_context);
+	EXPECT_TRUE(check_fill(rsmall, sizeof(rsmall), 1));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ((void *)rlarge, e.op_context);
+	EXPECT_TRUE(check_fill(rlarge, sizeof(rlarge), 4));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(1, WAIT_A(&e));
+		EXPECT_EQ(iov[i].iov_base, e.op_context);
+	}
+
+	/* The inject found no receive: it waits, unexpected; take it. */
+	ASSERT_EQ(0, fi_recv(self->b.ep, rsmall, sizeof(rsmall), NULL,
+			     FI_ADDR_UNSPEC, NULL));
+	ASSERT_EQ(1, WAIT_B(&e, NULL));
+	EXPECT_EQ(1U, e.len);
+
+	ASSERT_EQ(0, fi_send(self->a.ep, NULL, 8, NULL, self->b_at_a, small));
+	ASSERT_EQ(-FI_EAVAIL, kfab_test_wait_cq(self->a.cq, self->b.cq, &e,
+						NULL, &err, TIMEOUT_MS));
+	EXPECT_EQ(FI_EFAULT, err.err);
+	EXPECT_EQ((void *)small, err.op_context);
+}
+
 TEST_F(pair, unexpected_message)
 {
 	char sbuf[300], rbuf[300];

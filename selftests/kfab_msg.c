@@ -1637,7 +1637,7 @@ TEST_F(msg, one_doorbell_sends_to_several_receivers)
  */
 TEST_F(msg, receives_are_reused_round_after_round)
 {
-	enum { N = 100, BIG = 5000 };
+	enum { N = 300, BIG = 5000 };
 	static uint8_t rx[N][BIG], tx[N][BIG];
 	struct kfab_cq_entry e;
 	int round, i, got;
