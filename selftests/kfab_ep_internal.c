@@ -77,9 +77,12 @@ static const struct kfab_sqe *slot(FIXTURE_DATA(ring) *self, uint32_t i)
 	return &self->r.sqes[i % ENTRIES];
 }
 
+/* Above KFAB_INLINE_MAX: a send that travels as an iovec. */
+#define BIG	(KFAB_INLINE_MAX + 1)
+
 TEST_F(ring, send_writes_one_entry_and_publishes)
 {
-	char buf[10];
+	char buf[BIG];
 	const struct kfab_sqe *e;
 
 	ASSERT_EQ(0, fi_send(self->fid, buf, sizeof(buf), NULL, 7, buf));
@@ -160,13 +163,15 @@ TEST_F(ring, inject_copies_inline_without_completion)
 
 TEST_F(ring, senddata_and_msg_flags)
 {
-	char buf[8];
+	char buf[BIG];
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+	struct iovec small = { .iov_base = buf, .iov_len = 8 };
 	struct fi_msg msg = {
 		.msg_iov = &iov, .iov_count = 1, .addr = 4, .data = 0x77,
 	};
+	struct fi_msg inj = { .msg_iov = &small, .iov_count = 1, .addr = 4 };
 
-	ASSERT_EQ(0, fi_senddata(self->fid, buf, 8, NULL, 0x55, 4, NULL));
+	ASSERT_EQ(0, fi_senddata(self->fid, buf, BIG, NULL, 0x55, 4, NULL));
 	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_REMOTE_CQ_DATA),
 		  slot(self, 0)->flags);
 	EXPECT_EQ(0x55ULL, slot(self, 0)->data);
@@ -178,9 +183,10 @@ TEST_F(ring, senddata_and_msg_flags)
 	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, FI_REMOTE_CQ_DATA));
 	EXPECT_EQ(0x77ULL, slot(self, 2)->data);
 	/* FI_INJECT in a sendmsg: inline, and a completion as usual. */
-	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, FI_INJECT));
+	ASSERT_EQ(0, fi_sendmsg(self->fid, &inj, FI_INJECT));
 	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_INLINE),
 		  slot(self, 3)->flags);
+	EXPECT_EQ(-FI_EINVAL, fi_sendmsg(self->fid, &msg, FI_INJECT));
 	self->r.head = 4;
 	/* FI_DELIVERY_COMPLETE and FI_FENCE travel as flags of their own... */
 	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg,
@@ -200,18 +206,18 @@ TEST_F(ring, senddata_and_msg_flags)
 
 TEST_F(ring, selective_completion)
 {
-	char buf[8];
+	char buf[BIG];
 	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 	struct fi_msg_tagged msg = { .msg_iov = &iov, .iov_count = 1 };
 
 	self->ep.tx_selective = true;
-	ASSERT_EQ(0, fi_send(self->fid, buf, 8, NULL, 0, NULL));
+	ASSERT_EQ(0, fi_send(self->fid, buf, BIG, NULL, 0, NULL));
 	EXPECT_EQ(0U, slot(self, 0)->flags);
 	ASSERT_EQ(0, fi_tsendmsg(self->fid, &msg, FI_COMPLETION));
 	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, slot(self, 1)->flags);
 	/* The default flags of fi_control(FI_SETOPSFLAG) count too. */
 	self->ep.tx_op_flags = FI_COMPLETION;
-	ASSERT_EQ(0, fi_send(self->fid, buf, 8, NULL, 0, NULL));
+	ASSERT_EQ(0, fi_send(self->fid, buf, BIG, NULL, 0, NULL));
 	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, slot(self, 2)->flags);
 	/* Receives follow their own binding. */
 	ASSERT_EQ(0, fi_recv(self->fid, buf, 8, NULL, 0, NULL));
@@ -261,13 +267,13 @@ TEST_F(ring, full_ring_is_eagain_until_head_moves)
 
 TEST_F(ring, argument_checks)
 {
-	char buf[8];
+	char buf[BIG];
 	struct iovec iov[KFAB_IOV_MAX + 1];
 	int i;
 
 	for (i = 0; i < KFAB_IOV_MAX + 1; i++) {
 		iov[i].iov_base = buf;
-		iov[i].iov_len = 1;
+		iov[i].iov_len = sizeof(buf);
 	}
 	EXPECT_EQ(-FI_EINVAL, fi_sendv(self->fid, iov, NULL, KFAB_IOV_MAX + 1,
 				       0, NULL));
@@ -285,6 +291,72 @@ TEST_F(ring, argument_checks)
 	EXPECT_EQ(-FI_EOPBADSTATE, fi_send(self->fid, buf, 8, NULL, 0, NULL));
 	EXPECT_EQ(-FI_EOPBADSTATE, shim_ep_ring_space(&self->ep));
 	EXPECT_EQ(1U, self->r.tail);
+}
+
+/*
+ * A send of at most KFAB_INLINE_MAX bytes carries its payload in the entry
+ * (its buffers concatenated), with its completion as asked; one byte more,
+ * FI_DELIVERY_COMPLETE or a NULL buffer, and it carries its iovecs.
+ */
+TEST_F(ring, small_sends_travel_inline)
+{
+	char buf[BIG], part[3][KFAB_INLINE_MAX / 2];
+	struct iovec iov[3];
+	struct fi_msg msg = { .msg_iov = iov, .iov_count = 1 };
+	const struct kfab_sqe *e;
+	int i;
+
+	for (i = 0; i < BIG; i++)
+		buf[i] = (char)i;
+	ASSERT_EQ(0, fi_send(self->fid, buf, KFAB_INLINE_MAX, NULL, 2, buf));
+	e = slot(self, 0);
+	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_INLINE), e->flags);
+	EXPECT_EQ(0, e->iov_count);
+	EXPECT_EQ((uint64_t)KFAB_INLINE_MAX, e->len);
+	EXPECT_EQ(0, memcmp(e->inline_data, buf, KFAB_INLINE_MAX));
+	EXPECT_EQ((uintptr_t)buf, e->context);
+
+	ASSERT_EQ(0, fi_send(self->fid, buf, BIG, NULL, 2, NULL));
+	e = slot(self, 1);
+	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, e->flags);
+	EXPECT_EQ(1, e->iov_count);
+	EXPECT_EQ((uint64_t)BIG, e->iov[0].len);
+
+	/* Two buffers, one payload; a third would pass the limit. */
+	for (i = 0; i < 3; i++) {
+		memset(part[i], 'a' + i, sizeof(part[i]));
+		iov[i].iov_base = part[i];
+		iov[i].iov_len = sizeof(part[i]);
+	}
+	msg.iov_count = 2;
+	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, 0));
+	e = slot(self, 2);
+	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_INLINE), e->flags);
+	EXPECT_EQ((uint64_t)KFAB_INLINE_MAX, e->len);
+	EXPECT_EQ(0, memcmp(e->inline_data, part[0], sizeof(part[0])));
+	EXPECT_EQ(0, memcmp(e->inline_data + sizeof(part[0]), part[1],
+			    sizeof(part[1])));
+	msg.iov_count = 3;
+	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, 0));
+	EXPECT_EQ(3, slot(self, 3)->iov_count);
+	self->r.head = 4;
+
+	/* Delivered from the caller's buffer: never inline. */
+	msg.iov_count = 1;
+	ASSERT_EQ(0, fi_sendmsg(self->fid, &msg, FI_DELIVERY_COMPLETE));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_DELIVERY_COMPLETE),
+		  slot(self, 4)->flags);
+	EXPECT_EQ(1, slot(self, 4)->iov_count);
+	/* A NULL buffer fails in the kernel (FI_EFAULT), as a bad one does. */
+	ASSERT_EQ(0, fi_send(self->fid, NULL, 8, NULL, 2, NULL));
+	EXPECT_EQ((uint32_t)KFAB_SQE_COMPLETION, slot(self, 5)->flags);
+	EXPECT_EQ(0ULL, slot(self, 5)->iov[0].base);
+	/* Tagged sends too. */
+	ASSERT_EQ(0, fi_tsend(self->fid, buf, 8, NULL, 2, 0x33, NULL));
+	EXPECT_EQ((uint32_t)(KFAB_SQE_COMPLETION | KFAB_SQE_INLINE),
+		  slot(self, 6)->flags);
+	EXPECT_EQ(0x33ULL, slot(self, 6)->tag);
+	EXPECT_EQ(8ULL, slot(self, 6)->len);
 }
 
 /* FI_PEEK, FI_CLAIM and FI_DISCARD of fi_trecvmsg (fi_tagged(3)). */
