@@ -23,29 +23,9 @@
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
+#include "kfab_raw_ep.h"
 
-#define ANY	(~0ULL)
 #define LIMIT	256
-
-struct raw_ep {
-	int fd;
-	uint32_t dom, av, ep;
-	struct kfab_addr addr;
-	struct kfab_test_cq cq;
-	struct kfab_ep_open epo;
-	uint8_t *sq;
-	uint32_t tail;
-	struct kfab_rx_buffered rb;
-	struct kfab_mmap region;
-	const uint8_t *slots;
-};
-
-static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
-{
-	return (struct kfab_sqe *)(r->sq + r->epo.out_sq.off_entries +
-				   (size_t)(i & (r->epo.out_sq.entries - 1)) *
-				   r->epo.out_sq.entry_size);
-}
 
 static int rx_buffered(int fd, uint32_t id, uint32_t limit, uint32_t slots,
 		       struct kfab_rx_buffered *out)
@@ -61,26 +41,13 @@ static int rx_buffered(int fd, uint32_t id, uint32_t limit, uint32_t slots,
  * An endpoint in a file of its own, bound to an AV and one CQ, enabled;
  * with @slots, buffering @limit bytes in that many slots, mapped.
  */
-static int ep_setup(struct raw_ep *r, uint32_t limit, uint32_t slots)
+static int buf_ep_setup(struct raw_ep *r, uint32_t limit, uint32_t slots)
 {
-	struct kfab_av_open avo = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
+	int rc = ep_setup(r, false);
 
-	memset(r, 0, sizeof(*r));
-	if (_test_open_domain(&r->fd, &r->dom))
-		return -1;
-	avo.domain_id = r->dom;
-	if (_test_cmd_av_open(r->fd, &avo, &r->av))
-		return -2;
-	if (_test_cq_open_mapped(r->fd, r->dom, 64, 0, &r->cq))
-		return -3;
-	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
-		return -5;
-	r->addr = r->epo.out_addr;
-	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
-			   PROT_READ | PROT_WRITE);
-	if (r->sq == MAP_FAILED)
-		return -6;
+	if (rc)
+		return rc;
 	if (slots) {
 		if (rx_buffered(r->fd, r->ep, limit, slots, &r->rb))
 			return -7;
@@ -91,54 +58,7 @@ static int ep_setup(struct raw_ep *r, uint32_t limit, uint32_t slots)
 		if (r->slots == MAP_FAILED)
 			return -8;
 	}
-	return _test_ep_bind_enable(r->fd, r->ep, r->av, r->cq.id) ? -9 : 0;
-}
-
-static void ep_close(struct raw_ep *r)
-{
-	_test_cq_unmap(&r->cq);
-	_test_munmap(r->sq, &r->epo.out_sq.region);
-	if (r->slots)
-		_test_munmap((void *)r->slots, &r->region);
-	r->slots = NULL;
-	r->sq = NULL;
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
-}
-
-static uint64_t peer(struct raw_ep *r, const struct raw_ep *p)
-{
-	uint32_t idx = KFAB_AV_INDEX_NONE;
-
-	if (_test_cmd_av_insert(r->fd, r->av, &p->addr, 1, &idx, NULL, NULL))
-		return ANY;
-	return idx;
-}
-
-static void queue(struct raw_ep *r, const struct kfab_sqe *sqe)
-{
-	*sq_slot(r, r->tail) = *sqe;
-	r->tail++;
-	__atomic_store_n((uint32_t *)(r->sq + r->epo.out_sq.off_tail),
-			 r->tail, __ATOMIC_RELEASE);
-}
-
-static int submit(struct raw_ep *r, const struct kfab_sqe *sqe)
-{
-	queue(r, sqe);
-	return _test_cmd_doorbell(r->fd, r->ep, NULL);
-}
-
-static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
-			       void *buf, size_t len)
-{
-	struct kfab_sqe s = { .opcode = op, .context = ctx, .addr = addr,
-			      .flags = KFAB_SQE_COMPLETION, .iov_count = 1 };
-
-	s.iov[0].base = (uintptr_t)buf;
-	s.iov[0].len = len;
-	return s;
+	return ep_enable(r);
 }
 
 /* A claim (or with @discard a discard) of the message @token names. */
@@ -153,26 +73,6 @@ static struct kfab_sqe sqe_claim(uint8_t op, uint64_t ctx, uint64_t token,
 	if (discard)
 		s.iov_count = 0;
 	return s;
-}
-
-static int cq_next(struct raw_ep *r, struct kfab_cq_entry *e)
-{
-	uint32_t *headp = (uint32_t *)(r->cq.cons + r->cq.layout.off_head);
-	uint32_t head = *headp;
-	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring +
-						     r->cq.layout.off_tail),
-					__ATOMIC_ACQUIRE);
-
-	if (head == tail)
-		return -EAGAIN;
-	*e = *(const struct kfab_cq_entry *)kfab_test_cq_slot(&r->cq, head);
-	__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
-	return 0;
-}
-
-static int cq_err(struct raw_ep *r, struct kfab_cq_readerr *e)
-{
-	return _test_cmd_cq_readerr(r->fd, r->cq.id, NULL, 0, e);
 }
 
 static void fill(uint8_t *p, size_t len, uint8_t seed)
@@ -209,8 +109,8 @@ FIXTURE_SETUP(buf)
 	self->a.fd = self->b.fd = -1;
 	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
-	ASSERT_EQ(0, ep_setup(&self->a, 0, 0));
-	ASSERT_EQ(0, ep_setup(&self->b, LIMIT, variant->slots));
+	ASSERT_EQ(0, buf_ep_setup(&self->a, 0, 0));
+	ASSERT_EQ(0, buf_ep_setup(&self->b, LIMIT, variant->slots));
 	self->a_to_b = peer(&self->a, &self->b);
 	self->b_to_a = peer(&self->b, &self->a);
 	ASSERT_NE(ANY, self->a_to_b);
@@ -589,7 +489,7 @@ TEST(setup_errors)
 
 	if (!kfab_have_device())
 		SKIP(return, "needs kfab.ko");
-	ASSERT_EQ(0, ep_setup(&r, 0, 0));	/* enabled, no region */
+	ASSERT_EQ(0, buf_ep_setup(&r, 0, 0));	/* enabled, no region */
 	EXPECT_EQ(-EINVAL, rx_buffered(r.fd, r.ep, 0, 0, &rb));
 	EXPECT_EQ(-ENOENT, rx_buffered(r.fd, 9999, 0, 0, &rb));
 	EXPECT_EQ(-EINVAL, rx_buffered(r.fd, r.cq.id, 0, 0, &rb));
@@ -660,7 +560,7 @@ TEST(slot_counts_are_bounded)
 
 	if (!kfab_have_device())
 		SKIP(return, "needs kfab.ko");
-	ASSERT_EQ(0, ep_setup(&r, 0, 0));
+	ASSERT_EQ(0, buf_ep_setup(&r, 0, 0));
 	for (i = 0; i < ARRAY_SIZE(c); i++) {
 		ASSERT_EQ(0, _test_cmd_ep_open(r.fd, r.dom, 32, &ep, NULL));
 		EXPECT_EQ(c[i].rc, rx_buffered(r.fd, ep, c[i].limit,
@@ -693,7 +593,7 @@ TEST(block_receive_contexts_take_a_region)
 
 	if (!kfab_have_device())
 		SKIP(return, "needs kfab.ko");
-	ASSERT_EQ(0, ep_setup(&r, 0, 0));
+	ASSERT_EQ(0, buf_ep_setup(&r, 0, 0));
 	o.domain_id = r.dom;
 	o.flags = KFAB_EP_OPEN_BLOCK;
 	ASSERT_EQ(0, kfab_ioctl(r.fd, KFAB_IOC_EP_OPEN, &o));
@@ -732,7 +632,7 @@ TEST(srx_buffers_for_its_endpoints)
 
 	if (!kfab_have_device())
 		SKIP(return, "needs kfab.ko");
-	ASSERT_EQ(0, ep_setup(&a, 0, 0));
+	ASSERT_EQ(0, buf_ep_setup(&a, 0, 0));
 	memset(&b, 0, sizeof(b));
 	ASSERT_EQ(0, _test_open_domain(&b.fd, &b.dom));
 	avo.domain_id = b.dom;

@@ -26,121 +26,11 @@
 
 #include "kselftest_harness.h"
 #include "kfab_test.h"
+#include "kfab_raw_ep.h"
 
-#define ANY		(~0ULL)
 #define MIB		(1024 * 1024)
 #define PARAM_MIN	"/sys/module/kfab/parameters/share_min_bytes"
 #define DEBUGFS_SHARE	"/sys/kernel/debug/kfab/share"
-
-struct raw_ep {
-	int fd;
-	uint32_t dom, av, ep;
-	struct kfab_addr addr;
-	struct kfab_test_cq cq;
-	struct kfab_ep_open epo;
-	uint8_t *sq;
-	uint32_t tail;
-};
-
-static struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
-{
-	return (struct kfab_sqe *)(r->sq + r->epo.out_sq.off_entries +
-				   (size_t)(i & (r->epo.out_sq.entries - 1)) *
-				   r->epo.out_sq.entry_size);
-}
-
-/* An endpoint in a file of its own, bound to an AV and one CQ, enabled. */
-static int ep_setup(struct raw_ep *r)
-{
-	struct kfab_av_open avo = { 0 };
-
-	memset(r, 0, sizeof(*r));
-	r->fd = -1;
-	if (_test_open_domain(&r->fd, &r->dom))
-		return -1;
-	avo.domain_id = r->dom;
-	if (_test_cmd_av_open(r->fd, &avo, &r->av))
-		return -2;
-	if (_test_cq_open_mapped(r->fd, r->dom, 64, 0, &r->cq))
-		return -3;
-	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
-		return -4;
-	r->addr = r->epo.out_addr;
-	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
-			   PROT_READ | PROT_WRITE);
-	if (r->sq == MAP_FAILED)
-		return -5;
-	return _test_ep_bind_enable(r->fd, r->ep, r->av, r->cq.id) ? -6 : 0;
-}
-
-static void ep_close(struct raw_ep *r)
-{
-	if (r->fd < 0)
-		return;
-	_test_cq_unmap(&r->cq);
-	_test_munmap(r->sq, &r->epo.out_sq.region);
-	close(r->fd);
-	r->fd = -1;
-}
-
-/* @p's fi_addr_t in @r's AV. */
-static uint64_t peer_addr(struct raw_ep *r, const struct kfab_addr *p)
-{
-	uint32_t idx = KFAB_AV_INDEX_NONE;
-
-	if (_test_cmd_av_insert(r->fd, r->av, p, 1, &idx, NULL, NULL))
-		return ANY;
-	return idx;
-}
-
-/* Queue one request and ring. */
-static int submit(struct raw_ep *r, const struct kfab_sqe *sqe)
-{
-	*sq_slot(r, r->tail) = *sqe;
-	r->tail++;
-	__atomic_store_n((uint32_t *)(r->sq + r->epo.out_sq.off_tail),
-			 r->tail, __ATOMIC_RELEASE);
-	return _test_cmd_doorbell(r->fd, r->ep, NULL);
-}
-
-/* A request over @n iovecs. */
-static struct kfab_sqe sqe_iov(uint8_t op, uint64_t ctx, uint64_t addr,
-			       const struct iovec *iov, unsigned int n)
-{
-	struct kfab_sqe s = { .opcode = op, .context = ctx, .addr = addr,
-			      .flags = KFAB_SQE_COMPLETION, .iov_count = n };
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		s.iov[i].base = (uintptr_t)iov[i].iov_base;
-		s.iov[i].len = iov[i].iov_len;
-	}
-	return s;
-}
-
-static struct kfab_sqe sqe_buf(uint8_t op, uint64_t ctx, uint64_t addr,
-			       void *buf, size_t len)
-{
-	struct iovec iov = { buf, len };
-
-	return sqe_iov(op, ctx, addr, &iov, 1);
-}
-
-/* The next completion: 0, -EAGAIN when the ring is empty. */
-static int cq_next(struct raw_ep *r, struct kfab_cq_entry *e)
-{
-	uint32_t *headp = (uint32_t *)(r->cq.cons + r->cq.layout.off_head);
-	uint32_t head = *headp;
-	uint32_t tail = __atomic_load_n((uint32_t *)(r->cq.ring +
-						     r->cq.layout.off_tail),
-					__ATOMIC_ACQUIRE);
-
-	if (head == tail)
-		return -EAGAIN;
-	*e = *(const struct kfab_cq_entry *)kfab_test_cq_slot(&r->cq, head);
-	__atomic_store_n(headp, head + 1, __ATOMIC_RELEASE);
-	return 0;
-}
 
 static bool wants_help(struct raw_ep *r)
 {
@@ -302,8 +192,8 @@ FIXTURE_SETUP(share)
 	self->min = share_min();
 	if (self->min <= 0)
 		SKIP(return, "share_min_bytes is 0 or absent");
-	ASSERT_EQ(0, ep_setup(&self->a));
-	ASSERT_EQ(0, ep_setup(&self->b));
+	ASSERT_EQ(0, ep_setup(&self->a, true));
+	ASSERT_EQ(0, ep_setup(&self->b, true));
 	self->a_to_b = peer_addr(&self->a, &self->b.addr);
 	ASSERT_NE(ANY, self->a_to_b);
 }
@@ -503,7 +393,7 @@ static int receiver(int ready, int out, unsigned int n, size_t len,
 	uint8_t *buf = big_alloc((size_t)n * len);
 	struct kfab_sqe q;
 
-	if (!buf || ep_setup(&r))
+	if (!buf || ep_setup(&r, true))
 		return 10;
 	for (i = 0; i < n; i++) {
 		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf + (size_t)i * len, len);
@@ -615,7 +505,7 @@ static int late_sender(int ready, int out, const struct kfab_addr *to_addr,
 	struct kfab_sqe q;
 	uint64_t to;
 
-	if (!src || ep_setup(&s))
+	if (!src || ep_setup(&s, true))
 		return 10;
 	to = peer_addr(&s, to_addr);
 	if (to == ANY)
@@ -861,7 +751,7 @@ TEST_F(share, sender_killed_mid_copy)
 		uint8_t *src = big_alloc(len);
 		uint64_t to;
 
-		if (!src || ep_setup(&s))
+		if (!src || ep_setup(&s, true))
 			_exit(1);
 		to = peer_addr(&s, &self->b.addr);
 		if (to == ANY || write(ready[1], "x", 1) != 1)
