@@ -135,8 +135,8 @@ static ssize_t shim_sqe_set_inline(struct kfab_sqe *sqe,
 /*
  * A small send carries its payload in the entry even without FI_INJECT:
  * the kernel then copies from its own copy of the entry, with no user
- * iterator and no checked user copy (Documentation/bench.rst, "Small
- * messages, inline").  Not for FI_DELIVERY_COMPLETE, which the kernel
+ * iterator and no checked user copy (Documentation/bench.rst, "Where a
+ * window's time goes").  Not for FI_DELIVERY_COMPLETE, which the kernel
  * delivers from the caller's buffer, nor for a NULL buffer, whose send
  * fails in the kernel with FI_EFAULT as any bad buffer's does.
  */
