@@ -741,18 +741,15 @@ TEST_F(msg, receiver_killed_holding_unexpected_messages)
 static int ep_sibling_flags(struct raw_ep *r, struct raw_ep *sib, uint32_t srx,
 			    bool own_cq, bool do_enable, uint32_t cq_flags)
 {
+	int rc;
+
 	*sib = *r;
-	sib->tail = 0;
 	if (own_cq && _test_cq_open_mapped(r->fd, r->dom, 64, cq_flags,
 					   &sib->cq))
 		return -1;
-	if (_test_cmd_ep_open(r->fd, r->dom, 32, &sib->ep, &sib->epo))
-		return -3;
-	sib->addr = sib->epo.out_addr;
-	sib->sq = _test_mmap(r->fd, &sib->epo.out_sq.region,
-			     PROT_READ | PROT_WRITE);
-	if (sib->sq == MAP_FAILED)
-		return -4;
+	rc = ep_open_ring(sib);
+	if (rc)
+		return rc - 2;
 	if (_test_cmd_ep_bind(r->fd, sib->ep, sib->av, 0) ||
 	    _test_cmd_ep_bind(r->fd, sib->ep, sib->cq.id,
 			      KFAB_EP_BIND_TRANSMIT | KFAB_EP_BIND_RECV) ||

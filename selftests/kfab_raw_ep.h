@@ -52,6 +52,21 @@ static inline struct kfab_sqe *sq_slot(struct raw_ep *r, uint32_t i)
 				   r->epo.out_sq.entry_size);
 }
 
+/*
+ * A new endpoint in @r's file and domain, its ring mapped (@tail 0):
+ * 0, -1 when it cannot be opened, -2 when its ring cannot be mapped.
+ */
+static inline int ep_open_ring(struct raw_ep *r)
+{
+	r->tail = 0;
+	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
+		return -1;
+	r->addr = r->epo.out_addr;
+	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
+			   PROT_READ | PROT_WRITE);
+	return r->sq == MAP_FAILED ? -2 : 0;
+}
+
 /* Bind @r to its AV and CQ and enable it: 0 or -6. */
 static inline int ep_enable(struct raw_ep *r)
 {
@@ -66,6 +81,7 @@ static inline int ep_enable(struct raw_ep *r)
 static inline int ep_setup(struct raw_ep *r, bool enable)
 {
 	struct kfab_av_open avo = { 0 };
+	int rc;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
@@ -76,13 +92,9 @@ static inline int ep_setup(struct raw_ep *r, bool enable)
 		return -2;
 	if (_test_cq_open_mapped(r->fd, r->dom, 64, 0, &r->cq))
 		return -3;
-	if (_test_cmd_ep_open(r->fd, r->dom, 32, &r->ep, &r->epo))
-		return -4;
-	r->addr = r->epo.out_addr;
-	r->sq = _test_mmap(r->fd, &r->epo.out_sq.region,
-			   PROT_READ | PROT_WRITE);
-	if (r->sq == MAP_FAILED)
-		return -5;
+	rc = ep_open_ring(r);
+	if (rc)
+		return rc - 3;
 	if (!enable)
 		return 0;
 	return ep_enable(r);
