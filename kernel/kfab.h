@@ -58,8 +58,10 @@
  *  8. kfab_cq.lock (cq.c) and kfab_cntr.lock (cntr.c) (spinlocks): the
  *     producer side of one completion ring, the values of one counter;
  *     a CQ's lock also covers the copy jobs published on it (share.c:
- *     claims of their pieces, which a sender takes under 4 and a helper
- *     under nothing else).  Nothing is taken under them.
+ *     claims of their pieces, which a sender takes under 4, a helper
+ *     and a kernel worker under nothing else; the sender waits for its
+ *     workers with cancel_work_sync() under 4).  Nothing is taken under
+ *     them.
  *  9. kfab_kcq.lock (kapi.c, spinlock, taken with spin_lock_irqsave()):
  *     a kernel CQ's completed requests.  kfab_kcq_poll() may be called
  *     from any context, hard interrupts included, so this is the one
@@ -461,6 +463,8 @@ int kfab_share_copy_out(struct kfab_ep_core *sender, struct kfab_buf *src,
 			struct iov_iter *to, size_t n);
 int kfab_ioctl_cq_help(struct kfab_ucmd *ucmd);
 void kfab_share_debugfs_show(struct seq_file *s);
+int kfab_share_init(void);
+void kfab_share_exit(void);
 
 /* cntr.c: counters */
 

@@ -334,9 +334,12 @@ static int __init kfab_init(void)
 		return -EINVAL;
 	}
 
-	rc = kfab_av_init();
+	rc = kfab_share_init();
 	if (rc)
 		return rc;
+	rc = kfab_av_init();
+	if (rc)
+		goto err_share;
 	rc = kfab_nl_init();
 	if (rc)
 		goto err_av;
@@ -367,6 +370,8 @@ err_nl:
 	kfab_nl_exit();
 err_av:
 	kfab_av_exit();
+err_share:
+	kfab_share_exit();
 	return rc;
 }
 
@@ -381,6 +386,7 @@ static void __exit kfab_exit(void)
 	/* No file is open any more: only persistent named AVs are left. */
 	kfab_av_exit();
 	kfab_nl_exit();
+	kfab_share_exit();
 }
 
 module_init(kfab_init);

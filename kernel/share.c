@@ -37,19 +37,32 @@
  * page) falls back to the initiator's own copy, which reports -EFAULT for
  * a bad page as before.
  *
+ * A very large job (kfab_share_fanout_bytes and more) is offered to
+ * kernel workers as well, on a machine with more CPUs than the two
+ * processes occupy: the initiator queues up to kfab_share_workers items
+ * on an unbound workqueue, which the scheduler starts on idle CPUs, and
+ * each takes pieces like a helper.  kfab cannot see which CPUs are idle;
+ * the scheduler can.  Where none is, a worker gets a CPU after the pieces
+ * are gone and returns at once, or never runs: the initiator cancels
+ * what has not started once its own claims find nothing left.  A worker
+ * copies only between the two sides' pinned pages, so it runs as no
+ * process and reaches nothing but the job; its CPU time is the
+ * kworker's, not either process's.
+ *
  * Locking (kfab.h "Locking"): the initiator holds the receive context's
  * lock (4) throughout, as for every copy into a receive, and in the
- * mirror case the sender's kfab_ep_core.share_lock (4a) too.  Helpers take
- * only the CQ's lock (8), under which pieces are claimed and counted and
- * jobs are added and removed; they never wait for a receive context, so
- * the initiator's wait for them is bounded.  complete() is called with
- * no lock held.
+ * mirror case the sender's kfab_ep_core.share_lock (4a) too.  Helpers and
+ * workers take only the CQ's lock (8), under which pieces are claimed and
+ * counted and jobs are added and removed; they never wait for a receive
+ * context, so the initiator's wait for them (the completion, then
+ * cancel_work_sync()) is bounded.  complete() is called with no lock held.
  */
 #include <linux/completion.h>
 #include <linux/lockdep.h>
 #include <linux/module.h>
 #include <linux/sched/signal.h>
 #include <linux/uio.h>
+#include <linux/workqueue.h>
 
 #include "kfab.h"
 
@@ -65,11 +78,33 @@ module_param_named(share_min_bytes, kfab_share_min_bytes, uint, 0644);
 MODULE_PARM_DESC(share_min_bytes,
 		 "copies into a receive of at least this many bytes are shared with the receiver's CPU (0: never)");
 
+/*
+ * Copies of at least this many bytes are offered to kernel workers too
+ * (0: never): /sys/module/kfab/parameters/share_fanout_bytes.
+ */
+static unsigned int kfab_share_fanout_bytes = 4 * 1024 * 1024;
+module_param_named(share_fanout_bytes, kfab_share_fanout_bytes, uint, 0644);
+MODULE_PARM_DESC(share_fanout_bytes,
+		 "shared copies of at least this many bytes are offered to kernel workers on idle CPUs too (0: never)");
+
+/* The most workers one copy is offered to; -1: online CPUs but two. */
+static int kfab_share_workers = -1;
+module_param_named(share_workers, kfab_share_workers, int, 0644);
+MODULE_PARM_DESC(share_workers,
+		 "kernel workers offered one copy of share_fanout_bytes or more (-1: online CPUs but the two processes', at most 8)");
+
+#define KFAB_SHARE_WORKERS_MAX	8
+
+/* Unbound: the scheduler starts its items where a CPU is idle. */
+static struct workqueue_struct *kfab_share_wq;
+
 /* Totals since load, for debugfs "share" */
 static atomic64_t kfab_share_jobs;
 static atomic64_t kfab_share_chunks;
 static atomic64_t kfab_share_helped;
 static atomic64_t kfab_share_fallbacks;
+static atomic64_t kfab_share_offered;
+static atomic64_t kfab_share_by_workers;
 static atomic64_t kfab_share_serial;
 
 /**
@@ -85,6 +120,7 @@ static atomic64_t kfab_share_serial;
  * @next: the next piece to claim (under the CQ's lock)
  * @busy: pieces helpers are copying now (under the CQ's lock)
  * @helped: pieces helpers copied (under the CQ's lock)
+ * @by_workers: pieces kernel workers copied (under the CQ's lock)
  * @status: 0, or the first piece's error (under the CQ's lock)
  * @closed: off the CQ: the initiator waits for @busy to reach 0
  * @idle: completed by the helper that ends the last busy piece once
@@ -102,6 +138,7 @@ struct kfab_share {
 	unsigned int next;
 	unsigned int busy;
 	unsigned int helped;
+	unsigned int by_workers;
 	int status;
 	bool closed;
 	struct completion idle;
@@ -202,38 +239,134 @@ static void kfab_share_close(struct kfab_cq *cq, struct kfab_share *sh)
 		wait_for_completion(&sh->idle);
 }
 
-/*
- * Publish @sh (its buffers and length set) on @cq, copy pieces until
- * none is left untaken, then take it off and wait for the helpers' last
- * pieces.  Return: 0, or the first piece's error.
+/**
+ * struct kfab_share_worker - a job's piece taker on a kernel worker
+ * @work: on kfab_share_wq until it runs or its initiator cancels it
+ * @cq: the job's CQ (the initiator keeps it there)
+ * @sh: the job (the initiator waits for @work before it returns)
  */
-static int kfab_share_run(struct kfab_cq *cq, struct kfab_share *sh)
+struct kfab_share_worker {
+	struct work_struct work;
+	struct kfab_cq *cq;
+	struct kfab_share *sh;
+};
+
+/* Workers to offer @sh: none below the threshold or without spare CPUs. */
+static unsigned int kfab_share_nr_workers(const struct kfab_share *sh)
+{
+	unsigned int min = READ_ONCE(kfab_share_fanout_bytes);
+	int n = READ_ONCE(kfab_share_workers);
+
+	if (!kfab_share_wq || !min || sh->len < min)
+		return 0;
+	/* The sender's CPU and the receiver's copy already. */
+	if (n < 0)
+		n = num_online_cpus() - 2;
+	n = clamp(n, 0, KFAB_SHARE_WORKERS_MAX);
+	/* Each should find two pieces at least. */
+	return min_t(unsigned int, n, sh->nr_chunks / 2);
+}
+
+/*
+ * Claim and copy pieces of @sh until none is left untaken: the initiator
+ * (@worker false) or a kernel worker, whose pieces @sh counts.
+ */
+static void kfab_share_take_rest(struct kfab_cq *cq, struct kfab_share *sh,
+				 bool worker)
 {
 	struct kfab_buf_cursor dc = { }, sc = { };
 	unsigned int c;
 	int rc;
 
-	init_completion(&sh->idle);
-	sh->nr_chunks = DIV_ROUND_UP(sh->len, KFAB_SHARE_CHUNK);
-	sh->serial = atomic64_inc_return(&kfab_share_serial);
-	kfab_share_publish(cq, sh);
 	for (;;) {
 		spin_lock(&cq->lock);
 		c = kfab_share_claim(cq, sh);
 		spin_unlock(&cq->lock);
 		if (c == sh->nr_chunks)
-			break;
+			return;
 		rc = kfab_share_copy_chunk(sh, c, &dc, &sc);
-		if (rc) {
+		if (rc || worker) {
 			spin_lock(&cq->lock);
 			sh->status = sh->status ?: rc;
+			sh->by_workers += worker;
 			spin_unlock(&cq->lock);
 		}
+		cond_resched();
 	}
+}
+
+static void kfab_share_work(struct work_struct *work)
+{
+	struct kfab_share_worker *w =
+		container_of(work, struct kfab_share_worker, work);
+
+	kfab_share_take_rest(w->cq, w->sh, true);
+}
+
+/*
+ * Offer @sh (published) to kernel workers.  Return: the items queued
+ * (kfab_share_recall() takes them back), or NULL for none.
+ */
+static struct kfab_share_worker *kfab_share_offer(struct kfab_cq *cq,
+						  struct kfab_share *sh,
+						  unsigned int *nr)
+{
+	struct kfab_share_worker *w;
+	unsigned int i;
+
+	*nr = kfab_share_nr_workers(sh);
+	if (!*nr)
+		return NULL;
+	/* Only a copy this large gets here: an allocation is noise. */
+	w = kcalloc(*nr, sizeof(*w), GFP_KERNEL);
+	if (!w) {
+		*nr = 0;
+		return NULL;
+	}
+	for (i = 0; i < *nr; i++) {
+		INIT_WORK(&w[i].work, kfab_share_work);
+		w[i].cq = cq;
+		w[i].sh = sh;
+		queue_work(kfab_share_wq, &w[i].work);
+	}
+	atomic64_add(*nr, &kfab_share_offered);
+	return w;
+}
+
+/* Cancel the workers that never started, wait for those that did. */
+static void kfab_share_recall(struct kfab_share_worker *w, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		cancel_work_sync(&w[i].work);
+	kfree(w);
+}
+
+/*
+ * Publish @sh (its buffers and length set) on @cq, copy pieces until
+ * none is left untaken, then take it off and wait for the helpers' and
+ * workers' last pieces.  Return: 0, or the first piece's error.
+ */
+static int kfab_share_run(struct kfab_cq *cq, struct kfab_share *sh)
+{
+	struct kfab_share_worker *workers;
+	unsigned int nr_workers;
+
+	init_completion(&sh->idle);
+	sh->nr_chunks = DIV_ROUND_UP(sh->len, KFAB_SHARE_CHUNK);
+	sh->serial = atomic64_inc_return(&kfab_share_serial);
+	kfab_share_publish(cq, sh);
+	workers = kfab_share_offer(cq, sh, &nr_workers);
+	kfab_share_take_rest(cq, sh, false);
 	kfab_share_close(cq, sh);
+	/* After it nobody touches @sh: its status and counts are final. */
+	if (workers)
+		kfab_share_recall(workers, nr_workers);
 	atomic64_inc(&kfab_share_jobs);
 	atomic64_add(sh->nr_chunks, &kfab_share_chunks);
 	atomic64_add(sh->helped, &kfab_share_helped);
+	atomic64_add(sh->by_workers, &kfab_share_by_workers);
 	return sh->status;
 }
 
@@ -419,4 +552,22 @@ void kfab_share_debugfs_show(struct seq_file *s)
 		   atomic64_read(&kfab_share_chunks),
 		   atomic64_read(&kfab_share_helped),
 		   atomic64_read(&kfab_share_fallbacks));
+	seq_printf(s, "fanout_bytes %u workers %d offered %lld by_workers %lld\n",
+		   READ_ONCE(kfab_share_fanout_bytes),
+		   READ_ONCE(kfab_share_workers),
+		   atomic64_read(&kfab_share_offered),
+		   atomic64_read(&kfab_share_by_workers));
+}
+
+int kfab_share_init(void)
+{
+	/* Several items of one job run at once, each on a CPU of its own. */
+	kfab_share_wq = alloc_workqueue("kfab_share", WQ_UNBOUND, 0);
+	return kfab_share_wq ? 0 : -ENOMEM;
+}
+
+/* Every item was waited for by its initiator: the queue is empty. */
+void kfab_share_exit(void)
+{
+	destroy_workqueue(kfab_share_wq);
 }

@@ -30,6 +30,8 @@
 
 #define MIB		(1024 * 1024)
 #define PARAM_MIN	"/sys/module/kfab/parameters/share_min_bytes"
+#define PARAM_FANOUT	"/sys/module/kfab/parameters/share_fanout_bytes"
+#define PARAM_WORKERS	"/sys/module/kfab/parameters/share_workers"
 #define DEBUGFS_SHARE	"/sys/kernel/debug/kfab/share"
 
 static bool wants_help(struct raw_ep *r)
@@ -88,13 +90,24 @@ static long long share_stat(const char *name)
 
 	if (!f)
 		return -1;
-	if (fgets(line, sizeof(line), f)) {
+	while (v < 0 && fgets(line, sizeof(line), f)) {
 		p = strstr(line, name);
 		if (p)
 			sscanf(p + strlen(name), " %lld", &v);
 	}
 	fclose(f);
 	return v;
+}
+
+/* Write @v to the module parameter @path: 0, or -1 when it refused. */
+static int set_param(const char *path, const char *v)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(v, f);
+	return fclose(f) ? -1 : 0;
 }
 
 /* This process's pinned memory (VmPin), in kB, or -1. */
@@ -182,16 +195,43 @@ FIXTURE(share) {
 	struct raw_ep a, b;
 	uint64_t a_to_b;
 	long min;
+	long fanout, workers;	/* the module's, to restore; -2: untouched */
+};
+
+/*
+ * Every test twice: with the module's settings (on a 2-CPU machine no
+ * kernel worker is offered a copy), and with two workers offered every
+ * copy of 1 MiB or more whatever the CPUs.
+ */
+FIXTURE_VARIANT(share) {
+	bool workers;
+};
+
+FIXTURE_VARIANT_ADD(share, alone) {
+	.workers = false,
+};
+
+FIXTURE_VARIANT_ADD(share, workers) {
+	.workers = true,
 };
 
 FIXTURE_SETUP(share)
 {
 	self->a.fd = self->b.fd = -1;
+	self->fanout = self->workers = -2;
 	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	self->min = share_min();
 	if (self->min <= 0)
 		SKIP(return, "share_min_bytes is 0 or absent");
+	if (variant->workers) {
+		self->fanout = read_sysfs_long(PARAM_FANOUT);
+		self->workers = read_sysfs_long(PARAM_WORKERS);
+		ASSERT_LE(0, self->fanout);
+		ASSERT_LE(-1, self->workers);
+		ASSERT_EQ(0, set_param(PARAM_FANOUT, "1048576"));
+		ASSERT_EQ(0, set_param(PARAM_WORKERS, "2"));
+	}
 	ASSERT_EQ(0, ep_setup(&self->a, true));
 	ASSERT_EQ(0, ep_setup(&self->b, true));
 	self->a_to_b = peer_addr(&self->a, &self->b.addr);
@@ -200,8 +240,16 @@ FIXTURE_SETUP(share)
 
 FIXTURE_TEARDOWN(share)
 {
+	char v[32];
+
 	ep_close(&self->a);
 	ep_close(&self->b);
+	if (self->fanout < 0)
+		return;
+	snprintf(v, sizeof(v), "%ld", self->fanout);
+	set_param(PARAM_FANOUT, v);
+	snprintf(v, sizeof(v), "%ld", self->workers);
+	set_param(PARAM_WORKERS, v);
 }
 
 /*
@@ -265,7 +313,9 @@ TEST_F(share, sizes_around_the_threshold_arrive_whole)
 	size_t sizes[] = { min - 1, min, min + 1, MIB, MIB + 12345,
 			   16 * MIB };
 	long long jobs = share_stat("jobs"), helped = share_stat("helped");
-	unsigned int i, shared = 0;
+	long long offered = share_stat("offered");
+	long long by_workers = share_stat("by_workers");
+	unsigned int i, shared = 0, big = 0;
 	uint8_t *s, *r;
 
 	RETURN_IF_SETUP_SKIPPED();
@@ -280,11 +330,20 @@ TEST_F(share, sizes_around_the_threshold_arrive_whole)
 		one_message(_metadata, self, &siov, 1, &riov, 1, i, false);
 		one_message(_metadata, self, &siov, 1, &riov, 1, i + 10, true);
 		shared += 2 * (sizes[i] >= min);
+		big += 2 * (sizes[i] >= MIB);
 	}
-	/* Nobody polled b's CQ: a copied every piece itself. */
+	/* Nobody polled b's CQ: a copied every piece itself, or workers. */
 	if (jobs >= 0) {
 		EXPECT_EQ(jobs + shared, share_stat("jobs"));
 		EXPECT_EQ(helped, share_stat("helped"));
+	}
+	/*
+	 * Two workers were offered every copy of 1 MiB (16 pieces) or more;
+	 * the second CPU idle, they took pieces of some.
+	 */
+	if (variant->workers) {
+		EXPECT_EQ(offered + 2 * big, share_stat("offered"));
+		EXPECT_LT(by_workers, share_stat("by_workers"));
 	}
 	EXPECT_EQ(0, wants_help(&self->b));
 	EXPECT_EQ(0, vm_pin_kb());
@@ -720,54 +779,83 @@ TEST_F(share, helper_killed_mid_copy)
 }
 
 /*
- * The sender is killed while the receiver helps: every receive that
- * completed holds its whole message; nothing hangs, nothing is left.
+ * A child that sends @n messages of @len to @to_addr, each filled with its
+ * number, after it says "x" on @ready; then it waits to be killed.
  */
-TEST_F(share, sender_killed_mid_copy)
+static void __attribute__((noreturn))
+sending_child(int ready, const struct kfab_addr *to_addr, unsigned int n,
+	      size_t len)
+{
+	uint8_t *src = big_alloc(len);
+	struct kfab_sqe q;
+	struct raw_ep s;
+	unsigned int i;
+	uint64_t to;
+
+	if (!src || ep_setup(&s, true))
+		_exit(1);
+	to = peer_addr(&s, to_addr);
+	if (to == ANY || write(ready, "x", 1) != 1)
+		_exit(2);
+	for (i = 0; i < n; i++) {
+		fill(src, len, i);
+		q = sqe_buf(KFAB_OP_SEND, i, to, src, len);
+		if (submit(&s, &q))
+			_exit(3);
+	}
+	pause();
+	_exit(0);
+}
+
+/*
+ * Post @n receives of @len on b, one after the other in @buf, and fork
+ * sending_child() at them: *@pid once it is about to send.
+ */
+static void receives_and_a_sender(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(share) *self, uint8_t *buf,
+				  unsigned int n, size_t len, int ready[2],
+				  pid_t *pid)
+{
+	struct kfab_sqe q;
+	unsigned int i;
+	char c;
+
+	for (i = 0; i < n; i++) {
+		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf + (size_t)i * len, len);
+		ASSERT_EQ(0, submit(&self->b, &q));
+	}
+	ASSERT_EQ(0, pipe(ready));
+	*pid = fork();
+	ASSERT_LE(0, *pid);
+	if (!*pid)
+		sending_child(ready[1], &self->b.addr, n, len);
+	ASSERT_EQ(1, read(ready[0], &c, 1));
+}
+
+/*
+ * The sender is killed mid-copy: while the receiver helps (@helping: until
+ * a piece was the receiver's), or while it does not poll (then the
+ * sender's doorbell and any workers copy, and it waits for the workers'
+ * last pieces: it cannot leave them holding its pages).  Every receive
+ * that completed holds its whole message; nothing hangs, nothing is left.
+ */
+static void kill_sender_mid_copy(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(share) *self, bool helping)
 {
 	const unsigned int n = 8;
 	const size_t len = 4 * MIB;
 	long ctxs = kfab_contexts();
 	uint8_t *buf = big_alloc(n * len);
 	struct kfab_cq_entry e;
-	struct kfab_sqe q;
 	uint64_t chunks = 0;
-	unsigned int i, got = 0;
+	unsigned int got = 0;
 	int ready[2];
 	pid_t pid;
-	char c;
 
-	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_NE(NULL, buf);
-	for (i = 0; i < n; i++) {
-		q = sqe_buf(KFAB_OP_RECV, i, ANY, buf + (size_t)i * len, len);
-		ASSERT_EQ(0, submit(&self->b, &q));
-	}
-	ASSERT_EQ(0, pipe(ready));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid) {
-		struct raw_ep s;
-		uint8_t *src = big_alloc(len);
-		uint64_t to;
-
-		if (!src || ep_setup(&s, true))
-			_exit(1);
-		to = peer_addr(&s, &self->b.addr);
-		if (to == ANY || write(ready[1], "x", 1) != 1)
-			_exit(2);
-		for (i = 0; i < n; i++) {
-			fill(src, len, i);
-			q = sqe_buf(KFAB_OP_SEND, i, to, src, len);
-			if (submit(&s, &q))
-				_exit(3);
-		}
-		pause();
-		_exit(0);
-	}
-	ASSERT_EQ(1, read(ready[0], &c, 1));
+	receives_and_a_sender(_metadata, self, buf, n, len, ready, &pid);
 	/* Help until a piece was ours (or all is in), then kill the sender. */
-	while (!chunks && got < n) {
+	while (helping && !chunks && got < n) {
 		if (wants_help(&self->b))
 			ASSERT_EQ(0, help(self->b.fd, self->b.cq.id, &chunks));
 		if (cq_next(&self->b, &e))
@@ -778,6 +866,8 @@ TEST_F(share, sender_killed_mid_copy)
 				    e.op_context));
 		got++;
 	}
+	if (!helping)
+		usleep(30000);
 	ASSERT_EQ(0, kill(pid, SIGKILL));
 	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
 	EXPECT_EQ(ctxs, kfab_contexts());
@@ -790,13 +880,26 @@ TEST_F(share, sender_killed_mid_copy)
 				    e.op_context));
 		got++;
 	}
-	EXPECT_LE(1, got);
+	if (helping)
+		EXPECT_LE(1, got);
 	/* The receives the dead sender never reached go with b. */
 	ep_close(&self->b);
 	EXPECT_EQ(0, vm_pin_kb());
 	munmap(buf, n * len);
 	close(ready[0]);
 	close(ready[1]);
+}
+
+TEST_F(share, sender_killed_mid_copy)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	kill_sender_mid_copy(_metadata, self, true);
+}
+
+TEST_F(share, sender_killed_while_nobody_helps)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	kill_sender_mid_copy(_metadata, self, false);
 }
 
 /* share_min_bytes 0: nothing is shared, the copy is the sender's alone. */
@@ -833,6 +936,54 @@ TEST_F(share, threshold_zero_shares_nothing)
 out:
 	munmap(s, MIB);
 	munmap(r, MIB);
+}
+
+/* ---- kernel workers: very large copies offered to idle CPUs ---- */
+
+/* The receiver helps while the workers take pieces: three takers. */
+TEST_F(share, the_receiver_and_the_workers_share_a_copy)
+{
+	long long by_workers = share_stat("by_workers");
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (!variant->workers)
+		SKIP(return, "the workers variant's");
+	helped_pair(_metadata, self, 0);
+	helped_pair(_metadata, self, 300);
+	EXPECT_LE(by_workers, share_stat("by_workers"));
+}
+
+/* Workers 0 or threshold 0: nothing is offered; garbage is refused. */
+TEST_F(share, no_workers_offers_nothing)
+{
+	uint8_t *s = big_alloc(2 * MIB), *r = big_alloc(2 * MIB);
+	struct iovec siov = { s, 2 * MIB }, riov = { r, 2 * MIB };
+	long long offered = share_stat("offered");
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (!variant->workers)
+		SKIP(return, "the workers variant's");
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, r);
+	ASSERT_EQ(0, set_param(PARAM_WORKERS, "0"));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 3, false);
+	one_message(_metadata, self, &siov, 1, &riov, 1, 4, true);
+	ASSERT_EQ(0, set_param(PARAM_WORKERS, "2"));
+	ASSERT_EQ(0, set_param(PARAM_FANOUT, "0"));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 5, false);
+	EXPECT_EQ(offered, share_stat("offered"));
+	/* Below the threshold by a byte: nothing either. */
+	ASSERT_EQ(0, set_param(PARAM_FANOUT, "2097153"));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 6, true);
+	EXPECT_EQ(offered, share_stat("offered"));
+	/* Any negative is "automatic"; words are refused. */
+	EXPECT_EQ(0, set_param(PARAM_WORKERS, "-7"));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 8, false);
+	EXPECT_NE(0, set_param(PARAM_WORKERS, "lots"));
+	EXPECT_NE(0, set_param(PARAM_FANOUT, "-1"));
+	EXPECT_EQ(-7, read_sysfs_long(PARAM_WORKERS));
+	munmap(s, 2 * MIB);
+	munmap(r, 2 * MIB);
 }
 
 TEST_HARNESS_MAIN
