@@ -318,7 +318,7 @@ static struct kfab_share_worker *kfab_share_offer(struct kfab_cq *cq,
 	if (!*nr)
 		return NULL;
 	/* Only a copy this large gets here: an allocation is noise. */
-	w = kcalloc(*nr, sizeof(*w), GFP_KERNEL);
+	w = kcalloc(*nr, sizeof(*w), GFP_KERNEL_ACCOUNT);
 	if (!w) {
 		*nr = 0;
 		return NULL;
@@ -360,7 +360,7 @@ static int kfab_share_run(struct kfab_cq *cq, struct kfab_share *sh)
 	workers = kfab_share_offer(cq, sh, &nr_workers);
 	kfab_share_take_rest(cq, sh, false);
 	kfab_share_close(cq, sh);
-	/* After it nobody touches @sh: its status and counts are final. */
+	/* Once the workers are back too, @sh is final: status and counts. */
 	if (workers)
 		kfab_share_recall(workers, nr_workers);
 	atomic64_inc(&kfab_share_jobs);
