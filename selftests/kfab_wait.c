@@ -87,9 +87,14 @@ static int open_b(struct kfab_test_fi *b, struct fid_wait *ws,
 	return rc;
 }
 
-FIXTURE_SETUP(wait)
+/*
+ * a, and b with its CQ, counter and EQ in a wait set of @obj; *@ws is
+ * the set (for FIXTURE(mcwait)'s FI_GETWAIT).
+ */
+static void wait_objs_open(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(wait) *self, enum fi_wait_obj obj)
 {
-	struct fi_wait_attr attr = { .wait_obj = FI_WAIT_FD };
+	struct fi_wait_attr attr = { .wait_obj = obj };
 
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
 	if (!kfab_have_device())
@@ -105,7 +110,8 @@ FIXTURE_SETUP(wait)
 					      &self->to_b));
 }
 
-FIXTURE_TEARDOWN(wait)
+static void wait_objs_close(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(wait) *self)
 {
 	if (self->b.ep)
 		EXPECT_EQ(0, fi_close(&self->b.ep->fid));
@@ -121,6 +127,16 @@ FIXTURE_TEARDOWN(wait)
 		EXPECT_EQ(0, fi_close(&self->ws->fid));
 	test_fi_close(&self->b);
 	test_fi_close(&self->a);
+}
+
+FIXTURE_SETUP(wait)
+{
+	wait_objs_open(_metadata, self, FI_WAIT_FD);
+}
+
+FIXTURE_TEARDOWN(wait)
+{
+	wait_objs_close(_metadata, self);
 }
 
 /* A thread asleep in fi_wait(): what it returned, and after how long. */
@@ -612,49 +628,21 @@ TEST_F(wait, wait_sleeps_on_a_cm_eq_until_a_connection_request)
 
 /* The same objects as FIXTURE(wait), in an FI_WAIT_MUTEX_COND set. */
 FIXTURE(mcwait) {
-	struct kfab_test_fi a, b;
-	struct fid_wait *ws;
-	struct fid_cntr *cntr;
-	struct fid_eq *eq;
-	fi_addr_t to_b;
+	FIXTURE_DATA(wait) w;
 	struct fi_mutex_cond mc;
 };
 
 FIXTURE_SETUP(mcwait)
 {
-	struct fi_wait_attr attr = { .wait_obj = FI_WAIT_MUTEX_COND };
-
-	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
-	if (!kfab_have_device())
-		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
-	if (!kfab_have_endpoints())
-		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
-	ASSERT_EQ(0, _test_fi_side_open(&self->a, kfab_test_rdm_hints(),
-					true));
-	ASSERT_EQ(0, _test_fi_domain_open(&self->b, kfab_test_rdm_hints()));
-	ASSERT_EQ(0, fi_wait_open(self->b.fabric, &attr, &self->ws));
-	ASSERT_EQ(0, fi_control(&self->ws->fid, FI_GETWAIT, &self->mc));
-	ASSERT_EQ(0, open_b(&self->b, self->ws, &self->cntr, &self->eq));
-	ASSERT_EQ(1, kfab_test_fi_insert_peer(&self->a, &self->b,
-					      &self->to_b));
+	wait_objs_open(_metadata, &self->w, FI_WAIT_MUTEX_COND);
+	if (!self->w.ws)
+		return;
+	ASSERT_EQ(0, fi_control(&self->w.ws->fid, FI_GETWAIT, &self->mc));
 }
 
 FIXTURE_TEARDOWN(mcwait)
 {
-	if (self->b.ep)
-		EXPECT_EQ(0, fi_close(&self->b.ep->fid));
-	self->b.ep = NULL;
-	if (self->cntr)
-		EXPECT_EQ(0, fi_close(&self->cntr->fid));
-	if (self->eq)
-		EXPECT_EQ(0, fi_close(&self->eq->fid));
-	if (self->b.cq)
-		EXPECT_EQ(0, fi_close(&self->b.cq->fid));
-	self->b.cq = NULL;
-	if (self->ws)
-		EXPECT_EQ(0, fi_close(&self->ws->fid));
-	test_fi_close(&self->b);
-	test_fi_close(&self->a);
+	wait_objs_close(_metadata, &self->w);
 }
 
 /*
@@ -715,8 +703,8 @@ static void *cond_sleeper_run(void *arg)
 static int cond_sleeper_start(struct cond_sleeper *s,
 			      FIXTURE_DATA(mcwait) *self, int timeout)
 {
-	*s = (struct cond_sleeper){ .fabric = self->b.fabric,
-				    .ws = self->ws, .mc = self->mc,
+	*s = (struct cond_sleeper){ .fabric = self->w.b.fabric,
+				    .ws = self->w.ws, .mc = self->mc,
 				    .timeout = timeout, .ret = 1 };
 	return pthread_create(&s->thread, NULL, cond_sleeper_run, s);
 }
@@ -740,9 +728,9 @@ TEST_F(mcwait, getwait_of_members_gives_the_sets_mutex_and_cond)
 	int i;
 
 	RETURN_IF_SETUP_SKIPPED();
-	members[0] = &self->b.cq->fid;
-	members[1] = &self->cntr->fid;
-	members[2] = &self->eq->fid;
+	members[0] = &self->w.b.cq->fid;
+	members[1] = &self->w.cntr->fid;
+	members[2] = &self->w.eq->fid;
 	for (i = 0; i < 3; i++) {
 		memset(&mc, 0, sizeof(mc));
 		EXPECT_EQ(0, fi_control(members[i], FI_GETWAITOBJ, &obj));
@@ -762,23 +750,23 @@ TEST_F(mcwait, cond_wait_wakes_for_a_completion)
 	struct fid *fid;
 
 	RETURN_IF_SETUP_SKIPPED();
-	ASSERT_EQ(0, fi_recv(self->b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
+	ASSERT_EQ(0, fi_recv(self->w.b.ep, &r, sizeof(r), NULL, FI_ADDR_UNSPEC,
 			     NULL));
-	fid = &self->ws->fid;
-	EXPECT_EQ(0, fi_trywait(self->b.fabric, &fid, 1));
+	fid = &self->w.ws->fid;
+	EXPECT_EQ(0, fi_trywait(self->w.b.fabric, &fid, 1));
 	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
 	nap();
-	ASSERT_EQ(0, fi_send(self->a.ep, &v, sizeof(v), NULL, self->to_b,
+	ASSERT_EQ(0, fi_send(self->w.a.ep, &v, sizeof(v), NULL, self->w.to_b,
 			     NULL));
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
 	EXPECT_GT(TIMEOUT_MS, s.ms);
 	EXPECT_LE(1, s.wakeups);
-	ASSERT_EQ(1, fi_cq_read(self->b.cq, &e, 1));
+	ASSERT_EQ(1, fi_cq_read(self->w.b.cq, &e, 1));
 	EXPECT_EQ(5U, r);
 	/* Once everything is read, nothing is news (after the counter's). */
-	(void)fi_wait(self->ws, 0);
-	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 50));
+	(void)fi_wait(self->w.ws, 0);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->w.ws, 50));
 }
 
 /* ... for a counter that changes ... */
@@ -789,13 +777,13 @@ TEST_F(mcwait, cond_wait_wakes_for_a_counter)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
 	nap();
-	ASSERT_EQ(0, fi_cntr_add(self->cntr, 3));
+	ASSERT_EQ(0, fi_cntr_add(self->w.cntr, 3));
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
 	EXPECT_GT(TIMEOUT_MS, s.ms);
-	EXPECT_EQ(3U, fi_cntr_read(self->cntr));
-	(void)fi_wait(self->ws, 0);
-	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 50));
+	EXPECT_EQ(3U, fi_cntr_read(self->w.cntr));
+	(void)fi_wait(self->w.ws, 0);
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->w.ws, 50));
 }
 
 /* ... and for an event in the EQ. */
@@ -809,14 +797,14 @@ TEST_F(mcwait, cond_wait_wakes_for_an_eq_event)
 	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
 	nap();
 	ASSERT_EQ((ssize_t)sizeof(entry),
-		  fi_eq_write(self->eq, FI_NOTIFY, &entry, sizeof(entry), 0));
+		  fi_eq_write(self->w.eq, FI_NOTIFY, &entry, sizeof(entry), 0));
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
 	EXPECT_GT(TIMEOUT_MS, s.ms);
 	ASSERT_EQ((ssize_t)sizeof(entry),
-		  fi_eq_sread(self->eq, &event, &entry, sizeof(entry), 100, 0));
+		  fi_eq_sread(self->w.eq, &event, &entry, sizeof(entry), 100, 0));
 	EXPECT_EQ(FI_NOTIFY, event);
-	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 20));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->w.ws, 20));
 }
 
 /*
@@ -848,15 +836,15 @@ TEST_F(mcwait, fi_wait_wakes_and_times_out)
 	struct sleeper s;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 300));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->w.ws, 300));
 	EXPECT_LE(300U, kfab_now_ms() - start);
-	ASSERT_EQ(0, sleeper_start(&s, self->ws, TIMEOUT_MS));
+	ASSERT_EQ(0, sleeper_start(&s, self->w.ws, TIMEOUT_MS));
 	nap();
-	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	ASSERT_EQ(0, fi_cntr_add(self->w.cntr, 1));
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
 	EXPECT_GT(TIMEOUT_MS, s.ms);
-	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 0));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->w.ws, 0));
 }
 
 /* After @delay_us, one fi_cntr_add(): a signal at any moment. */
@@ -883,7 +871,7 @@ static void *poker_run(void *arg)
  */
 TEST_F(mcwait, no_signal_is_lost_whenever_it_comes)
 {
-	struct fid *fid = &self->ws->fid;
+	struct fid *fid = &self->w.ws->fid;
 	struct timespec until;
 	struct poker p;
 	int rc, i;
@@ -891,23 +879,23 @@ TEST_F(mcwait, no_signal_is_lost_whenever_it_comes)
 	RETURN_IF_SETUP_SKIPPED();
 	for (i = 0; i < 40; i++) {
 		/* Nothing pending before the round. */
-		while (fi_trywait(self->b.fabric, &fid, 1) == -FI_EAGAIN)
+		while (fi_trywait(self->w.b.fabric, &fid, 1) == -FI_EAGAIN)
 			;
-		p = (struct poker){ .cntr = self->cntr,
+		p = (struct poker){ .cntr = self->w.cntr,
 				    .delay_us = (i % 8) * 500 };
 		ASSERT_EQ(0, pthread_create(&p.thread, NULL, poker_run, &p));
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += TIMEOUT_MS / 1000;
 		rc = 0;
 		pthread_mutex_lock(self->mc.mutex);
-		while (!rc && fi_trywait(self->b.fabric, &fid, 1) == 0)
+		while (!rc && fi_trywait(self->w.b.fabric, &fid, 1) == 0)
 			rc = pthread_cond_timedwait(self->mc.cond,
 						    self->mc.mutex, &until);
 		pthread_mutex_unlock(self->mc.mutex);
 		ASSERT_EQ(0, pthread_join(p.thread, NULL));
 		ASSERT_EQ(0, rc) TH_LOG("round %d", i);
 	}
-	EXPECT_EQ(40U, fi_cntr_read(self->cntr));
+	EXPECT_EQ(40U, fi_cntr_read(self->w.cntr));
 }
 
 /*
@@ -922,23 +910,23 @@ TEST_F(mcwait, close_orderings)
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
 	nap();
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->ws->fid));
-	EXPECT_EQ(0, fi_close(&self->b.ep->fid));
-	self->b.ep = NULL;
-	EXPECT_EQ(0, fi_close(&self->b.cq->fid));
-	self->b.cq = NULL;
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->ws->fid));
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->w.ws->fid));
+	EXPECT_EQ(0, fi_close(&self->w.b.ep->fid));
+	self->w.b.ep = NULL;
+	EXPECT_EQ(0, fi_close(&self->w.b.cq->fid));
+	self->w.b.cq = NULL;
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->w.ws->fid));
 	/* What is left still wakes the sleeper. */
-	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	ASSERT_EQ(0, fi_cntr_add(self->w.cntr, 1));
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
-	EXPECT_EQ(0, fi_close(&self->cntr->fid));
-	self->cntr = NULL;
-	EXPECT_EQ(-FI_EBUSY, fi_close(&self->ws->fid));
-	EXPECT_EQ(0, fi_close(&self->eq->fid));
-	self->eq = NULL;
-	EXPECT_EQ(0, fi_close(&self->ws->fid));
-	self->ws = NULL;
+	EXPECT_EQ(0, fi_close(&self->w.cntr->fid));
+	self->w.cntr = NULL;
+	EXPECT_EQ(-FI_EBUSY, fi_close(&self->w.ws->fid));
+	EXPECT_EQ(0, fi_close(&self->w.eq->fid));
+	self->w.eq = NULL;
+	EXPECT_EQ(0, fi_close(&self->w.ws->fid));
+	self->w.ws = NULL;
 }
 
 /*
@@ -953,11 +941,11 @@ TEST_F(mcwait, the_parent_goes_on_after_fork)
 	pid_t pid;
 
 	RETURN_IF_SETUP_SKIPPED();
-	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->ws, 0));
+	EXPECT_EQ(-FI_ETIMEDOUT, fi_wait(self->w.ws, 0));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		int rc = fi_wait(self->ws, 50);
+		int rc = fi_wait(self->w.ws, 50);
 
 		_exit(rc == 0 || rc == -FI_ETIMEDOUT ? 0 : 1);
 	}
@@ -965,7 +953,7 @@ TEST_F(mcwait, the_parent_goes_on_after_fork)
 	EXPECT_EQ(0, status);
 	ASSERT_EQ(0, cond_sleeper_start(&s, self, TIMEOUT_MS));
 	nap();
-	ASSERT_EQ(0, fi_cntr_add(self->cntr, 1));
+	ASSERT_EQ(0, fi_cntr_add(self->w.cntr, 1));
 	ASSERT_EQ(0, pthread_join(s.thread, NULL));
 	EXPECT_EQ(0, s.ret);
 	EXPECT_GT(TIMEOUT_MS, s.ms);
