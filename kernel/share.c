@@ -257,7 +257,7 @@ static unsigned int kfab_share_nr_workers(const struct kfab_share *sh)
 	unsigned int min = READ_ONCE(kfab_share_fanout_bytes);
 	int n = READ_ONCE(kfab_share_workers);
 
-	if (!kfab_share_wq || !min || sh->len < min)
+	if (!min || sh->len < min)
 		return 0;
 	/* The sender's CPU and the receiver's copy already. */
 	if (n < 0)
