@@ -556,9 +556,10 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 {
 	size_t n = 0, esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
 			      cq->entry_size : sizeof(struct kfab_cq_entry);
-	uint32_t tail, avail;
+	uint32_t tail, avail, start;
 
 	for (;;) {
+		start = cq->local_head;
 		/* (C1): pairs with the kernel's release of tail (P2). */
 		tail = shim_load_acquire(cq->tail);
 		avail = tail - cq->local_head;
@@ -585,8 +586,12 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 					      FI_ADDR_NOTAVAIL : e.src_addr;
 			n++;
 		}
-		/* (C3): the slots are copied before the kernel may reuse them. */
-		shim_store_release(cq->head, cq->local_head);
+		/*
+		 * (C3): the slots are copied before the kernel may reuse them.
+		 * An empty poll writes nothing: the kernel reads this line.
+		 */
+		if (cq->local_head != start)
+			shim_store_release(cq->head, cq->local_head);
 		if (n == count || !shim_read_once(cq->overflow))
 			break;
 		/* The ring ran dry and the kernel holds more: the slow path. */
@@ -1008,11 +1013,12 @@ int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg)
 {
 	size_t esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
 		       cq->entry_size : sizeof(struct kfab_cq_entry);
-	uint32_t tail, avail;
+	uint32_t tail, avail, start;
 	fi_addr_t src;
 	int ret = 0;
 
 	for (;;) {
+		start = cq->local_head;
 		/* (C1): pairs with the kernel's release of tail (P2). */
 		tail = shim_load_acquire(cq->tail);
 		avail = tail - cq->local_head;
@@ -1046,8 +1052,12 @@ int shim_cq_forward(struct shim_cq *cq, shim_cq_sink_fn sink, void *arg)
 			shim_cq_hook_filter(cq, &orig, 0, true);
 			cq->local_head++;
 		}
-		/* (C3): the slots are copied before the kernel may reuse them. */
-		shim_store_release(cq->head, cq->local_head);
+		/*
+		 * (C3): the slots are copied before the kernel may reuse them.
+		 * An empty poll writes nothing: the kernel reads this line.
+		 */
+		if (cq->local_head != start)
+			shim_store_release(cq->head, cq->local_head);
 		if (ret || !shim_read_once(cq->overflow))
 			break;
 		if (shim_dev_cq_drain(cq->fd, cq->id, NULL) ||
