@@ -74,20 +74,27 @@ void kfab_cq_put(struct kfab_cq *cq)
 /*
  * Free slots in the ring, judged from user space's head.  (P1): the acquire
  * orders user space's reads of the slots it released before our writes.
+ * The head is read only once the slots known free are used up: it lives
+ * on a line the consumer writes, and reading it on every post would pull
+ * that line across CPUs once per completion (io_uring caches it too).
  */
 static u32 kfab_cq_space(struct kfab_cq *cq)
 {
-	/* (P1) pairs with user space's release of head (C3). */
-	u32 head = smp_load_acquire(&cq->cons->head);
-	u32 used = cq->tail - head;
+	u32 head, used;
 
 	lockdep_assert_held(&cq->lock);
+	if (cq->space)
+		return cq->space;
+	/* (P1) pairs with user space's release of head (C3). */
+	head = smp_load_acquire(&cq->cons->head);
+	used = cq->tail - head;
 	if (used > cq->entries) {
 		/* Corrupt: only this CQ's owner can have written it. */
 		cq->bad_head++;
 		return 0;
 	}
-	return cq->entries - used;
+	cq->space = cq->entries - used;
+	return cq->space;
 }
 
 /* (P2): the slot first, then the tail that publishes it. */
@@ -102,6 +109,7 @@ static void kfab_cq_ring_put(struct kfab_cq *cq,
 	if (entry->flags & KFAB_COMP_PAYLOAD)
 		memcpy(slot + sizeof(*entry), payload, entry->len);
 	cq->tail++;
+	cq->space--;
 	/* (P2) pairs with user space's acquire of tail (C1). */
 	smp_store_release(&cq->ring->tail, cq->tail);
 }

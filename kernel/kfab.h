@@ -400,6 +400,7 @@ struct kfab_cq {
 	u32 entries;
 	u32 mask;
 	u32 tail;
+	u32 space;		/* slots free at the last read of head */
 	struct kfab_cq_ring *ring;
 	u8 *slots;
 	u32 slot_size;
