@@ -222,7 +222,8 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *in,
 {
 	const struct kfab_cq_entry *entry = in;
 	struct kfab_cq_node *node = NULL;
-	struct kfab_cq_entry stripped;
+	/* Copied whole before use; rarely used: not zeroed per completion. */
+	struct kfab_cq_entry stripped __uninitialized;
 	LIST_HEAD(done);
 	int rc = 0;
 

@@ -90,7 +90,8 @@ u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner)
 	/* The entries before tail are written: pairs with user's release. */
 	u32 tail = smp_load_acquire(sq->tail_user);
 	u32 avail = tail - sq->head, done = 0;
-	struct kfab_sqe sqe;
+	/* Filled whole from the slot before each use. */
+	struct kfab_sqe sqe __uninitialized;
 
 	/* A tail beyond a ring's worth is garbage: take one ring. */
 	if (avail > sq->entries)
