@@ -535,6 +535,7 @@ void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq);
 void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out);
 u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner);
 int kfab_ioctl_doorbell(struct kfab_ucmd *ucmd);
+long kfab_ioctl_ring(struct kfab_ctx *ctx, unsigned long arg);
 int kfab_ioctl_cancel(struct kfab_ucmd *ucmd);
 
 /* buf.c: buffers other processes reach (Documentation/ep.rst) */

@@ -154,7 +154,8 @@ static int kfab_ioctl_query(struct kfab_ucmd *ucmd)
 	*cmd = (struct kfab_query) {
 		.size = cmd->size,
 		.abi_version = KFAB_ABI_VERSION,
-		.features = IS_ENABLED(CONFIG_KFAB_TEST) ? KFAB_FEATURE_TEST : 0,
+		.features = KFAB_FEATURE_RING |
+			    (IS_ENABLED(CONFIG_KFAB_TEST) ? KFAB_FEATURE_TEST : 0),
 		.max_objects = kfab_max_objects,
 		.max_ioctl_size = KFAB_MAX_IOCTL_SIZE,
 		.module_version = KFAB_MODULE_VERSION_MAJOR << 16 |
@@ -281,6 +282,9 @@ static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,
 	unsigned int nr = _IOC_NR(cmd);
 	int rc;
 
+	/* The one command without a struct: the hot path's doorbell. */
+	if (cmd == KFAB_IOC_RING)
+		return kfab_ioctl_ring(ucmd.ctx, arg);
 	/* The size bits of @cmd are not checked: the struct's size is. */
 	if (_IOC_TYPE(cmd) != KFAB_TYPE ||
 	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||

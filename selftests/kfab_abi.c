@@ -104,7 +104,9 @@ TEST_F(kfab, query_overwrites_every_output)
 	ASSERT_EQ(0, kfab_ioctl(self->fd, KFAB_IOC_QUERY, &q));
 	EXPECT_EQ(KFAB_ABI_VERSION, q.abi_version);
 	EXPECT_EQ(0, q.__reserved);
-	EXPECT_EQ(0, q.features & ~KFAB_FEATURE_TEST);
+	/* Only the features this header knows, and every module rings. */
+	EXPECT_EQ(0, q.features & ~(KFAB_FEATURE_TEST | KFAB_FEATURE_RING));
+	EXPECT_TRUE(q.features & KFAB_FEATURE_RING);
 }
 
 TEST_F(kfab, query_rejects_unknown_flags)

@@ -217,6 +217,7 @@ enum fuzz_kind {
 	K_PAGE_WRITE,
 	K_PAGE_READ,
 	K_NETLINK,
+	K_RING,
 	K_CMD0,
 };
 
@@ -231,6 +232,7 @@ static const char *const base_kind_names[K_CMD0] = {
 	[K_PAGE_WRITE] = "page_write",
 	[K_PAGE_READ] = "page_read",
 	[K_NETLINK] = "netlink",
+	[K_RING] = "ring",
 };
 
 /* The size field a command's struct carries. */
@@ -2774,6 +2776,10 @@ static void act_random_ioctl(struct fuzz_thread *t)
 		for (i = 0; i < ARRAY_SIZE(fuzz_cmds); i++)
 			documented |= fuzz_cmds[i].errnos;
 		op.expect = documented;
+	} else if (op.cmd == KFAB_IOC_RING) {
+		/* The struct-less doorbell: a pointer is no id (EINVAL). */
+		documented = O(OK) | O(ENOENT) | O(EINVAL) | O(EBADF);
+		op.expect = documented;
 	} else {
 		documented = O(ENOTTY) | O(EBADF);
 		op.expect = O(ENOTTY);
@@ -2795,7 +2801,8 @@ static void act_random_ioctl(struct fuzz_thread *t)
 
 	if (take_op()) {
 		op_begin(t, &op);
-		op.err = ioctl(op.fd, op.cmd, arg) ? errno : 0;
+		/* KFAB_IOC_RING answers a count: only -1 is a failure. */
+		op.err = ioctl(op.fd, op.cmd, arg) < 0 ? errno : 0;
 		op_end(t, &op);
 		check_outcome(t, &op, documented);
 		if (c && !op.err && (op.expect & O(OK)) && arg == s)
@@ -3291,11 +3298,46 @@ static void act_netlink(struct fuzz_thread *t)
 	check_outcome(t, &op, NETLINK_OUTCOMES);
 }
 
+/*
+ * KFAB_IOC_RING: an id from the pool, or a value no id has (the upper
+ * half set: EINVAL).  A ring that is not a ring's owner is ENOENT; an
+ * endpoint not enabled, or an SRX without one, EINVAL (abi.rst).
+ */
+static void act_ring(struct fuzz_thread *t)
+{
+	struct fuzz_op op = { .kind = K_RING, .cmd = KFAB_IOC_RING };
+	unsigned long arg;
+	bool bad_fd;
+
+	if (chance(t, 1, 10))
+		arg = (unsigned long)rnd(t) | 1UL << 32;
+	else
+		arg = pick_id(t);
+	op.arg = (uint32_t)arg;
+	op.fd = pick_fd(t, &bad_fd);
+	if (bad_fd)
+		op.expect = O(EBADF);
+	else if (arg > UINT32_MAX)
+		op.expect = O(EINVAL);
+	else
+		op.expect = O(OK) | O(ENOENT) | O(EINVAL);
+	if (!bad_fd && t->proc->racy)
+		op.expect |= RACY_ERRNOS;
+	if (!take_op())
+		return;
+	op_begin(t, &op);
+	op.err = ioctl(op.fd, KFAB_IOC_RING, arg) < 0 ? errno : 0;
+	op_end(t, &op);
+	check_outcome(t, &op, O(OK) | O(ENOENT) | O(EINVAL) | O(EBADF) |
+			      (t->proc->racy ? RACY_ERRNOS : 0));
+}
+
 enum fuzz_action {
 	A_OPEN,
 	A_CLOSE,
 	A_COMMAND,
 	A_RANDOM_IOCTL,
+	A_RING,
 	A_MMAP,
 	A_MUNMAP,
 	A_NETLINK,
@@ -3308,6 +3350,7 @@ static const unsigned int action_weight[NR_ACTIONS] = {
 	[A_CLOSE] = 300,
 	[A_COMMAND] = 7000,
 	[A_RANDOM_IOCTL] = 1500,
+	[A_RING] = 300,
 	[A_MMAP] = 400,
 	[A_MUNMAP] = 200,
 	[A_NETLINK] = 300,
@@ -3333,6 +3376,9 @@ static void run_action(struct fuzz_thread *t)
 		break;
 	case A_RANDOM_IOCTL:
 		act_random_ioctl(t);
+		break;
+	case A_RING:
+		act_ring(t);
 		break;
 	case A_MMAP:
 		act_mmap(t);

@@ -28,6 +28,17 @@ TEST(commands_are_iowr_with_the_kfab_type)
 	}
 }
 
+/* The one command without a struct: an integer argument, nothing else. */
+TEST(ring_is_io_beside_the_doorbell)
+{
+	EXPECT_EQ(KFAB_TYPE, _IOC_TYPE(KFAB_IOC_RING));
+	EXPECT_EQ(_IOC_NONE, _IOC_DIR(KFAB_IOC_RING));
+	EXPECT_EQ(0, _IOC_SIZE(KFAB_IOC_RING));
+	EXPECT_EQ(KFAB_CMD_CANCEL + 1, _IOC_NR(KFAB_IOC_RING));
+	EXPECT_NE(KFAB_IOC_DOORBELL, KFAB_IOC_RING);
+	EXPECT_NE(0, KFAB_FEATURE_RING & ~KFAB_FEATURE_TEST);
+}
+
 TEST(cq_and_counter_commands_are_iowr_in_their_ranges)
 {
 	static const unsigned long cmds[] = {

@@ -84,8 +84,12 @@ static int cmd_info(void)
 	       (q.module_version >> 8) & 0xff, q.module_version & 0xff);
 	printf("abi version:     %u (this tool: %u)\n", q.abi_version,
 	       KFAB_ABI_VERSION);
-	printf("features:        %s\n",
-	       q.features & KFAB_FEATURE_TEST ? "test (CONFIG_KFAB_TEST: not for production)" : "-");
+	/* "test" first: scripts look for it at the start of the line. */
+	printf("features:        %s%s%s\n",
+	       q.features & KFAB_FEATURE_TEST ? "test (CONFIG_KFAB_TEST: not for production)" : "",
+	       (q.features & KFAB_FEATURE_TEST) && (q.features & KFAB_FEATURE_RING) ? ", " : "",
+	       q.features & KFAB_FEATURE_RING ? "ring (KFAB_IOC_RING)" :
+	       q.features & KFAB_FEATURE_TEST ? "" : "-");
 	printf("max objects:     %u per open file\n", q.max_objects);
 	printf("max ioctl size:  %u bytes\n", q.max_ioctl_size);
 	return q.abi_version == KFAB_ABI_VERSION ? 0 : 1;

@@ -13,7 +13,9 @@
  *  - Commands are _IOWR(KFAB_TYPE, nr, first-version struct).  The kernel
  *    dispatches on type, direction and nr only: the size bits of the command
  *    number are not checked, "size" is what counts, so a binary built against
- *    an older or newer header keeps working.
+ *    an older or newer header keeps working.  One exception, the hot path:
+ *    KFAB_IOC_RING is _IO(KFAB_TYPE, nr) with the object's id as the
+ *    integer argument and the answer in the return value, nothing to copy.
  *  - User pointers travel as __u64; every struct is naturally aligned with
  *    explicit padding ("__reserved" members, which must be zero on input).
  *  - Unknown commands get -ENOTTY; unknown flags get -EOPNOTSUPP.
@@ -47,6 +49,7 @@ enum kfab_cmd_nr {
 	/* Any object that owns a submission ring (endpoints, SRXs) */
 	KFAB_CMD_DOORBELL = 0x03,
 	KFAB_CMD_CANCEL = 0x04,
+	KFAB_CMD_RING = 0x05,
 	/* Address vectors: 0x10-0x1f */
 	KFAB_CMD_AV_OPEN = 0x10,
 	KFAB_CMD_AV_INSERT = 0x11,
@@ -80,6 +83,8 @@ enum kfab_cmd_nr {
 enum kfab_feature {
 	/* The module was built with CONFIG_KFAB_TEST: never on in production. */
 	KFAB_FEATURE_TEST = 1 << 0,
+	/* KFAB_IOC_RING exists. */
+	KFAB_FEATURE_RING = 1 << 1,
 };
 
 /**
@@ -949,6 +954,17 @@ struct kfab_doorbell {
 };
 
 #define KFAB_IOC_DOORBELL _IOWR(KFAB_TYPE, KFAB_CMD_DOORBELL, struct kfab_doorbell)
+
+/*
+ * KFAB_IOC_RING: KFAB_IOC_DOORBELL without a struct, for the path that
+ * makes one system call per message: ioctl(fd, KFAB_IOC_RING, obj_id)
+ * returns the entries consumed (out_done), or -1 with errno as
+ * KFAB_IOC_DOORBELL, and -EINVAL for an argument above 0xffffffff.
+ * Nothing is copied from or to user space but the ring itself.  Present
+ * when KFAB_IOC_QUERY reports KFAB_FEATURE_RING; older modules answer
+ * -ENOTTY.
+ */
+#define KFAB_IOC_RING _IO(KFAB_TYPE, KFAB_CMD_RING)
 
 /**
  * struct kfab_cancel - KFAB_IOC_CANCEL: cancel a posted receive
