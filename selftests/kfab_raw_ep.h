@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * A raw endpoint for the tests that drive the ABI without libshim
- * (kfab_msg, kfab_share, kfab_bufrecv): a file of its own, as if in a
+ * (kfab_msg, kfab_share, kfab_bufrecv) and for make bench's
+ * tools/kfab-bench-floor: a file of its own, as if in a
  * process of its own, with a domain, an AV, one CQ mapped and an
  * endpoint whose submission ring is mapped; requests go through the ring
  * and the doorbell, completions are read off the ring.  Include it after
