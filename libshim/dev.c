@@ -26,10 +26,12 @@
 #if __has_include(<valgrind/memcheck.h>)
 #include <valgrind/memcheck.h>
 #define SHIM_MEM_WRITTEN(p, n)	VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#define SHIM_UNDER_VALGRIND()	RUNNING_ON_VALGRIND
 #endif
 #endif
 #ifndef SHIM_MEM_WRITTEN
 #define SHIM_MEM_WRITTEN(p, n)	((void)(p), (void)(n))
+#define SHIM_UNDER_VALGRIND()	0
 #endif
 
 int shim_dev_open(const char *path, int *fd)
@@ -225,8 +227,23 @@ int shim_dev_ep_enable(int fd, uint32_t ep_id)
 	return shim_dev_ioctl(fd, KFAB_IOC_EP_ENABLE, &cmd);
 }
 
-/* Cleared by the first -ENOTTY: a module older than KFAB_IOC_RING. */
-static bool shim_dev_has_ring = true;
+/*
+ * KFAB_IOC_RING unless the first -ENOTTY said the module is older, or
+ * valgrind runs us: it knows no integer-argument ioctl of ours and warns
+ * about each, so it gets the struct form, which it can check.
+ */
+static int shim_dev_ring = -1;
+
+static bool shim_dev_use_ring(void)
+{
+	int use = shim_read_once(&shim_dev_ring);
+
+	if (use < 0) {
+		use = !SHIM_UNDER_VALGRIND();
+		shim_write_once(&shim_dev_ring, use);
+	}
+	return use;
+}
 
 int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done)
 {
@@ -234,7 +251,7 @@ int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done)
 	int ret;
 
 	/* No struct to copy in and out: the cheaper call where it exists. */
-	if (shim_read_once(&shim_dev_has_ring)) {
+	if (shim_dev_use_ring()) {
 		ret = ioctl(fd, KFAB_IOC_RING, (unsigned long)obj_id);
 		if (ret >= 0) {
 			if (done)
@@ -243,7 +260,7 @@ int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done)
 		}
 		if (errno != ENOTTY)
 			return -errno;
-		shim_write_once(&shim_dev_has_ring, false);
+		shim_write_once(&shim_dev_ring, 0);
 	}
 	ret = shim_dev_ioctl(fd, KFAB_IOC_DOORBELL, &cmd);
 	if (!ret && done)
