@@ -123,19 +123,27 @@ static struct kfab_object *kfab_sq_owner_get(struct kfab_ctx *ctx, u32 id)
 	return obj;
 }
 
+/* Both forms of the doorbell: the ring of @id carried out, *@done of it. */
+static int kfab_sq_ring(struct kfab_ctx *ctx, u32 id, u32 *done)
+{
+	struct kfab_object *obj = kfab_sq_owner_get(ctx, id);
+	int rc;
+
+	if (!obj)
+		return -ENOENT;
+	rc = kfab_object_ops_of(obj)->doorbell(obj, done);
+	kfab_object_put(obj);
+	return rc;
+}
+
 int kfab_ioctl_doorbell(struct kfab_ucmd *ucmd)
 {
 	struct kfab_doorbell *cmd = ucmd->cmd;
-	struct kfab_object *obj;
 	int rc;
 
 	if (cmd->flags)
 		return -EOPNOTSUPP;
-	obj = kfab_sq_owner_get(ucmd->ctx, cmd->obj_id);
-	if (!obj)
-		return -ENOENT;
-	rc = kfab_object_ops_of(obj)->doorbell(obj, &cmd->out_done);
-	kfab_object_put(obj);
+	rc = kfab_sq_ring(ucmd->ctx, cmd->obj_id, &cmd->out_done);
 	if (rc)
 		return rc;
 	return kfab_ucmd_respond(ucmd, sizeof(*cmd));
@@ -149,17 +157,12 @@ int kfab_ioctl_doorbell(struct kfab_ucmd *ucmd)
  */
 long kfab_ioctl_ring(struct kfab_ctx *ctx, unsigned long arg)
 {
-	struct kfab_object *obj;
 	u32 done = 0;
 	int rc;
 
 	if (arg > U32_MAX)
 		return -EINVAL;
-	obj = kfab_sq_owner_get(ctx, arg);
-	if (!obj)
-		return -ENOENT;
-	rc = kfab_object_ops_of(obj)->doorbell(obj, &done);
-	kfab_object_put(obj);
+	rc = kfab_sq_ring(ctx, arg, &done);
 	/* At most a ring's worth (KFAB_SQ_MAX_ENTRIES): never negative. */
 	return rc ? rc : done;
 }
