@@ -1568,14 +1568,6 @@ TEST_F(msg, receives_are_reused_round_after_round)
 	}
 }
 
-/* KFAB_IOC_RING: the doorbell with the id as argument, the count as answer. */
-static int ring(int fd, unsigned long id)
-{
-	int rc = ioctl(fd, KFAB_IOC_RING, id);
-
-	return rc < 0 ? -errno : rc;
-}
-
 TEST_F(msg, ring_is_the_doorbell_without_a_struct)
 {
 	struct kfab_query q = { .size = sizeof(q) };
@@ -1589,17 +1581,17 @@ TEST_F(msg, ring_is_the_doorbell_without_a_struct)
 	ASSERT_EQ(0, kfab_ioctl(self->a.fd, KFAB_IOC_QUERY, &q));
 	EXPECT_TRUE(q.features & KFAB_FEATURE_RING);
 	/* An empty ring: nothing consumed. */
-	EXPECT_EQ(0, ring(self->a.fd, self->a.ep));
+	EXPECT_EQ(0, _test_cmd_ring(self->a.fd, self->a.ep));
 	for (i = 0; i < 3; i++) {
 		s = sqe_buf(KFAB_OP_RECV, 10 + i, ANY, rx[i], sizeof(rx[i]));
 		queue(&self->a, &s);
 	}
-	EXPECT_EQ(3, ring(self->a.fd, self->a.ep));
+	EXPECT_EQ(3, _test_cmd_ring(self->a.fd, self->a.ep));
 	for (i = 0; i < 2; i++) {
 		s = sqe_buf(KFAB_OP_SEND, 20 + i, self->b_to_a, tx, sizeof(tx));
 		queue(&self->b, &s);
 	}
-	EXPECT_EQ(2, ring(self->b.fd, self->b.ep));
+	EXPECT_EQ(2, _test_cmd_ring(self->b.fd, self->b.ep));
 	for (i = 0; i < 2; i++) {
 		ASSERT_EQ(0, cq_next(&self->a, &e));
 		EXPECT_EQ(10 + i, e.op_context);
@@ -1609,17 +1601,18 @@ TEST_F(msg, ring_is_the_doorbell_without_a_struct)
 	}
 
 	/* What is no ring of this file: the doorbell's answers. */
-	EXPECT_EQ(-ENOENT, ring(self->a.fd, 0));
-	EXPECT_EQ(-ENOENT, ring(self->a.fd, self->a.cq.id));
-	EXPECT_EQ(-ENOENT, ring(self->a.fd, self->a.av));
-	EXPECT_EQ(-ENOENT, ring(self->a.fd, self->a.dom));
-	EXPECT_EQ(-ENOENT, ring(self->a.fd, 0xffffffffUL));
+	EXPECT_EQ(-ENOENT, _test_cmd_ring(self->a.fd, 0));
+	EXPECT_EQ(-ENOENT, _test_cmd_ring(self->a.fd, self->a.cq.id));
+	EXPECT_EQ(-ENOENT, _test_cmd_ring(self->a.fd, self->a.av));
+	EXPECT_EQ(-ENOENT, _test_cmd_ring(self->a.fd, self->a.dom));
+	EXPECT_EQ(-ENOENT, _test_cmd_ring(self->a.fd, 0xffffffffUL));
 	/* No id is wider than 32 bits: not taken for its low half. */
-	EXPECT_EQ(-EINVAL, ring(self->a.fd, (1UL << 32) | self->a.ep));
-	EXPECT_EQ(-EINVAL, ring(self->a.fd, ~0UL));
+	EXPECT_EQ(-EINVAL,
+		  _test_cmd_ring(self->a.fd, (1UL << 32) | self->a.ep));
+	EXPECT_EQ(-EINVAL, _test_cmd_ring(self->a.fd, ~0UL));
 	/* An endpoint not enabled yet may not send: as the doorbell. */
 	ASSERT_EQ(0, ep_setup(&idle, false));
-	EXPECT_EQ(-EINVAL, ring(idle.fd, idle.ep));
+	EXPECT_EQ(-EINVAL, _test_cmd_ring(idle.fd, idle.ep));
 	ep_close(&idle);
 	/* Only the exact command: other sizes or directions are unknown. */
 	EXPECT_EQ(-ENOTTY, kfab_ioctl(self->a.fd,

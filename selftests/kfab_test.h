@@ -105,6 +105,14 @@ static inline int _test_cmd_doorbell(int fd, uint32_t obj_id,
 	return rc;
 }
 
+/* KFAB_IOC_RING: the entries consumed, or -errno (@id may be any value). */
+static inline int _test_cmd_ring(int fd, unsigned long id)
+{
+	int rc = ioctl(fd, KFAB_IOC_RING, id);
+
+	return rc < 0 ? -errno : rc;
+}
+
 static inline int _test_cmd_cancel(int fd, uint32_t obj_id, uint64_t context)
 {
 	struct kfab_cancel cmd = { .size = sizeof(cmd), .obj_id = obj_id,

@@ -86,7 +86,7 @@ static void reply(struct raw_ep *r, uint64_t to, void *buf)
 	post_recv(r, buf);
 	memset(s.inline_data, 0x5a, size);
 	queue(r, &s);
-	if (ioctl(r->fd, KFAB_IOC_RING, (unsigned long)r->ep) < 0)
+	if (_test_cmd_ring(r->fd, r->ep) < 0)
 		die("KFAB_IOC_RING", errno);
 }
 
@@ -199,7 +199,7 @@ int main(int argc, char **argv)
 	printf("floor: doorbell %.2f\n", (now() - t0) / calls * 1e6);
 	t0 = now();
 	for (i = 0; i < calls; i++)
-		if (ioctl(a.fd, KFAB_IOC_RING, (unsigned long)a.ep) < 0)
+		if (_test_cmd_ring(a.fd, a.ep) < 0)
 			die("KFAB_IOC_RING", errno);
 	printf("floor: ring %.2f\n", (now() - t0) / calls * 1e6);
 	printf("floor: raw %zu %.2f\n", size, pingpong(&a, &b, to_b, to_a));
