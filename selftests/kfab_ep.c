@@ -1833,6 +1833,48 @@ TEST(lazy_requests_go_at_the_next_progress_call)
 }
 
 /*
+ * A read that finds completions waiting returns them without the full
+ * progress pass (libshim's fast path), yet still rings what the process
+ * posted lazily: the request is in the kernel when the read returns.
+ */
+TEST(a_read_that_finds_completions_still_rings_lazy_requests)
+{
+	struct kfab_test_fi a = { 0 }, b = { 0 };
+	struct fi_cq_tagged_entry e[2];
+	struct big_recv r[2];
+	uint32_t v[2] = { 7, 8 };
+	fi_addr_t b_at_a;
+	int sctx[2];
+
+	if (!kfab_have_device())
+		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
+	ASSERT_EQ(0, lazy_pair_open("1000000", &a, &b, &b_at_a));
+	memset(r, 0xff, sizeof(r));
+	ASSERT_EQ(0, fi_recv(b.ep, &r[0], sizeof(r[0]), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_recv(b.ep, &r[1], sizeof(r[1]), NULL, FI_ADDR_UNSPEC,
+			     NULL));
+	ASSERT_EQ(0, fi_send(a.ep, &v[0], sizeof(v[0]), NULL, b_at_a,
+			     &sctx[0]));
+	/* b's read rings a's ring: one receive done, a's completion waits. */
+	ASSERT_EQ(1, fi_cq_read(b.cq, e, 2));
+	EXPECT_EQ(7U, r[0].v);
+	ASSERT_EQ(0, fi_send(a.ep, &v[1], sizeof(v[1]), NULL, b_at_a,
+			     &sctx[1]));
+	usleep(20000);
+	EXPECT_EQ(0xffffffffU, r[1].v);
+	/* An entry waits: the fast path, which rings all the same. */
+	ASSERT_EQ(1, fi_cq_read(a.cq, e, 1));
+	EXPECT_EQ(&sctx[0], e[0].op_context);
+	EXPECT_EQ(8U, r[1].v);
+	ASSERT_EQ(1, fi_cq_read(a.cq, e, 1));
+	EXPECT_EQ(&sctx[1], e[0].op_context);
+	ASSERT_EQ(1, fi_cq_read(b.cq, e, 2));
+	EXPECT_EQ(0, _test_fi_close(&a));
+	EXPECT_EQ(0, _test_fi_close(&b));
+}
+
+/*
  * A sender that posts and then waits outside libfabric (here: on a pipe,
  * as fi_pingpong does on its control socket) is rung by the sweeper; after
  * an idle spell the sweeper parks, and the next request wakes it.
