@@ -51,6 +51,13 @@ static int help(int fd, uint32_t cq_id, uint64_t *chunks)
 	return rc;
 }
 
+/* Both ends of a pipe. */
+static void close_pipe(int p[2])
+{
+	close(p[0]);
+	close(p[1]);
+}
+
 /* Byte @i of message @seed. */
 static uint8_t pat(uint64_t seed, size_t i)
 {
@@ -530,10 +537,8 @@ static void helped_pair(struct __test_metadata *_metadata,
 	if (helped >= 0)
 		EXPECT_LE(helped + (long long)chunks, share_stat("helped"));
 	EXPECT_EQ(0, vm_pin_kb());
-	close(ready[0]);
-	close(ready[1]);
-	close(out[0]);
-	close(out[1]);
+	close_pipe(ready);
+	close_pipe(out);
 }
 
 TEST_F(share, the_receiver_helps_while_it_polls)
@@ -659,12 +664,9 @@ TEST_F(share, a_receiver_that_stops_polling_mid_copy)
 		EXPECT_LE(1, midway);
 	EXPECT_EQ(0, vm_pin_kb());
 	munmap(s, MSGLEN);
-	close(ready[0]);
-	close(ready[1]);
-	close(out[0]);
-	close(out[1]);
-	close(go[0]);
-	close(go[1]);
+	close_pipe(ready);
+	close_pipe(out);
+	close_pipe(go);
 }
 
 TEST_F(share, signals_on_both_sides_change_nothing)
@@ -758,10 +760,8 @@ static void late_pair(struct __test_metadata *_metadata,
 	EXPECT_LT(0, chunks);
 	EXPECT_EQ(0, vm_pin_kb());
 	munmap(buf, MSGLEN);
-	close(ready[0]);
-	close(ready[1]);
-	close(out[0]);
-	close(out[1]);
+	close_pipe(ready);
+	close_pipe(out);
 }
 
 TEST_F(share, the_sender_helps_a_late_receive)
@@ -827,12 +827,9 @@ TEST_F(share, late_receive_with_the_sender_killed)
 	EXPECT_EQ(ctxs, kfab_contexts());
 	EXPECT_EQ(0, vm_pin_kb());
 	munmap(buf, len);
-	close(ready[0]);
-	close(ready[1]);
-	close(out[0]);
-	close(out[1]);
-	close(go[0]);
-	close(go[1]);
+	close_pipe(ready);
+	close_pipe(out);
+	close_pipe(go);
 }
 
 /*
@@ -895,12 +892,9 @@ TEST_F(share, helper_killed_mid_copy)
 	EXPECT_EQ(ctxs, kfab_contexts());
 	EXPECT_EQ(0, vm_pin_kb());
 	munmap(s, 4 * MIB);
-	close(ready[0]);
-	close(ready[1]);
-	close(out[0]);
-	close(out[1]);
-	close(go[0]);
-	close(go[1]);
+	close_pipe(ready);
+	close_pipe(out);
+	close_pipe(go);
 }
 
 /*
@@ -1011,8 +1005,7 @@ static void kill_sender_mid_copy(struct __test_metadata *_metadata,
 	ep_close(&self->b);
 	EXPECT_EQ(0, vm_pin_kb());
 	munmap(buf, n * len);
-	close(ready[0]);
-	close(ready[1]);
+	close_pipe(ready);
 }
 
 TEST_F(share, sender_killed_mid_copy)
