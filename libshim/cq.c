@@ -679,8 +679,8 @@ static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 	/*
 	 * The common case of a busy poll: completions are there.  They go
 	 * out at once; the bound endpoints' progress waits for the call that
-	 * finds the ring empty (Documentation/bench.rst, "The library's
-	 * share").
+	 * finds the ring empty (Documentation/ep.rst, "Progress";
+	 * bench.rst, "Long enough runs, and the library's share").
 	 */
 	if (count && shim_cq_ring_ready(cq)) {
 		unsigned int fast = shim_read_once(&cq->fast_reads);
