@@ -651,6 +651,11 @@ int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done)
 	return rc;
 }
 
+struct kfab_sq *kfab_ep_sq(struct kfab_object *obj)
+{
+	return &to_kfab_ep(obj)->sq;
+}
+
 /* ->cancel: an endpoint of an SRX has no receives of its own. */
 int kfab_ep_cancel(struct kfab_object *obj, u64 context)
 {

@@ -18,6 +18,9 @@
  *
  *  1. kfab_ctx_lock (main.c, mutex): the list of contexts; netlink's
  *     dumps (netlink.c) walk it, filling each context's objects.
+ * 1a. kfab_sq_poller.lock (sqpoll.c, mutex): one file's watched rings;
+ *     the poller holds it across a pass, which rings them (everything
+ *     below may be taken inside).
  *  2. kfab_av_lock (av.c, mutex): named AVs by name, per-owner quotas,
  *     the list of AV tables and each table's openers.
  *  3. kfab_ep.sq_lock and kfab_srx.sq_lock (mutexes): one doorbell,
@@ -165,6 +168,8 @@ struct kfab_object_ops {
 	 */
 	int (*doorbell)(struct kfab_object *obj, u32 *out_done);
 	int (*cancel)(struct kfab_object *obj, u64 context);
+	/* The ring itself, for the poller (sqpoll.c). */
+	struct kfab_sq *(*sq)(struct kfab_object *obj);
 };
 
 /**
@@ -182,6 +187,39 @@ struct kfab_fault_state {
  * Who opened it (@pid, @uid, the namespaces) is fixed at open: netlink.c
  * decides from it who may see the context.
  */
+/**
+ * struct kfab_sq_poller - a file's ring poller (sqpoll.c)
+ * @lock: the fields below but @state; held across a pass, which runs
+ *	rings ("Locking" 1a)
+ * @wait: where the poller parks
+ * @ring: the rings watched: the owner's id, the tail the last pass saw
+ * @nr: entries of @ring in use
+ * @running: a thread is in KFAB_IOC_SQ_POLL
+ * @awake: it runs and is not parked: new rings need no NEED_WAKEUP
+ * @state: KFAB_SQ_POLLER_* bits (atomic bitops, no lock)
+ */
+struct kfab_sq_poller {
+	struct mutex lock;		/* "Locking" 1a */
+	wait_queue_head_t wait;
+	struct {
+		u32 id;
+		u32 seen;
+	} ring[KFAB_SQ_POLL_MAX_RINGS];
+	u32 nr;
+	bool running;
+	bool awake;
+	unsigned long state;
+};
+
+enum kfab_sq_poller_state {
+	/* It sleeps; a doorbell of the file kicks it. */
+	KFAB_SQ_POLLER_PARKED,
+	/* A doorbell came since it parked. */
+	KFAB_SQ_POLLER_KICKED,
+	/* KFAB_SQ_POLL_STOP came: no poller runs in this file any more. */
+	KFAB_SQ_POLLER_STOP,
+};
+
 struct kfab_ctx {
 	struct xarray objects;
 	struct xarray regions;		/* mmap cookie -> struct kfab_region */
@@ -194,6 +232,7 @@ struct kfab_ctx {
 	struct user_namespace *user_ns;	/* the opener's (a reference) */
 	u64 cgroup_id;			/* the opener's cgroup v2 */
 	struct list_head node;		/* on kfab_ctx_list */
+	struct kfab_sq_poller sq_poller;	/* sqpoll.c */
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_fault_state fault[KFAB_FAULT_POINT_MAX];	/* test.c */
 #endif
@@ -514,7 +553,9 @@ void kfab_cntr_update(struct kfab_cntr *cntr, enum kfab_cntr_op op, u64 value,
  * @head: the consumer index, the kernel's own copy
  * @tail_user: the tail user space writes (untrusted)
  * @head_user: the head the kernel publishes
+ * @flags_user: the KFAB_SQ_RING_* word the kernel publishes
  * @sqes: the slots
+ * @watched: the file's poller watches it (under its lock)
  */
 struct kfab_sq {
 	struct kfab_region *region;
@@ -523,7 +564,9 @@ struct kfab_sq {
 	u32 head;
 	u32 *tail_user;
 	u32 *head_user;
+	u32 *flags_user;
 	struct kfab_sqe *sqes;
+	bool watched;
 };
 
 /* What a ring's owner does with one entry: 0 or -EAGAIN (stays first). */
@@ -534,6 +577,13 @@ int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries);
 void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq);
 void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out);
 u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner);
+
+/* sqpoll.c: the ring poller */
+void kfab_sq_poller_init(struct kfab_sq_poller *p);
+void kfab_sq_poller_fini(struct kfab_sq_poller *p);
+void kfab_sq_poller_kick(struct kfab_ctx *ctx);
+int kfab_ioctl_sq_watch(struct kfab_ucmd *ucmd);
+int kfab_ioctl_sq_poll(struct kfab_ucmd *ucmd);
 int kfab_ioctl_doorbell(struct kfab_ucmd *ucmd);
 long kfab_ioctl_ring(struct kfab_ctx *ctx, unsigned long arg);
 int kfab_ioctl_cancel(struct kfab_ucmd *ucmd);
@@ -930,6 +980,7 @@ int kfab_ioctl_ep_open(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_bind(struct kfab_ucmd *ucmd);
 int kfab_ioctl_ep_enable(struct kfab_ucmd *ucmd);
 int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done);
+struct kfab_sq *kfab_ep_sq(struct kfab_object *obj);
 int kfab_ep_cancel(struct kfab_object *obj, u64 context);
 void kfab_ep_destroy(struct kfab_object *obj);
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
@@ -949,6 +1000,7 @@ void kfab_srx_destroy(struct kfab_object *obj);
 void kfab_srx_show(struct seq_file *s, struct kfab_object *obj);
 int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done);
+struct kfab_sq *kfab_srx_sq(struct kfab_object *obj);
 int kfab_srx_cancel(struct kfab_object *obj, u64 context);
 
 /* What a receive context holds unexpected now, for netlink. */

@@ -71,6 +71,7 @@ struct kfab_ctx *kfab_ctx_create(pid_t tgid, kuid_t uid, const char *comm)
 	ctx->uid = uid;
 	strscpy(ctx->comm, comm, sizeof(ctx->comm));
 	kfab_ctx_set_opener(ctx, tgid);
+	kfab_sq_poller_init(&ctx->sq_poller);
 
 	mutex_lock(&kfab_ctx_lock);
 	ctx->id = ++kfab_next_ctx_id;
@@ -92,6 +93,7 @@ void kfab_ctx_release(struct kfab_ctx *ctx)
 
 	kfab_ctx_destroy_all(ctx);
 	kfab_ctx_regions_destroy(ctx);
+	kfab_sq_poller_fini(&ctx->sq_poller);
 	put_user_ns(ctx->user_ns);
 	put_net(ctx->net);
 	put_pid(ctx->pid);
@@ -154,7 +156,7 @@ static int kfab_ioctl_query(struct kfab_ucmd *ucmd)
 	*cmd = (struct kfab_query) {
 		.size = cmd->size,
 		.abi_version = KFAB_ABI_VERSION,
-		.features = KFAB_FEATURE_RING |
+		.features = KFAB_FEATURE_RING | KFAB_FEATURE_SQ_POLL |
 			    (IS_ENABLED(CONFIG_KFAB_TEST) ? KFAB_FEATURE_TEST : 0),
 		.max_objects = kfab_max_objects,
 		.max_ioctl_size = KFAB_MAX_IOCTL_SIZE,
@@ -172,6 +174,8 @@ union kfab_ucmd_buffer {
 	struct kfab_domain_alloc domain_alloc;
 	struct kfab_doorbell doorbell;
 	struct kfab_cancel cancel;
+	struct kfab_sq_watch sq_watch;
+	struct kfab_sq_poll sq_poll;
 	struct kfab_av_open av_open;
 	struct kfab_av_insert av_insert;
 	struct kfab_av_remove av_remove;
@@ -226,6 +230,10 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 		      struct kfab_doorbell, out_done),
 	KFAB_IOCTL_OP(KFAB_CMD_CANCEL, kfab_ioctl_cancel, struct kfab_cancel,
 		      context),
+	KFAB_IOCTL_OP(KFAB_CMD_SQ_WATCH, kfab_ioctl_sq_watch,
+		      struct kfab_sq_watch, __reserved),
+	KFAB_IOCTL_OP(KFAB_CMD_SQ_POLL, kfab_ioctl_sq_poll,
+		      struct kfab_sq_poll, out_parks),
 	KFAB_IOCTL_OP(KFAB_CMD_AV_OPEN, kfab_ioctl_av_open,
 		      struct kfab_av_open, out_region),
 	KFAB_IOCTL_OP(KFAB_CMD_AV_INSERT, kfab_ioctl_av_insert,

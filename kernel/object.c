@@ -47,6 +47,7 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.nl_fill = kfab_ep_nl_fill,
 		.doorbell = kfab_ep_doorbell,
 		.cancel = kfab_ep_cancel,
+		.sq = kfab_ep_sq,
 	},
 	[KFAB_OBJ_SRX] = {
 		.name = "srx",
@@ -55,6 +56,7 @@ static const struct kfab_object_ops kfab_object_ops[KFAB_OBJ_TYPE_MAX] = {
 		.nl_fill = kfab_srx_nl_fill,
 		.doorbell = kfab_srx_doorbell,
 		.cancel = kfab_srx_cancel,
+		.sq = kfab_srx_sq,
 	},
 };
 

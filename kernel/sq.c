@@ -19,6 +19,8 @@
 /* Where the region's parts are; user space learns it from the layout. */
 #define KFAB_SQ_OFF_TAIL	0
 #define KFAB_SQ_OFF_HEAD	64
+/* Kernel-written like head, read by the producer after each tail. */
+#define KFAB_SQ_OFF_FLAGS	96
 #define KFAB_SQ_OFF_ENTRIES	128
 
 /**
@@ -52,6 +54,7 @@ int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries)
 	sq->entries = entries;
 	sq->tail_user = sq->region->vaddr + KFAB_SQ_OFF_TAIL;
 	sq->head_user = sq->region->vaddr + KFAB_SQ_OFF_HEAD;
+	sq->flags_user = sq->region->vaddr + KFAB_SQ_OFF_FLAGS;
 	sq->sqes = sq->region->vaddr + KFAB_SQ_OFF_ENTRIES;
 	return kfab_region_offer(ctx, sq->region, &sq->offset);
 }
@@ -76,6 +79,7 @@ void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out)
 		.off_tail = KFAB_SQ_OFF_TAIL,
 		.off_head = KFAB_SQ_OFF_HEAD,
 		.off_entries = KFAB_SQ_OFF_ENTRIES,
+		.off_flags = KFAB_SQ_OFF_FLAGS,
 	};
 }
 
@@ -133,6 +137,8 @@ static int kfab_sq_ring(struct kfab_ctx *ctx, u32 id, u32 *done)
 		return -ENOENT;
 	rc = kfab_object_ops_of(obj)->doorbell(obj, done);
 	kfab_object_put(obj);
+	/* A producer that saw NEED_WAKEUP: the poller watches again. */
+	kfab_sq_poller_kick(ctx);
 	return rc;
 }
 

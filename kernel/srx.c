@@ -119,6 +119,11 @@ int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done)
 	return 0;
 }
 
+struct kfab_sq *kfab_srx_sq(struct kfab_object *obj)
+{
+	return &to_kfab_srx(obj)->sq;
+}
+
 int kfab_srx_cancel(struct kfab_object *obj, u64 context)
 {
 	struct kfab_srx *srx = to_kfab_srx(obj);

@@ -268,6 +268,27 @@ int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done)
 	return ret;
 }
 
+int shim_dev_sq_watch(int fd, uint32_t obj_id, bool remove)
+{
+	struct kfab_sq_watch cmd = {
+		.size = sizeof(cmd), .obj_id = obj_id,
+		.flags = remove ? KFAB_SQ_WATCH_REMOVE : 0,
+	};
+
+	return shim_dev_ioctl(fd, KFAB_IOC_SQ_WATCH, &cmd);
+}
+
+/* Blocks the calling thread until stopped (or a signal: -EINTR). */
+int shim_dev_sq_poll(int fd, uint32_t idle_us, bool stop)
+{
+	struct kfab_sq_poll cmd = {
+		.size = sizeof(cmd), .idle_us = idle_us,
+		.flags = stop ? KFAB_SQ_POLL_STOP : 0,
+	};
+
+	return shim_dev_ioctl(fd, KFAB_IOC_SQ_POLL, &cmd);
+}
+
 int shim_dev_cancel(int fd, uint32_t obj_id, uint64_t context)
 {
 	struct kfab_cancel cmd = {

@@ -360,8 +360,12 @@ static int shim_ep_enable(struct shim_ep *ep)
 		goto out;
 	}
 	ep->enabled = true;
-	/* Bound in each direction it uses: its CQs and counters progress it. */
-	if (shim_lazy_doorbell() && !shim_lazy_add(&ep->ring))
+	/*
+	 * Bound in each direction it uses: its CQs and counters progress it.
+	 * A ring the poller watches needs neither.
+	 */
+	if (!shim_ring_watch(&ep->ring, ep->domain->fabric) &&
+	    shim_lazy_doorbell() && !shim_lazy_add(&ep->ring))
 		ep->ring.lazy = true;
 	if (ep->srx)
 		shim_srx_ep_enabled(ep->srx, ep);
@@ -507,6 +511,7 @@ static int shim_ep_close(struct fid *fid)
 		pthread_mutex_unlock(&ep->lock);
 		shim_lazy_del(&ep->ring);
 	}
+	shim_ring_unwatch(&ep->ring);
 	if (ep->enabled)
 		shim_ep_progress(ep);
 	/* The peer learns it first; the connection is over either way. */

@@ -67,6 +67,7 @@ static int shim_fabric_close(struct fid *fid)
 		return -FI_EBUSY;
 	}
 
+	shim_sq_poll_stop(fab);
 	shim_dev_close(fab->fd);
 	pthread_mutex_destroy(&fab->lock);
 	free(fab);

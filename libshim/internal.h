@@ -198,6 +198,8 @@ int shim_dev_ep_bind(int fd, uint32_t ep_id, uint32_t obj_id, uint32_t flags);
 int shim_dev_ep_enable(int fd, uint32_t ep_id);
 int shim_dev_doorbell(int fd, uint32_t obj_id, uint32_t *done);
 int shim_dev_cancel(int fd, uint32_t obj_id, uint64_t context);
+int shim_dev_sq_watch(int fd, uint32_t obj_id, bool remove);
+int shim_dev_sq_poll(int fd, uint32_t idle_us, bool stop);
 int shim_dev_srx_open(int fd, struct kfab_srx_open *cmd);
 int shim_dev_rx_buffered(int fd, struct kfab_rx_buffered *cmd);
 
@@ -219,6 +221,9 @@ struct shim_fabric {
 	pthread_mutex_t lock;
 	unsigned int domain_cnt;
 	unsigned int eq_cnt;
+	/* The ring poller's thread (sqpoll.c), of process @poll_pid (or 0) */
+	pthread_t poll_thread;
+	pid_t poll_pid;
 };
 
 static inline struct shim_fabric *to_shim_fabric(struct fid_fabric *fabric)
@@ -284,6 +289,8 @@ bool shim_is_domain(const struct fid_domain *domain);
 unsigned int shim_av_create_mode(void);
 /* FI_KFAB_LAZY_DOORBELL != 0: endpoints' rings wait for progress (ring.c). */
 bool shim_lazy_doorbell(void);
+/* FI_KFAB_SQ_POLL: the ring poller's idle microseconds, 0 for none. */
+unsigned int shim_sq_poll_us(void);
 
 struct shim_av;
 
@@ -497,6 +504,10 @@ struct shim_ring {
 	uint32_t entries, mask, entry_size;
 	uint32_t local_tail;
 	uint32_t published;
+	/* KFAB_SQ_RING_* of the kernel, NULL when the module has none */
+	const uint32_t *flags;
+	/* The fabric's poller takes what is published (sqpoll.c) */
+	bool watched;
 	bool lazy;
 	bool due;
 	unsigned int due_epoch;
@@ -558,6 +569,14 @@ void shim_lazy_trywait_done(void);
 void shim_lazy_set_period(unsigned int usec);
 /* Stop the sweeper: the provider is unloaded (shim_cleanup()). */
 void shim_lazy_cleanup(void);
+/*
+ * The ring poller (sqpoll.c): with FI_KFAB_SQ_POLL, an enabled endpoint's
+ * ring is watched by its fabric's poller thread (true); before the
+ * endpoint goes it is unwatched; the fabric's close stops the thread.
+ */
+bool shim_ring_watch(struct shim_ring *ring, struct shim_fabric *fab);
+void shim_ring_unwatch(struct shim_ring *ring);
+void shim_sq_poll_stop(struct shim_fabric *fab);
 
 /* ---- endpoints (ep.c), shared receive contexts (srx.c), data path (msg.c) ---- */
 

@@ -20,6 +20,7 @@
 static char shim_dev[PATH_MAX] = SHIM_DEFAULT_DEV;
 static unsigned int shim_av_mode = 0600;
 static bool shim_lazy = true;
+static unsigned int shim_sq_poll;
 
 const char *shim_dev_path(void)
 {
@@ -34,6 +35,11 @@ unsigned int shim_av_create_mode(void)
 bool shim_lazy_doorbell(void)
 {
 	return shim_lazy;
+}
+
+unsigned int shim_sq_poll_us(void)
+{
+	return shim_sq_poll;
 }
 
 /* Does a list of provider names (";" or "," between them) name kfab? */
@@ -229,7 +235,7 @@ struct fi_provider shim_prov = {
 FI_EXT_INI
 {
 	char *dev = NULL;
-	int lazy;
+	int lazy, poll;
 
 	fi_param_define(&shim_prov, "dev", FI_PARAM_STRING,
 			"Path of the kfab device (default: %s)",
@@ -273,6 +279,16 @@ FI_EXT_INI
 			if (lazy)
 				shim_lazy_set_period((unsigned int)lazy);
 		}
+	}
+
+	fi_param_define(&shim_prov, "sq_poll", FI_PARAM_INT,
+			"A kernel poller takes each endpoint's requests as they are posted, so posting makes no system call; it spins this many microseconds after its last work, then parks (default: 0, no poller; see fi_kfab(7))");
+	if (!fi_param_get_int(&shim_prov, "sq_poll", &poll)) {
+		if (poll < 0 || poll > KFAB_SQ_POLL_MAX_IDLE_US)
+			SHIM_WARN(CORE, "FI_KFAB_SQ_POLL %d is not 0..%d, no poller\n",
+				  poll, KFAB_SQ_POLL_MAX_IDLE_US);
+		else
+			shim_sq_poll = (unsigned int)poll;
 	}
 
 	return &shim_prov;

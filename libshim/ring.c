@@ -111,7 +111,9 @@ int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
 	    l->off_entries % sizeof(uint64_t) ||
 	    l->off_tail + sizeof(uint32_t) > l->region.size ||
 	    l->off_head + sizeof(uint32_t) > l->region.size ||
-	    l->off_entries + (uint64_t)n * l->entry_size > l->region.size)
+	    l->off_entries + (uint64_t)n * l->entry_size > l->region.size ||
+	    l->off_flags % sizeof(uint32_t) ||
+	    l->off_flags + sizeof(uint32_t) > l->region.size)
 		return -FI_EOTHER;
 
 	ring->fd = fd;
@@ -126,6 +128,11 @@ int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
 	ring->tail = (uint32_t *)((char *)ring->map + l->off_tail);
 	ring->head = (const uint32_t *)((char *)ring->map + l->off_head);
 	ring->sqes = (uint8_t *)ring->map + l->off_entries;
+	/* Offset 0 is the tail's: a module without a flags word says 0. */
+	ring->flags = l->off_flags ?
+		      (const uint32_t *)((char *)ring->map + l->off_flags) :
+		      NULL;
+	ring->watched = false;
 	ring->entries = n;
 	ring->mask = n - 1;
 	ring->entry_size = l->entry_size;
@@ -241,10 +248,23 @@ static void shim_ring_lazy(struct shim_ring *ring)
 		shim_ring_progress(ring);
 }
 
+/*
+ * A watched ring's poller is parked (or gone): ring for ourselves.  The
+ * producer's half of the pair in uapi/linux/kfab.h: the tail was stored,
+ * a full barrier, then the flags; the poller stores NEED_WAKEUP, a full
+ * barrier, then looks at the tail.  One of the two sees the other.
+ */
+static bool shim_ring_poller_parked(struct shim_ring *ring)
+{
+	shim_smp_mb();
+	return shim_read_once(ring->flags) & KFAB_SQ_RING_NEED_WAKEUP;
+}
+
 void shim_ring_flush(struct shim_ring *ring)
 {
 	shim_ring_publish(ring);
-	shim_ring_doorbell(ring);
+	if (!shim_read_once(&ring->watched) || shim_ring_poller_parked(ring))
+		shim_ring_doorbell(ring);
 }
 
 ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
@@ -272,7 +292,10 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 	shim_ring_publish(ring);
 	if (bell == SHIM_BELL_NONE)
 		return 0;
-	if (!ring->lazy)
+	if (shim_read_once(&ring->watched)) {
+		if (shim_ring_poller_parked(ring))
+			shim_ring_doorbell(ring);
+	} else if (!ring->lazy)
 		shim_ring_doorbell(ring);
 	else if (bell == SHIM_BELL_LAZY)
 		shim_ring_lazy(ring);
@@ -293,6 +316,9 @@ bool shim_ring_progress(struct shim_ring *ring)
 	head = shim_load_acquire(ring->head);
 	if (head == tail)
 		return false;
+	/* The poller takes them, unless it is parked. */
+	if (shim_read_once(&ring->watched) && !shim_ring_poller_parked(ring))
+		return true;
 	(void)shim_dev_doorbell(ring->fd, ring->id, NULL);
 	return shim_load_acquire(ring->head) != tail;
 }

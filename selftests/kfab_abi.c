@@ -66,6 +66,8 @@ static bool known_command(unsigned int nr, bool test_module)
 	case KFAB_CMD_EP_ENABLE:
 	case KFAB_CMD_DOORBELL:
 	case KFAB_CMD_CANCEL:
+	case KFAB_CMD_SQ_WATCH:
+	case KFAB_CMD_SQ_POLL:
 	case KFAB_CMD_SRX_OPEN:
 	case KFAB_CMD_RX_BUFFERED:
 	case KFAB_CMD_NET_LISTEN:
@@ -105,8 +107,10 @@ TEST_F(kfab, query_overwrites_every_output)
 	EXPECT_EQ(KFAB_ABI_VERSION, q.abi_version);
 	EXPECT_EQ(0, q.__reserved);
 	/* Only the features this header knows, and every module rings. */
-	EXPECT_EQ(0, q.features & ~(KFAB_FEATURE_TEST | KFAB_FEATURE_RING));
+	EXPECT_EQ(0, q.features & ~(KFAB_FEATURE_TEST | KFAB_FEATURE_RING |
+				    KFAB_FEATURE_SQ_POLL));
 	EXPECT_TRUE(q.features & KFAB_FEATURE_RING);
+	EXPECT_TRUE(q.features & KFAB_FEATURE_SQ_POLL);
 }
 
 TEST_F(kfab, query_rejects_unknown_flags)

@@ -1145,7 +1145,7 @@ static void done_ep_open(struct fuzz_thread *t, const void *p,
 	    c->out_sq.region.size % cfg.page ||
 	    c->out_sq.off_entries + (uint64_t)c->out_sq.entries *
 	    c->out_sq.entry_size > c->out_sq.region.size ||
-	    c->out_sq.__reserved) {
+	    c->out_sq.off_flags + sizeof(uint32_t) > c->out_sq.off_entries) {
 		fail_op(t, op, "bad answer: ep %u entries %u sqe %u",
 			c->out_ep_id, c->out_sq.entries, c->out_sq.entry_size);
 		return;
@@ -1213,6 +1213,53 @@ static uint32_t expect_doorbell(const void *p)
 	if (d->flags)
 		return O(EOPNOTSUPP);
 	return O(OK) | O(ENOENT) | O(EINVAL);
+}
+
+/*
+ * KFAB_IOC_SQ_WATCH on any id; KFAB_IOC_SQ_POLL only ever with
+ * KFAB_SQ_POLL_STOP (a poll without it would keep the thread for good).
+ */
+static void gen_sq_watch(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_sq_watch *w = p;
+
+	w->flags = chance(t, 1, 3) ? KFAB_SQ_WATCH_REMOVE : rnd_flags(t);
+	w->obj_id = pick_id(t);
+	w->__reserved = rnd_reserved(t);
+	op->arg = w->obj_id;
+}
+
+static uint32_t expect_sq_watch(const void *p)
+{
+	const struct kfab_sq_watch *w = p;
+
+	if (w->flags & ~KFAB_SQ_WATCH_REMOVE)
+		return O(EOPNOTSUPP);
+	if (w->__reserved)
+		return O(EINVAL);
+	return O(OK) | O(ENOENT) | O(EEXIST) | O(ENOSPC);
+}
+
+static void gen_sq_poll(struct fuzz_thread *t, void *p, struct fuzz_op *op)
+{
+	struct kfab_sq_poll *c = p;
+
+	c->flags = KFAB_SQ_POLL_STOP | rnd_flags(t);
+	c->idle_us = (uint32_t)rnd(t);
+	c->__reserved = rnd_reserved(t);
+	c->out_done = rnd(t);
+	c->out_parks = rnd(t);
+}
+
+static uint32_t expect_sq_poll(const void *p)
+{
+	const struct kfab_sq_poll *c = p;
+
+	if (c->flags & ~KFAB_SQ_POLL_STOP)
+		return O(EOPNOTSUPP);
+	if (c->__reserved)
+		return O(EINVAL);
+	return O(OK);
 }
 
 static void gen_cancel(struct fuzz_thread *t, void *p, struct fuzz_op *op)
@@ -1492,7 +1539,8 @@ static void done_srx_open(struct fuzz_thread *t, const void *p,
 	    c->out_sq.region.size % cfg.page ||
 	    c->out_sq.off_entries + (uint64_t)c->out_sq.entries *
 	    c->out_sq.entry_size > c->out_sq.region.size ||
-	    c->__reserved || c->out_sq.__reserved) {
+	    c->__reserved ||
+	    c->out_sq.off_flags + sizeof(uint32_t) > c->out_sq.off_entries) {
 		fail_op(t, op, "bad answer: srx %u entries %u sqe %u",
 			c->out_srx_id, c->out_sq.entries, c->out_sq.entry_size);
 		return;
@@ -1866,6 +1914,25 @@ static const struct fuzz_cmd fuzz_cmds[] = {
 		.weight = 3,
 		.gen = gen_doorbell,
 		.expect = expect_doorbell,
+	},
+	{
+		.name = "sq_watch",
+		.ioc = KFAB_IOC_SQ_WATCH,
+		.min_size = offsetofend(struct kfab_sq_watch, __reserved),
+		.errnos = O(EOPNOTSUPP) | O(ENOENT) | O(EEXIST) | O(ENOSPC),
+		.weight = 1,
+		.gen = gen_sq_watch,
+		.expect = expect_sq_watch,
+	},
+	{
+		.name = "sq_poll (stop)",
+		.ioc = KFAB_IOC_SQ_POLL,
+		.min_size = offsetofend(struct kfab_sq_poll, out_parks),
+		.answers = true,
+		.errnos = O(EOPNOTSUPP),
+		.weight = 1,
+		.gen = gen_sq_poll,
+		.expect = expect_sq_poll,
 	},
 	{
 		.name = "cancel",

@@ -57,7 +57,7 @@ KFAB_CHECK_OFF(kfab_sq_layout, entry_size, 20);
 KFAB_CHECK_OFF(kfab_sq_layout, off_tail, 24);
 KFAB_CHECK_OFF(kfab_sq_layout, off_head, 28);
 KFAB_CHECK_OFF(kfab_sq_layout, off_entries, 32);
-KFAB_CHECK_OFF(kfab_sq_layout, __reserved, 36);
+KFAB_CHECK_OFF(kfab_sq_layout, off_flags, 36);
 
 KFAB_CHECK_SIZE(kfab_doorbell, 16);
 KFAB_CHECK_OFF(kfab_doorbell, flags, 4);
@@ -71,6 +71,20 @@ KFAB_CHECK_OFF(kfab_cancel, obj_id, 8);
 KFAB_CHECK_OFF(kfab_cancel, __reserved, 12);
 KFAB_CHECK_OFF(kfab_cancel, context, 16);
 KFAB_CHECK_CMD(KFAB_IOC_CANCEL, kfab_cancel);
+
+KFAB_CHECK_SIZE(kfab_sq_watch, 16);
+KFAB_CHECK_OFF(kfab_sq_watch, flags, 4);
+KFAB_CHECK_OFF(kfab_sq_watch, obj_id, 8);
+KFAB_CHECK_OFF(kfab_sq_watch, __reserved, 12);
+KFAB_CHECK_CMD(KFAB_IOC_SQ_WATCH, kfab_sq_watch);
+
+KFAB_CHECK_SIZE(kfab_sq_poll, 32);
+KFAB_CHECK_OFF(kfab_sq_poll, flags, 4);
+KFAB_CHECK_OFF(kfab_sq_poll, idle_us, 8);
+KFAB_CHECK_OFF(kfab_sq_poll, __reserved, 12);
+KFAB_CHECK_OFF(kfab_sq_poll, out_done, 16);
+KFAB_CHECK_OFF(kfab_sq_poll, out_parks, 24);
+KFAB_CHECK_CMD(KFAB_IOC_SQ_POLL, kfab_sq_poll);
 
 KFAB_CHECK_SIZE(kfab_addr, 32);
 KFAB_CHECK_OFF(kfab_addr, family, 0);

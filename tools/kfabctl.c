@@ -65,10 +65,21 @@ static int open_dev(void)
 	return fd;
 }
 
+/* KFAB_IOC_QUERY's feature bits, as `kfabctl info` names them. */
+static const struct {
+	uint32_t bit;
+	const char *name;
+} features[] = {
+	{ KFAB_FEATURE_TEST, "test (CONFIG_KFAB_TEST: not for production)" },
+	{ KFAB_FEATURE_RING, "ring (KFAB_IOC_RING)" },
+	{ KFAB_FEATURE_SQ_POLL, "sq-poll (KFAB_IOC_SQ_POLL)" },
+};
+
 static int cmd_info(void)
 {
 	struct kfab_query q = { .size = sizeof(q) };
 	int fd = open_dev();
+	unsigned int i, n;
 
 	if (fd < 0)
 		return 1;
@@ -85,11 +96,12 @@ static int cmd_info(void)
 	printf("abi version:     %u (this tool: %u)\n", q.abi_version,
 	       KFAB_ABI_VERSION);
 	/* "test" first: scripts look for it at the start of the line. */
-	printf("features:        %s%s%s\n",
-	       q.features & KFAB_FEATURE_TEST ? "test (CONFIG_KFAB_TEST: not for production)" : "",
-	       (q.features & KFAB_FEATURE_TEST) && (q.features & KFAB_FEATURE_RING) ? ", " : "",
-	       q.features & KFAB_FEATURE_RING ? "ring (KFAB_IOC_RING)" :
-	       q.features & KFAB_FEATURE_TEST ? "" : "-");
+	printf("features:        ");
+	for (i = 0, n = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		if (q.features & features[i].bit)
+			printf("%s%s", n++ ? ", " : "", features[i].name);
+	}
+	printf("%s\n", n ? "" : "-");
 	printf("max objects:     %u per open file\n", q.max_objects);
 	printf("max ioctl size:  %u bytes\n", q.max_ioctl_size);
 	return q.abi_version == KFAB_ABI_VERSION ? 0 : 1;

@@ -50,6 +50,8 @@ enum kfab_cmd_nr {
 	KFAB_CMD_DOORBELL = 0x03,
 	KFAB_CMD_CANCEL = 0x04,
 	KFAB_CMD_RING = 0x05,
+	KFAB_CMD_SQ_WATCH = 0x06,
+	KFAB_CMD_SQ_POLL = 0x07,
 	/* Address vectors: 0x10-0x1f */
 	KFAB_CMD_AV_OPEN = 0x10,
 	KFAB_CMD_AV_INSERT = 0x11,
@@ -85,6 +87,8 @@ enum kfab_feature {
 	KFAB_FEATURE_TEST = 1 << 0,
 	/* KFAB_IOC_RING exists. */
 	KFAB_FEATURE_RING = 1 << 1,
+	/* KFAB_IOC_SQ_WATCH and KFAB_IOC_SQ_POLL: a poller for the rings */
+	KFAB_FEATURE_SQ_POLL = 1 << 2,
 };
 
 /**
@@ -919,7 +923,9 @@ struct kfab_cntr_wait {
  * @off_tail: offset of the __u32 tail in @region
  * @off_head: offset of the __u32 head in @region
  * @off_entries: offset of the first slot in @region
- * @__reserved: zero
+ * @off_flags: offset of the __u32 KFAB_SQ_RING_* word in @region, written
+ *	by the kernel only; 0 from a module without KFAB_FEATURE_SQ_POLL,
+ *	whose rings have no such word
  */
 struct kfab_sq_layout {
 	struct kfab_mmap region;
@@ -928,7 +934,26 @@ struct kfab_sq_layout {
 	__u32 off_tail;
 	__u32 off_head;
 	__u32 off_entries;
-	__u32 __reserved;
+	__u32 off_flags;
+};
+
+/*
+ * Bits of a submission ring's flags word.  The kernel sets and clears
+ * them; a value user space writes there is overwritten at the next
+ * change and read by nobody.
+ */
+enum kfab_sq_ring_flags {
+	/* The file's poller watches this ring (KFAB_IOC_SQ_WATCH). */
+	KFAB_SQ_RING_WATCHED = 1 << 0,
+	/*
+	 * The poller is parked (or none runs): after publishing a tail,
+	 * ring the doorbell yourself.  The producer's side of the pair:
+	 * release-store tail, full barrier (smp_mb()), load flags.  The
+	 * poller sets the bit, full barrier, then looks at every tail once
+	 * more before it sleeps: either it sees the entry or the producer
+	 * sees the bit (Documentation/ep.rst, "The ring poller").
+	 */
+	KFAB_SQ_RING_NEED_WAKEUP = 1 << 1,
 };
 
 /**
@@ -965,6 +990,85 @@ struct kfab_doorbell {
  * -ENOTTY.
  */
 #define KFAB_IOC_RING _IO(KFAB_TYPE, KFAB_CMD_RING)
+
+/*
+ * The ring poller (Documentation/ep.rst, "The ring poller").  A thread of
+ * the program may lend itself to the kernel with KFAB_IOC_SQ_POLL: it then
+ * carries out the requests of the rings this file watches as soon as they
+ * are published, so the posting thread makes no system call for them.
+ * After @idle_us without work it parks and sets KFAB_SQ_RING_NEED_WAKEUP
+ * on every watched ring; any doorbell of the file wakes it.  It runs as
+ * the calling thread (its memory, its credentials, its limits), never as
+ * anyone else.  Present when KFAB_IOC_QUERY reports KFAB_FEATURE_SQ_POLL.
+ */
+
+/* Rings one file's poller watches at most */
+#define KFAB_SQ_POLL_MAX_RINGS		64
+/* Longest idle spell before the poller parks, in microseconds */
+#define KFAB_SQ_POLL_MAX_IDLE_US	1000000
+
+enum kfab_sq_watch_flags {
+	/* Stop watching the ring instead (-ENOENT if it was not watched) */
+	KFAB_SQ_WATCH_REMOVE = 1 << 0,
+};
+
+/**
+ * struct kfab_sq_watch - KFAB_IOC_SQ_WATCH: have the poller watch a ring
+ * @size: sizeof(struct kfab_sq_watch)
+ * @flags: KFAB_SQ_WATCH_* (others: -EOPNOTSUPP)
+ * @obj_id: an object of this file that owns a submission ring, an enabled
+ *	endpoint or a shared receive context (-ENOENT for any other id,
+ *	-EINVAL for an endpoint not enabled)
+ * @__reserved: must be 0
+ *
+ * -EEXIST if the ring is watched already, -ENOSPC beyond
+ * KFAB_SQ_POLL_MAX_RINGS.  Stop watching a ring before destroying its
+ * object: a pass of the poller holds a reference for a moment, and a
+ * destroy that meets it fails with -EBUSY.  The ring's flags word says
+ * KFAB_SQ_RING_WATCHED, and KFAB_SQ_RING_NEED_WAKEUP until a poller runs.
+ */
+struct kfab_sq_watch {
+	__u32 size;
+	__u32 flags;
+	__u32 obj_id;
+	__u32 __reserved;
+};
+
+#define KFAB_IOC_SQ_WATCH _IOWR(KFAB_TYPE, KFAB_CMD_SQ_WATCH, struct kfab_sq_watch)
+
+enum kfab_sq_poll_flags {
+	/*
+	 * Make the file's poller return 0 at once, and every later
+	 * KFAB_IOC_SQ_POLL of the file too: for a library closing down.
+	 */
+	KFAB_SQ_POLL_STOP = 1 << 0,
+};
+
+/**
+ * struct kfab_sq_poll - KFAB_IOC_SQ_POLL: be the file's ring poller
+ * @size: sizeof(struct kfab_sq_poll)
+ * @flags: KFAB_SQ_POLL_* (others: -EOPNOTSUPP)
+ * @idle_us: busy time without work before parking, 1 to
+ *	KFAB_SQ_POLL_MAX_IDLE_US (-EINVAL otherwise; ignored with
+ *	KFAB_SQ_POLL_STOP)
+ * @__reserved: must be 0
+ * @out_done: out: requests the poller carried out
+ * @out_parks: out: times it parked
+ *
+ * Returns when KFAB_SQ_POLL_STOP is asked (0, with the counts), or with
+ * -EINTR when a signal is pending (run it again to go on).  -EBUSY while
+ * another thread polls for the file.
+ */
+struct kfab_sq_poll {
+	__u32 size;
+	__u32 flags;
+	__u32 idle_us;
+	__u32 __reserved;
+	__u64 out_done;
+	__u64 out_parks;
+};
+
+#define KFAB_IOC_SQ_POLL _IOWR(KFAB_TYPE, KFAB_CMD_SQ_POLL, struct kfab_sq_poll)
 
 /**
  * struct kfab_cancel - KFAB_IOC_CANCEL: cancel a posted receive
