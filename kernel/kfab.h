@@ -218,6 +218,8 @@ enum kfab_sq_poller_state {
 	KFAB_SQ_POLLER_KICKED,
 	/* KFAB_SQ_POLL_STOP came: no poller runs in this file any more. */
 	KFAB_SQ_POLLER_STOP,
+	/* Parked for want of a CPU: doorbells do not wake it. */
+	KFAB_SQ_POLLER_CONTENDED,
 };
 
 struct kfab_ctx {

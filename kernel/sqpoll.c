@@ -16,6 +16,11 @@
  * the doorbell itself, which carries its requests out at once: a lost
  * kick can delay the poller's return, never a request.
  *
+ * It spins only while it is alone on its CPU (single_task_running(), as
+ * KVM's halt polling): where the program's threads want every CPU, it
+ * parks at once, and a doorbell does not wake it (the kick would take a
+ * CPU from the thread that rang); it looks again after a tick.
+ *
  * A ring whose first entry cannot go on (a send waiting for its
  * receiver's budget, an endpoint not enabled yet) is "stuck": it does
  * not keep the poller spinning, which parks with a timeout of idle_us
@@ -29,6 +34,7 @@
  */
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/stat.h>
 
 #include "kfab.h"
 
@@ -202,7 +208,7 @@ static void kfab_sq_poller_sleep(struct kfab_sq_poller *p, long timeout)
 
 /* Park: flags, barrier, one more look, then sleep (see the top). */
 static void kfab_sq_poller_park(struct kfab_ctx *ctx, struct kfab_sq_poller *p,
-				long timeout)
+				bool contended, long timeout)
 {
 	bool news;
 
@@ -210,6 +216,8 @@ static void kfab_sq_poller_park(struct kfab_ctx *ctx, struct kfab_sq_poller *p,
 	p->awake = false;
 	kfab_sq_poller_flag_all(ctx, p, true);
 	clear_bit(KFAB_SQ_POLLER_KICKED, &p->state);
+	if (contended)
+		set_bit(KFAB_SQ_POLLER_CONTENDED, &p->state);
 	set_bit(KFAB_SQ_POLLER_PARKED, &p->state);
 	/* Pairs with the producer's barrier between its tail and flags. */
 	smp_mb();
@@ -219,6 +227,7 @@ static void kfab_sq_poller_park(struct kfab_ctx *ctx, struct kfab_sq_poller *p,
 	if (!news)
 		kfab_sq_poller_sleep(p, timeout);
 	clear_bit(KFAB_SQ_POLLER_PARKED, &p->state);
+	clear_bit(KFAB_SQ_POLLER_CONTENDED, &p->state);
 	mutex_lock(&p->lock);
 	p->awake = true;
 	kfab_sq_poller_flag_all(ctx, p, false);
@@ -230,7 +239,8 @@ void kfab_sq_poller_kick(struct kfab_ctx *ctx)
 {
 	struct kfab_sq_poller *p = &ctx->sq_poller;
 
-	if (!test_bit(KFAB_SQ_POLLER_PARKED, &p->state))
+	if (!test_bit(KFAB_SQ_POLLER_PARKED, &p->state) ||
+	    test_bit(KFAB_SQ_POLLER_CONTENDED, &p->state))
 		return;
 	set_bit(KFAB_SQ_POLLER_KICKED, &p->state);
 	wake_up(&p->wait);
@@ -256,8 +266,20 @@ static int kfab_sq_poller_run(struct kfab_ctx *ctx, struct kfab_sq_poll *cmd)
 		cmd->out_done += done;
 		if (done) {
 			last = ktime_get_ns();
+		} else if (!single_task_running()) {
+			/*
+			 * Idle, and another task wants this CPU: the program's
+			 * own threads, where they take every CPU.  Spinning
+			 * for work they would post only delays them, and so
+			 * would a doorbell's kick: park, deaf to kicks, and
+			 * look again after a tick or the idle time.
+			 */
+			kfab_sq_poller_park(ctx, p, true,
+					    max(usecs_to_jiffies(cmd->idle_us), 1UL));
+			cmd->out_parks++;
+			last = ktime_get_ns();
 		} else if (ktime_get_ns() - last >= idle) {
-			kfab_sq_poller_park(ctx, p, stuck ?
+			kfab_sq_poller_park(ctx, p, false, stuck ?
 					    usecs_to_jiffies(cmd->idle_us) :
 					    MAX_SCHEDULE_TIMEOUT);
 			cmd->out_parks++;

@@ -362,10 +362,10 @@ static int shim_ep_enable(struct shim_ep *ep)
 	ep->enabled = true;
 	/*
 	 * Bound in each direction it uses: its CQs and counters progress it.
-	 * A ring the poller watches needs neither.
+	 * Watched or not: while the poller is parked, the ring is lazy.
 	 */
-	if (!shim_ring_watch(&ep->ring, ep->domain->fabric) &&
-	    shim_lazy_doorbell() && !shim_lazy_add(&ep->ring))
+	shim_ring_watch(&ep->ring, ep->domain->fabric);
+	if (shim_lazy_doorbell() && !shim_lazy_add(&ep->ring))
 		ep->ring.lazy = true;
 	if (ep->srx)
 		shim_srx_ep_enabled(ep->srx, ep);

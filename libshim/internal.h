@@ -508,6 +508,8 @@ struct shim_ring {
 	const uint32_t *flags;
 	/* The fabric's poller takes what is published (sqpoll.c) */
 	bool watched;
+	/* What the last progress call found waiting for the poller */
+	uint32_t seen_head, seen_tail;
 	bool lazy;
 	bool due;
 	unsigned int due_epoch;

@@ -292,10 +292,10 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 	shim_ring_publish(ring);
 	if (bell == SHIM_BELL_NONE)
 		return 0;
-	if (shim_read_once(&ring->watched)) {
-		if (shim_ring_poller_parked(ring))
-			shim_ring_doorbell(ring);
-	} else if (!ring->lazy)
+	/* An awake poller takes it; a parked one is as no poller. */
+	if (shim_read_once(&ring->watched) && !shim_ring_poller_parked(ring))
+		return 0;
+	if (!ring->lazy)
 		shim_ring_doorbell(ring);
 	else if (bell == SHIM_BELL_LAZY)
 		shim_ring_lazy(ring);
@@ -316,9 +316,18 @@ bool shim_ring_progress(struct shim_ring *ring)
 	head = shim_load_acquire(ring->head);
 	if (head == tail)
 		return false;
-	/* The poller takes them, unless it is parked. */
-	if (shim_read_once(&ring->watched) && !shim_ring_poller_parked(ring))
+	/*
+	 * The poller takes them, unless it is parked, or has not moved
+	 * since our last look: then it has no CPU (the program's threads
+	 * took them all), and we ring rather than wait for it.
+	 */
+	if (shim_read_once(&ring->watched) && !shim_ring_poller_parked(ring) &&
+	    (shim_read_once(&ring->seen_head) != head ||
+	     shim_read_once(&ring->seen_tail) != tail)) {
+		shim_write_once(&ring->seen_head, head);
+		shim_write_once(&ring->seen_tail, tail);
 		return true;
+	}
 	(void)shim_dev_doorbell(ring->fd, ring->id, NULL);
 	return shim_load_acquire(ring->head) != tail;
 }
