@@ -14,13 +14,20 @@
  *             command's framing, the object lookup, the ring's lock
  *   ring      KFAB_IOC_RING on the same endpoint: the same without a
  *             struct to copy in and out
+ *   rung      a request's round trip through the doorbell: a probe (a
+ *             send that delivers nothing) queued, KFAB_IOC_RING, its
+ *             completion read off the CQ ring
+ *   polled    the same request carried out by the ring poller, a thread
+ *             of this process in KFAB_IOC_SQ_POLL: queued, no system
+ *             call (unless the poller parked), the completion read; what
+ *             a post costs where a CPU is spare for the poller
  *   raw       one-way latency of a SIZE-byte (default 8, at most 64)
  *             ping-pong between two processes, each side's doorbell
  *             carrying its next receive and its reply (an inject, as
  *             fi_pingpong's through lazy doorbells), receives completing
  *             with the payload in the CQ slot, read straight off the ring
  *
- * Each of the first four is the mean of -n calls (default 50000); the
+ * Each of the first six is the mean of -n calls (default 50000); the
  * ping-pong runs -i round trips (default 5000) after 100 untimed ones.
  * Output, microseconds:
  *
@@ -31,6 +38,7 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -112,6 +120,94 @@ static void wait_recv(struct raw_ep *r, void *buf)
 	}
 }
 
+/* Spin until the next completion of @r, of any kind. */
+static void wait_any(struct raw_ep *r)
+{
+	struct kfab_cq_entry e;
+
+	while (cq_next(r, &e))
+		;
+}
+
+/* A probe of @to with its completion: the cheapest whole request. */
+static struct kfab_sqe probe(uint64_t to)
+{
+	return (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .addr = to,
+				  .flags = KFAB_SQE_PROBE |
+					   KFAB_SQE_COMPLETION };
+}
+
+/* Mean usec of @calls probes of @to, each rung and waited for. */
+static double rung(struct raw_ep *r, uint64_t to)
+{
+	struct kfab_sqe s = probe(to);
+	double t0 = now();
+	long i;
+
+	for (i = 0; i < calls; i++) {
+		queue(r, &s);
+		if (_test_cmd_ring(r->fd, r->ep) < 0)
+			die("KFAB_IOC_RING", errno);
+		wait_any(r);
+	}
+	return (now() - t0) / calls * 1e6;
+}
+
+static void *poller(void *arg)
+{
+	struct kfab_sq_poll cmd = { .size = sizeof(cmd), .idle_us = 1000 };
+	struct raw_ep *r = arg;
+
+	kfab_ioctl(r->fd, KFAB_IOC_SQ_POLL, &cmd);
+	return NULL;
+}
+
+/*
+ * The same through the ring poller: -1 when the module has none.  The
+ * poster rings only when the flags word says the poller is parked, as
+ * libshim does; *@rang tells how often that was.
+ */
+static double polled(struct raw_ep *r, uint64_t to, long *rang)
+{
+	struct kfab_sq_watch w = { .size = sizeof(w), .obj_id = r->ep };
+	struct kfab_sq_poll stop = { .size = sizeof(stop),
+				     .flags = KFAB_SQ_POLL_STOP };
+	const uint32_t *flags;
+	struct kfab_sqe s = probe(to);
+	pthread_t thread;
+	double t0;
+	long i;
+
+	if (!r->epo.out_sq.off_flags || kfab_ioctl(r->fd, KFAB_IOC_SQ_WATCH, &w))
+		return -1;
+	flags = (const uint32_t *)(r->sq + r->epo.out_sq.off_flags);
+	if (pthread_create(&thread, NULL, poller, r))
+		die("a poller thread", EAGAIN);
+	/* Until it runs: the flag clears. */
+	while (__atomic_load_n(flags, __ATOMIC_ACQUIRE) &
+	       KFAB_SQ_RING_NEED_WAKEUP)
+		;
+	*rang = 0;
+	t0 = now();
+	for (i = 0; i < calls; i++) {
+		queue(r, &s);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(flags, __ATOMIC_RELAXED) &
+		    KFAB_SQ_RING_NEED_WAKEUP) {
+			(*rang)++;
+			if (_test_cmd_ring(r->fd, r->ep) < 0)
+				die("KFAB_IOC_RING", errno);
+		}
+		wait_any(r);
+	}
+	t0 = (now() - t0) / calls * 1e6;
+	kfab_ioctl(r->fd, KFAB_IOC_SQ_POLL, &stop);
+	pthread_join(thread, NULL);
+	w.flags = KFAB_SQ_WATCH_REMOVE;
+	kfab_ioctl(r->fd, KFAB_IOC_SQ_WATCH, &w);
+	return t0;
+}
+
 /* One-way usec of @trips round trips between @a (here) and @b (a child). */
 static double pingpong(struct raw_ep *a, struct raw_ep *b, uint64_t to_b,
 		       uint64_t to_a)
@@ -153,7 +249,7 @@ int main(int argc, char **argv)
 	struct raw_ep a, b;
 	uint64_t to_a, to_b;
 	double t0;
-	long i;
+	long i, rang;
 	int c;
 
 	while ((c = getopt(argc, argv, "n:i:S:")) != -1) {
@@ -202,6 +298,10 @@ int main(int argc, char **argv)
 		if (_test_cmd_ring(a.fd, a.ep) < 0)
 			die("KFAB_IOC_RING", errno);
 	printf("floor: ring %.2f\n", (now() - t0) / calls * 1e6);
+	printf("floor: rung %.2f\n", rung(&a, to_b));
+	t0 = polled(&a, to_b, &rang);
+	if (t0 >= 0)
+		printf("floor: polled %.2f (%ld of %ld rang)\n", t0, rang, calls);
 	printf("floor: raw %zu %.2f\n", size, pingpong(&a, &b, to_b, to_a));
 	ep_close(&a);
 	ep_close(&b);
