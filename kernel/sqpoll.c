@@ -272,10 +272,9 @@ static int kfab_sq_poller_run(struct kfab_ctx *ctx, struct kfab_sq_poll *cmd)
 			 * own threads, where they take every CPU.  Spinning
 			 * for work they would post only delays them, and so
 			 * would a doorbell's kick: park, deaf to kicks, and
-			 * look again after a tick or the idle time.
+			 * look again after a tick.
 			 */
-			kfab_sq_poller_park(ctx, p, true,
-					    max(usecs_to_jiffies(cmd->idle_us), 1UL));
+			kfab_sq_poller_park(ctx, p, true, 1);
 			cmd->out_parks++;
 			last = ktime_get_ns();
 		} else if (ktime_get_ns() - last >= idle) {

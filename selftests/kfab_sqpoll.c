@@ -4,7 +4,8 @@
  * and the ring's flags word.  A thread of the test lends itself as the
  * poller of the sender's file; the sender then only publishes its tail.
  * The cases: requests carried out with no doorbell, a poller that parks
- * and a doorbell that wakes it, one poller per file, a signal and a
+ * and a doorbell that wakes it, a poller whose CPU is taken, one poller
+ * per file, a signal and a
  * SIGKILL that end the poll, objects that go while watched, and a ring
  * user space scribbles over under the poller.
  *
@@ -13,6 +14,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -296,20 +298,19 @@ TEST_F(sqpoll, a_parked_poller_is_woken_by_a_doorbell)
 				KFAB_SQ_RING_NEED_WAKEUP));
 
 	/*
-	 * Parked: a request published without a doorbell stays, as the
-	 * flag says.  (Its own check before sleeping saw no news.)
+	 * Parked: a producer rings, as the flag says; the doorbell carries
+	 * the request out and wakes the poller.  (Whether this park was for
+	 * idleness or for want of a CPU, a tick later it looks again too.)
 	 */
 	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 1,
 			       .addr = self->b_to_a, .len = 8,
 			       .flags = KFAB_SQE_INLINE | KFAB_SQE_COMPLETION };
 	queue(&self->b, &s);
-	EXPECT_EQ(-EAGAIN, cq_wait(&self->a, &e, 300));
-
-	/* The doorbell the flag asks for: it runs, and wakes the poller. */
-	ASSERT_EQ(0, _test_cmd_doorbell(self->b.fd, self->b.ep, NULL));
-	ASSERT_EQ(0, cq_next(&self->a, &e));
+	ASSERT_LE(0, _test_cmd_doorbell(self->b.fd, self->b.ep, NULL));
+	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
 	EXPECT_EQ(10, e.op_context);
 	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
+	/* Awake: what is published goes with no doorbell. */
 	s.context = 2;
 	queue(&self->b, &s);
 	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
@@ -320,18 +321,75 @@ TEST_F(sqpoll, a_parked_poller_is_woken_by_a_doorbell)
 				KFAB_SQ_RING_NEED_WAKEUP));
 	s.context = 3;
 	queue(&self->b, &s);
-	EXPECT_EQ(1, _test_cmd_ring(self->b.fd, self->b.ep));
-	ASSERT_EQ(0, cq_next(&self->a, &e));
+	EXPECT_LE(0, _test_cmd_ring(self->b.fd, self->b.ep));
+	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
 	EXPECT_EQ(12, e.op_context);
 	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
 
 	ASSERT_EQ(0, poller_stop(&p));
-	EXPECT_EQ(1, p.out.out_done);
+	EXPECT_LE(1, p.out.out_done);
 	EXPECT_LE(2, p.out.out_parks);
 	for (i = 1; i <= 3; i++) {
 		ASSERT_EQ(0, cq_next(&self->b, &e));
 		EXPECT_EQ(i, e.op_context);
 	}
+}
+
+/*
+ * A poller that shares its CPU with a busy task parks at once, deaf to
+ * kicks (it would take the CPU from whoever rang), yet looks again every
+ * tick: a request published without a doorbell still goes.  Once the CPU
+ * is its own again it stays awake for its idle time.
+ */
+TEST_F(sqpoll, a_poller_without_a_cpu_parks_and_comes_back)
+{
+	struct kfab_cq_entry e;
+	pthread_attr_t attr;
+	struct kfab_sqe s;
+	struct poller p;
+	cpu_set_t one;
+	char rx[8];
+	pid_t hog;
+	int status;
+
+	RETURN_IF_SETUP_SKIPPED();
+	CPU_ZERO(&one);
+	CPU_SET(0, &one);
+	hog = fork();
+	ASSERT_LE(0, hog);
+	if (!hog) {
+		if (sched_setaffinity(0, sizeof(one), &one))
+			_exit(1);
+		for (;;)
+			;
+	}
+	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, 0));
+	memset(&p, 0, sizeof(p));
+	p.fd = self->b.fd;
+	p.idle_us = KFAB_SQ_POLL_MAX_IDLE_US;
+	ASSERT_EQ(0, pthread_attr_init(&attr));
+	ASSERT_EQ(0, pthread_attr_setaffinity_np(&attr, sizeof(one), &one));
+	ASSERT_EQ(0, pthread_create(&p.thread, &attr, poller_run, &p));
+	pthread_attr_destroy(&attr);
+
+	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	usleep(100000);
+	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 2,
+			       .addr = self->b_to_a, .len = 8,
+			       .flags = KFAB_SQE_INLINE };
+	queue(&self->b, &s);
+	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
+	EXPECT_EQ(1, e.op_context);
+
+	ASSERT_EQ(0, kill(hog, SIGKILL));
+	ASSERT_EQ(hog, waitpid(hog, &status, 0));
+	/* Alone now: awake, NEED_WAKEUP clear, for a whole second. */
+	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
+	ASSERT_EQ(0, poller_stop(&p));
+	EXPECT_EQ(1, p.out.out_done);
+	/* 100 ms beside the hog: a park per tick or so, not one. */
+	EXPECT_LE(10, p.out.out_parks);
 }
 
 TEST_F(sqpoll, one_poller_per_file_and_stop_is_final)
