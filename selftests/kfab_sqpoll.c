@@ -95,6 +95,16 @@ static int cq_wait(struct raw_ep *r, struct kfab_cq_entry *e, int ms)
 	}
 }
 
+/* An inline send of @len bytes (zero) to @to, its completion asked or not. */
+static struct kfab_sqe inline_send(uint64_t to, uint64_t ctx, uint32_t len,
+				   bool completion)
+{
+	return (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = ctx,
+				  .addr = to, .len = len,
+				  .flags = KFAB_SQE_INLINE |
+					   (completion ? KFAB_SQE_COMPLETION : 0) };
+}
+
 /* A thread that is the poller of one file until stopped. */
 struct poller {
 	pthread_t thread;
@@ -235,10 +245,7 @@ TEST_F(sqpoll, requests_go_without_a_doorbell)
 
 	/* Inline sends, unexpected at a: only the tail is published. */
 	for (i = 0; i < 8; i++) {
-		s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = i,
-				       .addr = self->b_to_a, .len = 64,
-				       .flags = KFAB_SQE_INLINE |
-						KFAB_SQE_COMPLETION };
+		s = inline_send(self->b_to_a, i, 64, true);
 		memset(s.inline_data, i, 64);
 		queue(&self->b, &s);
 	}
@@ -302,9 +309,7 @@ TEST_F(sqpoll, a_parked_poller_is_woken_by_a_doorbell)
 	 * the request out and wakes the poller.  (Whether this park was for
 	 * idleness or for want of a CPU, a tick later it looks again too.)
 	 */
-	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 1,
-			       .addr = self->b_to_a, .len = 8,
-			       .flags = KFAB_SQE_INLINE | KFAB_SQE_COMPLETION };
+	s = inline_send(self->b_to_a, 1, 8, true);
 	queue(&self->b, &s);
 	ASSERT_LE(0, _test_cmd_doorbell(self->b.fd, self->b.ep, NULL));
 	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
@@ -375,9 +380,7 @@ TEST_F(sqpoll, a_poller_without_a_cpu_parks_and_comes_back)
 	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx, sizeof(rx));
 	ASSERT_EQ(0, submit(&self->a, &s));
 	usleep(100000);
-	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 2,
-			       .addr = self->b_to_a, .len = 8,
-			       .flags = KFAB_SQE_INLINE };
+	s = inline_send(self->b_to_a, 2, 8, false);
 	queue(&self->b, &s);
 	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
 	EXPECT_EQ(1, e.op_context);
@@ -448,9 +451,7 @@ TEST_F(sqpoll, a_signal_ends_the_poll_and_it_can_go_on)
 	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
 	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx, sizeof(rx));
 	ASSERT_EQ(0, submit(&self->a, &s));
-	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 2,
-			       .addr = self->b_to_a, .len = 8,
-			       .flags = KFAB_SQE_INLINE };
+	s = inline_send(self->b_to_a, 2, 8, false);
 	queue(&self->b, &s);
 	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
 	ASSERT_EQ(0, poller_stop(&p));
@@ -555,9 +556,7 @@ TEST_F(sqpoll, watched_objects_that_go)
 	/* The poller goes on with the ring it still watches. */
 	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx, sizeof(rx));
 	ASSERT_EQ(0, submit(&self->a, &s));
-	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = 2,
-			       .addr = self->b_to_a, .len = 8,
-			       .flags = KFAB_SQE_INLINE };
+	s = inline_send(self->b_to_a, 2, 8, false);
 	queue(&self->b, &s);
 	if (sq_flags(&self->b) & KFAB_SQ_RING_NEED_WAKEUP)
 		ASSERT_EQ(0, _test_cmd_doorbell(self->b.fd, self->b.ep, NULL));
@@ -585,8 +584,7 @@ TEST_F(sqpoll, hostile_rings_under_the_poller)
 	/* An endpoint not enabled: its ring is stuck, not a busy loop. */
 	c = self->b;
 	ASSERT_EQ(0, ep_open_ring(&c));
-	s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .addr = self->b_to_a,
-			       .len = 8, .flags = KFAB_SQE_INLINE };
+	s = inline_send(self->b_to_a, 0, 8, false);
 	queue(&c, &s);
 	ASSERT_EQ(0, sq_watch(c.fd, c.ep, 0));
 	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, 0));
