@@ -1016,9 +1016,10 @@ enum kfab_sq_watch_flags {
  * struct kfab_sq_watch - KFAB_IOC_SQ_WATCH: have the poller watch a ring
  * @size: sizeof(struct kfab_sq_watch)
  * @flags: KFAB_SQ_WATCH_* (others: -EOPNOTSUPP)
- * @obj_id: an object of this file that owns a submission ring, an enabled
- *	endpoint or a shared receive context (-ENOENT for any other id,
- *	-EINVAL for an endpoint not enabled)
+ * @obj_id: an object of this file that owns a submission ring, an
+ *	endpoint or a shared receive context (-ENOENT for any other id);
+ *	until it can take requests (an endpoint before enable) its ring
+ *	does not keep the poller spinning
  * @__reserved: must be 0
  *
  * -EEXIST if the ring is watched already, -ENOSPC beyond
