@@ -91,6 +91,9 @@ void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 		shim_write_once(&srx->live_selective, srx->live_selective + 1);
 	if (srx->hooks)
 		srx->hooks->ep_enabled(srx, ep);
+	/* From the first endpoint on, the kernel takes its receives. */
+	if (srx->live == 1 && !srx->ring.watched)
+		shim_ring_watch(&srx->ring, srx->domain->fabric);
 	/* Receives posted while no endpoint was enabled go in now. */
 	if (shim_ring_space(&srx->ring) != srx->ring.entries)
 		shim_ring_flush(&srx->ring);
@@ -224,6 +227,8 @@ static int shim_srx_close(struct fid *fid)
 		pthread_mutex_unlock(&srx->lock);
 		return ret;
 	}
+	/* The poller may hold it for a moment: it lets go first. */
+	shim_ring_unwatch(&srx->ring);
 	/* Its posted receives go with it, silently (fi_endpoint(3)). */
 	ret = shim_dev_destroy(srx->fd, srx->id);
 	pthread_mutex_unlock(&srx->lock);
