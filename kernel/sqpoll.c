@@ -57,11 +57,17 @@ static struct kfab_sq *kfab_sq_of(struct kfab_object *obj)
 	return ops->sq ? ops->sq(obj) : NULL;
 }
 
+/* The kernel's head of @sq, read without the owner's lock. */
+static u32 kfab_sq_head(struct kfab_sq *sq)
+{
+	/* head changes under the owner's sq_lock; a stale one costs a pass. */
+	return data_race(sq->head);
+}
+
 /* Entries published that the kernel has not taken. */
 static bool kfab_sq_pending(struct kfab_sq *sq)
 {
-	/* head changes under the owner's sq_lock; a stale one costs a pass. */
-	return READ_ONCE(*sq->tail_user) != data_race(sq->head);
+	return READ_ONCE(*sq->tail_user) != kfab_sq_head(sq);
 }
 
 /* What a watched ring's flags say while its poller is awake or not. */
@@ -145,7 +151,7 @@ static u32 kfab_sq_poller_pass(struct kfab_ctx *ctx, struct kfab_sq_poller *p,
 {
 	struct kfab_object *obj;
 	struct kfab_sq *sq;
-	u32 i = 0, total = 0, done;
+	u32 i = 0, total = 0, done, tail;
 
 	*stuck = false;
 	mutex_lock(&p->lock);
@@ -153,14 +159,20 @@ static u32 kfab_sq_poller_pass(struct kfab_ctx *ctx, struct kfab_sq_poller *p,
 		obj = kfab_sq_poller_get(ctx, p, i, &sq);
 		if (!obj)
 			continue;
-		if (kfab_sq_pending(sq)) {
+		/*
+		 * The tail this pass acted on: one published after it is
+		 * news to the park's last look, even if it came before
+		 * this pass ended.
+		 */
+		tail = READ_ONCE(*sq->tail_user);
+		if (tail != kfab_sq_head(sq)) {
 			done = 0;
 			kfab_object_ops_of(obj)->doorbell(obj, &done);
 			total += done;
 			if (!done && kfab_sq_pending(sq))
 				*stuck = true;
 		}
-		p->ring[i].seen = READ_ONCE(*sq->tail_user);
+		p->ring[i].seen = tail;
 		kfab_object_put(obj);
 		i++;
 	}
@@ -174,15 +186,15 @@ static bool kfab_sq_poller_news(struct kfab_ctx *ctx, struct kfab_sq_poller *p)
 	struct kfab_object *obj;
 	struct kfab_sq *sq;
 	bool news = false;
-	u32 i = 0;
+	u32 i = 0, tail;
 
 	lockdep_assert_held(&p->lock);
 	while (i < p->nr && !news) {
 		obj = kfab_sq_poller_get(ctx, p, i, &sq);
 		if (!obj)
 			continue;
-		news = kfab_sq_pending(sq) &&
-		       READ_ONCE(*sq->tail_user) != p->ring[i].seen;
+		tail = READ_ONCE(*sq->tail_user);
+		news = tail != kfab_sq_head(sq) && tail != p->ring[i].seen;
 		kfab_object_put(obj);
 		i++;
 	}

@@ -249,21 +249,24 @@ static void shim_ring_lazy(struct shim_ring *ring)
 }
 
 /*
- * A watched ring's poller is parked (or gone): ring for ourselves.  The
- * producer's half of the pair in uapi/linux/kfab.h: the tail was stored,
- * a full barrier, then the flags; the poller stores NEED_WAKEUP, a full
- * barrier, then looks at the tail.  One of the two sees the other.
+ * A watched ring whose poller is awake: it takes what is published, and
+ * nobody need ring.  The producer's half of the pair in uapi/linux/kfab.h:
+ * the tail was stored, a full barrier, then the flags; the poller stores
+ * NEED_WAKEUP, a full barrier, then looks at the tail.  One of the two
+ * sees the other.
  */
-static bool shim_ring_poller_parked(struct shim_ring *ring)
+static bool shim_ring_poller_awake(struct shim_ring *ring)
 {
+	if (!shim_read_once(&ring->watched))
+		return false;
 	shim_smp_mb();
-	return shim_read_once(ring->flags) & KFAB_SQ_RING_NEED_WAKEUP;
+	return !(shim_read_once(ring->flags) & KFAB_SQ_RING_NEED_WAKEUP);
 }
 
 void shim_ring_flush(struct shim_ring *ring)
 {
 	shim_ring_publish(ring);
-	if (!shim_read_once(&ring->watched) || shim_ring_poller_parked(ring))
+	if (!shim_ring_poller_awake(ring))
 		shim_ring_doorbell(ring);
 }
 
@@ -293,7 +296,7 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 	if (bell == SHIM_BELL_NONE)
 		return 0;
 	/* An awake poller takes it; a parked one is as no poller. */
-	if (shim_read_once(&ring->watched) && !shim_ring_poller_parked(ring))
+	if (shim_ring_poller_awake(ring))
 		return 0;
 	if (!ring->lazy)
 		shim_ring_doorbell(ring);
@@ -321,7 +324,7 @@ bool shim_ring_progress(struct shim_ring *ring)
 	 * since our last look: then it has no CPU (the program's threads
 	 * took them all), and we ring rather than wait for it.
 	 */
-	if (shim_read_once(&ring->watched) && !shim_ring_poller_parked(ring) &&
+	if (shim_ring_poller_awake(ring) &&
 	    (shim_read_once(&ring->seen_head) != head ||
 	     shim_read_once(&ring->seen_tail) != tail)) {
 		shim_write_once(&ring->seen_head, head);
