@@ -1052,6 +1052,9 @@ void kfab_pull_complete(struct kfab_pull *pull, int status)
 			.msg = &pull->msg,
 			.src = pull->src,
 			.status = status,
+			/* A receive without pages: its bytes go this way. */
+			.payload = pull->bounce && !status ? pull->bounce :
+							     NULL,
 		});
 	mutex_unlock(&rxc->lock);
 	kfab_pulls_start(&pulls);
@@ -1060,6 +1063,40 @@ void kfab_pull_complete(struct kfab_pull *pull, int status)
 	kfab_recv_put(pull->recv);
 	vfree(pull->bounce);
 	kfab_ep_core_put(target);
+}
+
+/*
+ * A pull for a receive that pinned nothing (kfab_recv_skips_pin()): its @n
+ * bytes, at most KFAB_CQ_PAYLOAD_MAX, land in a bounce buffer and go to
+ * the receive's completion (kfab_pull_complete()), as a local message's
+ * would.  Return: the pull, or NULL for no memory.
+ */
+static struct kfab_pull *kfab_pull_new_bounced(struct kfab_rx_ctx *rxc,
+					       struct kfab_ep_core *target,
+					       const struct kfab_msg *msg,
+					       struct kfab_remote *remote,
+					       size_t n, u64 context,
+					       u32 flags, u64 buf)
+{
+	struct kfab_pull *pull = NULL;
+	struct kfab_recv *bounced;
+	void *bounce;
+
+	bounce = __vmalloc(n, GFP_KERNEL_ACCOUNT);
+	if (!bounce)
+		return NULL;
+	bounced = kfab_recv_bounce(bounce, n);
+	if (bounced) {
+		pull = kfab_pull_new(rxc, target, msg, remote, bounced, 0, n,
+				     context, flags, buf);
+		kfab_recv_put(bounced);
+	}
+	if (!pull) {
+		vfree(bounce);
+		return NULL;
+	}
+	pull->bounce = bounce;
+	return pull;
 }
 
 /*
@@ -1081,9 +1118,16 @@ static void kfab_recv_take_remote(struct kfab_rx_ctx *rxc,
 	flags = *done ? recv->flags : recv->flags & ~KFAB_SQE_MULTI_RECV;
 	if (*done && (recv->flags & KFAB_SQE_MULTI_RECV))
 		list_del(&recv->link);
-	out->pull = n ? kfab_pull_new(rxc, target, msg, remote, recv, at, n,
-				      recv->context, flags,
-				      recv->base + at) : NULL;
+	if (n && recv->unpinned)
+		out->pull = kfab_pull_new_bounced(rxc, target, msg, remote, n,
+						  recv->context, flags,
+						  recv->base + at);
+	else if (n)
+		out->pull = kfab_pull_new(rxc, target, msg, remote, recv, at,
+					  n, recv->context, flags,
+					  recv->base + at);
+	else
+		out->pull = NULL;
 	if (out->pull) {
 		out->told = false;
 		return;

@@ -146,7 +146,9 @@ struct kfab_remote {
  * @slot_token: a buffered receive's pull of a message's first bytes
  *	(msg.c, kfab_unexp_remote_prefetch()): the token of the slot they
  *	go to, from @bounce, once here; 0 for a receive's pull
- * @bounce: with @slot_token: the kernel memory @recv's pages are (vmalloc)
+ * @bounce: the kernel memory @recv's pages are (vmalloc), or NULL: with
+ *	@slot_token, or without for a receive that pinned nothing, whose
+ *	completion then carries the bytes
  */
 struct kfab_pull {
 	struct list_head link;

@@ -4,6 +4,7 @@
  * (selftests/kfab_net runs it on the netns bed; Documentation/testing.rst).
  *
  *   kfab-flood recv NODE SERVICE --senders N --count M [--hold S] [--small 1]
+ *		[--short 1]
  *   kfab-flood send NODE SERVICE --id I --count M [--window W] [--small 1]
  *		[--go FILE]
  *
@@ -19,6 +20,10 @@
  * a pulled message completes after an eager one sent after it, so the
  * order checked is the order the receives were posted in, not the order
  * they complete in).
+ * With --short every receive is FLOOD_SHORT bytes, small enough for its
+ * message to come in the completion (KFAB_CQ_PAYLOAD_MAX): each message
+ * longer than that is cut short (FI_ETRUNC, olen), and what did arrive,
+ * pulled or eager, is checked.
  * With --hold it posts nothing for S seconds first: the senders must be
  * held back by credits, not buffered without bound, and lose nothing
  * (--small: eager sizes only, the ones whose bytes a receiving node holds;
@@ -55,8 +60,10 @@ static const size_t flood_sizes[] = {
 static const size_t flood_small_sizes[] = { 16384, 16000, 8192, 16384 };
 #define FLOOD_MAX (1 << 20)
 #define FLOOD_SMALL_MAX 16384
+/* --short: a receive's length, the header and a little payload. */
+#define FLOOD_SHORT 48
 
-static bool flood_small;
+static bool flood_small, flood_short;
 
 struct flood_hdr {
 	uint64_t magic;
@@ -128,12 +135,18 @@ static void flood_open(struct flood *f, const char *node, const char *svc,
 	f->deadline = time(NULL) + FLOOD_TIMEOUT;
 }
 
-/* One completion, or 0 when none is there; an error completion dies. */
-static int flood_poll(struct flood *f, struct fi_cq_tagged_entry *e)
+/*
+ * One completion, or 0 when none is there; an error completion dies,
+ * but for a receive cut short under --short: then *@olen says by how much
+ * (0 for any other completion).
+ */
+static int flood_poll(struct flood *f, struct fi_cq_tagged_entry *e,
+		      size_t *olen)
 {
 	struct fi_cq_err_entry err = { 0 };
 	ssize_t n;
 
+	*olen = 0;
 	if (time(NULL) > f->deadline)
 		die("timed out", -FI_ETIMEDOUT);
 	n = fi_cq_read(f->fi.cq, e, 1);
@@ -141,7 +154,16 @@ static int flood_poll(struct flood *f, struct fi_cq_tagged_entry *e)
 		return 1;
 	if (n == -FI_EAGAIN)
 		return 0;
-	if (n == -FI_EAVAIL && fi_cq_readerr(f->fi.cq, &err, 0) == 1) {
+	if (n == -FI_EAVAIL && fi_cq_readerr(f->fi.cq, &err, 0) == 1 &&
+	    flood_short && err.err == FI_ETRUNC && (err.flags & FI_RECV)) {
+		*e = (struct fi_cq_tagged_entry){
+			.op_context = err.op_context, .flags = err.flags,
+			.len = err.len, .buf = err.buf, .tag = err.tag,
+		};
+		*olen = err.olen;
+		return 1;
+	}
+	if (n == -FI_EAVAIL) {
 		fprintf(stderr, "kfab-flood: error completion: %s (%d)\n",
 			fi_strerror(err.err), err.err);
 		exit(1);
@@ -160,6 +182,7 @@ static int flood_send(struct flood *f, uint64_t id, uint64_t count,
 	struct fi_cq_tagged_entry e;
 	fi_addr_t dest;
 	uintptr_t slot;
+	size_t olen;
 	int ret;
 
 	if (!bufs || !free_slots)
@@ -196,7 +219,7 @@ static int flood_send(struct flood *f, uint64_t id, uint64_t count,
 				die("fi_tsend", ret);
 			eagain++;
 		}
-		if (flood_poll(f, &e)) {
+		if (flood_poll(f, &e, &olen)) {
 			free_slots[nfree++] = (uintptr_t)e.op_context;
 			done++;
 		} else {
@@ -211,12 +234,12 @@ static int flood_send(struct flood *f, uint64_t id, uint64_t count,
 }
 
 /*
- * Message @len bytes in @buf, tag @tag, took the receive posted @post-th:
- * @post_of[sender * @count + seq] records it, once.
+ * Message @len bytes in @buf (@olen more cut off), tag @tag, took the
+ * receive posted @post-th: @post_of[sender * @count + seq] records it, once.
  */
-static void flood_check(const uint8_t *buf, size_t len, uint64_t tag,
-			uint64_t senders, uint64_t count, uint64_t post,
-			uint64_t *post_of)
+static void flood_check(const uint8_t *buf, size_t len, size_t olen,
+			uint64_t tag, uint64_t senders, uint64_t count,
+			uint64_t post, uint64_t *post_of)
 {
 	struct flood_hdr h;
 	size_t i;
@@ -225,10 +248,13 @@ static void flood_check(const uint8_t *buf, size_t len, uint64_t tag,
 		die("a message shorter than its header", -FI_EINVAL);
 	memcpy(&h, buf, sizeof(h));
 	if (h.magic != FLOOD_MAGIC || h.sender >= senders || h.seq >= count ||
-	    h.sender != tag || h.len != len || h.len != flood_size(h.seq)) {
+	    h.sender != tag || h.len != len + olen ||
+	    h.len != flood_size(h.seq) ||
+	    (flood_short && len != (h.len < FLOOD_SHORT ? h.len : FLOOD_SHORT))) {
 		fprintf(stderr, "kfab-flood: a bad header: sender %" PRIu64
 			" tag %" PRIu64 " seq %" PRIu64 " len %" PRIu64
-			" (got %zu)\n", h.sender, tag, h.seq, h.len, len);
+			" (got %zu, %zu cut off)\n", h.sender, tag, h.seq,
+			h.len, len, olen);
 		exit(1);
 	}
 	if (post_of[h.sender * count + h.seq]) {
@@ -268,10 +294,13 @@ static void flood_check_order(uint64_t senders, uint64_t count,
 static void flood_post(struct flood *f, uint8_t *bufs, uintptr_t i,
 		       uint64_t *posted, uint64_t *post)
 {
+	size_t len = flood_short ? FLOOD_SHORT : flood_max();
 	int ret;
 
 	posted[i] = ++*post;
-	ret = fi_trecv(f->fi.ep, bufs + i * flood_max(), flood_max(), NULL,
+	/* What a receive left of an earlier message must not pass for this. */
+	memset(bufs + i * flood_max(), 0, len);
+	ret = fi_trecv(f->fi.ep, bufs + i * flood_max(), len, NULL,
 		       FI_ADDR_UNSPEC, 0, ~0ULL, (void *)i);
 	if (ret)
 		die("fi_trecv", ret);
@@ -285,6 +314,7 @@ static int flood_recv(struct flood *f, uint64_t senders, uint64_t count,
 	uint64_t posted[FLOOD_RECVS], post = 0;
 	uint64_t got = 0, total = senders * count;
 	struct fi_cq_tagged_entry e;
+	size_t olen;
 	uintptr_t i;
 
 	if (!bufs || !post_of)
@@ -296,22 +326,22 @@ static int flood_recv(struct flood *f, uint64_t senders, uint64_t count,
 	for (i = 0; i < FLOOD_RECVS; i++)
 		flood_post(f, bufs, i, posted, &post);
 	while (got < total) {
-		if (!flood_poll(f, &e)) {
+		if (!flood_poll(f, &e, &olen)) {
 			usleep(50);
 			continue;
 		}
 		if (!(e.flags & FI_RECV))
 			die("a completion that is not a receive", -FI_EOTHER);
 		i = (uintptr_t)e.op_context;
-		flood_check(bufs + i * flood_max(), e.len, e.tag, senders,
-			    count, posted[i], post_of);
+		flood_check(bufs + i * flood_max(), e.len, olen, e.tag,
+			    senders, count, posted[i], post_of);
 		got++;
 		flood_post(f, bufs, i, posted, &post);
 	}
 	flood_check_order(senders, count, post_of);
 	printf("received %" PRIu64 " messages from %" PRIu64
-	       " senders: each once, intact, matched in each sender's order\n",
-	       got, senders);
+	       " senders: each once, intact%s, matched in each sender's order\n",
+	       got, senders, flood_short ? " as far as it fit" : "");
 	free(post_of);
 	free(bufs);
 	return 0;
@@ -320,7 +350,7 @@ static int flood_recv(struct flood *f, uint64_t senders, uint64_t count,
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: kfab-flood recv NODE SERVICE --senders N --count M [--hold S] [--small 1]\n"
+		"usage: kfab-flood recv NODE SERVICE --senders N --count M [--hold S] [--small 1] [--short 1]\n"
 		"       kfab-flood send NODE SERVICE --id I --count M [--window W] [--small 1] [--go FILE]\n");
 	exit(2);
 }
@@ -355,6 +385,8 @@ int main(int argc, char **argv)
 			window = (unsigned int)v;
 		else if (!strcmp(argv[i], "--small"))
 			flood_small = v;
+		else if (!strcmp(argv[i], "--short") && recv)
+			flood_short = v;
 		else if (!strcmp(argv[i], "--go"))
 			go = argv[i + 1];
 		else
