@@ -530,7 +530,9 @@ out:
 /*
  * Join the receive context: source addresses are looked up in the
  * endpoint's AV, which must be every endpoint's of a shared context
- * (fi_endpoint(3)); the first endpoint of an SRX sets it.
+ * (fi_endpoint(3)); the first endpoint of an SRX sets it.  An SRX's small
+ * receives may wait unpinned for a completion that carries the message;
+ * one that cannot has them pinned first.
  */
 static int kfab_ep_join_rx(struct kfab_ep *ep)
 {
@@ -539,11 +541,13 @@ static int kfab_ep_join_rx(struct kfab_ep *ep)
 	int rc = 0;
 
 	mutex_lock(&rxc->lock);
-	if (srx && !srx->av) {
+	if (srx && srx->av && srx->av != ep->av)
+		rc = -EINVAL;
+	else if (srx)
+		rc = kfab_rx_ctx_pin_small(rxc, ep);
+	if (!rc && srx && !srx->av) {
 		refcount_inc(&ep->av->obj.users);
 		srx->av = ep->av;
-	} else if (srx && srx->av != ep->av) {
-		rc = -EINVAL;
 	}
 	if (!rc) {
 		rxc->av = ep->av;

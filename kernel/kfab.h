@@ -695,6 +695,9 @@ struct kfab_peer;
  * @free_recvs: posted receives done with, kept for the next posts
  *	(msg.c, kfab_recv_alloc()): pushed by anyone, taken under @lock
  * @nr_free_recvs: how many, at most KFAB_RECV_CACHE_MAX
+ * @pins_small: an SRX's: an endpoint whose receive completions cannot
+ *	carry a message joined, so every receive pins its buffer (msg.c,
+ *	kfab_rx_ctx_pin_small()); never cleared
  */
 struct kfab_rx_ctx {
 	struct kref ref;
@@ -710,6 +713,7 @@ struct kfab_rx_ctx {
 	struct kfab_bufrecv *bufrecv;
 	struct llist_head free_recvs;
 	atomic_t nr_free_recvs;
+	bool pins_small;
 };
 
 /**
@@ -1032,6 +1036,7 @@ void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp);
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);
 void kfab_rx_ctx_put(struct kfab_rx_ctx *rxc);
+int kfab_rx_ctx_pin_small(struct kfab_rx_ctx *rxc, struct kfab_ep *ep);
 int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req);
 int kfab_msg_post_srx(struct kfab_rx_ctx *rx, struct kfab_req *req);
 int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);

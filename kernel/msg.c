@@ -1747,24 +1747,70 @@ static int kfab_msg_peek_claim(struct kfab_rx_ctx *rxc, struct kfab_req *req,
 	return 0;
 }
 
+/* Whether @ep's receive completions can carry a small message's bytes. */
+static bool kfab_ep_rx_payload(const struct kfab_ep *ep)
+{
+	const struct kfab_cq *cq = ep->cq[KFAB_RX];
+
+	return cq && cq->payload && !ep->kops;
+}
+
 /*
  * A receive that needs no pinned pages: a small one, in one buffer of the
- * poster's own memory, posted on an endpoint (not an SRX, whose completions
- * go to whichever endpoint a message reaches) whose receive CQ carries
- * payloads and will report it.  A send copies the message into the
- * completion and the library copies it out when it reads the CQ.
+ * poster's own memory, whose completion will carry the message: a send
+ * copies it into the completion and the library copies it out when it
+ * reads the CQ.  On an endpoint, its receive CQ must take payloads; on an
+ * SRX (@owner NULL), whose completions go to whichever endpoint a message
+ * reaches, every endpoint that joined must, which @rxc->pins_small says.
  */
-static bool kfab_recv_skips_pin(struct kfab_ep *owner,
+static bool kfab_recv_skips_pin(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 				const struct kfab_req *req, size_t len)
 {
 	const struct iov_iter *it = &req->iter;
-	struct kfab_cq *cq = owner ? owner->cq[KFAB_RX] : NULL;
 
-	return cq && cq->payload && !owner->kops && len &&
-	       len <= KFAB_CQ_PAYLOAD_MAX &&
+	if (owner ? !kfab_ep_rx_payload(owner) : rxc->pins_small)
+		return false;
+	return len && len <= KFAB_CQ_PAYLOAD_MAX &&
 	       (req->flags & KFAB_SQE_COMPLETION) &&
 	       !(req->flags & KFAB_SQE_MULTI_RECV) &&
 	       (iter_is_ubuf(it) || (iter_is_iovec(it) && it->nr_segs == 1));
+}
+
+/**
+ * kfab_rx_ctx_pin_small() - an SRX's endpoint joins that needs pinned receives
+ * @rxc: the SRX's receive context, locked
+ * @ep: the endpoint joining, bound to the SRX
+ *
+ * An endpoint whose receive completions cannot carry a message (no receive
+ * CQ, or one without payload slots) could be reached by a message that
+ * matched a receive posted unpinned: pin the receives posted so far in the
+ * caller's memory (the file's, like every post), and every later one.
+ *
+ * Return: 0, or the pin's error (the receives pinned so far stay pinned).
+ */
+int kfab_rx_ctx_pin_small(struct kfab_rx_ctx *rxc, struct kfab_ep *ep)
+{
+	struct kfab_recv *recv;
+	struct iov_iter iter;
+	int kind, rc;
+
+	lockdep_assert_held(&rxc->lock);
+	if (rxc->pins_small || kfab_ep_rx_payload(ep))
+		return 0;
+	for (kind = KFAB_KIND_MSG; kind <= KFAB_KIND_TAGGED; kind++) {
+		list_for_each_entry(recv, &rxc->posted[kind], link) {
+			if (!recv->unpinned)
+				continue;
+			iov_iter_ubuf(&iter, ITER_DEST,
+				      u64_to_user_ptr(recv->base), recv->len);
+			rc = kfab_buf_get(&recv->buf, &iter, true, NULL);
+			if (rc)
+				return rc;
+			recv->unpinned = false;
+		}
+	}
+	rxc->pins_small = true;
+	return 0;
 }
 
 /*
@@ -1775,7 +1821,7 @@ static bool kfab_recv_skips_pin(struct kfab_ep *owner,
 static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 			  struct kfab_req *req, int kind, u64 base, size_t len)
 {
-	bool unpinned = kfab_recv_skips_pin(owner, req, len);
+	bool unpinned = kfab_recv_skips_pin(rxc, owner, req, len);
 	struct kfab_recv *recv;
 	int rc;
 

@@ -1393,6 +1393,100 @@ TEST_F(msg, small_receives_travel_in_the_completion)
 	ep_sibling_unmap(&p, true);
 }
 
+/*
+ * The same through an SRX, whose receives complete on whichever endpoint
+ * a message reaches: small ones pin nothing while every endpoint that
+ * joined reports to a CQ that carries payloads.  One that does not has
+ * the receives posted so far pinned as it is enabled (a buffer gone by
+ * then fails the enable) and every later one pinned too.
+ */
+TEST_F(msg, srx_small_receives_travel_in_the_completion)
+{
+	char rx8[8] = { 0 }, rxa[8] = { 0 }, rxb[8] = { 0 };
+	struct raw_ep x, y, p1, p2, p3, p4;
+	const uint8_t *slot;
+	struct kfab_cq_entry e;
+	struct kfab_sqe s;
+	uint64_t to_p1, to_p2, to_p3;
+	char *gone;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (!kfab_have_srx())
+		SKIP(return, "needs kfab.ko with shared receive contexts");
+	ASSERT_EQ(0, srx_setup(&self->a, &x));
+	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p1, x.ep, true, true,
+				      KFAB_CQ_OPEN_PAYLOAD));
+	to_p1 = peer(&self->b, &p1);
+
+	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx8, sizeof(rx8));
+	queue(&x, &s);
+	test_cmd_doorbell(x.fd, x.ep, NULL);
+	s = sqe_buf(KFAB_OP_SEND, 2, to_p1, "payload", 8);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	slot = cq_next_slot(&p1, &e);
+	ASSERT_NE(NULL, slot);
+	EXPECT_EQ(1, e.op_context);
+	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
+	EXPECT_EQ((uintptr_t)rx8, e.buf);
+	EXPECT_EQ(0, memcmp(slot + sizeof(e), "payload", 8));
+	EXPECT_EQ(0, rx8[0]);
+
+	/* rxa waits unpinned; p2's CQ has no payload slots: pinned now. */
+	s = sqe_buf(KFAB_OP_RECV, 3, ANY, rxa, sizeof(rxa));
+	queue(&x, &s);
+	test_cmd_doorbell(x.fd, x.ep, NULL);
+	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p2, x.ep, true, true, 0));
+	to_p2 = peer(&self->b, &p2);
+	s = sqe_buf(KFAB_OP_SEND, 4, to_p2, "pinned", 7);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&p2, &e));
+	EXPECT_EQ(3, e.op_context);
+	EXPECT_EQ(0, e.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, strcmp(rxa, "pinned"));
+	/* And from now on, even for a message to p1. */
+	s = sqe_buf(KFAB_OP_RECV, 5, ANY, rxb, sizeof(rxb));
+	queue(&x, &s);
+	test_cmd_doorbell(x.fd, x.ep, NULL);
+	s = sqe_buf(KFAB_OP_SEND, 6, to_p1, "later", 6);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, cq_next(&p1, &e));
+	EXPECT_EQ(5, e.op_context);
+	EXPECT_EQ(0, e.flags & KFAB_COMP_PAYLOAD);
+	EXPECT_EQ(0, strcmp(rxb, "later"));
+	EXPECT_EQ(-EAGAIN, cq_next(&p2, &e));
+
+	/* A second SRX: its unpinned receive's buffer unmapped by then. */
+	ASSERT_EQ(0, srx_setup(&self->a, &y));
+	ASSERT_EQ(0, ep_sibling_flags(&self->a, &p3, y.ep, true, true,
+				      KFAB_CQ_OPEN_PAYLOAD));
+	gone = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	s = sqe_buf(KFAB_OP_RECV, 7, ANY, gone, 8);
+	queue(&y, &s);
+	test_cmd_doorbell(y.fd, y.ep, NULL);
+	ASSERT_EQ(0, munmap(gone, 4096));
+	ASSERT_EQ(EFAULT, -ep_sibling_flags(&self->a, &p4, y.ep, true, true,
+					    0));
+	/* The receive still serves p3, through its completion. */
+	to_p3 = peer(&self->b, &p3);
+	s = sqe_buf(KFAB_OP_SEND, 8, to_p3, "still", 6);
+	ASSERT_EQ(0, submit(&self->b, &s));
+	slot = cq_next_slot(&p3, &e);
+	ASSERT_NE(NULL, slot);
+	EXPECT_EQ(7, e.op_context);
+	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
+	EXPECT_EQ(0, memcmp(slot + sizeof(e), "still", 6));
+	/* Nothing left to pin: p4 may join now. */
+	test_cmd_ep_enable(self->a.fd, p4.ep);
+	ep_sibling_unmap(&p4, true);
+	ep_sibling_unmap(&p3, true);
+	srx_unview(&y);
+	ep_sibling_unmap(&p2, true);
+	ep_sibling_unmap(&p1, true);
+	srx_unview(&x);
+}
+
 /* Read every completion, the overflow list's too; how many. */
 static int cq_read_all(struct raw_ep *r)
 {
