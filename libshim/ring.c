@@ -19,9 +19,9 @@
  * call without FI_MORE publishes all of it and rings once.  A full ring
  * ends a batch early (FI_MORE is a hint).
  *
- * A lazy ring (an endpoint's, unless FI_KFAB_LAZY_DOORBELL=0) skips step
- * 5: the entries are published, and the next manual progress call rings
- * once for everything published since (kfab's data progress is
+ * A lazy ring (an endpoint's or an SRX's, unless FI_KFAB_LAZY_DOORBELL=0)
+ * skips step 5: the entries are published, and the next manual progress
+ * call rings once for everything published since (kfab's data progress is
  * FI_PROGRESS_MANUAL, fi_domain(3)).  Every enabled endpoint is bound to
  * a CQ or counter in each direction it uses, whose reads progress it; so
  * a stream of sends without FI_MORE costs one system call per CQ read

@@ -94,6 +94,15 @@ void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 	/* From the first endpoint on, the kernel takes its receives. */
 	if (srx->live == 1 && !srx->ring.watched)
 		shim_ring_watch(&srx->ring, srx->domain->fabric);
+	/*
+	 * Lazy like its endpoints' rings: a window of receives without
+	 * FI_MORE costs one system call at the next progress call, not one
+	 * each.  Oldest due rings first, so receives reposted before a send
+	 * on an endpoint are in the kernel before it.
+	 */
+	if (!srx->ring.lazy && shim_lazy_doorbell() &&
+	    !shim_lazy_add(&srx->ring))
+		srx->ring.lazy = true;
 	/* Receives posted while no endpoint was enabled go in now. */
 	if (shim_ring_space(&srx->ring) != srx->ring.entries)
 		shim_ring_flush(&srx->ring);
@@ -229,6 +238,9 @@ static int shim_srx_close(struct fid *fid)
 	}
 	/* The poller may hold it for a moment: it lets go first. */
 	shim_ring_unwatch(&srx->ring);
+	if (srx->ring.lazy)
+		shim_lazy_del(&srx->ring);
+	srx->ring.lazy = false;
 	/* Its posted receives go with it, silently (fi_endpoint(3)). */
 	ret = shim_dev_destroy(srx->fd, srx->id);
 	pthread_mutex_unlock(&srx->lock);

@@ -224,6 +224,7 @@ TEST_F(srx, open_and_the_calls_of_an_srx)
 	struct kfab_kernel_handle h;
 	struct fid_ep *srx = self->srx;
 	uint64_t flags;
+	struct fi_cq_tagged_entry entry;
 	char buf[8] = "";
 	size_t val, len;
 	int fd;
@@ -327,11 +328,18 @@ TEST_F(srx, open_and_the_calls_of_an_srx)
 	EXPECT_EQ(-FI_ENOPROTOOPT, fi_setopt(&srx->fid, FI_OPT_ENDPOINT + 1,
 					     FI_OPT_MIN_MULTI_RECV, &val,
 					     sizeof(val)));
-	/* The ring: rx_attr->size; a receive leaves it once posted. */
+	/*
+	 * The ring: rx_attr->size.  A receive waits there for the next
+	 * progress call (the ring is lazy, as an endpoint's) and then
+	 * leaves it.
+	 */
 	EXPECT_EQ((ssize_t)self->info->rx_attr->size,
 		  srx->ops->rx_size_left(srx));
 	ASSERT_EQ(0, fi_recv(srx, buf, sizeof(buf), NULL, FI_ADDR_UNSPEC,
 			     buf));
+	EXPECT_LE((ssize_t)self->info->rx_attr->size - 1,
+		  srx->ops->rx_size_left(srx));
+	EXPECT_EQ(-FI_EAGAIN, fi_cq_read(self->cq[0], &entry, 1));
 	EXPECT_EQ((ssize_t)self->info->rx_attr->size,
 		  srx->ops->rx_size_left(srx));
 	EXPECT_EQ(0, fi_cancel(&srx->fid, buf));
