@@ -1317,6 +1317,23 @@ static const uint8_t *cq_next_slot(struct raw_ep *r, struct kfab_cq_entry *e)
 }
 
 /*
+ * The next completion of @r is receive @ctx's (into @buf) of the @len
+ * bytes at @msg, carried in its slot.
+ */
+static bool got_in_slot(struct raw_ep *r, uint64_t ctx, const void *buf,
+			const void *msg, size_t len)
+{
+	const uint8_t *slot;
+	struct kfab_cq_entry e;
+
+	slot = cq_next_slot(r, &e);
+	return slot && e.op_context == ctx &&
+	       e.flags == (KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD) &&
+	       e.len == len && e.buf == (uintptr_t)buf &&
+	       !memcmp(slot + sizeof(e), msg, len);
+}
+
+/*
  * A small receive on an endpoint whose CQ carries payloads pins nothing:
  * the message comes in the completion's slot, and the receive's buffer is
  * untouched until the library copies it there.  A truncated one gets its
@@ -1326,7 +1343,6 @@ TEST_F(msg, small_receives_travel_in_the_completion)
 {
 	char rx8[8] = { 0 }, rx4[4] = { 0 }, rx100[100] = { 0 };
 	struct kfab_cq_readerr err;
-	const uint8_t *slot;
 	struct kfab_cq_entry e;
 	struct raw_ep p;
 	struct kfab_sqe s;
@@ -1343,13 +1359,7 @@ TEST_F(msg, small_receives_travel_in_the_completion)
 	ASSERT_EQ(0, submit(&p, &s));
 	s = sqe_buf(KFAB_OP_SEND, 2, to_p, "payload", 8);
 	ASSERT_EQ(0, submit(&self->b, &s));
-	slot = cq_next_slot(&p, &e);
-	ASSERT_NE(NULL, slot);
-	EXPECT_EQ(1, e.op_context);
-	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
-	EXPECT_EQ(8, e.len);
-	EXPECT_EQ((uintptr_t)rx8, e.buf);
-	EXPECT_EQ(0, memcmp(slot + sizeof(e), "payload", 8));
+	EXPECT_TRUE(got_in_slot(&p, 1, rx8, "payload", 8));
 	EXPECT_EQ(0, rx8[0]);	/* nothing wrote the buffer itself */
 
 	/* Truncated: READERR puts the bytes that fit into the buffer. */
@@ -1404,7 +1414,6 @@ TEST_F(msg, srx_small_receives_travel_in_the_completion)
 {
 	char rx8[8] = { 0 }, rxa[8] = { 0 }, rxb[8] = { 0 };
 	struct raw_ep x, y, p1, p2, p3, p4;
-	const uint8_t *slot;
 	struct kfab_cq_entry e;
 	struct kfab_sqe s;
 	uint64_t to_p1, to_p2, to_p3;
@@ -1423,12 +1432,7 @@ TEST_F(msg, srx_small_receives_travel_in_the_completion)
 	test_cmd_doorbell(x.fd, x.ep, NULL);
 	s = sqe_buf(KFAB_OP_SEND, 2, to_p1, "payload", 8);
 	ASSERT_EQ(0, submit(&self->b, &s));
-	slot = cq_next_slot(&p1, &e);
-	ASSERT_NE(NULL, slot);
-	EXPECT_EQ(1, e.op_context);
-	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
-	EXPECT_EQ((uintptr_t)rx8, e.buf);
-	EXPECT_EQ(0, memcmp(slot + sizeof(e), "payload", 8));
+	EXPECT_TRUE(got_in_slot(&p1, 1, rx8, "payload", 8));
 	EXPECT_EQ(0, rx8[0]);
 
 	/* rxa waits unpinned; p2's CQ has no payload slots: pinned now. */
@@ -1472,11 +1476,7 @@ TEST_F(msg, srx_small_receives_travel_in_the_completion)
 	to_p3 = peer(&self->b, &p3);
 	s = sqe_buf(KFAB_OP_SEND, 8, to_p3, "still", 6);
 	ASSERT_EQ(0, submit(&self->b, &s));
-	slot = cq_next_slot(&p3, &e);
-	ASSERT_NE(NULL, slot);
-	EXPECT_EQ(7, e.op_context);
-	EXPECT_EQ(KFAB_COMP_RECV | KFAB_COMP_MSG | KFAB_COMP_PAYLOAD, e.flags);
-	EXPECT_EQ(0, memcmp(slot + sizeof(e), "still", 6));
+	EXPECT_TRUE(got_in_slot(&p3, 7, gone, "still", 6));
 	/* Nothing left to pin: p4 may join now. */
 	test_cmd_ep_enable(self->a.fd, p4.ep);
 	ep_sibling_unmap(&p4, true);
