@@ -365,8 +365,7 @@ static int shim_ep_enable(struct shim_ep *ep)
 	 * Watched or not: while the poller is parked, the ring is lazy.
 	 */
 	shim_ring_watch(&ep->ring, ep->domain->fabric);
-	if (shim_lazy_doorbell() && !shim_lazy_add(&ep->ring))
-		ep->ring.lazy = true;
+	shim_lazy_add(&ep->ring);
 	if (ep->srx)
 		shim_srx_ep_enabled(ep->srx, ep);
 	if (ep->conn)

@@ -555,11 +555,15 @@ void shim_ring_flush(struct shim_ring *ring);
  */
 bool shim_ring_progress(struct shim_ring *ring);
 /*
- * The process's lazy rings: an endpoint's joins when it is enabled and
- * leaves at fi_close(); shim_lazy_flush() rings every one that waits
- * (called by every progress call: CQ, counter, EQ, wait and poll sets).
+ * The process's lazy rings: an endpoint's joins when it is enabled, an
+ * SRX's when its first endpoint is, and each leaves at fi_close();
+ * shim_lazy_flush() rings every one that waits (called by every progress
+ * call: CQ, counter, EQ, wait and poll sets).  shim_lazy_add() makes the
+ * ring lazy (@lazy) unless FI_KFAB_LAZY_DOORBELL=0 or it has no memory
+ * for the list; the ring then stays eager.  The caller holds the ring's
+ * owner's lock.
  */
-int shim_lazy_add(struct shim_ring *ring);
+void shim_lazy_add(struct shim_ring *ring);
 void shim_lazy_del(struct shim_ring *ring);
 void shim_lazy_flush(void);
 /* Around every sleep of a blocking read or wait: rings ring at once. */

@@ -335,16 +335,14 @@ bool shim_ring_progress(struct shim_ring *ring)
 	return shim_load_acquire(ring->head) != tail;
 }
 
-int shim_lazy_add(struct shim_ring *ring)
+void shim_lazy_add(struct shim_ring *ring)
 {
-	int ret = 0;
-
+	if (ring->lazy || !shim_lazy_doorbell())
+		return;
 	pthread_mutex_lock(&shim_lazy_lock);
 	if (!shim_lazy_atfork) {
-		if (pthread_atfork(NULL, NULL, shim_lazy_forked)) {
-			ret = -FI_ENOMEM;
+		if (pthread_atfork(NULL, NULL, shim_lazy_forked))
 			goto out;
-		}
 		shim_lazy_atfork = true;
 	}
 	if (shim_lazy_count == shim_lazy_cap) {
@@ -352,17 +350,15 @@ int shim_lazy_add(struct shim_ring *ring)
 		struct shim_ring **r = realloc(shim_lazy_rings,
 					       cap * sizeof(*r));
 
-		if (!r) {
-			ret = -FI_ENOMEM;
+		if (!r)
 			goto out;
-		}
 		shim_lazy_rings = r;
 		shim_lazy_cap = cap;
 	}
 	shim_lazy_rings[shim_lazy_count++] = ring;
+	ring->lazy = true;
 out:
 	pthread_mutex_unlock(&shim_lazy_lock);
-	return ret;
 }
 
 void shim_lazy_del(struct shim_ring *ring)

@@ -100,9 +100,7 @@ void shim_srx_ep_enabled(struct shim_srx *srx, struct shim_ep *ep)
 	 * each.  Oldest due rings first, so receives reposted before a send
 	 * on an endpoint are in the kernel before it.
 	 */
-	if (!srx->ring.lazy && shim_lazy_doorbell() &&
-	    !shim_lazy_add(&srx->ring))
-		srx->ring.lazy = true;
+	shim_lazy_add(&srx->ring);
 	/* Receives posted while no endpoint was enabled go in now. */
 	if (shim_ring_space(&srx->ring) != srx->ring.entries)
 		shim_ring_flush(&srx->ring);
