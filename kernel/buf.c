@@ -279,7 +279,8 @@ void kfab_buf_put(struct kfab_buf *b)
 		}
 	}
 	b->pins = NULL;
-	if (b->bv != b->inline_bv)
+	/* A small receive's has none: no call on every message for NULL. */
+	if (b->bv && b->bv != b->inline_bv)
 		kvfree(b->bv);
 	b->bv = NULL;
 	b->nr_bv = 0;

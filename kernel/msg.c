@@ -669,6 +669,22 @@ static bool kfab_recv_take(struct kfab_recv *recv, size_t n)
 	return recv->len - recv->used < max_t(size_t, recv->min_free, 1);
 }
 
+/*
+ * Up to a slot's worth of a message into @to.  An inline send's payload
+ * is one kernel segment (its ring entry's copy): a plain memcpy, without
+ * the iterator walk and the usercopy checks a user buffer needs.
+ */
+static int kfab_copy_small(void *to, size_t n, struct iov_iter *from)
+{
+	if (iov_iter_is_kvec(from) && from->nr_segs == 1 &&
+	    from->kvec->iov_len - from->iov_offset >= n) {
+		memcpy(to, from->kvec->iov_base + from->iov_offset, n);
+		iov_iter_advance(from, n);
+		return 0;
+	}
+	return copy_from_iter(to, n, from) == n ? 0 : -EFAULT;
+}
+
 /**
  * kfab_recv_deliver() - copy a message into a receive that matched it
  * @rxc: the receive context, locked
@@ -697,7 +713,7 @@ int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 	trace_kfab_match(target->num, recv->context, msg->tag, msg->len);
 	*done = kfab_recv_take(recv, n);
 	if (recv->unpinned)
-		rc = copy_from_iter(small, n, data) == n ? 0 : -EFAULT;
+		rc = kfab_copy_small(small, n, data);
 	else if (!target->ep->kops &&
 		 kfab_share_wanted(target->ep->cq[KFAB_RX], data, n))
 		/* Large: the receiver's CPU may take pieces (share.c). */
