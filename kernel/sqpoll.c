@@ -395,5 +395,9 @@ int kfab_ioctl_sq_watch(struct kfab_ucmd *ucmd)
 out:
 	if (obj)
 		kfab_object_put(obj);
-	return rc ? rc : kfab_ucmd_respond(ucmd, sizeof(*cmd));
+	/*
+	 * Nothing to answer: a struct it could not write back (read-only
+	 * memory) must not turn a watch that took effect into -EFAULT.
+	 */
+	return rc;
 }

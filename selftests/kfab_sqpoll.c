@@ -41,6 +41,24 @@ static int sq_watch(int fd, uint32_t id, uint32_t flags)
 	return kfab_ioctl(fd, KFAB_IOC_SQ_WATCH, &cmd);
 }
 
+/* KFAB_IOC_SQ_WATCH from a struct in read-only memory. */
+static int sq_watch_ro(int fd, uint32_t id)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct kfab_sq_watch *ro;
+	int rc;
+
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ro == MAP_FAILED)
+		return -errno;
+	*ro = (struct kfab_sq_watch){ .size = sizeof(*ro), .obj_id = id };
+	rc = mprotect(ro, page, PROT_READ) ? -errno :
+	     kfab_ioctl(fd, KFAB_IOC_SQ_WATCH, ro);
+	munmap(ro, page);
+	return rc;
+}
+
 static int sq_poll(int fd, uint32_t idle_us, uint32_t flags,
 		   struct kfab_sq_poll *out)
 {
@@ -208,6 +226,12 @@ TEST_F(sqpoll, control_path_errors)
 	EXPECT_EQ(KFAB_SQ_RING_WATCHED | KFAB_SQ_RING_NEED_WAKEUP,
 		  sq_flags(&self->b));
 	EXPECT_EQ(-EEXIST, sq_watch(self->b.fd, self->b.ep, 0));
+	/* Nothing is written back: a read-only struct takes effect too. */
+	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, KFAB_SQ_WATCH_REMOVE));
+	EXPECT_EQ(0, sq_watch_ro(self->b.fd, self->b.ep));
+	EXPECT_EQ(-EEXIST, sq_watch_ro(self->b.fd, self->b.ep));
+	EXPECT_EQ(KFAB_SQ_RING_WATCHED | KFAB_SQ_RING_NEED_WAKEUP,
+		  sq_flags(&self->b));
 	/* What user space writes in the word changes nothing. */
 	*SQ_U32(&self->b, self->b.epo.out_sq.off_flags) = 0xdeadbeef;
 	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, KFAB_SQ_WATCH_REMOVE));

@@ -1027,6 +1027,7 @@ enum kfab_sq_watch_flags {
  * object: a pass of the poller holds a reference for a moment, and a
  * destroy that meets it fails with -EBUSY.  The ring's flags word says
  * KFAB_SQ_RING_WATCHED, and KFAB_SQ_RING_NEED_WAKEUP until a poller runs.
+ * The command has no outputs: the struct is only read.
  */
 struct kfab_sq_watch {
 	__u32 size;
