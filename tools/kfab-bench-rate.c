@@ -619,12 +619,14 @@ static void sender(double *dt)
 		    (w - opt.p.warmup) % opt.p.windows == 0) {
 			dt[rep] = now() - t0;
 			cpu[rep] = cpu_usec() - c0;
+			bench_mark();
 			rep++;
 		}
 		if (w == total)
 			break;
 		if (w >= opt.p.warmup &&
 		    (w - opt.p.warmup) % opt.p.windows == 0) {
+			bench_mark();
 			t0 = now();
 			c0 = cpu_usec();
 		}
