@@ -182,7 +182,8 @@ enum kfab_peer_state {
  * @sent: frames out, not acknowledged yet, in order
  * @ackq: small messages out (struct kfab_op) that the next
  *	acknowledgment of their frames ends, in order
- * @lost_at: when a reset connection left things outstanding (0: none)
+ * @lost_at: when a reset connection left things outstanding, or a call
+ *	was reset (0: none)
  * @rx_lock: held by a reader carrying out a frame (see "Locking")
  * @engine: the engine its connections go by
  * @out: the connection, to send on
@@ -211,6 +212,7 @@ enum kfab_peer_state {
  * @credit: bytes of messages this node may still send it
  * @owed: credit this node has released and not yet returned
  * @tx_msgs, @rx_msgs, @tx_bytes, @rx_bytes, @failures: counters (debugfs)
+ * @failed_with: the error that ended the last session (debugfs)
  * @crossed: calls of ours that gave way to the other node's (debugfs)
  * @resumed: sessions that went on over a new connection (debugfs)
  * @resent: frames sent again on one (debugfs)
@@ -262,6 +264,7 @@ struct kfab_peer {
 	s64 credit;
 	u32 owed;
 	u64 tx_msgs, rx_msgs, tx_bytes, rx_bytes, failures;
+	int failed_with;
 	u64 crossed;
 	u64 resumed;
 	u64 resent;
@@ -1990,6 +1993,7 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
 	if (!resume) {
 		kfab_peer_end_session(peer, &gone, true);
 		peer->failures++;
+		peer->failed_with = rc;
 	} else if (kfab_peer_outstanding(peer) && !peer->lost_at) {
 		/* Our sender calls once it lets go (kfab_peer_tx_release()). */
 		peer->lost_at = jiffies ?: 1;
@@ -2212,15 +2216,19 @@ static bool kfab_peer_crossed(struct kfab_peer *peer)
 }
 
 /*
- * A call to carry on a session after a reset failed: while
+ * A call to carry on a session after a reset failed with @rc: while
  * kfab_peer_timeout_ms has not passed since the reset, we call again a
- * little later.  Return: whether to wait (else the session ends).
+ * little later.  A call that was itself reset (its connection aborted
+ * before the answer) is such a reset, even when the one before left
+ * nothing outstanding.  Return: whether to wait (else the session ends).
  */
-static bool kfab_peer_recall(struct kfab_peer *peer)
+static bool kfab_peer_recall(struct kfab_peer *peer, int rc)
 {
 	bool wait;
 
 	mutex_lock(&peer->lock);
+	if (!peer->lost_at && kfab_conn_err_reset(rc))
+		peer->lost_at = jiffies ?: 1;
 	wait = peer->lost_at && kfab_peer_retry_within(peer, peer->lost_at);
 	mutex_unlock(&peer->lock);
 	return wait;
@@ -2256,7 +2264,7 @@ static void kfab_peer_tx_work(struct work_struct *work)
 				return;
 			}
 			rc = -EHOSTUNREACH;
-		} else if (rc && rc != -EPROTO && kfab_peer_recall(peer)) {
+		} else if (rc && rc != -EPROTO && kfab_peer_recall(peer, rc)) {
 			kfab_peer_tx_idle(peer);
 			return;
 		}
@@ -2401,7 +2409,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 	mutex_lock(&node->lock);
 	list_for_each_entry(peer, &node->peers, link) {
 		mutex_lock(&peer->lock);
-		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu engine %s crossed %llu session %08x/%08x seq %u/%u acked %u resumed %llu resent %llu direct %llu\n",
+		seq_printf(s, "netns %u peer [%pI6c]:%u local [%pI6c]:%u state %s incarnation %08x out %d in %d credit %lld owed %u tx %llu/%llu rx %llu/%llu failures %llu failed_with %d engine %s crossed %llu session %08x/%08x seq %u/%u acked %u resumed %llu resent %llu direct %llu\n",
 			   node->net->ns.inum, peer->addr.node,
 			   be16_to_cpu(peer->addr.port), peer->local.node,
 			   be16_to_cpu(peer->local.port),
@@ -2410,7 +2418,7 @@ void kfab_peer_debugfs_show(struct seq_file *s, struct kfab_node *node)
 			   peer->incarnation, !!peer->out, !!peer->in,
 			   peer->credit, peer->owed, peer->tx_msgs,
 			   peer->tx_bytes, peer->rx_msgs, peer->rx_bytes,
-			   peer->failures,
+			   peer->failures, peer->failed_with,
 			   kfab_peer_engine_name(peer), peer->crossed,
 			   peer->session, peer->remote_session, peer->tx_seq,
 			   peer->rx_seq, peer->acked, peer->resumed,
