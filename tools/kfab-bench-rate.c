@@ -949,6 +949,9 @@ int main(int argc, char **argv)
 	if (!opt.prov || argc - optind > 1)
 		usage(1);
 	opt.peer = argc > optind ? argv[optind] : NULL;
+	/* Whatever becomes of it, the sender's run starts here. */
+	if (opt.peer)
+		bench_mark_run();
 	if (opt.pairs > 1 && opt.p.senders > 1)
 		die("-N and --pairs do not go together");
 	if (opt.peer && opt.srx)

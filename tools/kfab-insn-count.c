@@ -14,7 +14,9 @@
  *
  * FILE gets one line per marker:
  *   mark SEQ kernel INSNS user INSNS
- * (totals over every vCPU since boot).  Kernel means a block that starts
+ * (totals over every vCPU since boot), and a line "run" where a program
+ * marks the start of a run (xchg %cx,%cx, bench_mark_run()), so that the
+ * marks of a run that failed halfway are not taken for the next one's.  Kernel means a block that starts
  * at a kernel address (x86-64: the upper half).  With ",profile=on" each
  * mark is followed by the kernel blocks run since the previous one:
  *   tb ADDRESS INSNS
@@ -83,6 +85,7 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 #define KERNEL_START	0xffff800000000000ULL
 
 static const uint8_t marker[] = { 0x66, 0x87, 0xdb };	/* xchg %bx,%bx */
+static const uint8_t run_marker[] = { 0x66, 0x87, 0xc9 };	/* xchg %cx,%cx */
 
 /* Each vCPU's thread writes only its own line: exact without atomics. */
 static struct {
@@ -163,6 +166,16 @@ static void on_marker(unsigned int vcpu, void *udata)
 	pthread_mutex_unlock(&mark_lock);
 }
 
+static void on_run_marker(unsigned int vcpu, void *udata)
+{
+	(void)vcpu;
+	(void)udata;
+	pthread_mutex_lock(&mark_lock);
+	fputs("run\n", out);
+	fflush(out);
+	pthread_mutex_unlock(&mark_lock);
+}
+
 static bool profile_block(struct qemu_plugin_tb *tb, uint64_t start, size_t n)
 {
 	struct block *b = calloc(1, sizeof(*b));
@@ -199,10 +212,16 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	/* Only user space marks: the kernel has no business with it. */
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		const void *data = qemu_plugin_insn_data(insn);
 
-		if (qemu_plugin_insn_size(insn) == sizeof(marker) &&
-		    !memcmp(qemu_plugin_insn_data(insn), marker, sizeof(marker)))
+		if (qemu_plugin_insn_size(insn) != sizeof(marker))
+			continue;
+		if (!memcmp(data, marker, sizeof(marker)))
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_marker,
+							       QEMU_PLUGIN_CB_NO_REGS,
+							       NULL);
+		else if (!memcmp(data, run_marker, sizeof(run_marker)))
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_run_marker,
 							       QEMU_PLUGIN_CB_NO_REGS,
 							       NULL);
 	}
