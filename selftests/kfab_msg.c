@@ -1685,12 +1685,12 @@ TEST_F(msg, receives_are_reused_round_after_round)
 TEST_F(msg, send_completions_keep_their_order)
 {
 	enum { ROUNDS = 8, BAD = 100 };
-	static uint64_t buf[8 * 256], tx[8 * 256], ctx[8 * 256];
+	static uint64_t buf[ROUNDS * 256], tx[ROUNDS * 256], ctx[ROUNDS * 256];
 	uint32_t n = self->b.epo.out_sq.entries, done;
 	struct kfab_cq_readerr err;
 	struct kfab_sqe s;
 	int round, got;
-	uint64_t v, i;
+	uint64_t i;
 
 	RETURN_IF_SETUP_SKIPPED();
 	ASSERT_GE(sizeof(buf) / sizeof(buf[0]), ROUNDS * n);
@@ -1704,9 +1704,8 @@ TEST_F(msg, send_completions_keep_their_order)
 	/* Rounds of a ring's worth, B's CQ unread: its ring overflows. */
 	for (round = 0; round < ROUNDS; round++) {
 		for (i = round * n; i < (round + 1) * n; i++) {
-			/* Read by the doorbell, where v is gone. */
+			/* Still there when the doorbell reads it. */
 			tx[i] = i;
-			v = i;
 			if (i % 7 == 3) {
 				s = sqe_buf(KFAB_OP_SEND, i, self->b_to_a,
 					    &tx[i], sizeof(tx[i]));
@@ -1714,10 +1713,10 @@ TEST_F(msg, send_completions_keep_their_order)
 				s = (struct kfab_sqe){
 					.opcode = KFAB_OP_SEND, .context = i,
 					.addr = i == BAD ? 4242 : self->b_to_a,
-					.len = sizeof(v),
+					.len = sizeof(tx[i]),
 					.flags = KFAB_SQE_INLINE |
 						 KFAB_SQE_COMPLETION };
-				memcpy(s.inline_data, &v, sizeof(v));
+				memcpy(s.inline_data, &tx[i], sizeof(tx[i]));
 			}
 			queue(&self->b, &s);
 		}

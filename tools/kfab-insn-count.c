@@ -16,8 +16,9 @@
  *   mark SEQ kernel INSNS user INSNS
  * (totals over every vCPU since boot), and a line "run" where a program
  * marks the start of a run (xchg %cx,%cx, bench_mark_run()), so that the
- * marks of a run that failed halfway are not taken for the next one's.  Kernel means a block that starts
- * at a kernel address (x86-64: the upper half).  With ",profile=on" each
+ * marks of a run that failed halfway are not taken for the next one's.
+ * Kernel means a block that starts at a kernel address (x86-64: the
+ * upper half).  With ",profile=on" each
  * mark is followed by the kernel blocks run since the previous one:
  *   tb ADDRESS INSNS
  * (instructions executed in the block that starts there), for a profile
