@@ -13,16 +13,18 @@
  *   tools/kfab-vm --plugin tools/kfab-insn-count.so,out=FILE -- ...
  *
  * FILE gets one line per marker:
- *   mark SEQ kernel INSNS user INSNS
- * (totals over every vCPU since boot), and a line "run" where a program
+ *   mark SEQ kernel INSNS user INSNS cpus KERNEL0 USER0 KERNEL1 USER1 ...
+ * (totals over every vCPU since boot, then each vCPU's), and a line "run" where a program
  * marks the start of a run (xchg %cx,%cx, bench_mark_run()), so that the
  * marks of a run that failed halfway are not taken for the next one's.
  * Kernel means a block that starts at a kernel address (x86-64: the
  * upper half).  With ",profile=on" each
- * mark is followed by the kernel blocks run since the previous one:
- *   tb ADDRESS INSNS
- * (instructions executed in the block that starts there), for a profile
- * by function against the guest's /proc/kallsyms.
+ * mark is followed by the kernel blocks run since the previous one
+ * (",profile=all": every block, user space's too):
+ *   tb ADDRESS INSNS INSNS0 INSNS1 ...
+ * (instructions executed in the block that starts there, in all and on
+ * each vCPU), for a profile by function against the guest's
+ * /proc/kallsyms.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -98,14 +100,17 @@ static struct {
 struct block {
 	uint64_t vaddr;
 	uint64_t insns;
-	uint64_t runs;		/* atomic: both vCPUs may run it */
-	uint64_t runs_seen;	/* at the previous mark (under mark_lock) */
 	struct block *next;
+	struct {
+		uint64_t runs;	/* by its vCPU only */
+		uint64_t seen;	/* at the previous mark (under mark_lock) */
+	} cpu[];		/* nr_vcpus */
 };
 
 static FILE *out;
+static int nr_vcpus;
 static uint64_t marks;
-static bool profile;
+static int profile;	/* 0, 1 kernel blocks, 2 every block */
 static struct block *blocks;	/* atomic push, read at marks */
 static pthread_mutex_t mark_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -113,7 +118,7 @@ static void on_block(unsigned int vcpu, void *udata)
 {
 	uint64_t v = (uintptr_t)udata;
 
-	if (vcpu >= MAX_VCPUS)
+	if (vcpu >= (unsigned int)nr_vcpus)
 		return;
 	if (v & KERNEL_BIT)
 		counts[vcpu].kernel += (uint32_t)v;
@@ -121,46 +126,64 @@ static void on_block(unsigned int vcpu, void *udata)
 		counts[vcpu].user += (uint32_t)v;
 }
 
-static void on_kernel_block(unsigned int vcpu, void *udata)
+static void on_profiled_block(unsigned int vcpu, void *udata)
 {
 	struct block *b = udata;
 
-	if (vcpu < MAX_VCPUS)
+	if (vcpu >= (unsigned int)nr_vcpus)
+		return;
+	if (b->vaddr >= KERNEL_START)
 		counts[vcpu].kernel += b->insns;
-	__atomic_fetch_add(&b->runs, 1, __ATOMIC_RELAXED);
+	else
+		counts[vcpu].user += b->insns;
+	__atomic_store_n(&b->cpu[vcpu].runs, b->cpu[vcpu].runs + 1,
+			 __ATOMIC_RELAXED);
 }
 
 /* The kernel blocks run since the previous mark (under mark_lock). */
 static void print_profile(void)
 {
 	struct block *b = __atomic_load_n(&blocks, __ATOMIC_ACQUIRE);
-	uint64_t runs;
+	uint64_t runs[MAX_VCPUS], all;
+	int i;
 
 	for (; b; b = b->next) {
-		runs = __atomic_load_n(&b->runs, __ATOMIC_RELAXED);
-		if (runs == b->runs_seen)
+		all = 0;
+		for (i = 0; i < nr_vcpus; i++) {
+			runs[i] = __atomic_load_n(&b->cpu[i].runs,
+						  __ATOMIC_RELAXED) - b->cpu[i].seen;
+			b->cpu[i].seen += runs[i];
+			all += runs[i];
+		}
+		if (!all)
 			continue;
-		fprintf(out, "tb %" PRIx64 " %" PRIu64 "\n", b->vaddr,
-			(runs - b->runs_seen) * b->insns);
-		b->runs_seen = runs;
+		fprintf(out, "tb %" PRIx64 " %" PRIu64, b->vaddr, all * b->insns);
+		for (i = 0; i < nr_vcpus; i++)
+			fprintf(out, " %" PRIu64, runs[i] * b->insns);
+		fputc('\n', out);
 	}
 }
 
 /* The others' counts are read as they run: stale by a block at most. */
 static void on_marker(unsigned int vcpu, void *udata)
 {
-	uint64_t k = 0, u = 0;
+	uint64_t k[MAX_VCPUS], u[MAX_VCPUS], ka = 0, ua = 0;
 	int i;
 
 	(void)vcpu;
 	(void)udata;
-	for (i = 0; i < MAX_VCPUS; i++) {
-		k += __atomic_load_n(&counts[i].kernel, __ATOMIC_RELAXED);
-		u += __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED);
+	for (i = 0; i < nr_vcpus; i++) {
+		k[i] = __atomic_load_n(&counts[i].kernel, __ATOMIC_RELAXED);
+		u[i] = __atomic_load_n(&counts[i].user, __ATOMIC_RELAXED);
+		ka += k[i];
+		ua += u[i];
 	}
 	pthread_mutex_lock(&mark_lock);
-	fprintf(out, "mark %" PRIu64 " kernel %" PRIu64 " user %" PRIu64 "\n",
-		marks++, k, u);
+	fprintf(out, "mark %" PRIu64 " kernel %" PRIu64 " user %" PRIu64 " cpus",
+		marks++, ka, ua);
+	for (i = 0; i < nr_vcpus; i++)
+		fprintf(out, " %" PRIu64 " %" PRIu64, k[i], u[i]);
+	fputc('\n', out);
 	if (profile)
 		print_profile();
 	fflush(out);
@@ -179,7 +202,7 @@ static void on_run_marker(unsigned int vcpu, void *udata)
 
 static bool profile_block(struct qemu_plugin_tb *tb, uint64_t start, size_t n)
 {
-	struct block *b = calloc(1, sizeof(*b));
+	struct block *b = calloc(1, sizeof(*b) + nr_vcpus * sizeof(b->cpu[0]));
 
 	if (!b)
 		return false;
@@ -189,7 +212,7 @@ static bool profile_block(struct qemu_plugin_tb *tb, uint64_t start, size_t n)
 	while (!__atomic_compare_exchange_n(&blocks, &b->next, b, false,
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_kernel_block,
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_profiled_block,
 					     QEMU_PLUGIN_CB_NO_REGS, b);
 	return true;
 }
@@ -201,13 +224,14 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uint64_t v = n;
 
 	(void)id;
-	if (start >= KERNEL_START) {
-		if (profile && profile_block(tb, start, n))
-			return;
+	if (start >= KERNEL_START)
 		v |= KERNEL_BIT;
-	}
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
-					     (void *)(uintptr_t)v);
+	/* A block profiled counts itself; the others count by kind. */
+	if (profile < ((v & KERNEL_BIT) ? 1 : 2) ||
+	    !profile_block(tb, start, n))
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block,
+						     QEMU_PLUGIN_CB_NO_REGS,
+						     (void *)(uintptr_t)v);
 	if (v & KERNEL_BIT)
 		return;
 	/* Only user space marks: the kernel has no business with it. */
@@ -247,6 +271,12 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 		fprintf(stderr, "kfab-insn-count: x86_64 system emulation only\n");
 		return 1;
 	}
+	nr_vcpus = info->system.max_vcpus;
+	if (nr_vcpus < 1 || nr_vcpus > MAX_VCPUS) {
+		fprintf(stderr, "kfab-insn-count: %d vCPUs (1 to %d)\n",
+			nr_vcpus, MAX_VCPUS);
+		return 1;
+	}
 	out = stderr;
 	for (i = 0; i < argc; i++) {
 		if (!strncmp(argv[i], "out=", 4)) {
@@ -256,7 +286,9 @@ int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
 				return 1;
 			}
 		} else if (!strcmp(argv[i], "profile=on")) {
-			profile = true;
+			profile = 1;
+		} else if (!strcmp(argv[i], "profile=all")) {
+			profile = 2;
 		} else {
 			fprintf(stderr, "kfab-insn-count: unknown %s\n", argv[i]);
 			return 1;
