@@ -281,6 +281,34 @@ out:
 }
 
 /**
+ * kfab_cq_post_fast() - post a completion if the ring takes it now
+ * @cq: the CQ
+ * @entry: the completion; with KFAB_COMP_PAYLOAD the caller has checked
+ *	that @cq has payload slots and @entry->len fits one
+ * @payload: the message, or NULL
+ *
+ * The common case of kfab_cq_post_payload(), for msg.c's fast path: no
+ * overflow list to keep behind, no allocation, no drain.
+ *
+ * Return: true when posted; false, with nothing done, when the ring is
+ * full or completions wait on the overflow list.
+ */
+bool kfab_cq_post_fast(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
+		       const void *payload)
+{
+	spin_lock(&cq->lock);
+	if (cq->nr_overflow || !kfab_cq_space(cq)) {
+		spin_unlock(&cq->lock);
+		return false;
+	}
+	kfab_cq_ring_put(cq, entry, payload);
+	cq->posted++;
+	spin_unlock(&cq->lock);
+	kfab_cq_wake(cq);
+	return true;
+}
+
+/**
  * kfab_cq_post_err() - post one error completion
  * @cq: the CQ
  * @err: the error completion (copied)

@@ -100,6 +100,15 @@ void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
 	atomic64_add(bytes, &ep->stats.tx_bytes);
 }
 
+/* A message of @bytes received whole (msg.c's fast path; as below). */
+void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes)
+{
+	if (ep->srx)
+		kfab_srx_count_recv(ep->srx, bytes);
+	atomic64_inc(&ep->stats.rx_msgs);
+	atomic64_add(bytes, &ep->stats.rx_bytes);
+}
+
 /*
  * Every completion, counted for netlink before it is reported; a receive
  * of an SRX on the SRX too.  A peek's report (found or -ENOMSG) receives

@@ -489,6 +489,8 @@ int kfab_cq_post(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 		 bool *overflowed);
 int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 			 const void *payload, bool *overflowed);
+bool kfab_cq_post_fast(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
+		       const void *payload);
 int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
 bool kfab_cq_nearly_full(struct kfab_cq *cq);
 void kfab_cq_wake(struct kfab_cq *cq);
@@ -995,6 +997,7 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
 void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes);
+void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes);
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		  struct kfab_av *av, const struct kfab_addr *src,
 		  const struct kfab_ep_kops *kops,
@@ -1032,6 +1035,7 @@ static inline u64 kfab_rx_ctx_unexp_total(struct kfab_rx_ctx *rxc)
 
 int kfab_rx_ctx_nl_fill(struct sk_buff *skb, struct kfab_rx_ctx *rxc);
 void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp);
+void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes);
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);

@@ -2047,6 +2047,192 @@ int kfab_msg_post_srx(struct kfab_rx_ctx *rxc, struct kfab_req *req)
 	return kfab_msg_reject_srx(rxc, req);
 }
 
+/* ---- the common case ---- */
+
+/*
+ * Most small messages are one case: an inline send to the doorbell's last
+ * destination on this machine, taken by the first receive posted there, a
+ * small one whose completion carries the message; and that receive,
+ * posted while no message waits.  The fast path does only what that case
+ * needs (no request, no iterator, no completion structure: a third of the
+ * general path's instructions) and leaves the entry to the general path
+ * the moment a condition fails, before it has changed anything, so both
+ * give the same completions in the same order.  Documentation/bench.rst,
+ * "The common case".
+ */
+static bool kfab_fast_path = true;
+module_param_named(fast_path, kfab_fast_path, bool, 0644);
+MODULE_PARM_DESC(fast_path,
+		 "small messages' common case skips the general path (default: on)");
+
+/* What a send on the fast path may ask for. */
+#define KFAB_FAST_SEND_FLAGS	(KFAB_SQE_INLINE | KFAB_SQE_COMPLETION | \
+				 KFAB_SQE_REMOTE_CQ_DATA)
+
+/* The sender's completion: the ring's fast post, or the general one. */
+static void kfab_fast_complete_send(struct kfab_ep *ep, int kind,
+				    const struct kfab_sqe *sqe)
+{
+	struct kfab_cq_entry e = {
+		.op_context = sqe->context,
+		.flags = KFAB_COMP_SEND | kfab_comp_kind(kind),
+	};
+	struct kfab_cq *cq = ep->cq[KFAB_TX];
+	bool overflowed;
+
+	trace_kfab_complete(ep->core->num, KFAB_TX, sqe->context, 0, 0);
+	if (!cq || !(sqe->flags & KFAB_SQE_COMPLETION))
+		return;
+	if (!kfab_cq_post_fast(cq, &e, NULL))
+		kfab_cq_post_payload(cq, &e, NULL, &overflowed);
+}
+
+/*
+ * An inline send whose receive is the first one posted.  Return: true
+ * when it is done (delivered and completed); false when the general path
+ * must take it (nothing done).
+ */
+static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
+			   int kind)
+{
+	struct kfab_dest *d = ep->dest;
+	struct kfab_ep_core *target;
+	struct kfab_cq_entry e;
+	struct kfab_rx_ctx *rxc;
+	struct kfab_recv *recv;
+	struct kfab_ep *rx;
+	u64 from;
+
+	if ((sqe->flags & ~KFAB_FAST_SEND_FLAGS) ||
+	    !(sqe->flags & KFAB_SQE_INLINE) || sqe->iov_count ||
+	    sqe->rx_index || sqe->__reserved2 ||
+	    sqe->len > KFAB_CQ_PAYLOAD_MAX)
+		return false;
+	/* Resolved by an earlier send of this doorbell, its AV unchanged. */
+	if (!d || !d->target || d->addr != sqe->addr || d->rx_index ||
+	    d->av_gen != kfab_av_generation(ep->av))
+		return false;
+	if (ep->kops || ep->cntr[KFAB_TX] || kfab_ep_cq_busy(ep, KFAB_TX))
+		return false;
+
+	target = d->target;
+	rxc = target->rxc;
+	mutex_lock(&rxc->lock);
+	rx = target->ep;
+	if (target->dead || !rx || rx->kops || rx->cntr[KFAB_RX] ||
+	    !rx->cq[KFAB_RX] || !rx->cq[KFAB_RX]->payload ||
+	    kfab_ep_cq_busy(rx, KFAB_RX))
+		goto general;
+	recv = list_first_entry_or_null(&rxc->posted[kind], struct kfab_recv,
+					link);
+	if (!recv || !recv->unpinned || (recv->flags & KFAB_SQE_MULTI_RECV) ||
+	    recv->used || recv->len < sqe->len)
+		goto general;
+	from = kfab_send_from(d, rxc, &ep->core->addr);
+	if ((recv->src != KFAB_CQ_ADDR_NOTAVAIL && recv->src != from) ||
+	    (kind == KFAB_KIND_TAGGED &&
+	     !kfab_tag_match(recv->tag, recv->ignore, sqe->tag)))
+		goto general;
+	/* As kfab_recv_deliver() and kfab_complete_recv() would report it. */
+	e = (struct kfab_cq_entry){
+		.op_context = recv->context,
+		.flags = KFAB_COMP_RECV | kfab_comp_kind(kind) |
+			 KFAB_COMP_PAYLOAD,
+		.len = sqe->len,
+		.buf = recv->base,
+		.tag = sqe->tag,
+		.src_addr = from,
+	};
+	if (sqe->flags & KFAB_SQE_REMOTE_CQ_DATA) {
+		e.flags |= KFAB_COMP_REMOTE_CQ_DATA;
+		e.data = sqe->data;
+	}
+	/* A full ring or an overflow list: the general path waits or queues. */
+	if (!kfab_cq_post_fast(rx->cq[KFAB_RX], &e, sqe->inline_data))
+		goto general;
+	list_del(&recv->link);
+	trace_kfab_match(target->num, recv->context, sqe->tag, sqe->len);
+	kfab_ep_count_recv(rx, sqe->len);
+	trace_kfab_complete(rx->core->num, KFAB_RX, recv->context, sqe->len,
+			    0);
+	mutex_unlock(&rxc->lock);
+	kfab_recv_put_cached(rxc, recv);
+
+	kfab_ep_count_send(ep, sqe->len);
+	kfab_fast_complete_send(ep, kind, sqe);
+	return true;
+
+general:
+	mutex_unlock(&rxc->lock);
+	return false;
+}
+
+/*
+ * A small receive, posted while no message of its kind waits: it goes to
+ * the end of the posted list unpinned (kfab_recv_skips_pin()'s case).
+ * @owner: the endpoint posting on its own receive context, or NULL (SRX).
+ * Return: as kfab_fast_send().
+ */
+static bool kfab_fast_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
+			   const struct kfab_sqe *sqe, int kind)
+{
+	u64 len = sqe->iov[0].len;
+	struct kfab_recv *recv;
+
+	if (sqe->flags != KFAB_SQE_COMPLETION || sqe->iov_count != 1 ||
+	    sqe->rx_index || sqe->__reserved2 ||
+	    sqe->addr != KFAB_CQ_ADDR_NOTAVAIL || !len ||
+	    len > KFAB_CQ_PAYLOAD_MAX)
+		return false;
+	if (owner && (owner->srx || !kfab_ep_rx_payload(owner) ||
+		      kfab_ep_cq_busy(owner, KFAB_RX)))
+		return false;
+
+	mutex_lock(&rxc->lock);
+	if (!list_empty(&rxc->unexpected[kind]) ||
+	    (!owner && rxc->pins_small))
+		goto general;
+	recv = kfab_recv_alloc(rxc);
+	if (!recv)
+		goto general;
+	refcount_set(&recv->users, 1);
+	recv->context = sqe->context;
+	recv->tag = sqe->tag;
+	recv->ignore = sqe->ignore;
+	recv->src = KFAB_CQ_ADDR_NOTAVAIL;
+	recv->flags = sqe->flags;
+	recv->base = sqe->iov[0].base;
+	recv->len = len;
+	recv->min_free = 0;
+	recv->unpinned = true;
+	list_add_tail(&recv->link, &rxc->posted[kind]);
+	mutex_unlock(&rxc->lock);
+	return true;
+
+general:
+	mutex_unlock(&rxc->lock);
+	return false;
+}
+
+/* An entry the fast path carried out (true), or one for the general path. */
+static bool kfab_fast_submit(struct kfab_ep *ep, struct kfab_rx_ctx *rxc,
+			     const struct kfab_sqe *sqe)
+{
+	if (!READ_ONCE(kfab_fast_path))
+		return false;
+	switch (sqe->opcode) {
+	case KFAB_OP_SEND:
+		return ep && kfab_fast_send(ep, sqe, KFAB_KIND_MSG);
+	case KFAB_OP_TSEND:
+		return ep && kfab_fast_send(ep, sqe, KFAB_KIND_TAGGED);
+	case KFAB_OP_RECV:
+		return kfab_fast_recv(rxc, ep, sqe, KFAB_KIND_MSG);
+	case KFAB_OP_TRECV:
+		return kfab_fast_recv(rxc, ep, sqe, KFAB_KIND_TAGGED);
+	}
+	return false;
+}
+
 /*
  * A ring entry as a request.  Return: false for a malformed entry (its
  * buffers are not even looked at).  @iov is the iterator's storage.
@@ -2119,6 +2305,8 @@ int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
 	struct kfab_req req __uninitialized;
 	struct kvec kv;
 
+	if (kfab_fast_submit(ep, ep->core->rxc, sqe))
+		return 0;
 	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
 		return kfab_msg_reject(ep, &req);
 	return kfab_msg_post(ep, &req);
@@ -2131,6 +2319,8 @@ int kfab_msg_submit_srx(struct kfab_rx_ctx *rxc, const struct kfab_sqe *sqe)
 	struct kfab_req req __uninitialized;
 	struct kvec kv;
 
+	if (kfab_fast_submit(NULL, rxc, sqe))
+		return 0;
 	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
 		return kfab_msg_reject_srx(rxc, &req);
 	return kfab_msg_post_srx(rxc, &req);

@@ -144,6 +144,13 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 		   READ_ONCE(srx->sq.head));
 }
 
+/* A message of @bytes received whole on one of the SRX's endpoints. */
+void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes)
+{
+	atomic64_inc(&srx->stats.rx_msgs);
+	atomic64_add(bytes, &srx->stats.rx_bytes);
+}
+
 /**
  * kfab_srx_count() - count a receive of an SRX that ended
  * @srx: the SRX
@@ -163,8 +170,7 @@ void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp)
 		atomic64_inc(&st->rx_errors);
 		return;
 	}
-	atomic64_inc(&st->rx_msgs);
-	atomic64_add(comp->entry.len, &st->rx_bytes);
+	kfab_srx_count_recv(srx, comp->entry.len);
 }
 
 static int kfab_srx_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
