@@ -883,6 +883,9 @@ struct kfab_srx_stats {
  *	NULL before it was looked up for this @target
  * @rx_gen: @rx_av's generation before @from was looked up
  * @from: the sender's index in @rx_av
+ * @not_local: the fast path found @not_local_addr (under @not_local_gen)
+ *	on no endpoint of this machine: it leaves its sends to the general
+ *	path without resolving it again
  */
 struct kfab_dest {
 	struct kfab_ep_core *target;
@@ -893,6 +896,9 @@ struct kfab_dest {
 	struct kfab_av *rx_av;
 	u64 rx_gen;
 	u64 from;
+	bool not_local;
+	u64 not_local_addr;
+	u64 not_local_gen;
 };
 
 /**

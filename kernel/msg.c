@@ -1476,7 +1476,7 @@ static int kfab_msg_probe(struct kfab_ep *ep, struct kfab_req *req, int kind,
  * resolve it once (struct kfab_dest): a later one borrows the doorbell's
  * reference (*@borrowed) while the sender's AV stays as it was.
  */
-static int kfab_msg_resolve(struct kfab_ep *ep, const struct kfab_req *req,
+static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 			    struct kfab_addr *dst,
 			    struct kfab_ep_core **target, bool *borrowed)
 {
@@ -1485,16 +1485,16 @@ static int kfab_msg_resolve(struct kfab_ep *ep, const struct kfab_req *req,
 	int rc;
 
 	*borrowed = false;
-	if (d && d->target && d->addr == req->addr &&
-	    d->rx_index == req->rx_index && d->av_gen == gen) {
+	if (d && d->target && d->addr == addr &&
+	    d->rx_index == rx_index && d->av_gen == gen) {
 		*dst = d->dst;
 		*target = d->target;
 		*borrowed = true;
 		return 0;
 	}
-	rc = kfab_av_addr_of(ep->av, req->addr, dst);
-	if (!rc && req->rx_index)
-		rc = kfab_addr_rx_ctx(dst, req->rx_index);
+	rc = kfab_av_addr_of(ep->av, addr, dst);
+	if (!rc && rx_index)
+		rc = kfab_addr_rx_ctx(dst, rx_index);
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, dst, target);
 	if (rc || !d)
@@ -1504,8 +1504,8 @@ static int kfab_msg_resolve(struct kfab_ep *ep, const struct kfab_req *req,
 		kfab_ep_core_put(d->target);
 	*d = (struct kfab_dest){
 		.target = *target,
-		.addr = req->addr,
-		.rx_index = req->rx_index,
+		.addr = addr,
+		.rx_index = rx_index,
 		.dst = *dst,
 		.av_gen = gen,
 	};
@@ -1536,7 +1536,8 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 	if (kfab_ep_cq_busy(ep, KFAB_TX))
 		return -EAGAIN;
 
-	rc = kfab_msg_resolve(ep, req, &dst, &target, &borrowed);
+	rc = kfab_msg_resolve(ep, req->addr, req->rx_index, &dst, &target,
+			      &borrowed);
 	if (req->flags & KFAB_SQE_PROBE) {
 		if (!rc && !borrowed)
 			kfab_ep_core_put(target);
@@ -2088,6 +2089,32 @@ static void kfab_fast_complete_send(struct kfab_ep *ep, int kind,
 }
 
 /*
+ * Whether @addr is the doorbell's destination @d on this machine: the
+ * last one, while the AV stays as it was, or resolved now (which makes it
+ * the last one).  An address found elsewhere (another node's, or none)
+ * is remembered, so that its sends are not resolved twice.
+ */
+static bool kfab_fast_dest(struct kfab_ep *ep, struct kfab_dest *d, u64 addr)
+{
+	u64 gen = kfab_av_generation(ep->av);
+	struct kfab_ep_core *target;
+	struct kfab_addr dst;
+	bool borrowed;
+
+	if (d->target && d->addr == addr && !d->rx_index && d->av_gen == gen)
+		return true;
+	if (d->not_local && d->not_local_addr == addr &&
+	    d->not_local_gen == gen)
+		return false;
+	if (!kfab_msg_resolve(ep, addr, 0, &dst, &target, &borrowed))
+		return true;
+	d->not_local = true;
+	d->not_local_addr = addr;
+	d->not_local_gen = gen;
+	return false;
+}
+
+/*
  * An inline send whose receive is the first one posted.  Return: true
  * when it is done (delivered and completed); false when the general path
  * must take it (nothing done).
@@ -2108,11 +2135,11 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	    sqe->rx_index || sqe->__reserved2 ||
 	    sqe->len > KFAB_CQ_PAYLOAD_MAX)
 		return false;
-	/* Resolved by an earlier send of this doorbell, its AV unchanged. */
-	if (!d || !d->target || d->addr != sqe->addr || d->rx_index ||
-	    d->av_gen != kfab_av_generation(ep->av))
+	if (!d || ep->kops || ep->cntr[KFAB_TX] ||
+	    kfab_ep_cq_busy(ep, KFAB_TX))
 		return false;
-	if (ep->kops || ep->cntr[KFAB_TX] || kfab_ep_cq_busy(ep, KFAB_TX))
+	/* The doorbell's last destination, or resolved here to become it. */
+	if (!kfab_fast_dest(ep, d, sqe->addr))
 		return false;
 
 	target = d->target;
