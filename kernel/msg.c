@@ -2070,39 +2070,52 @@ MODULE_PARM_DESC(fast_path,
 #define KFAB_FAST_SEND_FLAGS	(KFAB_SQE_INLINE | KFAB_SQE_COMPLETION | \
 				 KFAB_SQE_REMOTE_CQ_DATA)
 
+/* A completion entry, each member written once. */
+static void kfab_fast_entry(struct kfab_cq_entry *e, u64 context, u64 flags,
+			    u64 len, u64 buf, u64 tag, u64 src)
+{
+	e->op_context = context;
+	e->flags = flags;
+	e->len = len;
+	e->buf = buf;
+	e->data = 0;
+	e->tag = tag;
+	e->src_addr = src;
+	e->cookie = 0;
+}
+
 /* The sender's completion: the ring's fast post, or the general one. */
 static void kfab_fast_complete_send(struct kfab_ep *ep, int kind,
 				    const struct kfab_sqe *sqe)
 {
-	struct kfab_cq_entry e = {
-		.op_context = sqe->context,
-		.flags = KFAB_COMP_SEND | kfab_comp_kind(kind),
-	};
 	struct kfab_cq *cq = ep->cq[KFAB_TX];
+	/* Every member set below: not zeroed first, once per message. */
+	struct kfab_cq_entry e __uninitialized;
 	bool overflowed;
 
 	trace_kfab_complete(ep->core->num, KFAB_TX, sqe->context, 0, 0);
 	if (!cq || !(sqe->flags & KFAB_SQE_COMPLETION))
 		return;
+	kfab_fast_entry(&e, sqe->context, KFAB_COMP_SEND | kfab_comp_kind(kind),
+			0, 0, 0, 0);
 	if (!kfab_cq_post_fast(cq, &e, NULL))
 		kfab_cq_post_payload(cq, &e, NULL, &overflowed);
 }
 
 /*
- * Whether @addr is the doorbell's destination @d on this machine: the
- * last one, while the AV stays as it was, or resolved now (which makes it
- * the last one).  An address found elsewhere (another node's, or none)
- * is remembered, so that its sends are not resolved twice.
+ * @addr, not the doorbell's destination @d (or no longer: the AV is at
+ * generation @gen now), resolved: true when it is an endpoint of this
+ * machine, which then becomes @d.  An address found elsewhere (another
+ * node's, or none) is remembered, so that its sends are not resolved
+ * twice.
  */
-static bool kfab_fast_dest(struct kfab_ep *ep, struct kfab_dest *d, u64 addr)
+static noinline bool kfab_fast_dest(struct kfab_ep *ep, struct kfab_dest *d,
+				    u64 addr, u64 gen)
 {
-	u64 gen = kfab_av_generation(ep->av);
 	struct kfab_ep_core *target;
 	struct kfab_addr dst;
 	bool borrowed;
 
-	if (d->target && d->addr == addr && !d->rx_index && d->av_gen == gen)
-		return true;
 	if (d->not_local && d->not_local_addr == addr &&
 	    d->not_local_gen == gen)
 		return false;
@@ -2124,11 +2137,12 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 {
 	struct kfab_dest *d = ep->dest;
 	struct kfab_ep_core *target;
-	struct kfab_cq_entry e;
+	/* Every member set before use: not zeroed first, once per message. */
+	struct kfab_cq_entry e __uninitialized;
 	struct kfab_rx_ctx *rxc;
 	struct kfab_recv *recv;
 	struct kfab_ep *rx;
-	u64 from;
+	u64 from, gen;
 
 	if ((sqe->flags & ~KFAB_FAST_SEND_FLAGS) ||
 	    !(sqe->flags & KFAB_SQE_INLINE) || sqe->iov_count ||
@@ -2139,7 +2153,10 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	    kfab_ep_cq_busy(ep, KFAB_TX))
 		return false;
 	/* The doorbell's last destination, or resolved here to become it. */
-	if (!kfab_fast_dest(ep, d, sqe->addr))
+	gen = kfab_av_generation(ep->av);
+	if (!(d->target && d->addr == sqe->addr && !d->rx_index &&
+	      d->av_gen == gen) &&
+	    !kfab_fast_dest(ep, d, sqe->addr, gen))
 		return false;
 
 	target = d->target;
@@ -2161,15 +2178,10 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	     !kfab_tag_match(recv->tag, recv->ignore, sqe->tag)))
 		goto general;
 	/* As kfab_recv_deliver() and kfab_complete_recv() would report it. */
-	e = (struct kfab_cq_entry){
-		.op_context = recv->context,
-		.flags = KFAB_COMP_RECV | kfab_comp_kind(kind) |
-			 KFAB_COMP_PAYLOAD,
-		.len = sqe->len,
-		.buf = recv->base,
-		.tag = sqe->tag,
-		.src_addr = from,
-	};
+	kfab_fast_entry(&e, recv->context,
+			KFAB_COMP_RECV | kfab_comp_kind(kind) |
+			KFAB_COMP_PAYLOAD, sqe->len, recv->base, sqe->tag,
+			from);
 	if (sqe->flags & KFAB_SQE_REMOTE_CQ_DATA) {
 		e.flags |= KFAB_COMP_REMOTE_CQ_DATA;
 		e.data = sqe->data;
@@ -2326,31 +2338,44 @@ static bool kfab_sqe_to_req(const struct kfab_sqe *sqe, struct kfab_req *req,
  * reads them, so they skip the kernel's zeroing of stack variables (once
  * per message here).
  */
-int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
+static noinline int kfab_msg_submit_general(struct kfab_ep *ep,
+					    const struct kfab_sqe *sqe)
 {
 	struct iovec iov[KFAB_IOV_MAX] __uninitialized;
 	struct kfab_req req __uninitialized;
 	struct kvec kv;
 
-	if (kfab_fast_submit(ep, ep->core->rxc, sqe))
-		return 0;
 	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
 		return kfab_msg_reject(ep, &req);
 	return kfab_msg_post(ep, &req);
 }
 
-/* An entry of a shared receive context's ring, as kfab_msg_submit(). */
-int kfab_msg_submit_srx(struct kfab_rx_ctx *rxc, const struct kfab_sqe *sqe)
+/* The general path's frame (a request, its iovecs) only when it is taken. */
+int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
+{
+	if (kfab_fast_submit(ep, ep->core->rxc, sqe))
+		return 0;
+	return kfab_msg_submit_general(ep, sqe);
+}
+
+static noinline int kfab_msg_submit_srx_general(struct kfab_rx_ctx *rxc,
+						const struct kfab_sqe *sqe)
 {
 	struct iovec iov[KFAB_IOV_MAX] __uninitialized;
 	struct kfab_req req __uninitialized;
 	struct kvec kv;
 
-	if (kfab_fast_submit(NULL, rxc, sqe))
-		return 0;
 	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
 		return kfab_msg_reject_srx(rxc, &req);
 	return kfab_msg_post_srx(rxc, &req);
+}
+
+/* An entry of a shared receive context's ring, as kfab_msg_submit(). */
+int kfab_msg_submit_srx(struct kfab_rx_ctx *rxc, const struct kfab_sqe *sqe)
+{
+	if (kfab_fast_submit(NULL, rxc, sqe))
+		return 0;
+	return kfab_msg_submit_srx_general(rxc, sqe);
 }
 
 /* The oldest receive on @posted with @context, or NULL. */
