@@ -647,7 +647,9 @@ void kfab_recv_put_cached(struct kfab_rx_ctx *rxc, struct kfab_recv *recv)
 {
 	if (!refcount_dec_and_test(&recv->users))
 		return;
-	kfab_buf_put(&recv->buf);
+	/* An unpinned receive's buffer holds nothing (and it is most of them). */
+	if (!recv->unpinned)
+		kfab_buf_put(&recv->buf);
 	if (atomic_inc_return(&rxc->nr_free_recvs) <= KFAB_RECV_CACHE_MAX) {
 		llist_add(&recv->free, &rxc->free_recvs);
 		return;
@@ -1821,8 +1823,12 @@ int kfab_rx_ctx_pin_small(struct kfab_rx_ctx *rxc, struct kfab_ep *ep)
 			iov_iter_ubuf(&iter, ITER_DEST,
 				      u64_to_user_ptr(recv->base), recv->len);
 			rc = kfab_buf_get(&recv->buf, &iter, true, NULL);
-			if (rc)
+			if (rc) {
+				/* Unpinned holds nothing (kfab_recv_put_cached()). */
+				kfab_buf_put(&recv->buf);
+				recv->buf = (struct kfab_buf){};
 				return rc;
+			}
 			recv->unpinned = false;
 		}
 	}

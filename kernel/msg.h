@@ -46,7 +46,8 @@ struct kfab_msg {
  * @len: bytes of buffer
  * @used: FI_MULTI_RECV: bytes taken so far
  * @min_free: FI_MULTI_RECV: the least free space the buffer keeps serving
- * @unpinned: small: nothing pinned, the message travels in the completion
+ * @unpinned: small: nothing pinned (@buf empty), the message travels in
+ *	the completion
  * @users: the poster's, and one per pull (peer.c) that writes into @buf
  * @buf: the pinned buffers (unless @unpinned)
  */
