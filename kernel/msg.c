@@ -2213,8 +2213,9 @@ general:
 }
 
 /*
- * A small receive, posted while no message of its kind waits: it goes to
- * the end of the posted list unpinned (kfab_recv_skips_pin()'s case).
+ * A small receive, from any source or one its AV holds, posted while no
+ * message of its kind waits: it goes to the end of the posted list
+ * unpinned (kfab_recv_skips_pin()'s case).
  * @owner: the endpoint posting on its own receive context, or NULL (SRX).
  * Return: as kfab_fast_send().
  */
@@ -2225,8 +2226,7 @@ static bool kfab_fast_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	struct kfab_recv *recv;
 
 	if (sqe->flags != KFAB_SQE_COMPLETION || sqe->iov_count != 1 ||
-	    sqe->rx_index || sqe->__reserved2 ||
-	    sqe->addr != KFAB_CQ_ADDR_NOTAVAIL || !len ||
+	    sqe->rx_index || sqe->__reserved2 || !len ||
 	    len > KFAB_CQ_PAYLOAD_MAX)
 		return false;
 	if (owner && (owner->srx || !kfab_ep_rx_payload(owner) ||
@@ -2234,8 +2234,10 @@ static bool kfab_fast_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		return false;
 
 	mutex_lock(&rxc->lock);
+	/* A source its AV does not hold fails on the general path. */
 	if (!list_empty(&rxc->unexpected[kind]) ||
-	    (!owner && rxc->pins_small))
+	    (!owner && rxc->pins_small) ||
+	    kfab_recv_check_src(rxc, sqe->addr))
 		goto general;
 	recv = kfab_recv_alloc(rxc);
 	if (!recv)
@@ -2244,7 +2246,7 @@ static bool kfab_fast_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	recv->context = sqe->context;
 	recv->tag = sqe->tag;
 	recv->ignore = sqe->ignore;
-	recv->src = KFAB_CQ_ADDR_NOTAVAIL;
+	recv->src = sqe->addr;
 	recv->flags = sqe->flags;
 	recv->base = sqe->iov[0].base;
 	recv->len = len;

@@ -1805,11 +1805,12 @@ static size_t cq_transcript(struct raw_ep *r, uint64_t from, char *out,
 
 /*
  * One sequence of small inline sends and receives that takes the fast
- * path where it can (a send after the first of its doorbell, the first
- * receive posted matching it) and leaves it for the general one wherever
- * a condition fails: a tag or source the first receive does not take, a
- * receive too short, a message that finds no receive, a receive that
- * finds a message waiting.  Into @rx and @tx: what the receiver's and the
+ * path where it can (a send whose first posted receive takes it, a
+ * receive posted while nothing waits) and leaves it for the general one
+ * wherever a condition fails: a tag or source the first receive does not
+ * take, a receive from a source its AV does not hold, a receive too
+ * short, a message that finds no receive, a receive that finds a message
+ * waiting.  Into @rx and @tx: what the receiver's and the
  * sender's CQs then hold, and the receive buffers.
  */
 static int fast_path_sequence(struct raw_ep *a, struct raw_ep *b, char *rx,
@@ -1829,7 +1830,12 @@ static int fast_path_sequence(struct raw_ep *a, struct raw_ep *b, char *rx,
 		return -1;
 	to_p = peer(b, &p);
 	from_b = peer(&p, b);
-	/* Receives: plain, directed, two tagged, short, large, plain. */
+	/*
+	 * Receives: from a source the AV does not hold (an error), plain,
+	 * directed, two tagged, short, large, plain.
+	 */
+	s = sqe_buf(KFAB_OP_RECV, 20, 4242, bufs[0], 8);
+	queue(&p, &s);
 	s = sqe_buf(KFAB_OP_RECV, 1, ANY, bufs[1], 8);
 	queue(&p, &s);
 	s = sqe_buf(KFAB_OP_RECV, 2, from_b, bufs[2], 8);
