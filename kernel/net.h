@@ -129,6 +129,9 @@ struct kfab_link {
  * @hold: a connection in becomes a peer's to send on too (a reference,
  *	ended by @release)
  * @release: stop sending on a link and shut its connection down
+ * @abort: optional: as @release, for a link given up while the session
+ *	goes on, which the other node must take for a reset, not an end
+ *	(without it, @release)
  * @send_kvec: send @len bytes of @kv (copied), blocking
  * @send_pages: send @len bytes of a message's pinned pages from @off,
  *	without copying them where the engine can, blocking
@@ -160,6 +163,7 @@ struct kfab_engine {
 	void (*start)(struct kfab_link *link, const struct kfab_addr *local);
 	struct kfab_link *(*hold)(struct kfab_conn *conn);
 	void (*release)(struct kfab_link *link);
+	void (*abort)(struct kfab_link *link);
 	int (*send_kvec)(struct kfab_link *link, struct kvec *kv,
 			 unsigned int nr, size_t len, bool more);
 	int (*send_pages)(struct kfab_link *link, struct kfab_buf *buf,

@@ -2003,8 +2003,14 @@ static void kfab_peer_conn_lost(struct kfab_peer *peer, int rc,
 	mutex_unlock(&peer->lock);
 	if (down)
 		kfab_nl_notify_peer(peer->node->net, &info, false, true);
-	/* Its reader ends too, and finds it is not the peer's any more. */
-	if (out)
+	/*
+	 * Its reader ends too, and finds it is not the peer's any more.  A
+	 * session that goes on resets it: the other node may not have
+	 * noticed yet, and must not take it for an end.
+	 */
+	if (out && resume && out->engine->abort)
+		out->engine->abort(out);
+	else if (out)
 		out->engine->release(out);
 	kfab_frames_free(&gone);
 	if (resume)

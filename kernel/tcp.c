@@ -178,8 +178,15 @@ static void kfab_tcp_rx_work(struct work_struct *work)
 	} while (!rc);
 	if (rc != -ESHUTDOWN && rc != -ECONNRESET && rc != -EPIPE)
 		pr_debug("kfab: connection dropped: %d\n", rc);
-	/* Its sender must not block on it while its peer lets it go. */
-	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
+	/*
+	 * Its sender must not block on it while its peer lets it go.  A
+	 * frame on a connection given up (-ESTALE) means the other node
+	 * still sends on it: a reset, so that it carries the session on.
+	 */
+	if (rc == -ESTALE)
+		tcp_abort(tc->sock->sk, ECONNRESET);
+	else
+		kernel_sock_shutdown(tc->sock, SHUT_RDWR);
 	kfab_conn_closed(&tc->conn, rc);
 	mutex_lock(&node->lock);
 	list_del(&tc->conn.link);
@@ -294,6 +301,20 @@ static void kfab_tcp_release(struct kfab_link *link)
 	struct kfab_tcp_conn *tc = kfab_tcp_link_conn(link);
 
 	kernel_sock_shutdown(tc->sock, SHUT_RDWR);
+	kfab_tcp_conn_put(tc);
+}
+
+/*
+ * As kfab_tcp_release(), for a connection given up while the session goes
+ * on: a RST, not a FIN, which the other node, if it still sends on it,
+ * would take for the end of the session (kfab_tcp_eof()).  Our reader
+ * wakes with the error.
+ */
+static void kfab_tcp_abort(struct kfab_link *link)
+{
+	struct kfab_tcp_conn *tc = kfab_tcp_link_conn(link);
+
+	tcp_abort(tc->sock->sk, ECONNRESET);
 	kfab_tcp_conn_put(tc);
 }
 
@@ -556,6 +577,7 @@ const struct kfab_engine kfab_tcp_engine = {
 	.start = kfab_tcp_start,
 	.hold = kfab_tcp_hold,
 	.release = kfab_tcp_release,
+	.abort = kfab_tcp_abort,
 	.send_kvec = kfab_tcp_send_kvec,
 	.send_pages = kfab_tcp_send_pages,
 	.recv = kfab_tcp_recv,
