@@ -100,7 +100,7 @@ void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
 	atomic64_add(bytes, &ep->stats.tx_bytes);
 }
 
-/* A message of @bytes received whole (msg.c's fast path; as below). */
+/* A message of @bytes received whole; on its SRX too, if any. */
 void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes)
 {
 	if (ep->srx)
@@ -120,19 +120,18 @@ static void kfab_ep_count(struct kfab_ep *ep, const struct kfab_comp *comp)
 
 	if (comp->dir == KFAB_RX && (comp->req_flags & KFAB_SQE_PEEK))
 		return;
+	if (!comp->status) {
+		if (comp->dir == KFAB_RX)
+			kfab_ep_count_recv(ep, comp->entry.len);
+		return;
+	}
 	if (comp->dir == KFAB_RX && ep->srx)
-		kfab_srx_count(ep->srx, comp);
+		kfab_srx_count_err(ep->srx, comp->status);
 	if (comp->status == -KFAB_ERR_TRUNC)
 		atomic64_inc(&st->truncated);
 	else if (comp->status == -ECANCELED)
 		atomic64_inc(&st->canceled);
-	if (comp->status)
-		atomic64_inc(comp->dir == KFAB_TX ? &st->tx_errors :
-						    &st->rx_errors);
-	else if (comp->dir == KFAB_RX) {
-		atomic64_inc(&st->rx_msgs);
-		atomic64_add(comp->entry.len, &st->rx_bytes);
-	}
+	atomic64_inc(comp->dir == KFAB_TX ? &st->tx_errors : &st->rx_errors);
 }
 
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp)

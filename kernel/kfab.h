@@ -1040,7 +1040,7 @@ static inline u64 kfab_rx_ctx_unexp_total(struct kfab_rx_ctx *rxc)
 }
 
 int kfab_rx_ctx_nl_fill(struct sk_buff *skb, struct kfab_rx_ctx *rxc);
-void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp);
+void kfab_srx_count_err(struct kfab_srx *srx, int status);
 void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes);
 
 /* msg.c */

@@ -152,25 +152,22 @@ void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes)
 }
 
 /**
- * kfab_srx_count() - count a receive of an SRX that ended
+ * kfab_srx_count_err() - count a receive of an SRX that failed
  * @srx: the SRX
- * @comp: its completion, on one of the SRX's endpoints (not a peek)
+ * @status: its completion's status, on one of the SRX's endpoints (not a
+ *	peek)
  *
  * Wherever its endpoint counts it: kfab_ep_complete(), any context.
  */
-void kfab_srx_count(struct kfab_srx *srx, const struct kfab_comp *comp)
+void kfab_srx_count_err(struct kfab_srx *srx, int status)
 {
 	struct kfab_srx_stats *st = &srx->stats;
 
-	if (comp->status == -KFAB_ERR_TRUNC)
+	if (status == -KFAB_ERR_TRUNC)
 		atomic64_inc(&st->truncated);
-	else if (comp->status == -ECANCELED)
+	else if (status == -ECANCELED)
 		atomic64_inc(&st->canceled);
-	if (comp->status) {
-		atomic64_inc(&st->rx_errors);
-		return;
-	}
-	kfab_srx_count_recv(srx, comp->entry.len);
+	atomic64_inc(&st->rx_errors);
 }
 
 static int kfab_srx_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
