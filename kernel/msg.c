@@ -1472,6 +1472,14 @@ static int kfab_msg_probe(struct kfab_ep *ep, struct kfab_req *req, int kind,
 	return 0;
 }
 
+/* Whether @d is where a send to @addr and @rx_index goes, AV at @gen. */
+static bool kfab_dest_is(const struct kfab_dest *d, u64 addr, u16 rx_index,
+			 u64 gen)
+{
+	return d->target && d->addr == addr && d->rx_index == rx_index &&
+	       d->av_gen == gen;
+}
+
 /*
  * Where a send goes: *@dst, and with 0 the endpoint of this machine
  * (*@target, a reference) that has it.  A doorbell's sends to one address
@@ -1487,8 +1495,7 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 	int rc;
 
 	*borrowed = false;
-	if (d && d->target && d->addr == addr &&
-	    d->rx_index == rx_index && d->av_gen == gen) {
+	if (d && kfab_dest_is(d, addr, rx_index, gen)) {
 		*dst = d->dst;
 		*target = d->target;
 		*borrowed = true;
@@ -2160,8 +2167,7 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 		return false;
 	/* The doorbell's last destination, or resolved here to become it. */
 	gen = kfab_av_generation(ep->av);
-	if (!(d->target && d->addr == sqe->addr && !d->rx_index &&
-	      d->av_gen == gen) &&
+	if (!kfab_dest_is(d, sqe->addr, 0, gen) &&
 	    !kfab_fast_dest(ep, d, sqe->addr, gen))
 		return false;
 
