@@ -540,12 +540,35 @@ enum shim_ring_bell {
 };
 
 /*
- * Write @sqe into the next slot.  Without @more, publish the tail and
- * ring as @bell says.  A full ring is published and rung (unless
- * SHIM_BELL_NONE) once before -FI_EAGAIN.
+ * The next slot, its header zeroed, or NULL when the ring is full: then
+ * the ring is published and rung once first (unless SHIM_BELL_NONE).  The
+ * caller writes the entry in place, then shim_ring_commit() counts it;
+ * a slot left uncommitted is as if never taken.
  */
+struct kfab_sqe *shim_ring_slot(struct shim_ring *ring,
+				enum shim_ring_bell bell);
+/* Count the slot filled: without @more, publish and ring as @bell says. */
+ssize_t shim_ring_commit(struct shim_ring *ring, bool more,
+			 enum shim_ring_bell bell);
+/* shim_ring_slot(), a copy of @sqe (its used part), shim_ring_commit(). */
 ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 		       bool more, enum shim_ring_bell bell);
+
+/*
+ * The bytes of @sqe the kernel reads: the header, then as much of the
+ * union as the header says is used (the payload, or iov_count buffers).
+ * The rest of an entry built on the stack need not be initialised.
+ */
+static inline size_t shim_sqe_size(const struct kfab_sqe *sqe)
+{
+	size_t used = sqe->flags & KFAB_SQE_INLINE ?
+		      sqe->len : sqe->iov_count * sizeof(sqe->iov[0]);
+
+	if (used > sizeof(sqe->iov))
+		used = sizeof(sqe->iov);
+	return offsetof(struct kfab_sqe, iov) + used;
+}
+
 /* Publish a pending FI_MORE batch and ring the doorbell. */
 void shim_ring_flush(struct shim_ring *ring);
 /*

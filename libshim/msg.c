@@ -108,51 +108,78 @@ static ssize_t shim_sqe_set_iov(struct kfab_sqe *sqe, const struct iovec *iov,
 	return 0;
 }
 
-/* The payload into the entry itself: -FI_EINVAL beyond KFAB_INLINE_MAX. */
-static ssize_t shim_sqe_set_inline(struct kfab_sqe *sqe,
-				   const struct iovec *iov, size_t count)
+/*
+ * A send's payload, checked before anything is written: its length, and
+ * whether it goes in the entry (@in_entry).  An inject's payload must fit
+ * the entry (-FI_EINVAL, as must its buffers' addresses); other sends are
+ * held to the message size (-FI_EMSGSIZE).  A small send carries its
+ * payload in the entry even without FI_INJECT: the kernel then copies
+ * from its own copy of the entry, with no user iterator and no checked
+ * user copy (Documentation/bench.rst, "Where a window's time goes").  Not
+ * for FI_DELIVERY_COMPLETE, which the kernel delivers from the caller's
+ * buffer, nor for a NULL buffer, whose send fails in the kernel with
+ * FI_EFAULT as any bad buffer's does.
+ */
+static ssize_t shim_send_payload(const struct shim_ep *ep,
+				 const struct iovec *iov, size_t count,
+				 bool inject, bool delivery, uint64_t *total,
+				 bool *in_entry)
 {
-	size_t i, len = 0;
+	bool null_base = false;
+	uint64_t sum = 0;
+	size_t i;
 
 	if (count > KFAB_IOV_MAX || (count && !iov))
 		return -FI_EINVAL;
 	for (i = 0; i < count; i++) {
-		if (iov[i].iov_len > KFAB_INLINE_MAX - len)
+		if (inject && iov[i].iov_len > KFAB_INLINE_MAX - sum)
 			return -FI_EINVAL;
+		if (iov[i].iov_len > SHIM_MAX_MSG_SIZE)
+			return -FI_EMSGSIZE;
 		if (iov[i].iov_len && !iov[i].iov_base)
-			return -FI_EINVAL;
+			null_base = true;
+		sum += iov[i].iov_len;
+	}
+	if (inject && null_base)
+		return -FI_EINVAL;
+	if (sum > SHIM_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	/* A datagram's own limit (the inline path is below it). */
+	if (!inject && count && sum > ep->max_msg_size)
+		return -FI_EMSGSIZE;
+	*total = sum;
+	*in_entry = inject ||
+		    (!delivery && sum <= KFAB_INLINE_MAX && !null_base);
+	return 0;
+}
+
+/* Checked by shim_send_payload(): the payload into the entry itself. */
+static void shim_sqe_put_inline(struct kfab_sqe *sqe, const struct iovec *iov,
+				size_t count, uint64_t total)
+{
+	size_t i, len = 0;
+
+	for (i = 0; i < count; i++) {
 		if (iov[i].iov_len)
 			memcpy(sqe->inline_data + len, iov[i].iov_base,
 			       iov[i].iov_len);
 		len += iov[i].iov_len;
 	}
 	sqe->flags |= KFAB_SQE_INLINE;
-	sqe->len = len;
-	sqe->iov_count = 0;
-	return 0;
+	sqe->len = total;
 }
 
-/*
- * A small send carries its payload in the entry even without FI_INJECT:
- * the kernel then copies from its own copy of the entry, with no user
- * iterator and no checked user copy (Documentation/bench.rst, "Where a
- * window's time goes").  Not for FI_DELIVERY_COMPLETE, which the kernel
- * delivers from the caller's buffer, nor for a NULL buffer, whose send
- * fails in the kernel with FI_EFAULT as any bad buffer's does.
- */
-static bool shim_send_goes_inline(const struct kfab_sqe *sqe,
-				  const struct iovec *iov, size_t count,
-				  uint64_t total)
+/* Checked by shim_send_payload(): the buffers into the entry. */
+static void shim_sqe_put_iov(struct kfab_sqe *sqe, const struct iovec *iov,
+			     size_t count)
 {
 	size_t i;
 
-	if ((sqe->flags & (KFAB_SQE_INLINE | KFAB_SQE_DELIVERY_COMPLETE)) ||
-	    total > KFAB_INLINE_MAX)
-		return false;
-	for (i = 0; i < count; i++)
-		if (iov[i].iov_len && !iov[i].iov_base)
-			return false;
-	return true;
+	for (i = 0; i < count; i++) {
+		sqe->iov[i].base = (uintptr_t)iov[i].iov_base;
+		sqe->iov[i].len = iov[i].iov_len;
+	}
+	sqe->iov_count = (uint8_t)count;
 }
 
 /*
@@ -182,8 +209,13 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 			 uint64_t tag, uint64_t data, void *context,
 			 uint64_t flags, bool inject)
 {
-	struct kfab_sqe sqe = { 0 };
-	uint64_t total = 0;
+	bool copied = inject || (flags & FI_INJECT), delivery = false;
+	enum shim_ring_bell bell = SHIM_BELL_LAZY;
+	bool in_entry;
+	uint32_t sqe_flags = 0;
+	uint16_t rx_index = 0;
+	struct kfab_sqe *sqe;
+	uint64_t total;
 	ssize_t ret;
 
 	/* A connected endpoint sends to its peer, whatever @dest says. */
@@ -193,42 +225,61 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 			return ret;
 	}
 	/* fi_rx_addr(): the kernel picks the receive context (sep.c). */
-	ret = shim_av_rx_split(shim_read_once(&ep->av), &dest, &sqe.rx_index);
+	ret = shim_av_rx_split(shim_read_once(&ep->av), &dest, &rx_index);
 	if (ret)
 		return ret;
-	sqe.opcode = op;
-	sqe.context = (uintptr_t)context;
-	sqe.addr = dest;
-	sqe.tag = tag;
-	if (flags & FI_REMOTE_CQ_DATA) {
-		sqe.flags |= KFAB_SQE_REMOTE_CQ_DATA;
-		sqe.data = data;
-	}
+	if (flags & FI_REMOTE_CQ_DATA)
+		sqe_flags |= KFAB_SQE_REMOTE_CQ_DATA;
+	else
+		data = 0;
 	if (flags & FI_FENCE)
-		sqe.flags |= KFAB_SQE_FENCE;
+		sqe_flags |= KFAB_SQE_FENCE;
 	if (flags & FI_DELIVERY_COMPLETE) {
 		/* The kernel delivers an inline payload from its own copy. */
-		if (inject || (flags & FI_INJECT))
+		if (copied)
 			return -FI_EBADFLAGS;
 		/* fi_cq(3): "applies only to reliable endpoints" */
 		if (ep->type == FI_EP_DGRAM)
 			return -FI_EBADFLAGS;
-		sqe.flags |= KFAB_SQE_DELIVERY_COMPLETE;
+		sqe_flags |= KFAB_SQE_DELIVERY_COMPLETE;
+		delivery = true;
 	}
-	if (inject || (flags & FI_INJECT))
-		ret = shim_sqe_set_inline(&sqe, iov, count);
-	else
-		ret = shim_sqe_set_iov(&sqe, iov, count, &total);
+	ret = shim_send_payload(ep, iov, count, copied, delivery, &total,
+				&in_entry);
 	if (ret)
 		return ret;
-	/* A datagram's own limit (the inline path is below it). */
-	if (sqe.iov_count && total > ep->max_msg_size)
-		return -FI_EMSGSIZE;
-	if (shim_send_goes_inline(&sqe, iov, count, total))
-		shim_sqe_set_inline(&sqe, iov, count);
 	if (!inject && shim_want_completion(ep->tx_selective, flags))
-		sqe.flags |= KFAB_SQE_COMPLETION;
-	return shim_ep_post(ep, &sqe, flags & FI_MORE);
+		sqe_flags |= KFAB_SQE_COMPLETION;
+	/* A send that reports no completion rings at once (ring.c). */
+	if (!(sqe_flags & KFAB_SQE_COMPLETION))
+		bell = SHIM_BELL_NOW;
+
+	/* Written in place: no entry on the stack to clear and copy. */
+	pthread_mutex_lock(&ep->lock);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	sqe = shim_ring_slot(&ep->ring, bell);
+	if (!sqe) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	sqe->opcode = op;
+	sqe->rx_index = rx_index;
+	sqe->flags = sqe_flags;
+	sqe->context = (uintptr_t)context;
+	sqe->addr = dest;
+	sqe->tag = tag;
+	sqe->data = data;
+	if (in_entry)
+		shim_sqe_put_inline(sqe, iov, count, total);
+	else
+		shim_sqe_put_iov(sqe, iov, count);
+	ret = shim_ring_commit(&ep->ring, flags & FI_MORE, bell);
+out:
+	pthread_mutex_unlock(&ep->lock);
+	return ret;
 }
 
 /**
@@ -309,7 +360,7 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 			      fi_addr_t src, uint64_t tag, uint64_t ignore,
 			      void *context, uint64_t flags)
 {
-	struct kfab_sqe sqe = { 0 };
+	struct kfab_sqe sqe;
 	struct shim_srx *srx = NULL;
 	struct shim_ep *ep = NULL;
 	size_t min_multi_recv;
@@ -335,6 +386,8 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 		min_multi_recv = shim_read_once(&ep->min_multi_recv);
 		selective = ep->rx_selective;
 	}
+	/* The header: the ring takes no more of the rest than is used. */
+	memset(&sqe, 0, offsetof(struct kfab_sqe, iov));
 	if (flags & FI_MULTI_RECV) {
 		if (op != KFAB_OP_RECV)
 			return -FI_EBADFLAGS;

@@ -107,6 +107,7 @@ int shim_ring_map(struct shim_ring *ring, int fd, uint32_t id,
 	int ret;
 
 	if (!n || (n & (n - 1)) || l->entry_size < sizeof(struct kfab_sqe) ||
+	    l->entry_size % sizeof(uint64_t) ||
 	    l->off_tail % sizeof(uint32_t) || l->off_head % sizeof(uint32_t) ||
 	    l->off_entries % sizeof(uint64_t) ||
 	    l->off_tail + sizeof(uint32_t) > l->region.size ||
@@ -270,25 +271,46 @@ void shim_ring_flush(struct shim_ring *ring)
 		shim_ring_doorbell(ring);
 }
 
-ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
-		       bool more, enum shim_ring_bell bell)
+/* The next slot, or NULL when the ring is full (shim_ring_slot()). */
+static struct kfab_sqe *shim_ring_next(struct shim_ring *ring,
+				       enum shim_ring_bell bell)
 {
 	uint8_t *slot;
 
 	if (shim_ring_used(ring) >= ring->entries) {
 		shim_ring_publish(ring);
 		if (bell == SHIM_BELL_NONE)
-			return -FI_EAGAIN;
+			return NULL;
 		shim_ring_doorbell(ring);
 		if (shim_ring_used(ring) >= ring->entries)
-			return -FI_EAGAIN;
+			return NULL;
 	}
 	slot = ring->sqes + (size_t)(ring->local_tail & ring->mask) *
 	       ring->entry_size;
-	memcpy(slot, sqe, sizeof(*sqe));
 	/* A kernel entry larger than ours: what we do not know is zero. */
-	if (ring->entry_size > sizeof(*sqe))
-		memset(slot + sizeof(*sqe), 0, ring->entry_size - sizeof(*sqe));
+	if (ring->entry_size > sizeof(struct kfab_sqe))
+		memset(slot + sizeof(struct kfab_sqe), 0,
+		       ring->entry_size - sizeof(struct kfab_sqe));
+	return (struct kfab_sqe *)slot;
+}
+
+/*
+ * Only the header is cleared: the kernel reads no more of the rest than
+ * the header says is used, so a small entry costs no 128-byte clear.
+ */
+struct kfab_sqe *shim_ring_slot(struct shim_ring *ring,
+				enum shim_ring_bell bell)
+{
+	struct kfab_sqe *slot = shim_ring_next(ring, bell);
+
+	if (slot)
+		memset(slot, 0, offsetof(struct kfab_sqe, iov));
+	return slot;
+}
+
+ssize_t shim_ring_commit(struct shim_ring *ring, bool more,
+			 enum shim_ring_bell bell)
+{
 	ring->local_tail++;
 	if (more)
 		return 0;
@@ -306,6 +328,25 @@ ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
 		/* Whatever waited goes with it: the ring is not due after. */
 		shim_ring_progress(ring);
 	return 0;
+}
+
+ssize_t shim_ring_post(struct shim_ring *ring, const struct kfab_sqe *sqe,
+		       bool more, enum shim_ring_bell bell)
+{
+	struct kfab_sqe *slot = shim_ring_next(ring, bell);
+	unsigned int i;
+
+	if (!slot)
+		return -FI_EAGAIN;
+	/* The header whole, then what it says is used (shim_sqe_size()). */
+	memcpy(slot, sqe, offsetof(struct kfab_sqe, iov));
+	if (sqe->flags & KFAB_SQE_INLINE)
+		memcpy(slot->inline_data, sqe->inline_data,
+		       shim_sqe_size(sqe) - offsetof(struct kfab_sqe, iov));
+	else
+		for (i = 0; i < sqe->iov_count && i < KFAB_IOV_MAX; i++)
+			slot->iov[i] = sqe->iov[i];
+	return shim_ring_commit(ring, more, bell);
 }
 
 bool shim_ring_progress(struct shim_ring *ring)
