@@ -696,7 +696,12 @@ struct kfab_peer;
  *	messages are copied into, or NULL; set before any endpoint joins
  * @free_recvs: posted receives done with, kept for the next posts
  *	(msg.c, kfab_recv_alloc()): pushed by anyone, taken under @lock
- * @nr_free_recvs: how many, at most KFAB_RECV_CACHE_MAX
+ * @nr_free_recvs: how many
+ * @spare_recvs: the same, put back under @lock by whoever holds it
+ *	(kfab_recv_put_locked(): no atomic operation), taken first; a
+ *	stack linked through their @free, kept under @lock
+ * @nr_spare_recvs: how many; with @nr_free_recvs about
+ *	KFAB_RECV_CACHE_MAX at most
  * @pins_small: an SRX's: an endpoint whose receive completions cannot
  *	carry a message joined, so every receive pins its buffer (msg.c,
  *	kfab_rx_ctx_pin_small()); never cleared
@@ -715,6 +720,8 @@ struct kfab_rx_ctx {
 	struct kfab_bufrecv *bufrecv;
 	struct llist_head free_recvs;
 	atomic_t nr_free_recvs;
+	struct llist_node *spare_recvs;
+	unsigned int nr_spare_recvs;
 	bool pins_small;
 };
 

@@ -124,6 +124,8 @@ static void kfab_rx_ctx_release(struct kref *ref)
 	llist_for_each_entry_safe(recv, next, llist_del_all(&rxc->free_recvs),
 				  free)
 		kfree(recv);
+	llist_for_each_entry_safe(recv, next, rxc->spare_recvs, free)
+		kfree(recv);
 	kfab_rx_ctx_bufrecv_free(rxc);
 	mutex_destroy(&rxc->lock);
 	kfree(rxc);
@@ -620,10 +622,16 @@ static struct kfab_recv *kfab_recv_alloc(struct kfab_rx_ctx *rxc)
 
 	/* llist_del_first() allows one taker at a time: the lock. */
 	lockdep_assert_held(&rxc->lock);
-	node = llist_del_first(&rxc->free_recvs);
-	if (!node)
-		return kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
-	atomic_dec(&rxc->nr_free_recvs);
+	node = rxc->spare_recvs;
+	if (node) {
+		rxc->spare_recvs = node->next;
+		WRITE_ONCE(rxc->nr_spare_recvs, rxc->nr_spare_recvs - 1);
+	} else {
+		node = llist_del_first(&rxc->free_recvs);
+		if (!node)
+			return kzalloc(sizeof(*recv), GFP_KERNEL_ACCOUNT);
+		atomic_dec(&rxc->nr_free_recvs);
+	}
 	recv = llist_entry(node, struct kfab_recv, free);
 	/* kfab_recv_post() sets the rest; the buffer starts zeroed. */
 	recv->used = 0;
@@ -639,10 +647,6 @@ void kfab_recv_put(struct kfab_recv *recv)
 	kfree(recv);
 }
 
-/*
- * kfab_recv_put() for a caller that holds @rxc (the receive context it was
- * posted on, unlocked): the last user's receive goes back to @rxc.
- */
 void kfab_recv_put_cached(struct kfab_rx_ctx *rxc, struct kfab_recv *recv)
 {
 	if (!refcount_dec_and_test(&recv->users))
@@ -650,12 +654,38 @@ void kfab_recv_put_cached(struct kfab_rx_ctx *rxc, struct kfab_recv *recv)
 	/* An unpinned receive's buffer holds nothing (and it is most of them). */
 	if (!recv->unpinned)
 		kfab_buf_put(&recv->buf);
-	if (atomic_inc_return(&rxc->nr_free_recvs) <= KFAB_RECV_CACHE_MAX) {
+	/* Read without the lock: the bound may be passed by a few. */
+	if (atomic_inc_return(&rxc->nr_free_recvs) +
+	    READ_ONCE(rxc->nr_spare_recvs) <= KFAB_RECV_CACHE_MAX) {
 		llist_add(&recv->free, &rxc->free_recvs);
 		return;
 	}
 	atomic_dec(&rxc->nr_free_recvs);
 	kfree(recv);
+}
+
+/**
+ * kfab_recv_put_locked() - a receive done with, given back under its lock
+ * @rxc: its receive context, locked
+ * @recv: a receive off its posted list
+ *
+ * References to a posted receive are taken under @rxc's lock (a pull's),
+ * so a count of one seen here stays one: the receive goes back to the
+ * cache without an atomic operation.  Return: false when it could not
+ * (another reference, pinned pages, a full cache): the caller then calls
+ * kfab_recv_put_cached() once the lock is dropped.
+ */
+bool kfab_recv_put_locked(struct kfab_rx_ctx *rxc, struct kfab_recv *recv)
+{
+	lockdep_assert_held(&rxc->lock);
+	if (refcount_read(&recv->users) != 1 || !recv->unpinned ||
+	    rxc->nr_spare_recvs + atomic_read(&rxc->nr_free_recvs) >=
+	    KFAB_RECV_CACHE_MAX)
+		return false;
+	recv->free.next = rxc->spare_recvs;
+	rxc->spare_recvs = &recv->free;
+	WRITE_ONCE(rxc->nr_spare_recvs, rxc->nr_spare_recvs + 1);
+	return true;
 }
 
 /*
@@ -1407,6 +1437,8 @@ static int kfab_send_to(struct kfab_ep *ep, struct kfab_ep_core *target,
 	if (recv) {
 		rc = kfab_recv_deliver(rxc, target, recv, msg, from,
 				       &req->iter, &done);
+		if (done && kfab_recv_put_locked(rxc, recv))
+			done = false;
 		mutex_unlock(&rxc->lock);
 		if (done)
 			kfab_recv_put_cached(rxc, recv);
@@ -2156,6 +2188,7 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	struct kfab_recv *recv;
 	struct kfab_ep *rx;
 	u64 from, gen;
+	bool cached;
 
 	if ((sqe->flags & ~KFAB_FAST_SEND_FLAGS) ||
 	    !(sqe->flags & KFAB_SQE_INLINE) || sqe->iov_count ||
@@ -2206,8 +2239,11 @@ static bool kfab_fast_send(struct kfab_ep *ep, const struct kfab_sqe *sqe,
 	kfab_ep_count_recv(rx, sqe->len);
 	trace_kfab_complete(rx->core->num, KFAB_RX, recv->context, sqe->len,
 			    0);
+	/* Unpinned and matched under the lock: nobody else holds it. */
+	cached = kfab_recv_put_locked(rxc, recv);
 	mutex_unlock(&rxc->lock);
-	kfab_recv_put_cached(rxc, recv);
+	if (!cached)
+		kfab_recv_put_cached(rxc, recv);
 
 	kfab_ep_count_send(ep, sqe->len);
 	kfab_fast_complete_send(ep, kind, sqe);

@@ -35,7 +35,8 @@ struct kfab_msg {
 /**
  * struct kfab_recv - a posted receive: a receive that waits for a message
  * @link: on its receive context's @posted list of its kind
- * @free: once done with: on its receive context's @free_recvs
+ * @free: once done with: on its receive context's @free_recvs or
+ *	@spare_recvs
  * @context: reported in its completions
  * @tag: tagged: the tag wanted
  * @ignore: tagged: the bits of @tag to ignore
@@ -201,6 +202,7 @@ int kfab_unexp_rendezvous(struct kfab_rx_ctx *rxc,
 /* With no receive context's lock held (they may take one, or sleep) */
 void kfab_recv_put(struct kfab_recv *recv);
 void kfab_recv_put_cached(struct kfab_rx_ctx *rxc, struct kfab_recv *recv);
+bool kfab_recv_put_locked(struct kfab_rx_ctx *rxc, struct kfab_recv *recv);
 void kfab_unexp_finish(struct kfab_unexp *u, int status);
 void kfab_send_done(struct kfab_ep_core *sender, int kind, u64 context,
 		    u32 flags, int status);
