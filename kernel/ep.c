@@ -96,8 +96,8 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
 /* A send of @bytes was posted (msg.c). */
 void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
 {
-	atomic64_inc(&ep->stats.tx_msgs);
-	atomic64_add(bytes, &ep->stats.tx_bytes);
+	this_cpu_inc(ep->stats->tx_msgs);
+	this_cpu_add(ep->stats->tx_bytes, bytes);
 }
 
 /* A message of @bytes received whole; on its SRX too, if any. */
@@ -105,8 +105,8 @@ void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes)
 {
 	if (ep->srx)
 		kfab_srx_count_recv(ep->srx, bytes);
-	atomic64_inc(&ep->stats.rx_msgs);
-	atomic64_add(bytes, &ep->stats.rx_bytes);
+	this_cpu_inc(ep->stats->rx_msgs);
+	this_cpu_add(ep->stats->rx_bytes, bytes);
 }
 
 /*
@@ -116,7 +116,7 @@ void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes)
  */
 static void kfab_ep_count(struct kfab_ep *ep, const struct kfab_comp *comp)
 {
-	struct kfab_ep_stats *st = &ep->stats;
+	struct kfab_ep_stats __percpu *st = ep->stats;
 
 	if (comp->dir == KFAB_RX && (comp->req_flags & KFAB_SQE_PEEK))
 		return;
@@ -128,10 +128,13 @@ static void kfab_ep_count(struct kfab_ep *ep, const struct kfab_comp *comp)
 	if (comp->dir == KFAB_RX && ep->srx)
 		kfab_srx_count_err(ep->srx, comp->status);
 	if (comp->status == -KFAB_ERR_TRUNC)
-		atomic64_inc(&st->truncated);
+		this_cpu_inc(st->truncated);
 	else if (comp->status == -ECANCELED)
-		atomic64_inc(&st->canceled);
-	atomic64_inc(comp->dir == KFAB_TX ? &st->tx_errors : &st->rx_errors);
+		this_cpu_inc(st->canceled);
+	if (comp->dir == KFAB_TX)
+		this_cpu_inc(st->tx_errors);
+	else
+		this_cpu_inc(st->rx_errors);
 }
 
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp)
@@ -244,7 +247,8 @@ static struct kfab_ep *kfab_ep_create(struct kfab_ctx *ctx,
 	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
 	ep->pins = kfab_pin_stats_new();
-	if (!ep->pins)
+	ep->stats = alloc_percpu_gfp(struct kfab_ep_stats, GFP_KERNEL_ACCOUNT);
+	if (!ep->pins || !ep->stats)
 		goto err_abort;
 	rc = kfab_ep_core_new(ep, net, src);
 	if (rc)
@@ -411,6 +415,7 @@ void kfab_ep_destroy(struct kfab_object *obj)
 	kfab_ep_unbind_all(ep);
 	/* Buffers still pinned against it hold their own references. */
 	kfab_pin_stats_put(ep->pins);
+	free_percpu(ep->stats);
 	mutex_destroy(&ep->sq_lock);
 	kfree(ep);
 }
@@ -722,16 +727,24 @@ static int kfab_ep_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
 /* netlink: the traffic, and what waits unexpected where it receives. */
 static int kfab_ep_nl_fill_stats(struct sk_buff *skb, struct kfab_ep *ep)
 {
-	struct kfab_ep_stats *st = &ep->stats;
+	struct kfab_ep_stats __percpu *st = ep->stats;
 
-	if (kfab_ep_put_stat(skb, KFAB_NL_ATTR_TX_MSGS, &st->tx_msgs) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TX_BYTES, &st->tx_bytes) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_MSGS, &st->rx_msgs) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_BYTES, &st->rx_bytes) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TX_ERRORS, &st->tx_errors) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
-	    kfab_ep_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
+	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_TX_MSGS,
+			    kfab_stat_sum(&st->tx_msgs)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TX_BYTES,
+			    kfab_stat_sum(&st->tx_bytes)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_MSGS,
+			    kfab_stat_sum(&st->rx_msgs)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_BYTES,
+			    kfab_stat_sum(&st->rx_bytes)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TX_ERRORS,
+			    kfab_stat_sum(&st->tx_errors)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_ERRORS,
+			    kfab_stat_sum(&st->rx_errors)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TRUNCATED,
+			    kfab_stat_sum(&st->truncated)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_CANCELED,
+			    kfab_stat_sum(&st->canceled)) ||
 	    kfab_rx_ctx_nl_fill(skb, ep->core->rxc))
 		return -EMSGSIZE;
 	if (ep->pins &&

@@ -842,20 +842,33 @@ struct kfab_srx;
  * @truncated: receives that got a message longer than their buffers
  * @canceled: requests canceled
  *
- * Atomics on lines of their own: sends complete in their poster's or a
- * peer's context, receives under the receive context's lock, and no two
- * endpoints share a line.
+ * Per CPU, added up when read: a message is counted by whichever CPU
+ * carries it out (a sender's doorbell counts the receiver's receive), so
+ * a shared line written with an atomic operation by every sender would
+ * cost each message a cache-line transfer.  this_cpu_*() in any context.
  */
 struct kfab_ep_stats {
-	atomic64_t tx_msgs;
-	atomic64_t tx_bytes;
-	atomic64_t rx_msgs;
-	atomic64_t rx_bytes;
-	atomic64_t tx_errors;
-	atomic64_t rx_errors;
-	atomic64_t truncated;
-	atomic64_t canceled;
-} ____cacheline_aligned_in_smp;
+	u64 tx_msgs;
+	u64 tx_bytes;
+	u64 rx_msgs;
+	u64 rx_bytes;
+	u64 tx_errors;
+	u64 rx_errors;
+	u64 truncated;
+	u64 canceled;
+};
+
+/* A per-CPU count of struct kfab_ep_stats or kfab_srx_stats, added up. */
+static inline u64 kfab_stat_sum(u64 __percpu *count)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		/* Added to on other CPUs meanwhile: one may be missed. */
+		sum += data_race(*per_cpu_ptr(count, cpu));
+	return sum;
+}
 
 /**
  * struct kfab_srx_stats - a shared receive context's receives, as
@@ -866,16 +879,16 @@ struct kfab_ep_stats {
  * @truncated: receives that got a message longer than their buffers
  * @canceled: receives canceled
  *
- * Counted where its endpoints' own are (kfab_ep_complete()), on a line
- * of the SRX's own: its endpoints share the SRX, no other object does.
+ * Counted where its endpoints' own are (kfab_ep_complete()), per CPU as
+ * theirs are (struct kfab_ep_stats).
  */
 struct kfab_srx_stats {
-	atomic64_t rx_msgs;
-	atomic64_t rx_bytes;
-	atomic64_t rx_errors;
-	atomic64_t truncated;
-	atomic64_t canceled;
-} ____cacheline_aligned_in_smp;
+	u64 rx_msgs;
+	u64 rx_bytes;
+	u64 rx_errors;
+	u64 truncated;
+	u64 canceled;
+};
 
 /**
  * struct kfab_dest - where a doorbell's last send to this machine went:
@@ -943,7 +956,7 @@ struct kfab_ep {
 	bool enabled;
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
-	struct kfab_ep_stats stats;
+	struct kfab_ep_stats __percpu *stats;
 	struct kfab_pin_stats *pins;
 	bool plugging;
 	struct kfab_peer *plugged;
@@ -965,7 +978,7 @@ struct kfab_srx {
 	struct kfab_av *av;
 	struct mutex sq_lock;	/* doorbells, one at a time ("Locking" 3) */
 	struct kfab_sq sq;
-	struct kfab_srx_stats stats;
+	struct kfab_srx_stats __percpu *stats;
 };
 
 /**

@@ -51,7 +51,9 @@ int kfab_ioctl_srx_open(struct kfab_ucmd *ucmd)
 	if (kfab_fault(ctx, KFAB_FAULT_ALLOC))
 		goto err_abort;
 	srx->rxc = kfab_rx_ctx_alloc();
-	if (!srx->rxc)
+	srx->stats = alloc_percpu_gfp(struct kfab_srx_stats,
+				      GFP_KERNEL_ACCOUNT);
+	if (!srx->rxc || !srx->stats)
 		goto err_abort;
 	rc = kfab_sq_init(ctx, &srx->sq, entries);
 	if (rc)
@@ -84,6 +86,7 @@ void kfab_srx_destroy(struct kfab_object *obj)
 	if (srx->av)
 		kfab_object_put(&srx->av->obj);
 	kfab_sq_fini(obj->ctx, &srx->sq);
+	free_percpu(srx->stats);
 	mutex_destroy(&srx->sq_lock);
 	kfree(srx);
 }
@@ -147,8 +150,8 @@ void kfab_srx_show(struct seq_file *s, struct kfab_object *obj)
 /* A message of @bytes received whole on one of the SRX's endpoints. */
 void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes)
 {
-	atomic64_inc(&srx->stats.rx_msgs);
-	atomic64_add(bytes, &srx->stats.rx_bytes);
+	this_cpu_inc(srx->stats->rx_msgs);
+	this_cpu_add(srx->stats->rx_bytes, bytes);
 }
 
 /**
@@ -161,18 +164,13 @@ void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes)
  */
 void kfab_srx_count_err(struct kfab_srx *srx, int status)
 {
-	struct kfab_srx_stats *st = &srx->stats;
+	struct kfab_srx_stats __percpu *st = srx->stats;
 
 	if (status == -KFAB_ERR_TRUNC)
-		atomic64_inc(&st->truncated);
+		this_cpu_inc(st->truncated);
 	else if (status == -ECANCELED)
-		atomic64_inc(&st->canceled);
-	atomic64_inc(&st->rx_errors);
-}
-
-static int kfab_srx_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
-{
-	return kfab_nl_put_u64(skb, type, atomic64_read(v));
+		this_cpu_inc(st->canceled);
+	this_cpu_inc(st->rx_errors);
 }
 
 /*
@@ -182,14 +180,19 @@ static int kfab_srx_put_stat(struct sk_buff *skb, int type, atomic64_t *v)
 int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
 {
 	struct kfab_srx *srx = to_kfab_srx(obj);
-	struct kfab_srx_stats *st = &srx->stats;
+	struct kfab_srx_stats __percpu *st = srx->stats;
 
 	if (nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ||
-	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_RX_MSGS, &st->rx_msgs) ||
-	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_RX_BYTES, &st->rx_bytes) ||
-	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
-	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
-	    kfab_srx_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_MSGS,
+			    kfab_stat_sum(&st->rx_msgs)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_BYTES,
+			    kfab_stat_sum(&st->rx_bytes)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_ERRORS,
+			    kfab_stat_sum(&st->rx_errors)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TRUNCATED,
+			    kfab_stat_sum(&st->truncated)) ||
+	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_CANCELED,
+			    kfab_stat_sum(&st->canceled)) ||
 	    kfab_rx_ctx_nl_fill(skb, srx->rxc))
 		return -EMSGSIZE;
 	return 0;
