@@ -906,6 +906,10 @@ struct kfab_srx_stats {
  * @not_local: the fast path found @not_local_addr (under @not_local_gen)
  *	on no endpoint of this machine: it leaves its sends to the general
  *	path without resolving it again
+ *
+ * Empty, only @target, @rx_av and @not_local say anything (the rest is
+ * read after one of them is set): kfab_dest_init() writes those three,
+ * not the whole struct, on a doorbell that may carry one message.
  */
 struct kfab_dest {
 	struct kfab_ep_core *target;
@@ -920,6 +924,13 @@ struct kfab_dest {
 	u64 not_local_addr;
 	u64 not_local_gen;
 };
+
+static inline void kfab_dest_init(struct kfab_dest *d)
+{
+	d->target = NULL;
+	d->rx_av = NULL;
+	d->not_local = false;
+}
 
 /**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
