@@ -278,8 +278,13 @@ static const struct kfab_ioctl_op kfab_ioctl_ops[] = {
 #endif
 };
 
-static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,
-			    unsigned long arg)
+/*
+ * A command of the table, with its struct.  A function of its own so that
+ * the doorbell does not pay for clearing @buf, which the kernel's
+ * CONFIG_INIT_STACK_ALL_ZERO does at its declaration.
+ */
+static noinline long kfab_fops_ioctl_cmd(struct file *filp, unsigned int cmd,
+					 unsigned long arg)
 {
 	struct kfab_ucmd ucmd = {
 		.ctx = filp->private_data,
@@ -290,9 +295,6 @@ static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,
 	unsigned int nr = _IOC_NR(cmd);
 	int rc;
 
-	/* The one command without a struct: the hot path's doorbell. */
-	if (cmd == KFAB_IOC_RING)
-		return kfab_ioctl_ring(ucmd.ctx, arg);
 	/* The size bits of @cmd are not checked: the struct's size is. */
 	if (_IOC_TYPE(cmd) != KFAB_TYPE ||
 	    _IOC_DIR(cmd) != (_IOC_READ | _IOC_WRITE) ||
@@ -316,6 +318,15 @@ static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,
 	if (rc)
 		return rc;
 	return op->execute(&ucmd);
+}
+
+static long kfab_fops_ioctl(struct file *filp, unsigned int cmd,
+			    unsigned long arg)
+{
+	/* The one command without a struct: the hot path's doorbell. */
+	if (cmd == KFAB_IOC_RING)
+		return kfab_ioctl_ring(filp->private_data, arg);
+	return kfab_fops_ioctl_cmd(filp, cmd, arg);
 }
 
 static const struct file_operations kfab_fops = {
