@@ -731,22 +731,14 @@ static int kfab_ep_nl_fill_stats(struct sk_buff *skb, struct kfab_ep *ep)
 {
 	struct kfab_ep_stats __percpu *st = ep->stats;
 
-	if (kfab_nl_put_u64(skb, KFAB_NL_ATTR_TX_MSGS,
-			    kfab_stat_sum(&st->tx_msgs)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TX_BYTES,
-			    kfab_stat_sum(&st->tx_bytes)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_MSGS,
-			    kfab_stat_sum(&st->rx_msgs)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_BYTES,
-			    kfab_stat_sum(&st->rx_bytes)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TX_ERRORS,
-			    kfab_stat_sum(&st->tx_errors)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_ERRORS,
-			    kfab_stat_sum(&st->rx_errors)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TRUNCATED,
-			    kfab_stat_sum(&st->truncated)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_CANCELED,
-			    kfab_stat_sum(&st->canceled)) ||
+	if (kfab_nl_put_stat(skb, KFAB_NL_ATTR_TX_MSGS, &st->tx_msgs) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_TX_BYTES, &st->tx_bytes) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_RX_MSGS, &st->rx_msgs) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_RX_BYTES, &st->rx_bytes) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_TX_ERRORS, &st->tx_errors) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
 	    kfab_rx_ctx_nl_fill(skb, ep->core->rxc))
 		return -EMSGSIZE;
 	if (ep->pins &&

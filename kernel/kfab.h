@@ -1151,6 +1151,13 @@ bool kfab_nl_queue(struct work_struct *work);
 void kfab_nl_flush(void);
 int kfab_nl_put_u64(struct sk_buff *skb, int type, u64 value);
 
+/* A per-CPU counter (struct kfab_ep_stats, kfab_srx_stats), added up. */
+static inline int kfab_nl_put_stat(struct sk_buff *skb, int type,
+				   u64 __percpu *count)
+{
+	return kfab_nl_put_u64(skb, type, kfab_stat_sum(count));
+}
+
 /* sysfs.c */
 extern const struct attribute_group *kfab_sysfs_groups[];
 

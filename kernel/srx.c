@@ -183,16 +183,11 @@ int kfab_srx_nl_fill(struct sk_buff *skb, struct kfab_object *obj)
 	struct kfab_srx_stats __percpu *st = srx->stats;
 
 	if (nla_put_u32(skb, KFAB_NL_ATTR_ENTRIES, srx->sq.entries) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_MSGS,
-			    kfab_stat_sum(&st->rx_msgs)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_BYTES,
-			    kfab_stat_sum(&st->rx_bytes)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_RX_ERRORS,
-			    kfab_stat_sum(&st->rx_errors)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_TRUNCATED,
-			    kfab_stat_sum(&st->truncated)) ||
-	    kfab_nl_put_u64(skb, KFAB_NL_ATTR_CANCELED,
-			    kfab_stat_sum(&st->canceled)) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_RX_MSGS, &st->rx_msgs) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_RX_BYTES, &st->rx_bytes) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_RX_ERRORS, &st->rx_errors) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_TRUNCATED, &st->truncated) ||
+	    kfab_nl_put_stat(skb, KFAB_NL_ATTR_CANCELED, &st->canceled) ||
 	    kfab_rx_ctx_nl_fill(skb, srx->rxc))
 		return -EMSGSIZE;
 	return 0;
