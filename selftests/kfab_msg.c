@@ -1754,6 +1754,8 @@ static int set_fast_path(bool on)
 }
 
 /* An inline send (at most KFAB_INLINE_MAX bytes) to @addr. */
+#define STALE_BYTE	0xa5
+
 static struct kfab_sqe sqe_inline(uint8_t op, uint64_t ctx, uint64_t addr,
 				  uint64_t tag, const void *msg, size_t len)
 {
@@ -1761,6 +1763,8 @@ static struct kfab_sqe sqe_inline(uint8_t op, uint64_t ctx, uint64_t addr,
 			      .tag = tag, .len = len,
 			      .flags = KFAB_SQE_INLINE | KFAB_SQE_COMPLETION };
 
+	/* Stale bytes past @len, as a reused slot has: none may be read. */
+	memset(s.inline_data, STALE_BYTE, sizeof(s.inline_data));
 	memcpy(s.inline_data, msg, len);
 	return s;
 }
@@ -1792,6 +1796,13 @@ static size_t cq_transcript(struct raw_ep *r, uint64_t from, char *out,
 		     i < KFAB_CQ_PAYLOAD_MAX; i++)
 			n += snprintf(out + n, room - n, " %02x",
 				      slot[sizeof(e) + i]);
+		/* A sender's stale entry bytes (sqe_inline()) past the message. */
+		for (; (e.flags & KFAB_COMP_PAYLOAD) && i < KFAB_CQ_PAYLOAD_MAX;
+		     i++)
+			if (slot[sizeof(e) + i] == STALE_BYTE) {
+				n += snprintf(out + n, room - n, " STALE");
+				break;
+			}
 		n += snprintf(out + n, room - n, "\n");
 	}
 	while (!cq_err(r, &err))
@@ -1897,7 +1908,8 @@ static int fast_path_sequence(struct raw_ep *a, struct raw_ep *b, char *rx,
  * kfab's fast path (msg.c, "the common case") gives exactly what the
  * general path gives: the sequence above with it (the default) and
  * without it (the fast_path module parameter), the same completions, in
- * the same order, with the same payloads.
+ * the same order, with the same payloads; and neither reads an entry's
+ * inline bytes past its message (stale there, as in a reused slot).
  */
 TEST_F(msg, fast_path_gives_what_the_general_path_gives)
 {
@@ -1919,6 +1931,11 @@ TEST_F(msg, fast_path_gives_what_the_general_path_gives)
 	/* Addresses differ from run to run; what they are does not. */
 	EXPECT_STREQ(rx[1], rx[0]);
 	EXPECT_STREQ(tx[1], tx[0]);
+	/* Neither path read an entry past its message. */
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(NULL, strstr(rx[i], "STALE"));
+		EXPECT_EQ(NULL, strchr(rx[i], (char)STALE_BYTE));
+	}
 }
 
 TEST_F(msg, ring_is_the_doorbell_without_a_struct)

@@ -1485,6 +1485,11 @@ struct kfab_kiov {
  * @len: KFAB_SQE_INLINE: bytes of @inline_data (up to KFAB_INLINE_MAX)
  * @iov: the buffers
  * @inline_data: the payload of a KFAB_SQE_INLINE send
+ *
+ * Every member before the union is read and must hold what it says (0
+ * where unused); of the union the kernel reads @iov up to @iov_count, or
+ * @inline_data up to @len, and nothing else, so a producer need not
+ * clear the rest of a slot it reuses.
  */
 struct kfab_sqe {
 	__u8 opcode;
