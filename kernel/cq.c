@@ -34,12 +34,6 @@
 /* Bounds of the overflow and error lists, in entries (see the uapi header) */
 #define KFAB_CQ_BACKLOG_FACTOR	16
 #define KFAB_CQ_BACKLOG_MIN	1024
-/*
- * Room kept free on the overflow list for completions already under way
- * when kfab_cq_nearly_full() said yes: at most one per endpoint whose
- * request is between that check and its post.
- */
-#define KFAB_CQ_HEADROOM	256
 
 /* A completion waiting for space in the ring */
 struct kfab_cq_node {
@@ -190,21 +184,6 @@ void kfab_cq_wake(struct kfab_cq *cq)
 	smp_mb();
 	if (READ_ONCE(cq->cons->armed))
 		kfab_eventfd_signal(cq->eventfd);
-}
-
-/**
- * kfab_cq_nearly_full() - whether new work should wait for the consumer
- * @cq: the CQ
- *
- * True once the overflow list is within KFAB_CQ_HEADROOM of its bound: a
- * request that would complete on @cq stays in its submission ring (the
- * library sees -FI_EAGAIN) until the application reads completions, so
- * none is ever dropped for lack of room.  Lockless: a hint that errs by
- * the completions in flight, which the headroom covers.
- */
-bool kfab_cq_nearly_full(struct kfab_cq *cq)
-{
-	return READ_ONCE(cq->nr_overflow) + KFAB_CQ_HEADROOM >= cq->backlog_max;
 }
 
 /**

@@ -93,22 +93,6 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
  * always goes, as a positive errno in the CQ's error entry.  The counter
  * counts both.  A kernel caller's endpoint has its hook called instead.
  */
-/* A send of @bytes was posted (msg.c). */
-void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
-{
-	this_cpu_inc(ep->stats->tx_msgs);
-	this_cpu_add(ep->stats->tx_bytes, bytes);
-}
-
-/* A message of @bytes received whole; on its SRX too, if any. */
-void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes)
-{
-	if (ep->srx)
-		kfab_srx_count_recv(ep->srx, bytes);
-	this_cpu_inc(ep->stats->rx_msgs);
-	this_cpu_add(ep->stats->rx_bytes, bytes);
-}
-
 /*
  * Every completion, counted for netlink before it is reported; a receive
  * of an SRX on the SRX too.  A peek's report (found or -ENOMSG) receives
@@ -630,7 +614,7 @@ out:
 	return rc;
 }
 
-static int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
+int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 {
 	struct kfab_ep *ep = owner;
 	int rc = kfab_msg_submit(ep, sqe);

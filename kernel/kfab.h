@@ -492,7 +492,30 @@ int kfab_cq_post_payload(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 bool kfab_cq_post_fast(struct kfab_cq *cq, const struct kfab_cq_entry *entry,
 		       const void *payload);
 int kfab_cq_post_err(struct kfab_cq *cq, const struct kfab_cq_err *err);
-bool kfab_cq_nearly_full(struct kfab_cq *cq);
+
+/*
+ * Room kept free on the overflow list for completions already under way
+ * when kfab_cq_nearly_full() said yes: at most one per endpoint whose
+ * request is between that check and its post.
+ */
+#define KFAB_CQ_HEADROOM	256
+
+/**
+ * kfab_cq_nearly_full() - whether new work should wait for the consumer
+ * @cq: the CQ
+ *
+ * True once the overflow list is within KFAB_CQ_HEADROOM of its bound: a
+ * request that would complete on @cq stays in its submission ring (the
+ * library sees -FI_EAGAIN) until the application reads completions, so
+ * none is ever dropped for lack of room.  Lockless: a hint that errs by
+ * the completions in flight, which the headroom covers.  Inline: every
+ * message asks it of both its CQs.
+ */
+static inline bool kfab_cq_nearly_full(struct kfab_cq *cq)
+{
+	return READ_ONCE(cq->nr_overflow) + KFAB_CQ_HEADROOM >= cq->backlog_max;
+}
+
 void kfab_cq_wake(struct kfab_cq *cq);
 
 /* share.c: large copies shared with the receiver's CPU */
@@ -581,6 +604,9 @@ int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries);
 void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq);
 void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out);
 u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner);
+/* The two kfab_sq_fn, called directly (INDIRECT_CALL_2()) by kfab_sq_run() */
+int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe);
+int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe);
 
 /* sqpoll.c: the ring poller */
 void kfab_sq_poller_init(struct kfab_sq_poller *p);
@@ -1033,8 +1059,24 @@ int kfab_ep_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
-void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes);
-void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes);
+void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes);
+
+/* A send of @bytes was posted (msg.c).  Inline: once per message. */
+static inline void kfab_ep_count_send(struct kfab_ep *ep, size_t bytes)
+{
+	this_cpu_inc(ep->stats->tx_msgs);
+	this_cpu_add(ep->stats->tx_bytes, bytes);
+}
+
+/* A message of @bytes received whole; on its SRX too, if any. */
+static inline void kfab_ep_count_recv(struct kfab_ep *ep, size_t bytes)
+{
+	if (ep->srx)
+		kfab_srx_count_recv(ep->srx, bytes);
+	this_cpu_inc(ep->stats->rx_msgs);
+	this_cpu_add(ep->stats->rx_bytes, bytes);
+}
+
 int kfab_ep_kopen(struct kfab_ctx *ctx, struct kfab_object *domain,
 		  struct kfab_av *av, const struct kfab_addr *src,
 		  const struct kfab_ep_kops *kops,
@@ -1072,7 +1114,6 @@ static inline u64 kfab_rx_ctx_unexp_total(struct kfab_rx_ctx *rxc)
 
 int kfab_rx_ctx_nl_fill(struct sk_buff *skb, struct kfab_rx_ctx *rxc);
 void kfab_srx_count_err(struct kfab_srx *srx, int status);
-void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes);
 
 /* msg.c */
 struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);

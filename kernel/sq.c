@@ -11,6 +11,7 @@
  * KFAB_IOC_DOORBELL and KFAB_IOC_CANCEL take any object that owns a ring
  * and call its type's ->doorbell and ->cancel (endpoints, SRXs).
  */
+#include <linux/indirect_call_wrapper.h>
 #include <linux/log2.h>
 #include <linux/string.h>
 
@@ -105,7 +106,9 @@ u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner)
 
 		/* A copy: user space may change the slot meanwhile. */
 		memcpy(&sqe, &sq->sqes[slot], sizeof(sqe));
-		if (fn(owner, &sqe) == -EAGAIN)
+		/* Not through a retpoline: once per message. */
+		if (INDIRECT_CALL_2(fn, kfab_ep_submit, kfab_srx_submit,
+				    owner, &sqe) == -EAGAIN)
 			break;
 		sq->head++;
 		done++;

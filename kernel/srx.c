@@ -91,7 +91,7 @@ void kfab_srx_destroy(struct kfab_object *obj)
 	kfree(srx);
 }
 
-static int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
+int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
 {
 	int rc = kfab_msg_submit_srx(owner, sqe);
 
