@@ -22,15 +22,16 @@
  *
  * "Kernel memory" is, when the process runs in a cgroup (v2) of its own
  * with the memory controller, slab_reclaimable + slab_unreclaimable +
- * vmalloc of its memory.stat: the bytes of every object allocated with
- * __GFP_ACCOUNT on its behalf (kfab charges its objects, rings and
- * buffers so), counted per object, with nothing else of the machine in
- * it; memory.stat is read 2.1 s after the stage, past the kernel's
- * periodic flush of its per-CPU counters.  Otherwise it is Slab +
- * VmallocUsed of /proc/meminfo, which counts slab pages, not objects (a
- * stage that reuses objects an earlier one freed shows less than it
- * uses), and the rest of the machine too.  "Pinned" is VmPin of
- * /proc/self/status (what the provider pinned against RLIMIT_MEMLOCK).
+ * vmalloc + percpu of its memory.stat: the bytes of every object
+ * allocated with __GFP_ACCOUNT on its behalf (kfab charges its objects,
+ * rings, buffers and per-CPU counters so), counted per object, with
+ * nothing else of the machine in it; memory.stat is read 2.1 s after the
+ * stage, past the kernel's periodic flush of its per-CPU counters.
+ * Otherwise it is Slab + VmallocUsed + Percpu of /proc/meminfo, which
+ * counts slab pages, not objects (a stage that reuses objects an earlier
+ * one freed shows less than it uses), and the rest of the machine too.
+ * "Pinned" is VmPin of /proc/self/status (what the provider pinned
+ * against RLIMIT_MEMLOCK).
  * First a line "mem: source memcg PATH" or "mem: source meminfo", then
  * one line per stage:
  *
@@ -164,12 +165,14 @@ static struct snap snap(void)
 		usleep(2100000);	/* the periodic flush of the counters */
 		s.kernel_kb = (memstat_bytes("slab_reclaimable") +
 			       memstat_bytes("slab_unreclaimable") +
-			       memstat_bytes("vmalloc")) / 1024;
+			       memstat_bytes("vmalloc") +
+			       memstat_bytes("percpu")) / 1024;
 	} else {
 		/* Let RCU-freed objects go (close frees some so). */
 		usleep(20000);
 		s.kernel_kb = proc_kb("/proc/meminfo", "Slab") +
-			      proc_kb("/proc/meminfo", "VmallocUsed");
+			      proc_kb("/proc/meminfo", "VmallocUsed") +
+			      proc_kb("/proc/meminfo", "Percpu");
 	}
 	s.pinned_kb = proc_kb("/proc/self/status", "VmPin");
 	return s;
