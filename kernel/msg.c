@@ -647,6 +647,10 @@ void kfab_recv_put(struct kfab_recv *recv)
 	kfree(recv);
 }
 
+/*
+ * kfab_recv_put() for a caller that holds @rxc (the receive context it was
+ * posted on, unlocked): the last user's receive goes back to @rxc.
+ */
 void kfab_recv_put_cached(struct kfab_rx_ctx *rxc, struct kfab_recv *recv)
 {
 	if (!refcount_dec_and_test(&recv->users))
