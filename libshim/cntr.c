@@ -375,6 +375,7 @@ int shim_cntr_open(struct fid_domain *domain, struct fi_cntr_attr *attr,
 		cntr->own_wait = ws;
 	cntr->efd = -1;
 	cntr->domain = dom;
+	cntr->eps.serial = dom->serial;
 	cntr->fd = dom->fabric->fd;
 	cntr->wait_obj = attr->wait_obj;
 	if (attr->wait_obj == FI_WAIT_FD || ws) {

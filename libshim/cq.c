@@ -257,10 +257,10 @@ bool shim_ep_list_progress(struct shim_ep_list *list)
 
 	/* Lazy rings of other endpoints of the process go too (ring.c). */
 	shim_lazy_flush();
-	pthread_mutex_lock(&list->lock);
+	shim_data_lock(&list->lock, list->serial);
 	for (i = 0; i < list->count; i++)
 		pending |= shim_ep_progress(list->eps[i]);
-	pthread_mutex_unlock(&list->lock);
+	shim_data_unlock(&list->lock, list->serial);
 	return pending;
 }
 
@@ -307,6 +307,15 @@ static const struct shim_cq_hooks *shim_cq_hooks(struct shim_cq *cq)
 	const struct shim_cq_hooks *h = shim_load_acquire(&cq->hooks);
 
 	return h ? h : shim_load_acquire(&shim_cq_global_hooks);
+}
+
+/*
+ * A read without cq->lock (shim_data_lock()): FI_THREAD_DOMAIN, and no
+ * hooks, whose peers may write the CQ from threads of their own.
+ */
+static bool shim_cq_serial(struct shim_cq *cq)
+{
+	return cq->domain->serial && !shim_cq_hooks(cq);
 }
 
 void shim_cq_set_global_hooks(const struct shim_cq_hooks *hooks)
@@ -670,6 +679,7 @@ static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 				fi_addr_t *src_addr)
 {
 	struct shim_cq *cq = to_shim_cq(cq_fid);
+	bool serial;
 	size_t n;
 
 	if (count && !buf)
@@ -699,9 +709,10 @@ static ssize_t shim_cq_readfrom(struct fid_cq *cq_fid, void *buf, size_t count,
 		if (shim_cq_ring_empty(cq))
 			return count ? -FI_EAGAIN : 0;
 	}
-	pthread_mutex_lock(&cq->lock);
+	serial = shim_cq_serial(cq);
+	shim_data_lock(&cq->lock, serial);
 	n = shim_cq_read_locked(cq, buf, count, src_addr);
-	pthread_mutex_unlock(&cq->lock);
+	shim_data_unlock(&cq->lock, serial);
 	if (n && src_addr)
 		shim_cq_user_ids(cq, src_addr, n);
 	if (n)
@@ -1341,6 +1352,7 @@ int shim_cq_open(struct fid_domain *domain, struct fi_cq_attr *attr,
 		return ret;
 	}
 	cq->domain = dom;
+	cq->eps.serial = dom->serial;
 	cq->fd = dom->fabric->fd;
 	cq->format = attr->format == FI_CQ_FORMAT_UNSPEC ?
 		     FI_CQ_FORMAT_CONTEXT : attr->format;

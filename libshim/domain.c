@@ -121,6 +121,8 @@ int shim_domain_open(struct fid_fabric *fabric, struct fi_info *info,
 	}
 	dom->mr_mode = info->domain_attr ? info->domain_attr->mr_mode : 0;
 	dom->addr_format = info->addr_format;
+	dom->serial = info->domain_attr &&
+		      info->domain_attr->threading == FI_THREAD_DOMAIN;
 	dom->next_key = 1;
 
 	pthread_mutex_lock(&fab->lock);
@@ -160,7 +162,12 @@ int shim_domain_open2(struct fid_fabric *fabric, struct fi_info *info,
 
 	if (flags == FI_PEER) {
 		ret = shim_domain_peer_check(context, &owner);
-		return ret ? ret : shim_domain_open(fabric, info, domain, NULL);
+		if (!ret)
+			ret = shim_domain_open(fabric, info, domain, NULL);
+		/* The owner may call in from threads of its own: locks. */
+		if (!ret)
+			to_shim_domain(*domain)->serial = false;
+		return ret;
 	}
 	if (flags) {
 		SHIM_INFO(DOMAIN, "fi_domain2 flags 0x%llx not supported\n",

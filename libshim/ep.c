@@ -17,8 +17,9 @@
  * (and our SRX's) before they are read (manual progress, see cq.c).
  * Binding after fi_enable() is -FI_EOPBADSTATE.
  *
- * Locking: ep->lock serialises the producer side of the ring and every
- * change of binding or state.  Progress (shim_ep_progress()) takes no lock
+ * Locking: ep->lock serialises the producer side of the ring (unless the
+ * domain is FI_THREAD_DOMAIN's, shim_data_lock()) and every change of
+ * binding or state.  Progress (shim_ep_progress()) takes no lock
  * of ours: it only compares two indices and makes a system call.
  *
  * Documentation/ep.rst has the long form.

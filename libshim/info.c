@@ -76,7 +76,9 @@
  *    (max_ep_tx_ctx, max_ep_rx_ctx; ep_attr's counts echo the hints), and
  *    one SRX (max_ep_srx_ctx).
  *  - threading FI_THREAD_SAFE (objects lock what they change), so any
- *    threading hint is satisfied and echoed back; control progress
+ *    threading hint is satisfied and echoed back; a domain opened with
+ *    FI_THREAD_DOMAIN skips the data path's locks (shim_data_lock()),
+ *    as the application serialises its calls there; control progress
  *    FI_PROGRESS_AUTO (every control call completes inside its ioctl); data
  *    progress FI_PROGRESS_MANUAL (reading a CQ or counter rings the
  *    doorbells of its endpoints); no mode and no mr_mode bit is required,

@@ -21,7 +21,8 @@
  *
  * The ring holds sends and receives alike; its free slots are what
  * fi_tx_size_left() and fi_rx_size_left() report.  The owner's lock
- * serialises producers (FI_THREAD_SAFE).
+ * serialises producers (FI_THREAD_SAFE); under FI_THREAD_DOMAIN the
+ * application does, and the lock is skipped (shim_data_lock()).
  */
 #include <string.h>
 
@@ -74,12 +75,12 @@ static ssize_t shim_ep_post(struct shim_ep *ep, const struct kfab_sqe *sqe,
 	if (send && !(sqe->flags & KFAB_SQE_COMPLETION))
 		bell = SHIM_BELL_NOW;
 
-	pthread_mutex_lock(&ep->lock);
+	shim_data_lock(&ep->lock, ep->domain->serial);
 	if (!ep->enabled)
 		ret = -FI_EOPBADSTATE;
 	else
 		ret = shim_ring_post(&ep->ring, sqe, more, bell);
-	pthread_mutex_unlock(&ep->lock);
+	shim_data_unlock(&ep->lock, ep->domain->serial);
 	return ret;
 }
 
@@ -255,7 +256,7 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 		bell = SHIM_BELL_NOW;
 
 	/* Written in place: no entry on the stack to clear and copy. */
-	pthread_mutex_lock(&ep->lock);
+	shim_data_lock(&ep->lock, ep->domain->serial);
 	if (!ep->enabled) {
 		ret = -FI_EOPBADSTATE;
 		goto out;
@@ -278,7 +279,7 @@ static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
 		shim_sqe_put_iov(sqe, iov, count);
 	ret = shim_ring_commit(&ep->ring, flags & FI_MORE, bell);
 out:
-	pthread_mutex_unlock(&ep->lock);
+	shim_data_unlock(&ep->lock, ep->domain->serial);
 	return ret;
 }
 

@@ -201,10 +201,10 @@ ssize_t shim_srx_post(struct shim_srx *srx, const struct kfab_sqe *sqe,
 	/* fi_peer(3): receives matched in the library. */
 	if (hooks)
 		return hooks->post(srx, sqe);
-	pthread_mutex_lock(&srx->lock);
+	shim_data_lock(&srx->lock, srx->domain->serial);
 	ret = shim_ring_post(&srx->ring, sqe, more,
 			     srx->live > 0 ? SHIM_BELL_LAZY : SHIM_BELL_NONE);
-	pthread_mutex_unlock(&srx->lock);
+	shim_data_unlock(&srx->lock, srx->domain->serial);
 	return ret;
 }
 

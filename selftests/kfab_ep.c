@@ -823,6 +823,31 @@ static int insert_name(struct fid_ep *from, struct fid_av *av,
 	return rc == 1 ? 0 : -FI_EINVAL;
 }
 
+/*
+ * The data path under kfab's own model (FI_THREAD_SAFE) and under
+ * FI_THREAD_DOMAIN, where the library takes no lock on it.
+ */
+FIXTURE_VARIANT(pair) {
+	enum fi_threading threading;
+};
+
+FIXTURE_VARIANT_ADD(pair, thread_safe) {
+	.threading = FI_THREAD_UNSPEC,
+};
+
+FIXTURE_VARIANT_ADD(pair, thread_domain) {
+	.threading = FI_THREAD_DOMAIN,
+};
+
+static struct fi_info *pair_hints(enum fi_threading threading)
+{
+	struct fi_info *hints = kfab_test_rdm_hints();
+
+	if (hints)
+		hints->domain_attr->threading = threading;
+	return hints;
+}
+
 FIXTURE_SETUP(pair)
 {
 	ASSERT_EQ(0, setenv("FI_PROVIDER", "kfab", 1));
@@ -830,8 +855,12 @@ FIXTURE_SETUP(pair)
 		SKIP(return, "/dev/kfab absent: needs kfab.ko (VM)");
 	if (!kfab_have_endpoints())
 		SKIP(return, "kfab.ko without endpoints (KFAB_IOC_EP_OPEN)");
-	ASSERT_EQ(0, _test_fi_side_open(&self->a, kfab_test_rdm_hints(), true));
-	ASSERT_EQ(0, _test_fi_side_open(&self->b, kfab_test_rdm_hints(), true));
+	ASSERT_EQ(0, _test_fi_side_open(&self->a, pair_hints(variant->threading),
+					true));
+	ASSERT_EQ(0, _test_fi_side_open(&self->b, pair_hints(variant->threading),
+					true));
+	EXPECT_EQ(variant->threading ? variant->threading : FI_THREAD_SAFE,
+		  self->a.info->domain_attr->threading);
 	ASSERT_EQ(0, insert_name(self->b.ep, self->a.av, &self->b_at_a));
 	ASSERT_EQ(0, insert_name(self->a.ep, self->b.av, &self->a_at_b));
 }

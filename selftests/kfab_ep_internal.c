@@ -10,8 +10,10 @@
  * head itself, as the kernel would.  libkfab.so exports nothing of this,
  * so the program is linked with the libshim sources.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "barrier.h"
 #include "internal.h"
@@ -36,8 +38,26 @@ struct region {
 
 FIXTURE(ring) {
 	struct region r;
+	struct shim_domain dom;
 	struct shim_ep ep;
 	struct fid_ep *fid;
+};
+
+/*
+ * Every ring test runs under both models: FI_THREAD_SAFE (the endpoint's
+ * lock taken) and FI_THREAD_DOMAIN (the application serialises, the data
+ * path skips it: shim_data_lock()).
+ */
+FIXTURE_VARIANT(ring) {
+	bool serial;
+};
+
+FIXTURE_VARIANT_ADD(ring, thread_safe) {
+	.serial = false,
+};
+
+FIXTURE_VARIANT_ADD(ring, thread_domain) {
+	.serial = true,
 };
 
 FIXTURE_SETUP(ring)
@@ -45,8 +65,11 @@ FIXTURE_SETUP(ring)
 	memset(&self->r, 0xee, sizeof(self->r));	/* stale slots */
 	self->r.tail = 0;
 	self->r.head = 0;
+	memset(&self->dom, 0, sizeof(self->dom));
+	self->dom.serial = variant->serial;
 	memset(&self->ep, 0, sizeof(self->ep));
 	ASSERT_EQ(0, pthread_mutex_init(&self->ep.lock, NULL));
+	self->ep.domain = &self->dom;
 	self->ep.fd = -1;
 	self->ep.id = 1;
 	self->ep.caps = FI_MSG | FI_TAGGED | FI_DIRECTED_RECV;
@@ -267,6 +290,56 @@ TEST_F(ring, full_ring_is_eagain_until_head_moves)
 	self->r.head = 100;
 	EXPECT_EQ(0, shim_ep_ring_space(&self->ep));
 	EXPECT_EQ(-FI_EAGAIN, fi_send(self->fid, buf, 8, NULL, 0, NULL));
+}
+
+struct held_send {
+	struct fid_ep *fid;
+	char buf[8];
+	ssize_t ret;
+	int done;
+};
+
+static void *send_in_thread(void *arg)
+{
+	struct held_send *h = arg;
+
+	h->ret = fi_send(h->fid, h->buf, sizeof(h->buf), NULL, 7, NULL);
+	__atomic_store_n(&h->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * The endpoint's lock, held by someone else: under FI_THREAD_SAFE a send
+ * and a receive wait for it; under FI_THREAD_DOMAIN they do not take it
+ * (the application serialises), and only the data path skips it.
+ */
+TEST_F(ring, data_path_lock_follows_threading)
+{
+	struct held_send h = { .fid = self->fid };
+	char buf[8];
+	pthread_t t;
+
+	ASSERT_EQ(0, pthread_mutex_lock(&self->ep.lock));
+	if (variant->serial) {
+		EXPECT_EQ(0, fi_send(self->fid, buf, sizeof(buf), NULL, 7,
+				     NULL));
+		EXPECT_EQ(0, fi_recv(self->fid, buf, sizeof(buf), NULL,
+				     FI_ADDR_UNSPEC, NULL));
+		EXPECT_EQ(2U, shim_load_acquire(&self->r.tail));
+		/* Still ours: nothing unlocked what it did not lock. */
+		EXPECT_EQ(EBUSY, pthread_mutex_trylock(&self->ep.lock));
+		ASSERT_EQ(0, pthread_mutex_unlock(&self->ep.lock));
+		return;
+	}
+	ASSERT_EQ(0, pthread_create(&t, NULL, send_in_thread, &h));
+	usleep(100000);
+	EXPECT_EQ(0, __atomic_load_n(&h.done, __ATOMIC_ACQUIRE));
+	EXPECT_EQ(0U, shim_load_acquire(&self->r.tail));
+	ASSERT_EQ(0, pthread_mutex_unlock(&self->ep.lock));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	EXPECT_EQ(1, h.done);
+	EXPECT_EQ(0, h.ret);
+	EXPECT_EQ(1U, shim_load_acquire(&self->r.tail));
 }
 
 TEST_F(ring, argument_checks)
