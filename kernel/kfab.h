@@ -959,6 +959,52 @@ static inline void kfab_dest_init(struct kfab_dest *d)
 }
 
 /**
+ * struct kfab_dest_memo - what an endpoint's doorbells last resolved,
+ *	kept from one doorbell to the next (under @sq_lock; msg.c): a
+ *	ping-pong's doorbell carries one send, and resolving it anew cost
+ *	two AV lookups each time.  It holds no reference: the endpoint is
+ *	looked up again (kfab_node_resolve()), only the AVs' answers are
+ *	reused, while their generations say they still hold
+ * @valid: the rest says something
+ * @addr: the address sent to, an index of the sender's AV
+ * @rx_index: its receive context (fi_rx_addr()), or 0
+ * @av_gen: the sender's AV's generation when @dst was looked up
+ * @dst: what @addr and @rx_index named
+ * @num: the endpoint @dst was then (numbers are never reused)
+ * @rx_av: that endpoint's receive context's AV, or NULL before @from was
+ *	looked up; compared, never followed (the endpoint's own, while it
+ *	lives)
+ * @rx_gen: @rx_av's generation when @from was looked up
+ * @from: the sender's index in @rx_av
+ */
+struct kfab_dest_memo {
+	bool valid;
+	u16 rx_index;
+	u64 addr;
+	u64 av_gen;
+	struct kfab_addr dst;
+	u64 num;
+	struct kfab_av *rx_av;
+	u64 rx_gen;
+	u64 from;
+};
+
+/* A doorbell's destination, kept for the next doorbell. */
+static inline void kfab_dest_remember(struct kfab_dest_memo *m,
+				      const struct kfab_dest *d)
+{
+	m->valid = true;
+	m->rx_index = d->rx_index;
+	m->addr = d->addr;
+	m->av_gen = d->av_gen;
+	m->dst = d->dst;
+	m->num = d->target->num;
+	m->rx_av = d->rx_av;
+	m->rx_gen = d->rx_gen;
+	m->from = d->from;
+}
+
+/**
  * struct kfab_ep - an endpoint (KFAB_OBJ_EP)
  * @obj: the object head
  * @core: the part senders reach, found by number
@@ -979,6 +1025,8 @@ static inline void kfab_dest_init(struct kfab_dest *d)
  * @plugged: the peer they wait in (a reference), or NULL (under @sq_lock)
  * @dest: while a doorbell runs, its sends' last destination (under
  *	@sq_lock), else NULL
+ * @memo: the last doorbell's last destination on this machine (under
+ *	@sq_lock)
  */
 struct kfab_ep {
 	struct kfab_object obj;
@@ -998,6 +1046,7 @@ struct kfab_ep {
 	bool plugging;
 	struct kfab_peer *plugged;
 	struct kfab_dest *dest;
+	struct kfab_dest_memo memo;
 };
 
 /**

@@ -1517,10 +1517,27 @@ static bool kfab_dest_is(const struct kfab_dest *d, u64 addr, u16 rx_index,
 }
 
 /*
+ * What the last doorbell's destination was, when @addr and @rx_index are
+ * still it: the sender's AV is at the same generation (under @sq_lock).
+ */
+static bool kfab_memo_dst(const struct kfab_dest_memo *m, u64 addr,
+			  u16 rx_index, u64 gen, struct kfab_addr *dst)
+{
+	if (!m->valid || m->addr != addr || m->rx_index != rx_index ||
+	    m->av_gen != gen)
+		return false;
+	*dst = m->dst;
+	return true;
+}
+
+/*
  * Where a send goes: *@dst, and with 0 the endpoint of this machine
  * (*@target, a reference) that has it.  A doorbell's sends to one address
  * resolve it once (struct kfab_dest): a later one borrows the doorbell's
- * reference (*@borrowed) while the sender's AV stays as it was.
+ * reference (*@borrowed) while the sender's AV stays as it was.  The
+ * first takes what the AVs said from the last doorbell's memo while their
+ * generations are the same (struct kfab_dest_memo); the endpoint is
+ * looked up anew.
  */
 static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 			    struct kfab_addr *dst,
@@ -1528,6 +1545,7 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 {
 	struct kfab_dest *d = ep->dest;
 	u64 gen = kfab_av_generation(ep->av);
+	bool memo;
 	int rc;
 
 	*borrowed = false;
@@ -1537,9 +1555,14 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 		*borrowed = true;
 		return 0;
 	}
-	rc = kfab_av_addr_of(ep->av, addr, dst);
-	if (!rc && rx_index)
-		rc = kfab_addr_rx_ctx(dst, rx_index);
+	memo = d && kfab_memo_dst(&ep->memo, addr, rx_index, gen, dst);
+	if (memo) {
+		rc = 0;
+	} else {
+		rc = kfab_av_addr_of(ep->av, addr, dst);
+		if (!rc && rx_index)
+			rc = kfab_addr_rx_ctx(dst, rx_index);
+	}
 	if (!rc)
 		rc = kfab_node_resolve(ep->core->net, dst, target);
 	if (rc || !d)
@@ -1554,6 +1577,15 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 		.dst = *dst,
 		.av_gen = gen,
 	};
+	/*
+	 * The same endpoint, so the same receive context and AV: its index
+	 * of us holds while that AV's generation does (kfab_send_from()).
+	 */
+	if (memo && ep->memo.rx_av && (*target)->num == ep->memo.num) {
+		d->rx_av = ep->memo.rx_av;
+		d->rx_gen = ep->memo.rx_gen;
+		d->from = ep->memo.from;
+	}
 	*borrowed = true;
 	return 0;
 }

@@ -1996,4 +1996,103 @@ TEST_F(msg, ring_is_the_doorbell_without_a_struct)
 	EXPECT_EQ(12, e.op_context);
 }
 
+/* A send of @msg from @r to @addr, on a doorbell of its own. */
+static int send_alone(struct raw_ep *r, uint64_t ctx, uint64_t addr,
+		      const char *msg, bool inl)
+{
+	struct kfab_sqe s;
+
+	if (inl)
+		s = sqe_inline(KFAB_OP_SEND, ctx, addr, 0, msg, strlen(msg));
+	else
+		s = sqe_buf(KFAB_OP_SEND, ctx, addr, (void *)msg, strlen(msg));
+	return submit(r, &s);
+}
+
+/*
+ * An endpoint's doorbell remembers where the last one's send went (struct
+ * kfab_dest_memo): doorbell after doorbell, each carrying one send, what
+ * it remembers must follow the receiver's AV (the sender's index there),
+ * the sender's AV (an index that names another endpoint now) and the
+ * receiver's life.  @inl: sends small enough for the fast path.
+ */
+static void doorbells_follow_the_avs(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(msg) *self, bool inl)
+{
+	char rx[4][8] = { { 0 } };
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	uint64_t a_to_c, c_to_a, b_to_a;
+	uint32_t idx;
+	struct raw_ep c;
+	struct kfab_sqe s;
+
+	ASSERT_EQ(0, ep_setup(&c, true));
+	c_to_a = peer(&c, &self->a);
+	ASSERT_NE(ANY, c_to_a);
+
+	/* 1: as resolved. */
+	s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx[0], sizeof(rx[0]));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, send_alone(&self->a, 11, self->a_to_b, "m1", inl));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(1, e.op_context);
+	EXPECT_EQ(self->b_to_a, e.src_addr);
+	EXPECT_EQ(2, e.len);
+
+	/* 2: B's AV changes; A's next send reports A's new index there. */
+	idx = self->b_to_a;
+	ASSERT_EQ(0, _test_cmd_av_remove(self->b.fd, self->b.av, &idx, 1));
+	ASSERT_NE(ANY, peer(&self->b, &c));	/* takes A's old index */
+	b_to_a = peer(&self->b, &self->a);
+	ASSERT_NE(ANY, b_to_a);
+	ASSERT_NE(self->b_to_a, b_to_a);
+	s = sqe_buf(KFAB_OP_RECV, 2, ANY, rx[1], sizeof(rx[1]));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, send_alone(&self->a, 12, self->a_to_b, "m2", inl));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(2, e.op_context);
+	EXPECT_EQ(b_to_a, e.src_addr);
+
+	/* 3: A's index of B names C now: the send goes to C. */
+	idx = self->a_to_b;
+	ASSERT_EQ(0, _test_cmd_av_remove(self->a.fd, self->a.av, &idx, 1));
+	a_to_c = peer(&self->a, &c);
+	ASSERT_EQ(self->a_to_b, a_to_c);
+	s = sqe_buf(KFAB_OP_RECV, 3, ANY, rx[2], sizeof(rx[2]));
+	ASSERT_EQ(0, submit(&c, &s));
+	s = sqe_buf(KFAB_OP_RECV, 4, ANY, rx[3], sizeof(rx[3]));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, send_alone(&self->a, 13, a_to_c, "m3", inl));
+	ASSERT_EQ(0, cq_next(&c, &e));
+	EXPECT_EQ(3, e.op_context);
+	EXPECT_EQ(c_to_a, e.src_addr);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+
+	/* 4: C is gone: the next send to it fails, nothing else happens. */
+	ep_close(&c);
+	ASSERT_EQ(0, send_alone(&self->a, 14, a_to_c, "m4", inl));
+	ASSERT_EQ(0, cq_err(&self->a, &err));
+	EXPECT_EQ(14, err.out_entry.op_context);
+	EXPECT_EQ(EHOSTUNREACH, err.out_err);
+	EXPECT_EQ(-EAGAIN, cq_next(&self->b, &e));
+	for (idx = 11; idx <= 13; idx++) {
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(idx, e.op_context);
+	}
+	EXPECT_EQ(-EAGAIN, cq_next(&self->a, &e));
+}
+
+TEST_F(msg, doorbells_follow_the_avs)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	doorbells_follow_the_avs(_metadata, self, false);
+}
+
+TEST_F(msg, doorbells_follow_the_avs_inline)
+{
+	RETURN_IF_SETUP_SKIPPED();
+	doorbells_follow_the_avs(_metadata, self, true);
+}
+
 TEST_HARNESS_MAIN
