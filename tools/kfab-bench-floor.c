@@ -183,10 +183,16 @@ static double polled(struct raw_ep *r, uint64_t to, long *rang)
 	flags = (const uint32_t *)(r->sq + r->epo.out_sq.off_flags);
 	if (pthread_create(&thread, NULL, poller, r))
 		die("a poller thread", EAGAIN);
-	/* Until it runs: the flag clears. */
-	while (__atomic_load_n(flags, __ATOMIC_ACQUIRE) &
-	       KFAB_SQ_RING_NEED_WAKEUP)
-		;
+	/*
+	 * Until it runs: the flag clears.  It parks again after idle_us
+	 * with nothing to do, and a look that missed that window (this
+	 * thread descheduled for a millisecond) would wait for ever: every
+	 * so often the doorbell kicks a parked poller awake.
+	 */
+	for (i = 1; __atomic_load_n(flags, __ATOMIC_ACQUIRE) &
+		    KFAB_SQ_RING_NEED_WAKEUP; i++)
+		if (!(i % 100000) && _test_cmd_ring(r->fd, r->ep) < 0)
+			die("KFAB_IOC_RING", errno);
 	*rang = 0;
 	t0 = now();
 	for (i = 0; i < calls; i++) {
