@@ -643,7 +643,7 @@ int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done)
 		ep->dest = &dest;
 		*out_done = kfab_sq_run(&ep->sq, kfab_ep_submit, ep);
 		ep->dest = NULL;
-		if (dest.target)
+		if (dest.target && !dest.as_memo)
 			kfab_dest_remember(&ep->memo, &dest);
 		ep->plugging = false;
 		kfab_peer_unplug(ep);

@@ -932,6 +932,9 @@ struct kfab_srx_stats {
  * @not_local: the fast path found @not_local_addr (under @not_local_gen)
  *	on no endpoint of this machine: it leaves its sends to the general
  *	path without resolving it again
+ * @as_memo: everything above is what the endpoint's memo says already
+ *	(taken whole from it, nothing looked up since): the doorbell need
+ *	not write it back
  *
  * Empty, only @target, @rx_av and @not_local say anything (the rest is
  * read after one of them is set): kfab_dest_init() writes those three,
@@ -949,6 +952,7 @@ struct kfab_dest {
 	bool not_local;
 	u64 not_local_addr;
 	u64 not_local_gen;
+	bool as_memo;
 };
 
 static inline void kfab_dest_init(struct kfab_dest *d)

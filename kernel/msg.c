@@ -1407,6 +1407,7 @@ static u64 kfab_send_from(struct kfab_dest *d, struct kfab_rx_ctx *rxc,
 		d->from = kfab_av_index_of(rxc->av, src);
 		d->rx_av = rxc->av;
 		d->rx_gen = gen;
+		d->as_memo = false;
 	}
 	return d->from;
 }
@@ -1570,13 +1571,15 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 	/* Keep it for the next sends: the doorbell's reference. */
 	if (d->target)
 		kfab_ep_core_put(d->target);
-	*d = (struct kfab_dest){
-		.target = *target,
-		.addr = addr,
-		.rx_index = rx_index,
-		.dst = *dst,
-		.av_gen = gen,
-	};
+	/* Field by field: a whole-struct store clears 120 bytes each time. */
+	d->target = *target;
+	d->addr = addr;
+	d->rx_index = rx_index;
+	d->dst = *dst;
+	d->av_gen = gen;
+	d->rx_av = NULL;
+	d->not_local = false;
+	d->as_memo = false;
 	/*
 	 * The same endpoint, so the same receive context and AV: its index
 	 * of us holds while that AV's generation does (kfab_send_from()).
@@ -1585,6 +1588,7 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 		d->rx_av = ep->memo.rx_av;
 		d->rx_gen = ep->memo.rx_gen;
 		d->from = ep->memo.from;
+		d->as_memo = true;
 	}
 	*borrowed = true;
 	return 0;
