@@ -41,6 +41,16 @@ static atomic64_t kfab_ep_next_block = ATOMIC64_INIT(0);
 /* Number -> struct kfab_ep_core, looked up under RCU. */
 static DEFINE_XARRAY(kfab_eps);
 
+/*
+ * A number's index in kfab_eps.  The numbers start above the services;
+ * indexed as they are, even the first endpoint made the tree three levels
+ * deep, and every send walked them (Documentation/bench.rst).
+ */
+static unsigned long kfab_ep_index(u64 num)
+{
+	return num - (KFAB_SERVICE_MAX + 1);
+}
+
 static inline struct kfab_ep *to_kfab_ep(struct kfab_object *obj)
 {
 	return container_of(obj, struct kfab_ep, obj);
@@ -75,7 +85,7 @@ struct kfab_ep_core *kfab_ep_core_find(u64 num)
 	struct kfab_ep_core *core;
 
 	rcu_read_lock();
-	core = xa_load(&kfab_eps, num);
+	core = xa_load(&kfab_eps, kfab_ep_index(num));
 	if (core && !kref_get_unless_zero(&core->ref))
 		core = NULL;
 	rcu_read_unlock();
@@ -382,7 +392,7 @@ void kfab_ep_destroy(struct kfab_object *obj)
 		core->tx_cq = NULL;
 		mutex_unlock(&core->share_lock);
 		if (ep->enabled)
-			xa_erase(&kfab_eps, core->num);
+			xa_erase(&kfab_eps, kfab_ep_index(core->num));
 		kfab_node_unbind(core);
 		/* Its unexpected messages go, their senders are told. */
 		if (core->rxc) {
@@ -565,14 +575,14 @@ static int kfab_ep_publish(struct kfab_ep *ep)
 		return rc;
 	/* Only a block's receive context can meet a number that is taken. */
 	if (!ep->core->send_only)
-		rc = xa_insert(&kfab_eps, ep->core->num, ep->core,
+		rc = xa_insert(&kfab_eps, kfab_ep_index(ep->core->num), ep->core,
 			       GFP_KERNEL_ACCOUNT);
 	if (rc == -EBUSY)
 		rc = -EADDRINUSE;
 	if (!rc) {
 		rc = kfab_node_publish(ep->core);
 		if (rc)
-			xa_erase(&kfab_eps, ep->core->num);
+			xa_erase(&kfab_eps, kfab_ep_index(ep->core->num));
 	}
 	if (rc) {
 		mutex_lock(&ep->core->rxc->lock);
