@@ -40,6 +40,12 @@ static atomic64_t kfab_ep_next_num = ATOMIC64_INIT(KFAB_SERVICE_MAX);
 static atomic64_t kfab_ep_next_block = ATOMIC64_INIT(0);
 /* Number -> struct kfab_ep_core, looked up under RCU. */
 static DEFINE_XARRAY(kfab_eps);
+/*
+ * Counts the cores that left kfab_eps: a core found while it was N is
+ * still the number's, and not yet freed, as long as it reads N
+ * (kfab_ep_core_epoch(), kfab_ep_core_reget()).
+ */
+static atomic64_t kfab_eps_gone = ATOMIC64_INIT(0);
 
 /*
  * A number's index in kfab_eps.  The numbers start above the services;
@@ -70,6 +76,58 @@ static void kfab_ep_core_release(struct kref *ref)
 void kfab_ep_core_put(struct kfab_ep_core *core)
 {
 	kref_put(&core->ref, kfab_ep_core_release);
+}
+
+/*
+ * A core leaves kfab_eps: the erase, then the count, both before the last
+ * reference can go (kfree_rcu() follows the count).
+ */
+static void kfab_eps_erase(struct kfab_ep_core *core)
+{
+	xa_erase(&kfab_eps, kfab_ep_index(core->num));
+	/* The erase is seen by whoever sees the count (kfab_ep_core_epoch()). */
+	smp_mb__before_atomic();
+	atomic64_inc(&kfab_eps_gone);
+}
+
+/**
+ * kfab_ep_core_epoch() - the count of cores gone, read before a lookup
+ *
+ * Return: the value to keep with a core kfab_ep_core_find() then finds,
+ * for kfab_ep_core_reget().
+ */
+u64 kfab_ep_core_epoch(void)
+{
+	u64 epoch = atomic64_read(&kfab_eps_gone);
+
+	/* Pairs with kfab_eps_erase(): the lookup after sees its erase. */
+	smp_rmb();
+	return epoch;
+}
+
+/**
+ * kfab_ep_core_reget() - a core found earlier, again, without a lookup
+ * @core: what kfab_ep_core_find() returned, its reference since dropped
+ * @epoch: kfab_ep_core_epoch() before that lookup
+ *
+ * While no core has left kfab_eps since @epoch, @core is still in it,
+ * so its memory is still a core's (freed only after it leaves and a grace
+ * period passes).  A core that leaves while we look counts after its
+ * erase and before its kfree_rcu(): reading the old count in this
+ * read-side section means the grace period waits for us.  Holding no
+ * reference meanwhile, the keeper pins nothing (Documentation/bench.rst,
+ * "A kept destination and the library's receive").
+ *
+ * Return: @core with a reference, or NULL: look it up anew.
+ */
+struct kfab_ep_core *kfab_ep_core_reget(struct kfab_ep_core *core, u64 epoch)
+{
+	rcu_read_lock();
+	if (atomic64_read(&kfab_eps_gone) != epoch ||
+	    !kref_get_unless_zero(&core->ref))
+		core = NULL;
+	rcu_read_unlock();
+	return core;
 }
 
 /**
@@ -391,8 +449,8 @@ void kfab_ep_destroy(struct kfab_object *obj)
 		mutex_lock(&core->share_lock);
 		core->tx_cq = NULL;
 		mutex_unlock(&core->share_lock);
-		if (ep->enabled)
-			xa_erase(&kfab_eps, kfab_ep_index(core->num));
+		if (ep->enabled && !core->send_only)
+			kfab_eps_erase(core);
 		kfab_node_unbind(core);
 		/* Its unexpected messages go, their senders are told. */
 		if (core->rxc) {
@@ -582,7 +640,7 @@ static int kfab_ep_publish(struct kfab_ep *ep)
 	if (!rc) {
 		rc = kfab_node_publish(ep->core);
 		if (rc)
-			xa_erase(&kfab_eps, kfab_ep_index(ep->core->num));
+			kfab_eps_erase(ep->core);
 	}
 	if (rc) {
 		mutex_lock(&ep->core->rxc->lock);

@@ -78,7 +78,8 @@
  *
  * Pinning and unpinning user pages (buf.c) take the mmap lock and are done
  * outside 4-9.  A lookup by endpoint number (kfab_ep_core_find()) takes
- * RCU and a reference, no lock.
+ * RCU and a reference, no lock; so does taking a kept core again
+ * (kfab_ep_core_reget()), which kfab_eps_gone's count makes safe.
  */
 #ifndef KFAB_H
 #define KFAB_H
@@ -953,6 +954,7 @@ struct kfab_dest {
 	u64 not_local_addr;
 	u64 not_local_gen;
 	bool as_memo;
+	u64 epoch;
 };
 
 static inline void kfab_dest_init(struct kfab_dest *d)
@@ -966,9 +968,9 @@ static inline void kfab_dest_init(struct kfab_dest *d)
  * struct kfab_dest_memo - what an endpoint's doorbells last resolved,
  *	kept from one doorbell to the next (under @sq_lock; msg.c): a
  *	ping-pong's doorbell carries one send, and resolving it anew cost
- *	two AV lookups each time.  It holds no reference: the endpoint is
- *	looked up again (kfab_node_resolve()), only the AVs' answers are
- *	reused, while their generations say they still hold
+ *	two AV lookups each time.  It holds no reference: the AVs' answers
+ *	are reused while their generations say they still hold, the
+ *	endpoint while no endpoint has gone (@core)
  * @valid: the rest says something
  * @addr: the address sent to, an index of the sender's AV
  * @rx_index: its receive context (fi_rx_addr()), or 0
@@ -980,6 +982,11 @@ static inline void kfab_dest_init(struct kfab_dest *d)
  *	lives)
  * @rx_gen: @rx_av's generation when @from was looked up
  * @from: the sender's index in @rx_av
+ * @core: the core @dst named, without a reference, or NULL: taken again
+ *	by kfab_ep_core_reget() while no core has left kfab_eps since
+ *	@epoch, instead of a lookup (an endpoint of this machine by its
+ *	number only: a service's or another node's is looked up each time)
+ * @epoch: kfab_ep_core_epoch() before @core was looked up
  */
 struct kfab_dest_memo {
 	bool valid;
@@ -991,6 +998,8 @@ struct kfab_dest_memo {
 	struct kfab_av *rx_av;
 	u64 rx_gen;
 	u64 from;
+	struct kfab_ep_core *core;
+	u64 epoch;
 };
 
 /* A doorbell's destination, kept for the next doorbell. */
@@ -1006,6 +1015,10 @@ static inline void kfab_dest_remember(struct kfab_dest_memo *m,
 	m->rx_av = d->rx_av;
 	m->rx_gen = d->rx_gen;
 	m->from = d->from;
+	/* What kfab_ep_core_find() found; never followed without reget. */
+	m->core = d->dst.family == KFAB_ADDR_LOCAL &&
+		  be64_to_cpu(d->dst.ep) > KFAB_SERVICE_MAX ? d->target : NULL;
+	m->epoch = d->epoch;
 }
 
 /**
@@ -1110,6 +1123,8 @@ void kfab_ep_destroy(struct kfab_object *obj);
 void kfab_ep_show(struct seq_file *s, struct kfab_object *obj);
 int kfab_ep_nl_fill(struct sk_buff *skb, struct kfab_object *obj);
 struct kfab_ep_core *kfab_ep_core_find(u64 num);
+u64 kfab_ep_core_epoch(void);
+struct kfab_ep_core *kfab_ep_core_reget(struct kfab_ep_core *core, u64 epoch);
 void kfab_ep_core_put(struct kfab_ep_core *core);
 void kfab_ep_complete(struct kfab_ep *ep, const struct kfab_comp *comp);
 void kfab_srx_count_recv(struct kfab_srx *srx, size_t bytes);

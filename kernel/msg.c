@@ -1531,14 +1531,20 @@ static bool kfab_memo_dst(const struct kfab_dest_memo *m, u64 addr,
 	return true;
 }
 
+/* The memo's endpoint with a reference, or NULL: look it up anew. */
+static struct kfab_ep_core *kfab_memo_target(const struct kfab_dest_memo *m)
+{
+	return m->core ? kfab_ep_core_reget(m->core, m->epoch) : NULL;
+}
+
 /*
  * Where a send goes: *@dst, and with 0 the endpoint of this machine
  * (*@target, a reference) that has it.  A doorbell's sends to one address
  * resolve it once (struct kfab_dest): a later one borrows the doorbell's
  * reference (*@borrowed) while the sender's AV stays as it was.  The
  * first takes what the AVs said from the last doorbell's memo while their
- * generations are the same (struct kfab_dest_memo); the endpoint is
- * looked up anew.
+ * generations are the same (struct kfab_dest_memo), and the endpoint
+ * while none has left kfab_eps since it was looked up.
  */
 static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 			    struct kfab_addr *dst,
@@ -1546,6 +1552,7 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 {
 	struct kfab_dest *d = ep->dest;
 	u64 gen = kfab_av_generation(ep->av);
+	u64 epoch = 0;
 	bool memo;
 	int rc;
 
@@ -1564,8 +1571,15 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 		if (!rc && rx_index)
 			rc = kfab_addr_rx_ctx(dst, rx_index);
 	}
-	if (!rc)
-		rc = kfab_node_resolve(ep->core->net, dst, target);
+	if (!rc) {
+		*target = memo ? kfab_memo_target(&ep->memo) : NULL;
+		if (*target) {
+			epoch = ep->memo.epoch;
+		} else {
+			epoch = kfab_ep_core_epoch();
+			rc = kfab_node_resolve(ep->core->net, dst, target);
+		}
+	}
 	if (rc || !d)
 		return rc;
 	/* Keep it for the next sends: the doorbell's reference. */
@@ -1580,6 +1594,7 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 	d->rx_av = NULL;
 	d->not_local = false;
 	d->as_memo = false;
+	d->epoch = epoch;
 	/*
 	 * The same endpoint, so the same receive context and AV: its index
 	 * of us holds while that AV's generation does (kfab_send_from()).

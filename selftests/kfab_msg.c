@@ -2095,4 +2095,61 @@ TEST_F(msg, doorbells_follow_the_avs_inline)
 	doorbells_follow_the_avs(_metadata, self, true);
 }
 
+/*
+ * The endpoint a doorbell's send reached is kept for the next doorbell
+ * without a reference (struct kfab_dest_memo's @core).  Once it is closed
+ * the next send to its address fails, however often an endpoint is made
+ * again after it (in the memory its core had, once a grace period has
+ * passed), and the new endpoint receives nothing.
+ */
+TEST_F(msg, kept_destination_never_reaches_a_newer_endpoint)
+{
+	struct kfab_cq_readerr err;
+	struct kfab_cq_entry e;
+	struct raw_ep d, n;
+	uint64_t a_to_d;
+	struct kfab_sqe s;
+	char rx[8];
+	int i;
+
+	RETURN_IF_SETUP_SKIPPED();
+	for (i = 0; i < 48; i++) {
+		ASSERT_EQ(0, ep_setup(&d, true));
+		a_to_d = peer(&self->a, &d);
+		ASSERT_NE(ANY, a_to_d);
+		s = sqe_buf(KFAB_OP_RECV, 1, ANY, rx, sizeof(rx));
+		ASSERT_EQ(0, submit(&d, &s));
+		ASSERT_EQ(0, send_alone(&self->a, 100 + i, a_to_d, "k1", i & 1));
+		ASSERT_EQ(0, cq_next(&d, &e));
+		ep_close(&d);
+		/* kfree_rcu(): the core's memory may be had again after. */
+		usleep(2000);
+		ASSERT_EQ(0, ep_setup(&n, true));
+		s = sqe_buf(KFAB_OP_RECV, 2, ANY, rx, sizeof(rx));
+		ASSERT_EQ(0, submit(&n, &s));
+		ASSERT_EQ(0, send_alone(&self->a, 1000 + i, a_to_d, "k2", i & 1));
+		ASSERT_EQ(0, cq_err(&self->a, &err));
+		EXPECT_EQ(1000 + i, err.out_entry.op_context);
+		EXPECT_EQ(EHOSTUNREACH, err.out_err);
+		EXPECT_EQ(-EAGAIN, cq_next(&n, &e));
+		ASSERT_EQ(0, cq_next(&self->a, &e));
+		EXPECT_EQ(100 + i, e.op_context);
+		ep_close(&n);
+	}
+	/* An endpoint gone elsewhere only costs the kept one a lookup. */
+	s = sqe_buf(KFAB_OP_RECV, 3, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, send_alone(&self->a, 3, self->a_to_b, "k3", true));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(3, e.op_context);
+	ASSERT_EQ(0, ep_setup(&d, true));
+	ep_close(&d);
+	s = sqe_buf(KFAB_OP_RECV, 4, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->b, &s));
+	ASSERT_EQ(0, send_alone(&self->a, 4, self->a_to_b, "k4", true));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(4, e.op_context);
+	EXPECT_EQ(self->b_to_a, e.src_addr);
+}
+
 TEST_HARNESS_MAIN
