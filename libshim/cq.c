@@ -568,7 +568,8 @@ static void shim_cq_payload(const struct shim_cq *cq, const uint8_t *slot,
 	e->flags &= ~KFAB_COMP_PAYLOAD;
 	if (e->len <= KFAB_CQ_PAYLOAD_MAX &&
 	    cq->entry_size >= sizeof(*e) + KFAB_CQ_PAYLOAD_MAX)
-		memcpy((void *)(uintptr_t)e->buf, slot + sizeof(*e), e->len);
+		shim_copy_small((void *)(uintptr_t)e->buf, slot + sizeof(*e),
+				e->len);
 }
 
 static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
@@ -576,6 +577,8 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 {
 	size_t n = 0, esize = cq->entry_size < sizeof(struct kfab_cq_entry) ?
 			      cq->entry_size : sizeof(struct kfab_cq_entry);
+	/* Set once, never unset: one look serves the whole read. */
+	const struct shim_cq_hooks *h = shim_cq_hooks(cq);
 	uint32_t tail, avail, start;
 
 	for (;;) {
@@ -603,7 +606,7 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 			if (!shim_bufrecv_entry(&e))
 				continue;
 			/* fi_peer(3): the extension's own, or one to rewrite. */
-			if (shim_cq_hook_filter(cq, &e, 0, true) == SHIM_CQ_DROP)
+			if (h && h->filter(cq, &e, 0, true) == SHIM_CQ_DROP)
 				continue;
 			shim_cq_copy(cq, buf, n, &e);
 			if (src_addr)
@@ -624,6 +627,9 @@ static size_t shim_cq_read_locked(struct shim_cq *cq, void *buf, size_t count,
 		    shim_load_acquire(cq->tail) == tail)
 			break;
 	}
+	/* The hooks' queue: a look at them first, not a call. */
+	if (n == count || !h)
+		return n;
 	return n + shim_cq_read_queued(cq, buf, n, count - n, src_addr);
 }
 

@@ -161,9 +161,8 @@ static void shim_sqe_put_inline(struct kfab_sqe *sqe, const struct iovec *iov,
 	size_t i, len = 0;
 
 	for (i = 0; i < count; i++) {
-		if (iov[i].iov_len)
-			memcpy(sqe->inline_data + len, iov[i].iov_base,
-			       iov[i].iov_len);
+		shim_copy_small(sqe->inline_data + len, iov[i].iov_base,
+				iov[i].iov_len);
 		len += iov[i].iov_len;
 	}
 	sqe->flags |= KFAB_SQE_INLINE;
@@ -193,7 +192,7 @@ static bool shim_want_completion(bool selective, uint64_t flags)
 }
 
 /**
- * shim_send() - one send of any flavour
+ * shim_send_one() - one send of any flavour
  * @ep: the endpoint
  * @op: KFAB_OP_SEND or KFAB_OP_TSEND
  * @iov: the payload, @count buffers
@@ -204,11 +203,14 @@ static bool shim_want_completion(bool selective, uint64_t flags)
  * @flags: the operation's flags (the defaults or the *msg call's):
  *	FI_INJECT copies the payload into the entry
  * @inject: an fi_inject*() call: FI_INJECT and never a completion
+ *
+ * Inlined twice: into shim_send(), every call's, and into shim_inject(),
+ * where the compiler knows what an inject rules out and leaves it out.
  */
-static ssize_t shim_send(struct shim_ep *ep, uint8_t op,
-			 const struct iovec *iov, size_t count, fi_addr_t dest,
-			 uint64_t tag, uint64_t data, void *context,
-			 uint64_t flags, bool inject)
+static inline __attribute__((always_inline)) ssize_t
+shim_send_one(struct shim_ep *ep, uint8_t op, const struct iovec *iov,
+	      size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
+	      void *context, uint64_t flags, bool inject)
 {
 	bool copied = inject || (flags & FI_INJECT), delivery = false;
 	enum shim_ring_bell bell = SHIM_BELL_LAZY;
@@ -283,6 +285,29 @@ out:
 	return ret;
 }
 
+static __attribute__((noinline)) ssize_t
+shim_send(struct shim_ep *ep, uint8_t op, const struct iovec *iov,
+	  size_t count, fi_addr_t dest, uint64_t tag, uint64_t data,
+	  void *context, uint64_t flags, bool inject)
+{
+	return shim_send_one(ep, op, iov, count, dest, tag, data, context,
+			     flags, inject);
+}
+
+/*
+ * fi_inject() and fi_tinject(), a ping-pong's sends: one buffer, no
+ * context, no flags (Documentation/bench.rst, "A kept destination and
+ * the library's receive").
+ */
+static ssize_t shim_inject(struct fid_ep *ep_fid, uint8_t op, const void *buf,
+			   size_t len, fi_addr_t dest, uint64_t tag)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return shim_send_one(shim_msg_ep(ep_fid), op, &iov, 1, dest, tag, 0,
+			     NULL, 0, true);
+}
+
 /**
  * shim_probe() - is an endpoint at @dest?  (KFAB_SQE_PROBE)
  * @ep: an enabled endpoint with a transmit CQ
@@ -338,6 +363,55 @@ static ssize_t shim_sqe_set_peek(struct kfab_sqe *sqe, const void *context,
 	return 0;
 }
 
+/*
+ * The common receive: one buffer on an endpoint's own receive context,
+ * none of FI_MULTI_RECV, FI_PEEK, FI_CLAIM, FI_DISCARD.  Written in place
+ * as shim_send() writes a send, with the checks shim_sqe_set_iov() makes
+ * of one buffer: no entry on the stack to clear and copy, a third of a
+ * ping-pong's receive (Documentation/bench.rst, "A kept destination and the
+ * library's receive").
+ */
+static ssize_t shim_ep_post_recv(struct shim_ep *ep, uint8_t op,
+				 const struct iovec *iov, fi_addr_t src,
+				 uint64_t tag, uint64_t ignore, void *context,
+				 uint64_t flags)
+{
+	uint32_t sqe_flags = 0;
+	struct kfab_sqe *sqe;
+	ssize_t ret;
+
+	if (!iov)
+		return -FI_EINVAL;
+	if (iov->iov_len > SHIM_MAX_MSG_SIZE)
+		return -FI_EMSGSIZE;
+	if (shim_want_completion(ep->rx_selective, flags))
+		sqe_flags = KFAB_SQE_COMPLETION;
+
+	shim_data_lock(&ep->lock, ep->domain->serial);
+	if (!ep->enabled) {
+		ret = -FI_EOPBADSTATE;
+		goto out;
+	}
+	sqe = shim_ring_slot(&ep->ring, SHIM_BELL_LAZY);
+	if (!sqe) {
+		ret = -FI_EAGAIN;
+		goto out;
+	}
+	sqe->opcode = op;
+	sqe->flags = sqe_flags;
+	sqe->context = (uintptr_t)context;
+	sqe->addr = (ep->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
+	sqe->tag = tag;
+	sqe->ignore = ignore;
+	sqe->iov[0].base = (uintptr_t)iov->iov_base;
+	sqe->iov[0].len = iov->iov_len;
+	sqe->iov_count = 1;
+	ret = shim_ring_commit(&ep->ring, flags & FI_MORE, SHIM_BELL_LAZY);
+out:
+	shim_data_unlock(&ep->lock, ep->domain->serial);
+	return ret;
+}
+
 /**
  * shim_post_recv() - post one receive of any flavour on a receive context
  * @rxc: the receive context: an endpoint's own, or a shared receive
@@ -383,6 +457,10 @@ static ssize_t shim_post_recv(struct fid_ep *rxc, uint8_t op,
 		if (srx)
 			return shim_post_recv(&srx->ep_fid, op, iov, count,
 					      src, tag, ignore, context, flags);
+		if (count == 1 &&
+		    !(flags & (FI_MULTI_RECV | SHIM_PEEK_FLAGS)))
+			return shim_ep_post_recv(ep, op, iov, src, tag, ignore,
+						 context, flags);
 		caps = ep->caps;
 		min_multi_recv = shim_read_once(&ep->min_multi_recv);
 		selective = ep->rx_selective;
@@ -537,10 +615,7 @@ static ssize_t shim_msg_sendmsg(struct fid_ep *ep_fid, const struct fi_msg *msg,
 static ssize_t shim_msg_inject(struct fid_ep *ep_fid, const void *buf,
 			       size_t len, fi_addr_t dest_addr)
 {
-	struct iovec iov = shim_iov1(buf, len);
-
-	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_SEND, &iov, 1, dest_addr,
-			 0, 0, NULL, 0, true);
+	return shim_inject(ep_fid, KFAB_OP_SEND, buf, len, dest_addr, 0);
 }
 
 static ssize_t shim_msg_senddata(struct fid_ep *ep_fid, const void *buf,
@@ -659,10 +734,7 @@ static ssize_t shim_tagged_inject(struct fid_ep *ep_fid, const void *buf,
 				  size_t len, fi_addr_t dest_addr,
 				  uint64_t tag)
 {
-	struct iovec iov = shim_iov1(buf, len);
-
-	return shim_send(shim_msg_ep(ep_fid), KFAB_OP_TSEND, &iov, 1, dest_addr,
-			 tag, 0, NULL, 0, true);
+	return shim_inject(ep_fid, KFAB_OP_TSEND, buf, len, dest_addr, tag);
 }
 
 static ssize_t shim_tagged_senddata(struct fid_ep *ep_fid, const void *buf,
