@@ -1603,7 +1603,8 @@ static int kfab_msg_resolve(struct kfab_ep *ep, u64 addr, u16 rx_index,
 		d->rx_av = ep->memo.rx_av;
 		d->rx_gen = ep->memo.rx_gen;
 		d->from = ep->memo.from;
-		d->as_memo = true;
+		/* Looked up anew (a core left since): keep it with its count. */
+		d->as_memo = !ep->memo.core || epoch == ep->memo.epoch;
 	}
 	*borrowed = true;
 	return 0;
