@@ -191,6 +191,14 @@ static bool shim_want_completion(bool selective, uint64_t flags)
 	return !selective || (flags & FI_COMPLETION);
 }
 
+/* One buffer as the iovec the calls of several take. */
+static struct iovec shim_iov1(const void *buf, size_t len)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return iov;
+}
+
 /**
  * shim_send_one() - one send of any flavour
  * @ep: the endpoint
@@ -302,7 +310,7 @@ shim_send(struct shim_ep *ep, uint8_t op, const struct iovec *iov,
 static ssize_t shim_inject(struct fid_ep *ep_fid, uint8_t op, const void *buf,
 			   size_t len, fi_addr_t dest, uint64_t tag)
 {
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct iovec iov = shim_iov1(buf, len);
 
 	return shim_send_one(shim_msg_ep(ep_fid), op, &iov, 1, dest, tag, 0,
 			     NULL, 0, true);
@@ -533,13 +541,6 @@ static uint64_t shim_rx_ctx_flags(struct fid_ep *rxc)
 	if (alias)
 		return shim_read_once(&alias->rx_op_flags);
 	return shim_read_once(&to_shim_ep(rxc)->rx_op_flags);
-}
-
-static struct iovec shim_iov1(const void *buf, size_t len)
-{
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-
-	return iov;
 }
 
 /* ---- fi_msg ---- */
