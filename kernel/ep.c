@@ -682,18 +682,6 @@ out:
 	return rc;
 }
 
-int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
-{
-	struct kfab_ep *ep = owner;
-	int rc = kfab_msg_submit(ep, sqe);
-
-	/* -EAGAIN: the entry stays first in the ring, posted later. */
-	if (rc != -EAGAIN)
-		trace_kfab_post(ep->core->num, sqe->opcode, sqe->context,
-				sqe->len, sqe->tag);
-	return rc;
-}
-
 /* ->doorbell: -EINVAL before enable, when nothing may be sent yet. */
 int kfab_ep_doorbell(struct kfab_object *obj, u32 *out_done)
 {

@@ -605,7 +605,7 @@ int kfab_sq_init(struct kfab_ctx *ctx, struct kfab_sq *sq, u32 entries);
 void kfab_sq_fini(struct kfab_ctx *ctx, struct kfab_sq *sq);
 void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out);
 u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner);
-/* The two kfab_sq_fn, called directly (INDIRECT_CALL_2()) by kfab_sq_run() */
+/* The two kfab_sq_fn (msg.c), called directly (INDIRECT_CALL_2()) */
 int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe);
 int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe);
 
@@ -1189,8 +1189,6 @@ void kfab_rx_ctx_put(struct kfab_rx_ctx *rxc);
 int kfab_rx_ctx_pin_small(struct kfab_rx_ctx *rxc, struct kfab_ep *ep);
 int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req);
 int kfab_msg_post_srx(struct kfab_rx_ctx *rx, struct kfab_req *req);
-int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe);
-int kfab_msg_submit_srx(struct kfab_rx_ctx *rx, const struct kfab_sqe *sqe);
 void kfab_msg_detach(struct kfab_ep_core *core);
 void kfab_msg_flush_rx(struct kfab_rx_ctx *rx);
 int kfab_msg_cancel(struct kfab_rx_ctx *rx, u64 context);

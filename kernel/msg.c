@@ -2360,8 +2360,9 @@ general:
 }
 
 /* An entry the fast path carried out (true), or one for the general path. */
-static bool kfab_fast_submit(struct kfab_ep *ep, struct kfab_rx_ctx *rxc,
-			     const struct kfab_sqe *sqe)
+static __always_inline bool kfab_fast_submit(struct kfab_ep *ep,
+					     struct kfab_rx_ctx *rxc,
+					     const struct kfab_sqe *sqe)
 {
 	/* Written through sysfs at any time: either value is right. */
 	if (!kfab_fast_path)
@@ -2457,12 +2458,22 @@ static noinline int kfab_msg_submit_general(struct kfab_ep *ep,
 	return kfab_msg_post(ep, &req);
 }
 
-/* The general path's frame (a request, its iovecs) only when it is taken. */
-int kfab_msg_submit(struct kfab_ep *ep, const struct kfab_sqe *sqe)
+/*
+ * An entry of an endpoint's ring (kfab_sq_fn, the doorbell calls it for
+ * every entry): 0 when consumed, -EAGAIN to leave it first in the ring.
+ * The general path's frame (a request, its iovecs) only when it is taken.
+ */
+int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	if (kfab_fast_submit(ep, ep->core->rxc, sqe))
-		return 0;
-	return kfab_msg_submit_general(ep, sqe);
+	struct kfab_ep *ep = owner;
+	int rc = 0;
+
+	if (!kfab_fast_submit(ep, ep->core->rxc, sqe))
+		rc = kfab_msg_submit_general(ep, sqe);
+	if (rc != -EAGAIN)
+		trace_kfab_post(ep->core->num, sqe->opcode, sqe->context,
+				sqe->len, sqe->tag);
+	return rc;
 }
 
 static noinline int kfab_msg_submit_srx_general(struct kfab_rx_ctx *rxc,
@@ -2477,12 +2488,19 @@ static noinline int kfab_msg_submit_srx_general(struct kfab_rx_ctx *rxc,
 	return kfab_msg_post_srx(rxc, &req);
 }
 
-/* An entry of a shared receive context's ring, as kfab_msg_submit(). */
-int kfab_msg_submit_srx(struct kfab_rx_ctx *rxc, const struct kfab_sqe *sqe)
+/* An entry of a shared receive context's ring, as kfab_ep_submit(). */
+int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	if (kfab_fast_submit(NULL, rxc, sqe))
-		return 0;
-	return kfab_msg_submit_srx_general(rxc, sqe);
+	struct kfab_rx_ctx *rxc = owner;
+	int rc = 0;
+
+	if (!kfab_fast_submit(NULL, rxc, sqe))
+		rc = kfab_msg_submit_srx_general(rxc, sqe);
+	/* Receives of an SRX belong to no one endpoint yet: "ep" 0. */
+	if (rc != -EAGAIN)
+		trace_kfab_post(0, sqe->opcode, sqe->context, sqe->len,
+				sqe->tag);
+	return rc;
 }
 
 /* The oldest receive on @posted with @context, or NULL. */

@@ -84,6 +84,23 @@ void kfab_sq_layout(const struct kfab_sq *sq, struct kfab_sq_layout *out)
 	};
 }
 
+/* The header and the first iovec (or 16 bytes inline): a small entry. */
+#define KFAB_SQE_HEAD	offsetof(struct kfab_sqe, iov[1])
+
+/*
+ * A copy: user space may change the slot meanwhile.  Only what the
+ * copied header says is used, read from the copy alone: iovecs beyond the
+ * first (@iov_count) or an inline payload beyond 16 bytes (@len); a small
+ * message's entry is 80 bytes of its 128.  The rest of @to is not read.
+ */
+static void kfab_sq_copy(struct kfab_sqe *to, const struct kfab_sqe *slot)
+{
+	memcpy(to, slot, KFAB_SQE_HEAD);
+	if (to->iov_count > 1 || to->len > sizeof(to->iov[0]))
+		memcpy((u8 *)to + KFAB_SQE_HEAD, (const u8 *)slot + KFAB_SQE_HEAD,
+		       sizeof(*to) - KFAB_SQE_HEAD);
+}
+
 /*
  * Carry out the entries between the kernel's head and the tail user space
  * published, at most a ring's worth.  An entry that cannot go on yet
@@ -95,7 +112,7 @@ u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner)
 	/* The entries before tail are written: pairs with user's release. */
 	u32 tail = smp_load_acquire(sq->tail_user);
 	u32 avail = tail - sq->head, done = 0;
-	/* Filled whole from the slot before each use. */
+	/* Filled from the slot before each use, as far as it is read. */
 	struct kfab_sqe sqe __uninitialized;
 
 	/* A tail beyond a ring's worth is garbage: take one ring. */
@@ -104,8 +121,7 @@ u32 kfab_sq_run(struct kfab_sq *sq, kfab_sq_fn fn, void *owner)
 	while (done < avail) {
 		u32 slot = sq->head & (sq->entries - 1);
 
-		/* A copy: user space may change the slot meanwhile. */
-		memcpy(&sqe, &sq->sqes[slot], sizeof(sqe));
+		kfab_sq_copy(&sqe, &sq->sqes[slot]);
 		/* Not through a retpoline: once per message. */
 		if (INDIRECT_CALL_2(fn, kfab_ep_submit, kfab_srx_submit,
 				    owner, &sqe) == -EAGAIN)

@@ -18,7 +18,6 @@
 #include <linux/kfab_netlink.h>
 
 #include "kfab.h"
-#include "trace.h"
 
 static inline struct kfab_srx *to_kfab_srx(struct kfab_object *obj)
 {
@@ -89,17 +88,6 @@ void kfab_srx_destroy(struct kfab_object *obj)
 	free_percpu(srx->stats);
 	mutex_destroy(&srx->sq_lock);
 	kfree(srx);
-}
-
-int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
-{
-	int rc = kfab_msg_submit_srx(owner, sqe);
-
-	/* Receives of an SRX belong to no one endpoint yet: "ep" 0. */
-	if (rc != -EAGAIN)
-		trace_kfab_post(0, sqe->opcode, sqe->context, sqe->len,
-				sqe->tag);
-	return rc;
 }
 
 /*
