@@ -84,6 +84,37 @@ static ssize_t shim_ep_post(struct shim_ep *ep, const struct kfab_sqe *sqe,
 	return ret;
 }
 
+/*
+ * An entry written in place (no copy on the stack to clear and copy):
+ * the next slot of @ep's ring, with the endpoint's lock held
+ * (shim_data_lock()) and the endpoint enabled; shim_ep_slot_commit()
+ * publishes it and unlocks.  NULL, unlocked, with *@ret the answer when
+ * there is none.
+ */
+static inline __attribute__((always_inline)) struct kfab_sqe *
+shim_ep_slot(struct shim_ep *ep, enum shim_ring_bell bell, ssize_t *ret)
+{
+	struct kfab_sqe *sqe = NULL;
+
+	shim_data_lock(&ep->lock, ep->domain->serial);
+	if (!ep->enabled)
+		*ret = -FI_EOPBADSTATE;
+	else if (!(sqe = shim_ring_slot(&ep->ring, bell)))
+		*ret = -FI_EAGAIN;
+	if (!sqe)
+		shim_data_unlock(&ep->lock, ep->domain->serial);
+	return sqe;
+}
+
+static inline __attribute__((always_inline)) ssize_t
+shim_ep_slot_commit(struct shim_ep *ep, bool more, enum shim_ring_bell bell)
+{
+	ssize_t ret = shim_ring_commit(&ep->ring, more, bell);
+
+	shim_data_unlock(&ep->lock, ep->domain->serial);
+	return ret;
+}
+
 /* ---- building entries ---- */
 
 /* Buffers into the entry: -FI_EINVAL beyond KFAB_IOV_MAX. */
@@ -265,17 +296,9 @@ shim_send_one(struct shim_ep *ep, uint8_t op, const struct iovec *iov,
 	if (!(sqe_flags & KFAB_SQE_COMPLETION))
 		bell = SHIM_BELL_NOW;
 
-	/* Written in place: no entry on the stack to clear and copy. */
-	shim_data_lock(&ep->lock, ep->domain->serial);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	sqe = shim_ring_slot(&ep->ring, bell);
-	if (!sqe) {
-		ret = -FI_EAGAIN;
-		goto out;
-	}
+	sqe = shim_ep_slot(ep, bell, &ret);
+	if (!sqe)
+		return ret;
 	sqe->opcode = op;
 	sqe->rx_index = rx_index;
 	sqe->flags = sqe_flags;
@@ -287,10 +310,7 @@ shim_send_one(struct shim_ep *ep, uint8_t op, const struct iovec *iov,
 		shim_sqe_put_inline(sqe, iov, count, total);
 	else
 		shim_sqe_put_iov(sqe, iov, count);
-	ret = shim_ring_commit(&ep->ring, flags & FI_MORE, bell);
-out:
-	shim_data_unlock(&ep->lock, ep->domain->serial);
-	return ret;
+	return shim_ep_slot_commit(ep, flags & FI_MORE, bell);
 }
 
 static __attribute__((noinline)) ssize_t
@@ -395,16 +415,9 @@ static ssize_t shim_ep_post_recv(struct shim_ep *ep, uint8_t op,
 	if (shim_want_completion(ep->rx_selective, flags))
 		sqe_flags = KFAB_SQE_COMPLETION;
 
-	shim_data_lock(&ep->lock, ep->domain->serial);
-	if (!ep->enabled) {
-		ret = -FI_EOPBADSTATE;
-		goto out;
-	}
-	sqe = shim_ring_slot(&ep->ring, SHIM_BELL_LAZY);
-	if (!sqe) {
-		ret = -FI_EAGAIN;
-		goto out;
-	}
+	sqe = shim_ep_slot(ep, SHIM_BELL_LAZY, &ret);
+	if (!sqe)
+		return ret;
 	sqe->opcode = op;
 	sqe->flags = sqe_flags;
 	sqe->context = (uintptr_t)context;
@@ -414,10 +427,7 @@ static ssize_t shim_ep_post_recv(struct shim_ep *ep, uint8_t op,
 	sqe->iov[0].base = (uintptr_t)iov->iov_base;
 	sqe->iov[0].len = iov->iov_len;
 	sqe->iov_count = 1;
-	ret = shim_ring_commit(&ep->ring, flags & FI_MORE, SHIM_BELL_LAZY);
-out:
-	shim_data_unlock(&ep->lock, ep->domain->serial);
-	return ret;
+	return shim_ep_slot_commit(ep, flags & FI_MORE, SHIM_BELL_LAZY);
 }
 
 /**
