@@ -2177,19 +2177,15 @@ TEST_F(msg, entries_are_read_as_far_as_their_headers_say)
 		queue(&self->a, &s);
 	}
 	test_cmd_doorbell(self->a.fd, self->a.ep, NULL);
+	/* Stale bytes after each payload (sqe_inline()). */
 	for (i = 0; i < 3; i++) {
-		s = (struct kfab_sqe){ .opcode = KFAB_OP_SEND, .context = k,
-				       .addr = self->b_to_a, .len = inl[i],
-				       .flags = KFAB_SQE_INLINE |
-						KFAB_SQE_COMPLETION };
-		memset(s.inline_data, 0xee, sizeof(s.inline_data));
-		memcpy(s.inline_data, tx, inl[i]);
+		s = sqe_inline(KFAB_OP_SEND, k, self->b_to_a, 0, tx, inl[i]);
 		want[k++] = inl[i];
 		queue(&self->b, &s);
 	}
 	/* One iovec, and what follows it is garbage. */
 	s = sqe_buf(KFAB_OP_SEND, k, self->b_to_a, tx, 9);
-	memset(&s.iov[1], 0xee, sizeof(s.iov) - sizeof(s.iov[0]));
+	memset(&s.iov[1], STALE_BYTE, sizeof(s.iov) - sizeof(s.iov[0]));
 	want[k++] = 9;
 	queue(&self->b, &s);
 	/* Two iovecs, then four: gathered in order. */
