@@ -127,6 +127,52 @@ static int kfab_buf_alloc_bv(struct kfab_buf *b, unsigned long nr,
 	return 0;
 }
 
+/*
+ * One segment of a large buffer whose pages the file keeps pinned
+ * (pincache.c): the bio_vecs point into the kept pin.  Return: whether
+ * it did (else the buffer is pinned as its own).
+ */
+static bool kfab_buf_use_kept(struct kfab_buf *b, const struct iov_iter *iter)
+{
+	struct page **pages, **unused;
+	unsigned long base, nr, k;
+	size_t len, off;
+
+	if (!b->cache || kfab_iter_nr_segs(iter) != 1)
+		return false;
+	kfab_iter_seg(iter, 0, &base, &len);
+	len = min(len, iov_iter_count(iter));
+	b->kept = kfab_pin_cache_get(b->cache, base, len, b->writable);
+	if (!b->kept)
+		return false;
+	nr = DIV_ROUND_UP(offset_in_page(base) + len, PAGE_SIZE);
+	if (kfab_buf_alloc_bv(b, nr, &unused)) {
+		kfab_pinned_put(b->kept);
+		b->kept = NULL;
+		return false;
+	}
+	pages = kfab_pinned_pages(b->kept, base & PAGE_MASK);
+	off = offset_in_page(base);
+	for (k = 0; k < nr; k++) {
+		struct bio_vec *bv = &b->bv[k];
+		size_t chunk = min_t(size_t, len, PAGE_SIZE - off);
+
+		bv->bv_page = pages[k];
+		bv->bv_offset = off;
+		bv->bv_len = chunk;
+		len -= chunk;
+		off = 0;
+	}
+	b->nr_bv = nr;
+	/* The endpoint's pinned bytes count what its requests hold. */
+	b->nr_pinned = nr;
+	if (b->pins) {
+		refcount_inc(&b->pins->users);
+		kfab_pin_stats_add(b->pins, (u64)nr << PAGE_SHIFT);
+	}
+	return true;
+}
+
 /* Pin the current process's memory that a user iterator describes. */
 static int kfab_buf_pin(struct kfab_buf *b, const struct iov_iter *iter)
 {
@@ -136,7 +182,7 @@ static int kfab_buf_pin(struct kfab_buf *b, const struct iov_iter *iter)
 	size_t len, left = iter->count;
 	int rc;
 
-	if (!nr)
+	if (!nr || kfab_buf_use_kept(b, iter))
 		return 0;
 	rc = kfab_buf_alloc_bv(b, nr, &pages);
 	if (rc)
@@ -277,6 +323,15 @@ void kfab_buf_put(struct kfab_buf *b)
 				     &b->pins->bytes);
 			kfab_pin_stats_put(b->pins);
 		}
+	}
+	if (b->kept) {
+		if (b->pins) {
+			atomic64_sub((u64)b->nr_pinned << PAGE_SHIFT,
+				     &b->pins->bytes);
+			kfab_pin_stats_put(b->pins);
+		}
+		kfab_pinned_put(b->kept);
+		b->kept = NULL;
 	}
 	b->pins = NULL;
 	/* A small receive's has none: no call on every message for NULL. */

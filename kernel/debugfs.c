@@ -33,6 +33,7 @@ static void kfab_debugfs_show_ctx(struct seq_file *s, struct kfab_ctx *ctx)
 		seq_putc(s, '\n');
 	}
 	xa_unlock(&ctx->objects);
+	kfab_pin_cache_show(s, &ctx->pin_cache);
 	kfab_fault_show(s, ctx);
 }
 

@@ -51,6 +51,10 @@
  *     @tx_cq while a receiver copies one of its messages with the
  *     sender's help; a receiver takes it with mutex_trylock() under its
  *     receive context's lock, the endpoint's destruction alone.
+ * 4b. kfab_pin_cache.lock (pincache.c, mutex): one file's kept pins; taken
+ *     where buffers are pinned, possibly under 4 and 4a; inside it the
+ *     pinning itself (the mmap lock, an MMU notifier's insertion).  The
+ *     notifier's callback takes only its entry's spinlock, nothing here.
  *  5. kfab_av_table.lock (av.c, mutex): one table's entries; senders and
  *     receivers look addresses up under a receive context's lock.
  *  6. xa_lock of a context's objects (object.c, spinlock): the id table;
@@ -223,6 +227,42 @@ enum kfab_sq_poller_state {
 	KFAB_SQ_POLLER_CONTENDED,
 };
 
+/**
+ * struct kfab_pin_cache - large buffers kept pinned between their
+ *	messages (pincache.c), one per file
+ * @lock: the list and the counts ("Locking" 4b)
+ * @lru: struct kfab_pinned, most recently used first
+ * @nr: entries on @lru
+ * @nr_pages: their pages
+ * @hits: buffers that found their pages kept (debugfs)
+ * @misses: eligible buffers that did not
+ * @stale: entries dropped because their range changed
+ * @evicted: entries dropped to make room
+ */
+struct kfab_pin_cache {
+	struct mutex lock;	/* the list, the counts ("Locking" 4b) */
+	struct list_head lru;
+	unsigned int nr;
+	unsigned long nr_pages;
+	u64 hits;
+	u64 misses;
+	u64 stale;
+	u64 evicted;
+};
+
+struct kfab_pinned;
+
+void kfab_pin_cache_init(struct kfab_pin_cache *c);
+void kfab_pin_cache_fini(struct kfab_pin_cache *c);
+struct kfab_pinned *kfab_pin_cache_get(struct kfab_pin_cache *c,
+				       unsigned long start, size_t len,
+				       bool writable);
+struct page **kfab_pinned_pages(struct kfab_pinned *p, unsigned long start);
+void kfab_pinned_put(struct kfab_pinned *p);
+void kfab_pin_cache_show(struct seq_file *s, struct kfab_pin_cache *c);
+int kfab_pin_cache_mod_init(void);
+void kfab_pin_cache_mod_exit(void);
+
 struct kfab_ctx {
 	struct xarray objects;
 	struct xarray regions;		/* mmap cookie -> struct kfab_region */
@@ -236,6 +276,7 @@ struct kfab_ctx {
 	u64 cgroup_id;			/* the opener's cgroup v2 */
 	struct list_head node;		/* on kfab_ctx_list */
 	struct kfab_sq_poller sq_poller;	/* sqpoll.c */
+	struct kfab_pin_cache pin_cache;	/* pincache.c */
 #ifdef CONFIG_KFAB_TEST
 	struct kfab_fault_state fault[KFAB_FAULT_POINT_MAX];	/* test.c */
 #endif
@@ -525,7 +566,8 @@ void kfab_cq_sync_flags(struct kfab_cq *cq);
 bool kfab_share_wanted(struct kfab_cq *cq, const struct iov_iter *from,
 		       size_t n);
 int kfab_share_copy(struct kfab_cq *cq, struct kfab_buf *dst, size_t dst_off,
-		    struct iov_iter *from, size_t n);
+		    struct iov_iter *from, size_t n,
+		    struct kfab_pin_cache *cache);
 struct kfab_ep_core;
 int kfab_share_copy_out(struct kfab_ep_core *sender, struct kfab_buf *src,
 			struct iov_iter *to, size_t n);
@@ -632,6 +674,9 @@ int kfab_ioctl_cancel(struct kfab_ucmd *ucmd);
  *	pages (mm->pinned_vm, against RLIMIT_MEMLOCK); NULL for kernel memory
  * @nr_pinned: pages pinned
  * @writable: pinned for writing (dirtied when released)
+ * @cache: set before kfab_buf_get(): the file whose kept pins a large
+ *	buffer of one segment may use (pincache.c), or NULL
+ * @kept: the kept pin @bv points into (a reference), or NULL
  * @inline_bv: @bv of a small buffer, without an allocation
  */
 struct kfab_buf {
@@ -642,6 +687,8 @@ struct kfab_buf {
 	unsigned long nr_pinned;
 	struct kfab_pin_stats *pins;
 	bool writable;
+	struct kfab_pin_cache *cache;
+	struct kfab_pinned *kept;
 	struct bio_vec inline_bv[KFAB_BUF_INLINE_BV];
 };
 

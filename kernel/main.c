@@ -72,6 +72,7 @@ struct kfab_ctx *kfab_ctx_create(pid_t tgid, kuid_t uid, const char *comm)
 	strscpy(ctx->comm, comm, sizeof(ctx->comm));
 	kfab_ctx_set_opener(ctx, tgid);
 	kfab_sq_poller_init(&ctx->sq_poller);
+	kfab_pin_cache_init(&ctx->pin_cache);
 
 	mutex_lock(&kfab_ctx_lock);
 	ctx->id = ++kfab_next_ctx_id;
@@ -93,6 +94,8 @@ void kfab_ctx_release(struct kfab_ctx *ctx)
 
 	kfab_ctx_destroy_all(ctx);
 	kfab_ctx_regions_destroy(ctx);
+	/* Buffers still held (a send at its receiver) keep their pins. */
+	kfab_pin_cache_fini(&ctx->pin_cache);
 	kfab_sq_poller_fini(&ctx->sq_poller);
 	put_user_ns(ctx->user_ns);
 	put_net(ctx->net);
@@ -360,9 +363,12 @@ static int __init kfab_init(void)
 	rc = kfab_share_init();
 	if (rc)
 		return rc;
-	rc = kfab_av_init();
+	rc = kfab_pin_cache_mod_init();
 	if (rc)
 		goto err_share;
+	rc = kfab_av_init();
+	if (rc)
+		goto err_pin;
 	rc = kfab_nl_init();
 	if (rc)
 		goto err_av;
@@ -393,6 +399,8 @@ err_nl:
 	kfab_nl_exit();
 err_av:
 	kfab_av_exit();
+err_pin:
+	kfab_pin_cache_mod_exit();
 err_share:
 	kfab_share_exit();
 	return rc;
@@ -409,6 +417,8 @@ static void __exit kfab_exit(void)
 	/* No file is open any more: only persistent named AVs are left. */
 	kfab_av_exit();
 	kfab_nl_exit();
+	/* After the last buffer: a held send goes with its receiver. */
+	kfab_pin_cache_mod_exit();
 	kfab_share_exit();
 }
 

@@ -434,6 +434,8 @@ static struct kfab_unexp *kfab_unexp_new(struct kfab_ep_core *target,
 		return NULL;
 	u->target = target;
 	u->msg = *msg;
+	/* Only the sender's doorbell may pin through its file. */
+	u->msg.pin_cache = NULL;
 	return u;
 }
 
@@ -754,7 +756,7 @@ int kfab_recv_deliver(struct kfab_rx_ctx *rxc, struct kfab_ep_core *target,
 		 kfab_share_wanted(target->ep->cq[KFAB_RX], data, n))
 		/* Large: the receiver's CPU may take pieces (share.c). */
 		rc = kfab_share_copy(target->ep->cq[KFAB_RX], &recv->buf, at,
-				     data, n);
+				     data, n, msg->pin_cache);
 	else
 		rc = kfab_buf_copy_in(&recv->buf, at, data, n);
 	kfab_complete_recv(target->ep, &(struct kfab_recv_end){
@@ -1619,6 +1621,8 @@ static int kfab_msg_send(struct kfab_ep *ep, struct kfab_req *req, int kind)
 		.data = req->data,
 		.flags = req->flags,
 		.len = iov_iter_count(&req->iter),
+		/* The sender's own memory: a kernel caller's is not pinned. */
+		.pin_cache = ep->kops ? NULL : &ep->obj.ctx->pin_cache,
 	};
 	struct kfab_ep_core *target = NULL;
 	struct kfab_addr dst;
@@ -1948,6 +1952,9 @@ static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		return -ENOMEM;
 	refcount_set(&recv->users, 1);
 	if (!unpinned) {
+		/* An endpoint's own large receive may stay pinned (pincache.c). */
+		if (owner && !owner->kops)
+			recv->buf.cache = &owner->obj.ctx->pin_cache;
 		rc = kfab_buf_get(&recv->buf, &req->iter, true,
 				  owner ? owner->pins : NULL);
 		if (rc) {

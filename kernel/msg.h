@@ -22,6 +22,8 @@
  * @data: with KFAB_SQE_REMOTE_CQ_DATA in @flags: the remote CQ data
  * @flags: the send's KFAB_SQE_*
  * @len: bytes of payload
+ * @pin_cache: a local sender's file, whose kept pins a large payload may
+ *	use (pincache.c); NULL for others
  */
 struct kfab_msg {
 	int kind;
@@ -30,6 +32,7 @@ struct kfab_msg {
 	u64 data;
 	u32 flags;
 	size_t len;
+	struct kfab_pin_cache *pin_cache;
 };
 
 /**

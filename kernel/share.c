@@ -377,15 +377,17 @@ static int kfab_share_run(struct kfab_cq *cq, struct kfab_share *sh)
  * @dst_off: where in them the message goes
  * @from: the message, in the current process's memory; advanced by @n
  * @n: bytes
+ * @cache: the sender's file, whose kept pins @from may use, or NULL
  *
  * Called by the sender with the receive context's lock held, which keeps
  * the receiving endpoint and @cq there.  Returns once every byte is in.
  * Return: 0 or -EFAULT, as kfab_buf_copy_in().
  */
 int kfab_share_copy(struct kfab_cq *cq, struct kfab_buf *dst, size_t dst_off,
-		    struct iov_iter *from, size_t n)
+		    struct iov_iter *from, size_t n,
+		    struct kfab_pin_cache *cache)
 {
-	struct kfab_buf src = { };
+	struct kfab_buf src = { .cache = cache };
 	struct kfab_share sh = {
 		.dst = dst,
 		.dst_off = dst_off,

@@ -32,6 +32,8 @@
 #define PARAM_MIN	"/sys/module/kfab/parameters/share_min_bytes"
 #define PARAM_FANOUT	"/sys/module/kfab/parameters/share_fanout_bytes"
 #define PARAM_WORKERS	"/sys/module/kfab/parameters/share_workers"
+#define PARAM_PIN_CACHE	"/sys/module/kfab/parameters/pin_cache"
+#define DEBUGFS_CONTEXTS "/sys/kernel/debug/kfab/contexts"
 #define DEBUGFS_SHARE	"/sys/kernel/debug/kfab/share"
 
 static bool wants_help(struct raw_ep *r)
@@ -133,6 +135,20 @@ static long vm_pin_kb(void)
 	return kb;
 }
 
+/* The bool module parameter pin_cache: 1, 0, or -1 when absent. */
+static int pin_cache_param(void)
+{
+	char c = 0;
+	FILE *f = fopen(PARAM_PIN_CACHE, "r");
+
+	if (!f)
+		return -1;
+	if (fread(&c, 1, 1, f) != 1)
+		c = 0;
+	fclose(f);
+	return c == 'Y' ? 1 : c == 'N' ? 0 : -1;
+}
+
 static void *big_alloc(size_t n)
 {
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
@@ -203,6 +219,7 @@ FIXTURE(share) {
 	uint64_t a_to_b;
 	long min;
 	long fanout, workers;	/* the module's, to restore; -2: untouched */
+	int pin_cache;		/* the module's, to restore; -1: absent */
 };
 
 /*
@@ -226,11 +243,19 @@ FIXTURE_SETUP(share)
 {
 	self->a.fd = self->b.fd = -1;
 	self->fanout = self->workers = -2;
+	self->pin_cache = -1;
 	if (!kfab_have_device())
 		SKIP(return, "%s absent: needs kfab.ko (VM)", KFAB_DEV);
 	self->min = share_min();
 	if (self->min <= 0)
 		SKIP(return, "share_min_bytes is 0 or absent");
+	/*
+	 * Each buffer pinned for its own message, so that "nothing stays
+	 * pinned" holds after each; the kept pins have their own tests.
+	 */
+	self->pin_cache = pin_cache_param();
+	if (self->pin_cache > 0)
+		ASSERT_EQ(0, set_param(PARAM_PIN_CACHE, "0"));
 	if (variant->workers) {
 		self->fanout = read_sysfs_long(PARAM_FANOUT);
 		self->workers = read_sysfs_long(PARAM_WORKERS);
@@ -251,6 +276,8 @@ FIXTURE_TEARDOWN(share)
 
 	ep_close(&self->a);
 	ep_close(&self->b);
+	if (self->pin_cache > 0)
+		set_param(PARAM_PIN_CACHE, "1");
 	if (self->fanout < 0)
 		return;
 	snprintf(v, sizeof(v), "%ld", self->fanout);
@@ -1098,6 +1125,197 @@ TEST_F(share, no_workers_offers_nothing)
 	EXPECT_EQ(-7, read_sysfs_long(PARAM_WORKERS));
 	munmap(s, 2 * MIB);
 	munmap(r, 2 * MIB);
+}
+
+/* ---- large buffers kept pinned between their messages (pincache.c) ---- */
+
+/* Hits of the kept pins of this process's files (debugfs), or -1. */
+static long long kept_hits(void)
+{
+	char line[256];
+	long long sum = -1, h;
+	bool ours = false;
+	int pid;
+	FILE *f = fopen(DEBUGFS_CONTEXTS, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "context %*u pid %d", &pid) == 1)
+			ours = pid == getpid();
+		else if (ours &&
+			 sscanf(line, "\tpin_cache entries %*u pages %*u hits %lld",
+				&h) == 1)
+			sum = (sum < 0 ? 0 : sum) + h;
+	}
+	fclose(f);
+	return sum;
+}
+
+/*
+ * @n bytes (a multiple of 2 MiB) mapped at a 2 MiB boundary: a mapping
+ * made next to it (malloc()'s) then splits no huge-page range of ours,
+ * which would tell our kept pins their range changed.
+ */
+static uint8_t *pmd_alloc(size_t n)
+{
+	const size_t pmd = 2 * MIB;
+	uint8_t *p = big_alloc(n + pmd), *a;
+
+	if (!p)
+		return NULL;
+	a = (uint8_t *)(((uintptr_t)p + pmd - 1) & ~(uintptr_t)(pmd - 1));
+	if (a > p)
+		munmap(p, a - p);
+	if (p + n + pmd > a + n)
+		munmap(a + n, p + n + pmd - (a + n));
+	return a;
+}
+
+/* A fresh anonymous mapping in place of @p's (the same address). */
+static int remap(void *p, size_t n)
+{
+	if (munmap(p, n))
+		return -1;
+	return mmap(p, n, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p ? 0 : -1;
+}
+
+/*
+ * Buffers sent from and received into again keep their pins, and every
+ * change of their mappings is seen: a pin kept over pages the process no
+ * longer has there would carry the old pages' bytes, or land in them.
+ */
+TEST_F(share, kept_pins_follow_the_mappings)
+{
+	struct iovec siov, riov;
+	long long hits;
+	uint8_t *s, *r;
+	int status;
+	pid_t pid;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (self->pin_cache <= 0)
+		SKIP(return, "pin_cache absent or off");
+	ASSERT_EQ(0, set_param(PARAM_PIN_CACHE, "1"));
+	s = pmd_alloc(4 * MIB);
+	ASSERT_NE(NULL, s);
+	/* Apart, each in a 2 MiB range of its own. */
+	r = s + 2 * MIB;
+	siov = (struct iovec){ s, MIB };
+	riov = (struct iovec){ r, MIB };
+
+	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
+	hits = kept_hits();
+	one_message(_metadata, self, &siov, 1, &riov, 1, 2, false);
+	if (hits >= 0)
+		EXPECT_LE(hits + 2, kept_hits());	/* both buffers kept */
+	EXPECT_LE(2 * MIB / 1024, vm_pin_kb());	/* and charged */
+
+	/* Unmapped and mapped anew at the same address: sender, receiver. */
+	ASSERT_EQ(0, remap(s, MIB));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 3, false);
+	ASSERT_EQ(0, remap(r, MIB));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 4, false);
+	/* Their pages dropped: fresh ones on the next touch. */
+	ASSERT_EQ(0, madvise(r, MIB, MADV_DONTNEED));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 5, false);
+	ASSERT_EQ(0, madvise(s, MIB, MADV_DONTNEED));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 6, false);
+	/* A child writes its copies; ours carry our bytes still. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		memset(s, 0x5a, MIB);
+		memset(r, 0xa5, MIB);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	one_message(_metadata, self, &siov, 1, &riov, 1, 7, false);
+	one_message(_metadata, self, &siov, 1, &riov, 1, 8, true);
+
+	/* Closing the files lets every kept pin go, at once. */
+	ep_close(&self->a);
+	ep_close(&self->b);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, 4 * MIB);
+}
+
+/* A file keeps at most 64 pins: the least recently used go. */
+TEST_F(share, kept_pins_are_bounded)
+{
+	const size_t len = 256 * 1024, n = 80;
+	struct iovec siov, riov;
+	unsigned int i;
+	uint8_t *s, *r;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (self->pin_cache <= 0)
+		SKIP(return, "pin_cache absent or off");
+	if ((size_t)self->min > len)
+		SKIP(return, "share_min_bytes above 256 KiB");
+	ASSERT_EQ(0, set_param(PARAM_PIN_CACHE, "1"));
+	s = big_alloc(len);
+	r = big_alloc(n * len);
+	ASSERT_NE(NULL, s);
+	ASSERT_NE(NULL, r);
+	siov = (struct iovec){ s, len };
+	for (i = 0; i < n; i++) {
+		riov = (struct iovec){ r + i * len, len };
+		one_message(_metadata, self, &siov, 1, &riov, 1, i, false);
+	}
+	/* 64 receives' pins and the send buffer's, in whole pages. */
+	EXPECT_GE(65 * (len / 1024), vm_pin_kb());
+	EXPECT_LT(0, vm_pin_kb());
+	/* The oldest went; sending into it again pins it anew, correctly. */
+	riov = (struct iovec){ r, len };
+	one_message(_metadata, self, &siov, 1, &riov, 1, 99, false);
+	ep_close(&self->a);
+	ep_close(&self->b);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, len);
+	munmap(r, n * len);
+}
+
+/*
+ * Ranges a kept pin does not hold are never served from it: a receive
+ * whose range wraps past the end of the address space, or leaves user
+ * space, fails as before (EFAULT) with pins kept below it.
+ */
+TEST_F(share, kept_pins_ignore_wild_ranges)
+{
+	static const uint64_t wild[] = { ~0ULL - 4095, 1ULL << 63,
+					 0x00007ffffffff000ULL };
+	struct kfab_cq_readerr err;
+	struct iovec siov, riov;
+	struct kfab_sqe q;
+	unsigned int i;
+	uint8_t *s, *r;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (self->pin_cache <= 0)
+		SKIP(return, "pin_cache absent or off");
+	ASSERT_EQ(0, set_param(PARAM_PIN_CACHE, "1"));
+	s = pmd_alloc(4 * MIB);
+	ASSERT_NE(NULL, s);
+	r = s + 2 * MIB;
+	siov = (struct iovec){ s, MIB };
+	riov = (struct iovec){ r, MIB };
+	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
+	for (i = 0; i < sizeof(wild) / sizeof(wild[0]); i++) {
+		q = sqe_buf(KFAB_OP_RECV, 10 + i, ANY,
+			    (void *)(uintptr_t)wild[i], MIB);
+		ASSERT_EQ(0, submit(&self->b, &q));
+		ASSERT_EQ(0, cq_err(&self->b, &err));
+		EXPECT_EQ(10 + i, err.out_entry.op_context);
+		EXPECT_EQ(EFAULT, err.out_err);
+	}
+	/* The kept pins serve their own ranges as before. */
+	one_message(_metadata, self, &siov, 1, &riov, 1, 2, false);
+	ep_close(&self->a);
+	ep_close(&self->b);
+	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, 4 * MIB);
 }
 
 TEST_HARNESS_MAIN
