@@ -1172,6 +1172,25 @@ static uint8_t *pmd_alloc(size_t n)
 	return a;
 }
 
+/*
+ * The cache on, and a 1 MiB buffer to send from and one to receive into,
+ * each in a 2 MiB range of its own (pmd_alloc()'s 4 MiB, at the
+ * return: unmap it).
+ */
+static uint8_t *kept_buffers(struct iovec *siov, struct iovec *riov)
+{
+	uint8_t *s;
+
+	if (set_param(PARAM_PIN_CACHE, "1"))
+		return NULL;
+	s = pmd_alloc(4 * MIB);
+	if (!s)
+		return NULL;
+	*siov = (struct iovec){ s, MIB };
+	*riov = (struct iovec){ s + 2 * MIB, MIB };
+	return s;
+}
+
 /* A fresh anonymous mapping in place of @p's (the same address). */
 static int remap(void *p, size_t n)
 {
@@ -1197,13 +1216,9 @@ TEST_F(share, kept_pins_follow_the_mappings)
 	RETURN_IF_SETUP_SKIPPED();
 	if (self->pin_cache <= 0)
 		SKIP(return, "pin_cache absent or off");
-	ASSERT_EQ(0, set_param(PARAM_PIN_CACHE, "1"));
-	s = pmd_alloc(4 * MIB);
+	s = kept_buffers(&siov, &riov);
 	ASSERT_NE(NULL, s);
-	/* Apart, each in a 2 MiB range of its own. */
-	r = s + 2 * MIB;
-	siov = (struct iovec){ s, MIB };
-	riov = (struct iovec){ r, MIB };
+	r = riov.iov_base;
 
 	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
 	hits = kept_hits();
@@ -1290,17 +1305,13 @@ TEST_F(share, kept_pins_ignore_wild_ranges)
 	struct iovec siov, riov;
 	struct kfab_sqe q;
 	unsigned int i;
-	uint8_t *s, *r;
+	uint8_t *s;
 
 	RETURN_IF_SETUP_SKIPPED();
 	if (self->pin_cache <= 0)
 		SKIP(return, "pin_cache absent or off");
-	ASSERT_EQ(0, set_param(PARAM_PIN_CACHE, "1"));
-	s = pmd_alloc(4 * MIB);
+	s = kept_buffers(&siov, &riov);
 	ASSERT_NE(NULL, s);
-	r = s + 2 * MIB;
-	siov = (struct iovec){ s, MIB };
-	riov = (struct iovec){ r, MIB };
 	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
 	for (i = 0; i < sizeof(wild) / sizeof(wild[0]); i++) {
 		q = sqe_buf(KFAB_OP_RECV, 10 + i, ANY,
