@@ -89,6 +89,24 @@ static void kfab_pin_stats_add(struct kfab_pin_stats *pins, u64 bytes)
 		;
 }
 
+/* The endpoint's pinned bytes count the @pages its request holds. */
+static void kfab_buf_count_pins(struct kfab_buf *b, unsigned long pages)
+{
+	b->nr_pinned = pages;
+	if (b->pins) {
+		refcount_inc(&b->pins->users);
+		kfab_pin_stats_add(b->pins, (u64)pages << PAGE_SHIFT);
+	}
+}
+
+static void kfab_buf_uncount_pins(struct kfab_buf *b)
+{
+	if (b->pins) {
+		atomic64_sub((u64)b->nr_pinned << PAGE_SHIFT, &b->pins->bytes);
+		kfab_pin_stats_put(b->pins);
+	}
+}
+
 static int kfab_buf_charge(struct kfab_buf *b, unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
@@ -101,11 +119,7 @@ static int kfab_buf_charge(struct kfab_buf *b, unsigned long pages)
 	}
 	mmgrab(mm);
 	b->mm = mm;
-	b->nr_pinned = pages;
-	if (b->pins) {
-		refcount_inc(&b->pins->users);
-		kfab_pin_stats_add(b->pins, (u64)pages << PAGE_SHIFT);
-	}
+	kfab_buf_count_pins(b, pages);
 	return 0;
 }
 
@@ -127,6 +141,25 @@ static int kfab_buf_alloc_bv(struct kfab_buf *b, unsigned long nr,
 	return 0;
 }
 
+/* Point @np bio_vecs on from @b->nr_bv at @pages, @len bytes from @off. */
+static void kfab_buf_fill_bv(struct kfab_buf *b, struct page **pages,
+			     unsigned int off, size_t len, unsigned long np)
+{
+	unsigned long k;
+
+	for (k = 0; k < np; k++) {
+		struct bio_vec *bv = &b->bv[b->nr_bv + k];
+		size_t chunk = min_t(size_t, len, PAGE_SIZE - off);
+
+		bv->bv_page = pages[k];
+		bv->bv_offset = off;
+		bv->bv_len = chunk;
+		len -= chunk;
+		off = 0;
+	}
+	b->nr_bv += np;
+}
+
 /*
  * One segment of a large buffer whose pages the file keeps pinned
  * (pincache.c): the bio_vecs point into the kept pin.  Return: whether
@@ -135,8 +168,8 @@ static int kfab_buf_alloc_bv(struct kfab_buf *b, unsigned long nr,
 static bool kfab_buf_use_kept(struct kfab_buf *b, const struct iov_iter *iter)
 {
 	struct page **pages, **unused;
-	unsigned long base, nr, k;
-	size_t len, off;
+	unsigned long base, nr;
+	size_t len;
 
 	if (!b->cache || kfab_iter_nr_segs(iter) != 1)
 		return false;
@@ -152,24 +185,8 @@ static bool kfab_buf_use_kept(struct kfab_buf *b, const struct iov_iter *iter)
 		return false;
 	}
 	pages = kfab_pinned_pages(b->kept, base & PAGE_MASK);
-	off = offset_in_page(base);
-	for (k = 0; k < nr; k++) {
-		struct bio_vec *bv = &b->bv[k];
-		size_t chunk = min_t(size_t, len, PAGE_SIZE - off);
-
-		bv->bv_page = pages[k];
-		bv->bv_offset = off;
-		bv->bv_len = chunk;
-		len -= chunk;
-		off = 0;
-	}
-	b->nr_bv = nr;
-	/* The endpoint's pinned bytes count what its requests hold. */
-	b->nr_pinned = nr;
-	if (b->pins) {
-		refcount_inc(&b->pins->users);
-		kfab_pin_stats_add(b->pins, (u64)nr << PAGE_SHIFT);
-	}
+	kfab_buf_fill_bv(b, pages, offset_in_page(base), len, nr);
+	kfab_buf_count_pins(b, nr);
 	return true;
 }
 
@@ -194,7 +211,7 @@ static int kfab_buf_pin(struct kfab_buf *b, const struct iov_iter *iter)
 		return rc;
 
 	for (i = 0; i < kfab_iter_nr_segs(iter) && left; i++) {
-		unsigned int np, k, off;
+		unsigned int np, off;
 
 		kfab_iter_seg(iter, i, &base, &len);
 		len = min(len, left);
@@ -210,17 +227,7 @@ static int kfab_buf_pin(struct kfab_buf *b, const struct iov_iter *iter)
 				unpin_user_pages(pages + b->nr_bv, rc);
 			return rc < 0 ? rc : -EFAULT;
 		}
-		for (k = 0; k < np; k++) {
-			struct bio_vec *bv = &b->bv[b->nr_bv + k];
-			size_t chunk = min_t(size_t, len, PAGE_SIZE - off);
-
-			bv->bv_page = pages[b->nr_bv + k];
-			bv->bv_offset = off;
-			bv->bv_len = chunk;
-			len -= chunk;
-			off = 0;
-		}
-		b->nr_bv += np;
+		kfab_buf_fill_bv(b, pages + b->nr_bv, off, len, np);
 	}
 	return 0;
 }
@@ -318,18 +325,10 @@ void kfab_buf_put(struct kfab_buf *b)
 		atomic64_sub(b->nr_pinned, &b->mm->pinned_vm);
 		mmdrop(b->mm);
 		b->mm = NULL;
-		if (b->pins) {
-			atomic64_sub((u64)b->nr_pinned << PAGE_SHIFT,
-				     &b->pins->bytes);
-			kfab_pin_stats_put(b->pins);
-		}
+		kfab_buf_uncount_pins(b);
 	}
 	if (b->kept) {
-		if (b->pins) {
-			atomic64_sub((u64)b->nr_pinned << PAGE_SHIFT,
-				     &b->pins->bytes);
-			kfab_pin_stats_put(b->pins);
-		}
+		kfab_buf_uncount_pins(b);
 		kfab_pinned_put(b->kept);
 		b->kept = NULL;
 	}
