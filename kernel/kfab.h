@@ -1235,7 +1235,6 @@ struct kfab_rx_ctx *kfab_rx_ctx_alloc(void);
 void kfab_rx_ctx_put(struct kfab_rx_ctx *rxc);
 int kfab_rx_ctx_pin_small(struct kfab_rx_ctx *rxc, struct kfab_ep *ep);
 int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req);
-int kfab_msg_post_srx(struct kfab_rx_ctx *rx, struct kfab_req *req);
 void kfab_msg_detach(struct kfab_ep_core *core);
 void kfab_msg_flush_rx(struct kfab_rx_ctx *rx);
 int kfab_msg_cancel(struct kfab_rx_ctx *rx, u64 context);

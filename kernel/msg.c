@@ -1941,7 +1941,8 @@ int kfab_rx_ctx_pin_small(struct kfab_rx_ctx *rxc, struct kfab_ep *ep)
  * its own context.
  */
 static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
-			  struct kfab_req *req, int kind, u64 base, size_t len)
+			  struct kfab_pin_cache *cache, struct kfab_req *req,
+			  int kind, u64 base, size_t len)
 {
 	bool unpinned = kfab_recv_skips_pin(rxc, owner, req, len);
 	struct kfab_recv *recv;
@@ -1952,9 +1953,8 @@ static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 		return -ENOMEM;
 	refcount_set(&recv->users, 1);
 	if (!unpinned) {
-		/* An endpoint's own large receive may stay pinned (pincache.c). */
-		if (owner && !owner->kops)
-			recv->buf.cache = &owner->obj.ctx->pin_cache;
+		/* A large receive may stay pinned (pincache.c). */
+		recv->buf.cache = cache;
 		rc = kfab_buf_get(&recv->buf, &req->iter, true,
 				  owner ? owner->pins : NULL);
 		if (rc) {
@@ -1975,9 +1975,13 @@ static int kfab_recv_post(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	return 0;
 }
 
-/* @owner: the endpoint posting on its own receive context, or NULL (SRX) */
+/*
+ * @owner: the endpoint posting on its own receive context, or NULL (SRX);
+ * @cache: the posting file's kept pins, or NULL (kernel memory)
+ */
 static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
-			 struct kfab_req *req, int kind)
+			 struct kfab_pin_cache *cache, struct kfab_req *req,
+			 int kind)
 {
 	size_t len = iov_iter_count(&req->iter), used = 0, n;
 	bool multi = req->flags & KFAB_SQE_MULTI_RECV;
@@ -2037,7 +2041,8 @@ static int kfab_msg_recv(struct kfab_rx_ctx *rxc, struct kfab_ep *owner,
 	}
 
 	/* Under the lock, so no message slips past between look and post. */
-	rc = kfab_recv_post(rxc, owner, req, kind, base + used, len - used);
+	rc = kfab_recv_post(rxc, owner, cache, req, kind, base + used,
+			    len - used);
 	if (rc)
 		kfab_complete_recv_err(kfab_rx_first_ep(rxc), kind, req, rc);
 out_unlock:
@@ -2126,7 +2131,8 @@ int kfab_msg_post(struct kfab_ep *ep, struct kfab_req *req)
 	/* An endpoint with a shared receive context has no receives. */
 	if (ep->srx)
 		return kfab_msg_reject(ep, req);
-	return kfab_msg_recv(ep->core->rxc, ep, req, kind);
+	return kfab_msg_recv(ep->core->rxc, ep,
+			     ep->kops ? NULL : &ep->obj.ctx->pin_cache, req, kind);
 }
 
 static int kfab_msg_reject_srx(struct kfab_rx_ctx *rxc,
@@ -2139,21 +2145,20 @@ static int kfab_msg_reject_srx(struct kfab_rx_ctx *rxc,
 	return 0;
 }
 
-/**
- * kfab_msg_post_srx() - carry out a receive of a shared receive context
- * @rxc: the context's lists
- * @req: the request: a receive (a send gets an -EINVAL completion)
- *
- * As kfab_msg_post(); failures complete on the endpoint that joined the
- * context first.
+/*
+ * Carry out a receive of a shared receive context's ring, in its file's
+ * ioctl (a large buffer may stay pinned in the file's cache), as
+ * kfab_msg_post(); a send, or a failure, completes with an error on the
+ * endpoint that joined the context first.
  */
-int kfab_msg_post_srx(struct kfab_rx_ctx *rxc, struct kfab_req *req)
+static int kfab_msg_post_srx(struct kfab_srx *srx, struct kfab_req *req)
 {
 	might_sleep();
 	if (kfab_req_valid(req) && !kfab_req_is_send(req) &&
 	    iov_iter_count(&req->iter) <= KFAB_MSG_MAX)
-		return kfab_msg_recv(rxc, NULL, req, kfab_req_kind(req));
-	return kfab_msg_reject_srx(rxc, req);
+		return kfab_msg_recv(srx->rxc, NULL, &srx->obj.ctx->pin_cache,
+				     req, kfab_req_kind(req));
+	return kfab_msg_reject_srx(srx->rxc, req);
 }
 
 /* ---- the common case ---- */
@@ -2483,7 +2488,7 @@ int kfab_ep_submit(void *owner, const struct kfab_sqe *sqe)
 	return rc;
 }
 
-static noinline int kfab_msg_submit_srx_general(struct kfab_rx_ctx *rxc,
+static noinline int kfab_msg_submit_srx_general(struct kfab_srx *srx,
 						const struct kfab_sqe *sqe)
 {
 	struct iovec iov[KFAB_IOV_MAX] __uninitialized;
@@ -2491,18 +2496,18 @@ static noinline int kfab_msg_submit_srx_general(struct kfab_rx_ctx *rxc,
 	struct kvec kv;
 
 	if (!kfab_sqe_to_req(sqe, &req, iov, &kv))
-		return kfab_msg_reject_srx(rxc, &req);
-	return kfab_msg_post_srx(rxc, &req);
+		return kfab_msg_reject_srx(srx->rxc, &req);
+	return kfab_msg_post_srx(srx, &req);
 }
 
 /* An entry of a shared receive context's ring, as kfab_ep_submit(). */
 int kfab_srx_submit(void *owner, const struct kfab_sqe *sqe)
 {
-	struct kfab_rx_ctx *rxc = owner;
+	struct kfab_srx *srx = owner;
 	int rc = 0;
 
-	if (!kfab_fast_submit(NULL, rxc, sqe))
-		rc = kfab_msg_submit_srx_general(rxc, sqe);
+	if (!kfab_fast_submit(NULL, srx->rxc, sqe))
+		rc = kfab_msg_submit_srx_general(srx, sqe);
 	/* Receives of an SRX belong to no one endpoint yet: "ep" 0. */
 	if (rc != -EAGAIN)
 		trace_kfab_post(0, sqe->opcode, sqe->context, sqe->len,

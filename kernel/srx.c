@@ -105,7 +105,7 @@ int kfab_srx_doorbell(struct kfab_object *obj, u32 *out_done)
 	if (!joined)
 		return -EINVAL;
 	mutex_lock(&srx->sq_lock);
-	*out_done = kfab_sq_run(&srx->sq, kfab_srx_submit, srx->rxc);
+	*out_done = kfab_sq_run(&srx->sq, kfab_srx_submit, srx);
 	mutex_unlock(&srx->sq_lock);
 	return 0;
 }

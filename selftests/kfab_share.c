@@ -1153,28 +1153,8 @@ static long long kept_hits(void)
 }
 
 /*
- * @n bytes (a multiple of 2 MiB) mapped at a 2 MiB boundary: a mapping
- * made next to it (malloc()'s) then splits no huge-page range of ours,
- * which would tell our kept pins their range changed.
- */
-static uint8_t *pmd_alloc(size_t n)
-{
-	const size_t pmd = 2 * MIB;
-	uint8_t *p = big_alloc(n + pmd), *a;
-
-	if (!p)
-		return NULL;
-	a = (uint8_t *)(((uintptr_t)p + pmd - 1) & ~(uintptr_t)(pmd - 1));
-	if (a > p)
-		munmap(p, a - p);
-	if (p + n + pmd > a + n)
-		munmap(a + n, p + n + pmd - (a + n));
-	return a;
-}
-
-/*
  * The cache on, and a 1 MiB buffer to send from and one to receive into,
- * each in a 2 MiB range of its own (pmd_alloc()'s 4 MiB, at the
+ * each in a 2 MiB range of its own (kfab_pmd_alloc()'s 4 MiB, at the
  * return: unmap it).
  */
 static uint8_t *kept_buffers(struct iovec *siov, struct iovec *riov)
@@ -1183,7 +1163,7 @@ static uint8_t *kept_buffers(struct iovec *siov, struct iovec *riov)
 
 	if (set_param(PARAM_PIN_CACHE, "1"))
 		return NULL;
-	s = pmd_alloc(4 * MIB);
+	s = kfab_pmd_alloc(4 * MIB);
 	if (!s)
 		return NULL;
 	*siov = (struct iovec){ s, MIB };

@@ -887,6 +887,108 @@ TEST_F(srx, peek_and_claim_on_a_plain_endpoint)
 	fi_freeinfo(info);
 }
 
+/* ---- large receives of an SRX keep their pins (pincache.c) ---- */
+
+#define MIB		(1024 * 1024)
+#define PIN_CACHE	"/sys/module/kfab/parameters/pin_cache"
+#define CONTEXTS	"/sys/kernel/debug/kfab/contexts"
+
+/*
+ * Hits of the kept pins of this process's file that holds an SRX
+ * (debugfs lists a file's objects before its pin cache), or -1.
+ */
+static long long srx_kept_hits(void)
+{
+	bool ours = false, srx = false;
+	long long hits = -1, h;
+	char line[256];
+	int pid;
+	FILE *f = fopen(CONTEXTS, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "context %*u pid %d", &pid) == 1) {
+			ours = pid == getpid();
+			srx = false;
+		} else if (ours && !strncmp(line, "\tsrx ", 5)) {
+			srx = true;
+		} else if (srx &&
+			   sscanf(line, "\tpin_cache entries %*u pages %*u hits %lld",
+				  &h) == 1) {
+			hits = h;
+		}
+	}
+	fclose(f);
+	return hits;
+}
+
+static bool pin_cache_on(void)
+{
+	FILE *f = fopen(PIN_CACHE, "r");
+	bool on = f && fgetc(f) == 'Y';
+
+	if (f)
+		fclose(f);
+	return on;
+}
+
+/* A 1 MiB message from the sender into @r, received through the SRX. */
+static void big_through_srx(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(srx) *self, uint8_t *s, uint8_t *r,
+			    uint8_t fill)
+{
+	struct fi_cq_tagged_entry e;
+	size_t i, wrong = 0;
+
+	memset(s, fill, MIB);
+	memset(r, 0, MIB);
+	ASSERT_EQ(0, fi_recv(self->srx, r, MIB, NULL, FI_ADDR_UNSPEC, r));
+	ASSERT_EQ(0, fi_send(self->s.ep, s, MIB, NULL, self->to[1], s));
+	ASSERT_EQ(1, WAIT_RX(1, &e, NULL, NULL));
+	EXPECT_EQ(r, e.op_context);
+	EXPECT_EQ(MIB, e.len);
+	ASSERT_EQ(1, WAIT_TX(&e));
+	for (i = 0; i < MIB; i++)
+		wrong += r[i] != fill;
+	EXPECT_EQ(0, wrong) TH_LOG("message %u", fill);
+}
+
+/*
+ * A large buffer received into again and again through an SRX stays
+ * pinned between its messages, as an endpoint's own receive does, and
+ * a new mapping at its address is seen.
+ */
+TEST_F(srx, large_receives_keep_their_pins)
+{
+	long long hits;
+	uint8_t *s, *r;
+	uint8_t fill;
+
+	RETURN_IF_SETUP_SKIPPED();
+	if (!pin_cache_on())
+		SKIP(return, "pin_cache absent or off");
+	if (srx_kept_hits() < 0)
+		SKIP(return, "no debugfs");
+	s = kfab_pmd_alloc(4 * MIB);
+	ASSERT_NE(NULL, s);
+	r = s + 2 * MIB;
+
+	big_through_srx(_metadata, self, s, r, 1);
+	hits = srx_kept_hits();
+	for (fill = 2; fill <= 4; fill++)
+		big_through_srx(_metadata, self, s, r, fill);
+	EXPECT_LE(hits + 3, srx_kept_hits());
+
+	/* Mapped anew at the same address: the new pages get the bytes. */
+	ASSERT_EQ(0, munmap(r, MIB));
+	ASSERT_EQ(r, mmap(r, MIB, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0));
+	big_through_srx(_metadata, self, s, r, 5);
+	big_through_srx(_metadata, self, s, r, 6);
+	munmap(s, 4 * MIB);
+}
+
 /* ---- four processes, four endpoints, one SRX ---- */
 
 #define PROC_MSGS	200

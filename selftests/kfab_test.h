@@ -587,6 +587,29 @@ static inline long kfab_contexts(void)
 }
 
 /*
+ * @n bytes (a multiple of 2 MiB) of fresh anonymous memory at a 2 MiB
+ * boundary, or NULL: a mapping made next to it (malloc()'s) then splits
+ * no huge-page range of it, which would tell the kernel's kept pins of
+ * the buffer (pincache.c) that their range changed.  munmap() @n bytes.
+ */
+static inline uint8_t *kfab_pmd_alloc(size_t n)
+{
+	const size_t pmd = 2 << 20;
+	uint8_t *p, *a;
+
+	p = mmap(NULL, n + pmd, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (uint8_t *)(((uintptr_t)p + pmd - 1) & ~(uintptr_t)(pmd - 1));
+	if (a > p)
+		munmap(p, a - p);
+	if (p + n + pmd > a + n)
+		munmap(a + n, p + n + pmd - (a + n));
+	return a;
+}
+
+/*
  * Whether the module behind @fd was built with CONFIG_KFAB_TEST (the
  * test-only commands).
  */
