@@ -53,8 +53,9 @@
  *     receive context's lock, the endpoint's destruction alone.
  * 4b. kfab_pin_cache.lock (pincache.c, mutex): one file's kept pins; taken
  *     where buffers are pinned, possibly under 4 and 4a; inside it the
- *     pinning itself (the mmap lock, an MMU notifier's insertion).  The
- *     notifier's callback takes only its entry's spinlock, nothing here.
+ *     pinning itself (the mmap lock, an MMU notifier's insertion) and an
+ *     entry's spinlock.  The notifier's callback takes only that
+ *     spinlock, and queues the cache's prune work, which takes 4b.
  *  5. kfab_av_table.lock (av.c, mutex): one table's entries; senders and
  *     receivers look addresses up under a receive context's lock.
  *  6. xa_lock of a context's objects (object.c, spinlock): the id table;
@@ -101,6 +102,7 @@
 #include <linux/uidgid.h>
 #include <linux/uio.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <linux/kfab.h>
@@ -238,10 +240,12 @@ enum kfab_sq_poller_state {
  * @misses: eligible buffers that did not
  * @stale: entries dropped because their range changed
  * @evicted: entries dropped to make room
+ * @prune: drops stale entries, queued by their notifiers
  */
 struct kfab_pin_cache {
 	struct mutex lock;	/* the list, the counts ("Locking" 4b) */
 	struct list_head lru;
+	struct work_struct prune;
 	unsigned int nr;
 	unsigned long nr_pages;
 	u64 hits;
@@ -1294,7 +1298,6 @@ extern const struct file_operations kfab_kapi_test_fops;
 
 /* netlink.c: the generic netlink family (uapi/linux/kfab_netlink.h) */
 struct kfab_av_info;
-struct work_struct;
 int kfab_nl_init(void);
 void kfab_nl_exit(void);
 void kfab_nl_notify_ctx(struct kfab_ctx *ctx, bool opened);

@@ -25,13 +25,17 @@
  * the least recently used unused entry makes room.  Kept pages show in
  * the process's VmPin and in debugfs, not in an endpoint's pinned bytes.
  *
+ * A stale entry goes soon, not at the file's next large request: the
+ * notifier queues the cache's prune work, so memory a program unmaps, or
+ * a forked child's that exits, is not held pinned behind its back.
+ *
  * Locking: the cache's mutex covers its list and counts (taken where
  * pins are taken: process context, possibly under a receive context's
- * lock, never under a spinlock); an entry's spinlock covers its @stale
- * and the notifier's sequence, and is all the notifier callback takes.
- * The last reference's release (the notifier's removal, which may sleep,
- * and the unpinning) runs on a workqueue: a buffer is let go in many
- * places.
+ * lock, never under a spinlock); an entry's spinlock, inside it, covers
+ * its @stale, its @cache and the notifier's sequence, and is all the
+ * notifier callback takes.  The last reference's release (the notifier's
+ * removal, which may sleep, and the unpinning) runs on a workqueue: a
+ * buffer is let go in many places.
  */
 #include <linux/mm.h>
 #include <linux/mmu_notifier.h>
@@ -58,8 +62,9 @@ static struct workqueue_struct *kfab_pin_wq;
 /**
  * struct kfab_pinned - a kept pin of one process's range
  * @mni: the notifier over [@start, @start + @nr_pages pages)
- * @lock: @stale and @mni's sequence
+ * @lock: @stale, @cache and @mni's sequence
  * @link: on the cache's list, most recently used first (its mutex)
+ * @cache: while on its list: the cache to prune when the range changes
  * @users: the cache's (while listed) and one per buffer using it
  * @mm: the pinning process's (mmgrab()), charged for @nr_pages
  * @start: page aligned
@@ -73,8 +78,9 @@ static struct workqueue_struct *kfab_pin_wq;
  */
 struct kfab_pinned {
 	struct mmu_interval_notifier mni;
-	spinlock_t lock;	/* @stale, @mni's sequence */
+	spinlock_t lock;	/* @stale, @cache, @mni's sequence */
 	struct list_head link;
+	struct kfab_pin_cache *cache;
 	refcount_t users;
 	struct mm_struct *mm;
 	unsigned long start;
@@ -93,10 +99,12 @@ static bool kfab_pinned_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct kfab_pinned *p = container_of(mni, struct kfab_pinned, mni);
 
-	/* Only a spinlock, held for two stores: fine where we cannot block. */
+	/* Only a spinlock and a work queued: fine where we cannot block. */
 	spin_lock(&p->lock);
 	mmu_interval_set_seq(mni, cur_seq);
 	WRITE_ONCE(p->stale, 1);
+	if (p->cache)
+		queue_work(kfab_pin_wq, &p->cache->prune);
 	spin_unlock(&p->lock);
 	return true;
 }
@@ -132,10 +140,13 @@ struct page **kfab_pinned_pages(struct kfab_pinned *p, unsigned long start)
 	return p->pages + ((start - p->start) >> PAGE_SHIFT);
 }
 
+static void kfab_pin_cache_prune(struct work_struct *work);
+
 void kfab_pin_cache_init(struct kfab_pin_cache *c)
 {
 	mutex_init(&c->lock);
 	INIT_LIST_HEAD(&c->lru);
+	INIT_WORK(&c->prune, kfab_pin_cache_prune);
 }
 
 /* Off the list; the caller puts the cache's reference after unlocking. */
@@ -145,6 +156,10 @@ static void kfab_pin_cache_unlist(struct kfab_pin_cache *c,
 	lockdep_assert_held(&c->lock);
 	list_move(&p->link, gone);
 	p->listed = false;
+	/* Its notifier no longer queues @c's pruning (kfab_pin_cache_fini()). */
+	spin_lock(&p->lock);
+	p->cache = NULL;
+	spin_unlock(&p->lock);
 	c->nr--;
 	c->nr_pages -= p->nr_pages;
 }
@@ -157,6 +172,25 @@ static void kfab_pin_cache_put_list(struct list_head *gone)
 		list_del(&p->link);
 		kfab_pinned_put(p);
 	}
+}
+
+/* Stale entries off the list, their pins let go unless a buffer has them. */
+static void kfab_pin_cache_prune(struct work_struct *work)
+{
+	struct kfab_pin_cache *c = container_of(work, struct kfab_pin_cache,
+						prune);
+	struct kfab_pinned *p, *next;
+	LIST_HEAD(gone);
+
+	mutex_lock(&c->lock);
+	list_for_each_entry_safe(p, next, &c->lru, link) {
+		if (READ_ONCE(p->stale)) {
+			kfab_pin_cache_unlist(c, p, &gone);
+			c->stale++;
+		}
+	}
+	mutex_unlock(&c->lock);
+	kfab_pin_cache_put_list(&gone);
 }
 
 /*
@@ -173,6 +207,8 @@ void kfab_pin_cache_fini(struct kfab_pin_cache *c)
 	list_for_each_entry_safe(p, next, &c->lru, link)
 		kfab_pin_cache_unlist(c, p, &gone);
 	mutex_unlock(&c->lock);
+	/* Unlisted, no entry queues it again: the cache may go after this. */
+	cancel_work_sync(&c->prune);
 	list_for_each_entry_safe(p, next, &gone, link) {
 		list_del(&p->link);
 		if (refcount_dec_and_test(&p->users))
@@ -360,6 +396,12 @@ struct kfab_pinned *kfab_pin_cache_get(struct kfab_pin_cache *c,
 	refcount_inc(&p->users);
 	list_add(&p->link, &c->lru);
 	p->listed = true;
+	spin_lock(&p->lock);
+	p->cache = c;
+	/* Changed since it was pinned: at most the next find drops it. */
+	if (READ_ONCE(p->stale))
+		queue_work(kfab_pin_wq, &c->prune);
+	spin_unlock(&p->lock);
 	c->nr++;
 	c->nr_pages += nr_pages;
 out:

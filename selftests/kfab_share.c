@@ -1171,6 +1171,15 @@ static uint8_t *kept_buffers(struct iovec *siov, struct iovec *riov)
 	return s;
 }
 
+/* A test's start: skipped without the cache, else kept_buffers() in @s. */
+#define KEPT_BUFFERS(s, siov, riov) do {				\
+		RETURN_IF_SETUP_SKIPPED();				\
+		if (self->pin_cache <= 0)				\
+			SKIP(return, "pin_cache absent or off");	\
+		(s) = kept_buffers(siov, riov);				\
+		ASSERT_NE(NULL, (s));					\
+	} while (0)
+
 /* A fresh anonymous mapping in place of @p's (the same address). */
 static int remap(void *p, size_t n)
 {
@@ -1193,11 +1202,7 @@ TEST_F(share, kept_pins_follow_the_mappings)
 	int status;
 	pid_t pid;
 
-	RETURN_IF_SETUP_SKIPPED();
-	if (self->pin_cache <= 0)
-		SKIP(return, "pin_cache absent or off");
-	s = kept_buffers(&siov, &riov);
-	ASSERT_NE(NULL, s);
+	KEPT_BUFFERS(s, &siov, &riov);
 	r = riov.iov_base;
 
 	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
@@ -1233,6 +1238,34 @@ TEST_F(share, kept_pins_follow_the_mappings)
 	ep_close(&self->a);
 	ep_close(&self->b);
 	EXPECT_EQ(0, vm_pin_kb());
+	munmap(s, 4 * MIB);
+}
+
+/*
+ * Memory a program unmaps is not held pinned behind its back: its kept
+ * pins go soon after, with the files still open and no further call.
+ */
+TEST_F(share, kept_pins_go_with_their_memory)
+{
+	struct iovec siov, riov;
+	unsigned int i;
+	uint8_t *s;
+
+	KEPT_BUFFERS(s, &siov, &riov);
+	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
+	one_message(_metadata, self, &siov, 1, &riov, 1, 2, false);
+	EXPECT_LE(2 * MIB / 1024, vm_pin_kb());
+
+	ASSERT_EQ(0, munmap(s, 4 * MIB));
+	for (i = 0; i < 200 && vm_pin_kb() > 0; i++)
+		usleep(10000);
+	EXPECT_EQ(0, vm_pin_kb());
+
+	/* The files go on, with buffers of their own again. */
+	s = kept_buffers(&siov, &riov);
+	ASSERT_NE(NULL, s);
+	one_message(_metadata, self, &siov, 1, &riov, 1, 3, true);
+	one_message(_metadata, self, &siov, 1, &riov, 1, 4, false);
 	munmap(s, 4 * MIB);
 }
 
@@ -1288,11 +1321,7 @@ TEST_F(share, kept_pins_ignore_wild_ranges)
 	unsigned int i;
 	uint8_t *s;
 
-	RETURN_IF_SETUP_SKIPPED();
-	if (self->pin_cache <= 0)
-		SKIP(return, "pin_cache absent or off");
-	s = kept_buffers(&siov, &riov);
-	ASSERT_NE(NULL, s);
+	KEPT_BUFFERS(s, &siov, &riov);
 	one_message(_metadata, self, &siov, 1, &riov, 1, 1, false);
 	for (i = 0; i < sizeof(wild) / sizeof(wild[0]); i++) {
 		q = sqe_buf(KFAB_OP_RECV, 10 + i, ANY,
