@@ -64,7 +64,8 @@ static struct workqueue_struct *kfab_pin_wq;
  * @mni: the notifier over [@start, @start + @nr_pages pages)
  * @lock: @stale, @cache and @mni's sequence
  * @link: on the cache's list, most recently used first (its mutex)
- * @cache: while on its list: the cache to prune when the range changes
+ * @cache: while on its list (its mutex and @lock: either is enough to
+ *	read it): the cache to prune when the range changes
  * @users: the cache's (while listed) and one per buffer using it
  * @mm: the pinning process's (mmgrab()), charged for @nr_pages
  * @start: page aligned
@@ -72,7 +73,6 @@ static struct workqueue_struct *kfab_pin_wq;
  * @writable: pinned for writing (receives)
  * @stale: the range changed: no new buffer takes it (written under
  *	@lock, read without it: a byte, not a bool, for READ_ONCE())
- * @listed: on the cache's list (its mutex)
  * @release: the last user's release, on kfab_pin_wq
  * @pages: the pinned pages, @nr_pages of them
  */
@@ -87,7 +87,6 @@ struct kfab_pinned {
 	unsigned long nr_pages;
 	bool writable;
 	u8 stale;
-	bool listed;
 	struct work_struct release;
 	struct page **pages;
 };
@@ -155,7 +154,6 @@ static void kfab_pin_cache_unlist(struct kfab_pin_cache *c,
 {
 	lockdep_assert_held(&c->lock);
 	list_move(&p->link, gone);
-	p->listed = false;
 	/* Its notifier no longer queues @c's pruning (kfab_pin_cache_fini()). */
 	spin_lock(&p->lock);
 	p->cache = NULL;
@@ -395,10 +393,9 @@ struct kfab_pinned *kfab_pin_cache_get(struct kfab_pin_cache *c,
 	/* One for the cache, one for the caller. */
 	refcount_inc(&p->users);
 	list_add(&p->link, &c->lru);
-	p->listed = true;
 	spin_lock(&p->lock);
 	p->cache = c;
-	/* Changed since it was pinned: at most the next find drops it. */
+	/* Changed since it was pinned, when no cache was there to prune. */
 	if (READ_ONCE(p->stale))
 		queue_work(kfab_pin_wq, &c->prune);
 	spin_unlock(&p->lock);
