@@ -172,6 +172,18 @@ static void kfab_pin_cache_put_list(struct list_head *gone)
 	}
 }
 
+/* Off the list if its range changed.  Return: whether it was. */
+static bool kfab_pin_cache_drop_stale(struct kfab_pin_cache *c,
+				      struct kfab_pinned *p,
+				      struct list_head *gone)
+{
+	if (!READ_ONCE(p->stale))
+		return false;
+	kfab_pin_cache_unlist(c, p, gone);
+	c->stale++;
+	return true;
+}
+
 /* Stale entries off the list, their pins let go unless a buffer has them. */
 static void kfab_pin_cache_prune(struct work_struct *work)
 {
@@ -181,12 +193,8 @@ static void kfab_pin_cache_prune(struct work_struct *work)
 	LIST_HEAD(gone);
 
 	mutex_lock(&c->lock);
-	list_for_each_entry_safe(p, next, &c->lru, link) {
-		if (READ_ONCE(p->stale)) {
-			kfab_pin_cache_unlist(c, p, &gone);
-			c->stale++;
-		}
-	}
+	list_for_each_entry_safe(p, next, &c->lru, link)
+		kfab_pin_cache_drop_stale(c, p, &gone);
 	mutex_unlock(&c->lock);
 	kfab_pin_cache_put_list(&gone);
 }
@@ -266,11 +274,8 @@ static struct kfab_pinned *kfab_pin_cache_find(struct kfab_pin_cache *c,
 
 	lockdep_assert_held(&c->lock);
 	list_for_each_entry_safe(p, next, &c->lru, link) {
-		if (READ_ONCE(p->stale)) {
-			kfab_pin_cache_unlist(c, p, gone);
-			c->stale++;
+		if (kfab_pin_cache_drop_stale(c, p, gone))
 			continue;
-		}
 		if (p->mm != current->mm || (writable && !p->writable) ||
 		    start < p->start ||
 		    end > p->start + (p->nr_pages << PAGE_SHIFT))
