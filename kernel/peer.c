@@ -597,16 +597,23 @@ static void kfab_peer_end_session(struct kfab_peer *peer,
 /*
  * A HELLO or WELCOME named sessions other than ours: the remote node's
  * load @inc and its session @remote are the ones from now on, and ours
- * ends if it had begun.  Return: whether it ended.
+ * ends if it had begun, counted as a failure.  @rename: as the called
+ * node, the session we begin instead gets a new name (the WELCOME says
+ * it), so that no HELLO written for the old one can be taken for it
+ * (kfab_peer_hello_stale()).  The caller keeps the name its HELLO gave.
+ * Return: whether it ended.
  */
 static bool kfab_peer_adopt(struct kfab_peer *peer, u32 inc, u32 remote,
-			    struct list_head *gone)
+			    bool rename, struct list_head *gone)
 {
 	bool ended = peer->started;
 
 	lockdep_assert_held(&peer->lock);
-	if (ended)
-		kfab_peer_end_session(peer, gone, false);
+	if (ended) {
+		kfab_peer_end_session(peer, gone, rename);
+		peer->failures++;
+		peer->failed_with = -ECONNRESET;
+	}
 	peer->incarnation = inc;
 	peer->remote_session = remote;
 	return ended;
@@ -1421,6 +1428,27 @@ static bool kfab_peer_keeps_ours(const struct kfab_peer *peer)
 }
 
 /*
+ * A HELLO of our sessions that says the caller carried out fewer of our
+ * frames than it has acknowledged since was written before another
+ * connection took the sessions on: the calls crossed and the other went
+ * through while this one waited, or this one's caller gave it up (its
+ * connection was reset) and called again.  Counts never go back under the
+ * same two names (a session that ends is renamed, or, at a caller, comes
+ * back paired with the called node's new one: kfab_peer_adopt()), so it
+ * is stale whether or not that connection is still up, and must not end
+ * the sessions it is late for.
+ */
+static bool kfab_peer_hello_stale(struct kfab_peer *peer, u32 inc,
+				  const struct kfab_wire_hello *w)
+{
+	lockdep_assert_held(&peer->lock);
+	return inc == peer->incarnation &&
+	       be32_to_cpu(w->session) == peer->remote_session &&
+	       be32_to_cpu(w->peer_session) == peer->session &&
+	       (s32)(be32_to_cpu(w->received) - peer->acked) < 0;
+}
+
+/*
  * HELLO: who called.  Its connection becomes the peer's, in place of one
  * it had (which the other node gave up).  If it names the sessions we
  * share, both go on (the WELCOME says how far ours got); else ours ends,
@@ -1471,18 +1499,8 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 	/* Our own call, if any, ends first: it gives way to this one. */
 	if (!kfab_peer_tx_claim_wait(peer, false))
 		return -ESHUTDOWN;
-	/*
-	 * A HELLO of our sessions that says the caller carried out fewer of
-	 * our frames than it has acknowledged since was written before the
-	 * connection we have now took the sessions on (the calls crossed,
-	 * ours went through while this one waited): it gives way, as a
-	 * crossed call, instead of ending the sessions it is late for.
-	 */
 	mutex_lock(&peer->lock);
-	stale = (peer->out || peer->in) && inc == peer->incarnation &&
-		be32_to_cpu(w.session) == peer->remote_session &&
-		be32_to_cpu(w.peer_session) == peer->session &&
-		(s32)(be32_to_cpu(w.received) - peer->acked) < 0;
+	stale = kfab_peer_hello_stale(peer, inc, &w);
 	mutex_unlock(&peer->lock);
 	if (stale) {
 		kfab_peer_tx_release(peer);
@@ -1503,7 +1521,7 @@ static int kfab_conn_rx_hello(struct kfab_conn *conn, u32 len)
 		received = peer->rx_seq;
 	} else {
 		ended = kfab_peer_adopt(peer, inc, be32_to_cpu(w.session),
-					&gone);
+					true, &gone);
 	}
 	session = peer->session;
 	mutex_unlock(&peer->lock);
@@ -1827,7 +1845,7 @@ static int kfab_peer_welcomed(struct kfab_peer *peer, struct kfab_link *out)
 		return -EPROTO;
 	mutex_lock(&peer->lock);
 	if (!(flags & KFAB_WIRE_WELCOME_RESUMED))
-		ended = kfab_peer_adopt(peer, inc, session, &gone);
+		ended = kfab_peer_adopt(peer, inc, session, false, &gone);
 	/* It can only resume what our HELLO named. */
 	else if (inc != peer->incarnation || session != peer->remote_session ||
 		 !kfab_peer_ack_valid(peer, received, peer->acked))
