@@ -32,6 +32,7 @@
  * first).  An id whose object is gone, or is not a watched ring any more
  * (an id used again), is dropped at the next pass.
  */
+#include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/stat.h>
@@ -226,11 +227,22 @@ static void kfab_sq_poller_park(struct kfab_ctx *ctx, struct kfab_sq_poller *p,
 
 	mutex_lock(&p->lock);
 	p->awake = false;
-	kfab_sq_poller_flag_all(ctx, p, true);
+	/*
+	 * Parked before NEED_WAKEUP is up: a producer that sees the flag
+	 * rings, and its kick must find PARKED set or it is lost, leaving
+	 * the poller asleep until some later doorbell (once, on the debug
+	 * kernel).  A kick from here on ends the sleep before it starts.
+	 */
 	clear_bit(KFAB_SQ_POLLER_KICKED, &p->state);
 	if (contended)
 		set_bit(KFAB_SQ_POLLER_CONTENDED, &p->state);
 	set_bit(KFAB_SQ_POLLER_PARKED, &p->state);
+	/* PARKED before the flag: pairs with kfab_sq_poller_kick()'s. */
+	smp_mb__after_atomic();
+	kfab_sq_poller_flag_all(ctx, p, true);
+	/* A test widens the window between the flag and the last look. */
+	if (kfab_fault(ctx, KFAB_FAULT_SLOW_PARK))
+		msleep(100);
 	/* Pairs with the producer's barrier between its tail and flags. */
 	smp_mb();
 	news = kfab_sq_poller_news(ctx, p);
@@ -251,6 +263,8 @@ void kfab_sq_poller_kick(struct kfab_ctx *ctx)
 {
 	struct kfab_sq_poller *p = &ctx->sq_poller;
 
+	/* Pairs with the park's barrier between PARKED and NEED_WAKEUP. */
+	smp_rmb();
 	if (!test_bit(KFAB_SQ_POLLER_PARKED, &p->state) ||
 	    test_bit(KFAB_SQ_POLLER_CONTENDED, &p->state))
 		return;

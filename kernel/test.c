@@ -43,6 +43,7 @@ static const char * const kfab_fault_names[KFAB_FAULT_POINT_MAX] = {
 	[KFAB_FAULT_COPY_OUT] = "copy_out",	/* -EFAULT */
 	[KFAB_FAULT_LOSE] = "lose",		/* kernel API send: -EIO */
 	[KFAB_FAULT_NOREPLY] = "noreply",	/* kernel API send: lost */
+	[KFAB_FAULT_SLOW_PARK] = "slow_park",	/* ring poller: 100 ms */
 };
 
 /**

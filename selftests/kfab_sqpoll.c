@@ -148,6 +148,18 @@ static int poller_start(struct poller *p, int fd, uint32_t idle_us)
 	return pthread_create(&p->thread, NULL, poller_run, p);
 }
 
+/* Start a poller of @r's file; 0 once it has polled and then parked. */
+static int poller_until_parked(struct poller *p, struct raw_ep *r,
+			       uint32_t idle_us)
+{
+	if (poller_start(p, r->fd, idle_us))
+		return -1;
+	if (wait_flags(r, KFAB_SQ_RING_NEED_WAKEUP, 0))
+		return -1;
+	return wait_flags(r, KFAB_SQ_RING_NEED_WAKEUP,
+			  KFAB_SQ_RING_NEED_WAKEUP);
+}
+
 /* Stop the file's poller and wait for its thread: its status. */
 static int poller_stop(struct poller *p)
 {
@@ -329,10 +341,7 @@ TEST_F(sqpoll, a_parked_poller_is_woken_by_a_doorbell)
 	}
 	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, 0));
 	/* 200 ms idle: it parks soon, and stays awake long after a wake. */
-	ASSERT_EQ(0, poller_start(&p, self->b.fd, 200000));
-	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
-	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP,
-				KFAB_SQ_RING_NEED_WAKEUP));
+	ASSERT_EQ(0, poller_until_parked(&p, &self->b, 200000));
 
 	/*
 	 * Parked: a producer rings, as the flag says; the doorbell carries
@@ -368,6 +377,47 @@ TEST_F(sqpoll, a_parked_poller_is_woken_by_a_doorbell)
 		ASSERT_EQ(0, cq_next(&self->b, &e));
 		EXPECT_EQ(i, e.op_context);
 	}
+}
+
+/*
+ * A doorbell rung the moment NEED_WAKEUP shows, while the poller is still
+ * parking (slow_park holds it 100 ms between raising the flag and its
+ * last look), wakes it.  The kick was once lost there: the poller slept
+ * on until some later doorbell, NEED_WAKEUP up all the while.
+ */
+TEST_F(sqpoll, a_doorbell_while_it_parks_wakes_it)
+{
+	struct kfab_test_fault f = { .size = sizeof(f),
+				     .point = KFAB_FAULT_SLOW_PARK, .nth = 1 };
+	struct kfab_cq_entry e;
+	struct kfab_query q;
+	struct kfab_sqe s;
+	struct poller p;
+	char rx[8];
+
+	RETURN_IF_SETUP_SKIPPED();
+	test_cmd_query(self->a.fd, &q);
+	if (!(q.features & KFAB_FEATURE_TEST))
+		SKIP(return, "needs a CONFIG_KFAB_TEST module");
+	s = sqe_buf(KFAB_OP_RECV, 10, ANY, rx, sizeof(rx));
+	ASSERT_EQ(0, submit(&self->a, &s));
+	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, 0));
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_TEST_FAULT, &f));
+	ASSERT_EQ(0, poller_until_parked(&p, &self->b, 200000));
+
+	s = inline_send(self->b_to_a, 1, 8, true);
+	queue(&self->b, &s);
+	ASSERT_LE(0, _test_cmd_doorbell(self->b.fd, self->b.ep, NULL));
+	ASSERT_EQ(0, cq_wait(&self->a, &e, WAIT_MS));
+	EXPECT_EQ(10, e.op_context);
+	/* Awake again, for its idle time (200 ms). */
+	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
+	f.flags = KFAB_TEST_FAULT_PEEK;
+	ASSERT_EQ(0, kfab_ioctl(self->b.fd, KFAB_IOC_TEST_FAULT, &f));
+	EXPECT_EQ(1, f.out_fired);
+	ASSERT_EQ(0, poller_stop(&p));
+	ASSERT_EQ(0, cq_next(&self->b, &e));
+	EXPECT_EQ(1, e.op_context);
 }
 
 /*
@@ -474,10 +524,7 @@ TEST_F(sqpoll, a_signal_ends_the_poll_and_it_can_go_on)
 	EXPECT_EQ(KFAB_SQ_RING_WATCHED | KFAB_SQ_RING_NEED_WAKEUP,
 		  sq_flags(&self->b));
 
-	ASSERT_EQ(0, poller_start(&p, self->b.fd, 200000));
-	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP, 0));
-	ASSERT_EQ(0, wait_flags(&self->b, KFAB_SQ_RING_NEED_WAKEUP,
-				KFAB_SQ_RING_NEED_WAKEUP));
+	ASSERT_EQ(0, poller_until_parked(&p, &self->b, 200000));
 	ASSERT_EQ(0, pthread_kill(p.thread, SIGUSR1));
 	pthread_join(p.thread, NULL);
 	EXPECT_EQ(-EINTR, p.rc);
@@ -574,10 +621,7 @@ TEST_F(sqpoll, watched_objects_that_go)
 	ASSERT_EQ(0, ep_enable(&c));
 	ASSERT_EQ(0, sq_watch(c.fd, c.ep, 0));
 	ASSERT_EQ(0, sq_watch(self->b.fd, self->b.ep, 0));
-	ASSERT_EQ(0, poller_start(&p, self->b.fd, 200000));
-	ASSERT_EQ(0, wait_flags(&c, KFAB_SQ_RING_NEED_WAKEUP, 0));
-	ASSERT_EQ(0, wait_flags(&c, KFAB_SQ_RING_NEED_WAKEUP,
-				KFAB_SQ_RING_NEED_WAKEUP));
+	ASSERT_EQ(0, poller_until_parked(&p, &c, 200000));
 	/* Parked, the poller holds no reference: the destroy goes. */
 	old = c.ep;
 	ASSERT_EQ(0, ep_drop(&c));

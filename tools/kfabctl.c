@@ -265,6 +265,7 @@ static const char * const fault_names[KFAB_FAULT_POINT_MAX] = {
 	[KFAB_FAULT_COPY_OUT] = "copy_out",
 	[KFAB_FAULT_LOSE] = "lose",
 	[KFAB_FAULT_NOREPLY] = "noreply",
+	[KFAB_FAULT_SLOW_PARK] = "slow_park",
 };
 
 static int cmd_fault(int argc, char **argv)
@@ -327,7 +328,7 @@ static int cmd_fault(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: kfabctl fault [--ctx ID | --kapi NAME] alloc|copy_out|lose|noreply [NTH]\n");
+	fprintf(stderr, "usage: kfabctl fault [--ctx ID | --kapi NAME] alloc|copy_out|lose|noreply|slow_park [NTH]\n");
 	return 2;
 }
 

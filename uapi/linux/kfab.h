@@ -1527,6 +1527,11 @@ enum kfab_test_fault_point {
 	KFAB_FAULT_LOSE = 2,
 	/* kernel API: a send is reported sent but never delivered */
 	KFAB_FAULT_NOREPLY = 3,
+	/*
+	 * the ring poller, parking, waits 100 ms between raising
+	 * NEED_WAKEUP and its last look at the rings (nothing fails)
+	 */
+	KFAB_FAULT_SLOW_PARK = 4,
 	KFAB_FAULT_POINT_MAX,
 };
 
