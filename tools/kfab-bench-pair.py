@@ -5,13 +5,20 @@
 # b; every program under timeout(1).  Prints the lines tools/kfab-bench
 # turns into its table:
 #
-#   BENCH NAME METRIC SIZE VALUE       one run's result
+#   BENCH NAME METRIC SIZE VALUE REP   one run's result, in repetition REP
 #   BENCH-NA NAME METRIC SIZE REASON   a point that could not be measured
+#   BENCH-INFO turns NAME...           these took turns at every point
 #   BENCH-INFO ...                     what ran where
 #
 # Arguments (after --): REPS SCALE PROVIDERS...  (kfab-2n, tcp-2n,
 # kfab-rdma-2n: kfab over its RDMA engine, soft-RoCE on the link; needs
 # kfab_rdma.ko loaded, and comes after the others, which go by TCP)
+#
+# Every repetition is a sweep over all points, the providers taking turns
+# at each (kfab-2n, tcp-2n, kfab-2n, ...), so that the table can pair each
+# kfab run with tcp's run of the same point seconds later.  kfab-rdma-2n
+# runs its own sweeps after the others: soft-RoCE, once on the link, takes
+# every kfab peer of the run.
 #
 # Bandwidth points also report "cpu": the CPU time both guests spent per
 # MB moved (busy time in /proc/stat, kernel and user, soft-RoCE's own
@@ -87,42 +94,80 @@ def last_line(out):
     return (lines[-1] if lines else "no output")[:160]
 
 
-def pingpong(name, prov, env, metric, size, iters):
+def pingpong(name, prov, env, metric, size, iters, rep):
+    """One run of fi_pingpong; False if it failed (and was reported)."""
     col = 6 if metric == "bw" else 7	# MB/sec, usec/xfer (1-based)
-    for rep in range(REPS):
-        cpu0 = busy_usec("a") + busy_usec("b")
-        rc, out = one_pair(["fi_pingpong", "-p", prov, "-e", "rdm", "-I",
-                            str(iters), "-S", str(size)], env, PP_TIMEOUT)
-        cpu = busy_usec("a") + busy_usec("b") - cpu0
-        val = None
-        for line in out.splitlines():
-            f = line.split()
-            if len(f) == 8 and f[0] != "bytes":
-                val = f[col - 1]
-        if rc != 0 or val is None:
-            print("BENCH-NA %s %s %d client exited %s: %s" %
-                  (name, metric, size, rc, last_line(out)), flush=True)
-            return
-        print("BENCH %s %s %d %s" % (name, metric, size, val), flush=True)
-        if metric == "bw" and size >= 1 << 20:
-            # Each iteration is a message each way.
-            mb = 2.0 * size * iters / 1e6
-            print("BENCH %s cpu %d %.0f" % (name, size, cpu / mb),
-                  flush=True)
+    cpu0 = busy_usec("a") + busy_usec("b")
+    rc, out = one_pair(["fi_pingpong", "-p", prov, "-e", "rdm", "-I",
+                        str(iters), "-S", str(size)], env, PP_TIMEOUT)
+    cpu = busy_usec("a") + busy_usec("b") - cpu0
+    val = None
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 8 and f[0] != "bytes":
+            val = f[col - 1]
+    if rc != 0 or val is None:
+        print("BENCH-NA %s %s %d client exited %s: %s" %
+              (name, metric, size, rc, last_line(out)), flush=True)
+        return False
+    print("BENCH %s %s %d %s %d" % (name, metric, size, val, rep), flush=True)
+    if metric == "bw" and size >= 1 << 20:
+        # Each iteration is a message each way.
+        mb = 2.0 * size * iters / 1e6
+        print("BENCH %s cpu %d %.0f %d" % (name, size, cpu / mb, rep),
+              flush=True)
+    return True
 
 
-def rate(name, prov, env, metric, extra):
+def rate(name, prov, env, metric, extra, rep):
+    """One run of kfab-bench-rate; False if it failed (and was reported)."""
     rc, out = one_pair([RATE, "-p", prov, "-S", "8", "-W", "64", "-n",
-                        str(RATE_MSGS // SCALE), "-r", str(REPS), "-t",
+                        str(RATE_MSGS // SCALE), "-r", "1", "-t",
                         "120"] + extra, env, 150)
     vals = [line.split()[1] for line in out.splitlines()
             if line.startswith("rate: ")]
     if rc != 0 or not vals:
         print("BENCH-NA %s %s 8 rate exited %s: %s" %
               (name, metric, rc, last_line(out)), flush=True)
-        return
-    for v in vals:
-        print("BENCH %s %s 8 %s" % (name, metric, v), flush=True)
+        return False
+    print("BENCH %s %s 8 %s %d" % (name, metric, vals[0], rep), flush=True)
+    return True
+
+
+# The points of a sweep: (metric, size, run(name, prov, env, rep)).
+POINTS = (
+    [("lat", size, lambda n, p, e, r, s=size, i=iters:
+      pingpong(n, p, e, "lat", s, i // SCALE, r))
+     for size, iters in LAT_POINTS] +
+    [("bw", size, lambda n, p, e, r, s=size, i=iters:
+      pingpong(n, p, e, "bw", s, (i + SCALE - 1) // SCALE, r))
+     for size, iters in BW_POINTS] +
+    [("rate", 8, lambda n, p, e, r: rate(n, p, e, "rate", [], r)),
+     ("rate-nomore", 8,
+      lambda n, p, e, r: rate(n, p, e, "rate-nomore", ["--no-more"], r))])
+
+
+def sweeps(names):
+    """REPS sweeps over POINTS, NAMES taking turns at each point; a
+    provider that fails a point is not asked for it again."""
+    failed = set()
+    print("BENCH-INFO turns %s" % " ".join(names), flush=True)
+    for rep in range(1, REPS + 1):
+        for metric, size, run in POINTS:
+            for name in names:
+                if (name, metric, size) in failed:
+                    continue
+                prov, env = SETUP[name]
+                ok = False
+                with pair.test("bench: %s %s %d, run %d" %
+                               (name, metric, size, rep)):
+                    ok = run(name, prov, env, rep)
+                if not ok:
+                    failed.add((name, metric, size))
+    for name in names:
+        if name.startswith("kfab"):
+            print("BENCH-INFO engine %s %s" % (name, ",".join(engines("b"))),
+                  flush=True)
 
 
 with pair.test("bench: a kfab listener on each guest"):
@@ -132,22 +177,11 @@ with pair.test("bench: a kfab listener on each guest"):
 info = pair.run("a", "echo $(uname -r), $(nproc) CPUs").out.strip()
 print("BENCH-INFO guest %s (each of two guests)" % info, flush=True)
 print("BENCH-INFO reps %d scale %d" % (REPS, SCALE), flush=True)
-for name in PROVIDERS:
-    prov, env = SETUP[name]
-    if name == "kfab-rdma-2n":
-        with pair.test("bench: soft-RoCE on the link, listeners with RDMA"):
-            to_rdma()
-    with pair.test("bench: %s" % name):
-        for size, iters in LAT_POINTS:
-            pingpong(name, prov, env, "lat", size, iters // SCALE)
-        for size, iters in BW_POINTS:
-            pingpong(name, prov, env, "bw", size,
-                     (iters + SCALE - 1) // SCALE)
-        rate(name, prov, env, "rate", [])
-        rate(name, prov, env, "rate-nomore", ["--no-more"])
-        if name.startswith("kfab"):
-            print("BENCH-INFO engine %s %s" % (name, ",".join(engines("b"))),
-                  flush=True)
+sweeps([n for n in PROVIDERS if n != "kfab-rdma-2n"])
+if "kfab-rdma-2n" in PROVIDERS:
+    with pair.test("bench: soft-RoCE on the link, listeners with RDMA"):
+        to_rdma()
+    sweeps(["kfab-rdma-2n"])
 load = pair.run("b", "cut -d' ' -f1-3 /proc/loadavg").out.strip()
 print("BENCH-INFO load %s" % load, flush=True)
 print("BENCH-DONE", flush=True)
