@@ -135,6 +135,22 @@ static long vm_pin_kb(void)
 	return kb;
 }
 
+/*
+ * VmPin once it has come down to @kb, or as it is after two seconds: a
+ * kept pin that is evicted or whose memory goes is unpinned by a worker,
+ * soon but not at once (a slow guest once showed two evicted pins still
+ * charged when the test looked).
+ */
+static long vm_pin_kb_settled(long kb)
+{
+	long v;
+	int i;
+
+	for (i = 0; i < 200 && (v = vm_pin_kb()) > kb; i++)
+		usleep(10000);
+	return v;
+}
+
 /* The bool module parameter pin_cache: 1, 0, or -1 when absent. */
 static int pin_cache_param(void)
 {
@@ -1237,7 +1253,7 @@ TEST_F(share, kept_pins_follow_the_mappings)
 	/* Closing the files lets every kept pin go, at once. */
 	ep_close(&self->a);
 	ep_close(&self->b);
-	EXPECT_EQ(0, vm_pin_kb());
+	EXPECT_EQ(0, vm_pin_kb_settled(0));
 	munmap(s, 4 * MIB);
 }
 
@@ -1257,9 +1273,7 @@ TEST_F(share, kept_pins_go_with_their_memory)
 	EXPECT_LE(2 * MIB / 1024, vm_pin_kb());
 
 	ASSERT_EQ(0, munmap(s, 4 * MIB));
-	for (i = 0; i < 200 && vm_pin_kb() > 0; i++)
-		usleep(10000);
-	EXPECT_EQ(0, vm_pin_kb());
+	EXPECT_EQ(0, vm_pin_kb_settled(0));
 
 	/* The files go on, with buffers of their own again. */
 	s = kept_buffers(&siov, &riov);
@@ -1293,14 +1307,14 @@ TEST_F(share, kept_pins_are_bounded)
 		one_message(_metadata, self, &siov, 1, &riov, 1, i, false);
 	}
 	/* 64 receives' pins and the send buffer's, in whole pages. */
-	EXPECT_GE(65 * (len / 1024), vm_pin_kb());
+	EXPECT_GE(65 * (len / 1024), vm_pin_kb_settled(65 * (len / 1024)));
 	EXPECT_LT(0, vm_pin_kb());
 	/* The oldest went; sending into it again pins it anew, correctly. */
 	riov = (struct iovec){ r, len };
 	one_message(_metadata, self, &siov, 1, &riov, 1, 99, false);
 	ep_close(&self->a);
 	ep_close(&self->b);
-	EXPECT_EQ(0, vm_pin_kb());
+	EXPECT_EQ(0, vm_pin_kb_settled(0));
 	munmap(s, len);
 	munmap(r, n * len);
 }
