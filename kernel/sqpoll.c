@@ -10,11 +10,12 @@
  * needs to borrow them.
  *
  * It spins while there is work and for idle_us after; then it parks:
- * NEED_WAKEUP on every watched ring, a full barrier, one more look at
- * every tail (the pair is in uapi/linux/kfab.h), and sleep until a
- * doorbell of the file kicks it.  A producer that sees NEED_WAKEUP rings
- * the doorbell itself, which carries its requests out at once: a lost
- * kick can delay the poller's return, never a request.
+ * PARKED, NEED_WAKEUP on every watched ring, a full barrier, one more
+ * look at every tail (the pair is in uapi/linux/kfab.h), and sleep until
+ * a doorbell of the file kicks it.  A producer that sees NEED_WAKEUP
+ * rings the doorbell itself, which carries its requests out at once and
+ * kicks the parked poller; a kick ignored (a contended park, below) can
+ * delay the poller's return, never a request.
  *
  * It spins only while it is alone on its CPU (single_task_running(), as
  * KVM's halt polling): where the program's threads want every CPU, it
