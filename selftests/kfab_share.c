@@ -1264,7 +1264,6 @@ TEST_F(share, kept_pins_follow_the_mappings)
 TEST_F(share, kept_pins_go_with_their_memory)
 {
 	struct iovec siov, riov;
-	unsigned int i;
 	uint8_t *s;
 
 	KEPT_BUFFERS(s, &siov, &riov);
